@@ -1,0 +1,176 @@
+"""The reference interpreter: runs graph-level modules on numpy arrays.
+
+Each op's meaning is its declaration's ``reference`` function; the interpreter only moves arrays
+between values and brings each result to its IR type (numpy dtype, integer width, bf16 rounding).
+It is the oracle every other backend and every pass is tested against.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import InterpreterError
+from ..ir.core import Operation, Value
+from ..ir.dialects.builtin import func_body, func_name, functions, lookup_func
+from ..ir.types import FloatType, IntegerType, QuantizedType, ScalarType, Sym, TensorType, Type, storage_dtype
+
+
+def wrap_integers(array: np.ndarray, t: IntegerType) -> np.ndarray:
+    """Wrap integers held in a wider numpy dtype to the range of ``t`` (two's complement)."""
+    bits = array.dtype.itemsize * 8
+    if t.is_bool or t.width >= bits:
+        return array
+    wide = array.astype(np.int64)
+    modulus = 1 << t.width
+    if t.signed:
+        half = 1 << (t.width - 1)
+        wide = (wide + half) % modulus - half
+    else:
+        wide = wide % modulus
+    return wide.astype(array.dtype)
+
+
+def round_to_bf16(array: np.ndarray) -> np.ndarray:
+    """Round float32 values to the nearest bfloat16 (ties to even), kept in float32."""
+    a = np.ascontiguousarray(array, dtype=np.float32)
+    bits = a.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
+    out = rounded.view(np.float32)
+    return np.where(np.isnan(a), a, out)
+
+
+def coerce(array: Any, t: ScalarType) -> np.ndarray:
+    """``array`` held as IR element type ``t`` requires."""
+    arr = np.asarray(array)
+    dtype = storage_dtype(t)
+    if arr.dtype != dtype:
+        with np.errstate(over="ignore", invalid="ignore"):
+            arr = arr.astype(dtype)
+    if isinstance(t, QuantizedType):
+        t = t.storage
+    if isinstance(t, IntegerType):
+        arr = wrap_integers(arr, t)
+    elif isinstance(t, FloatType) and t.name == "bf16":
+        arr = round_to_bf16(arr)
+    return arr
+
+
+def check_value(array: np.ndarray, t: Type, what: str, bindings: dict[str, int]) -> None:
+    """Raise InterpreterError unless ``array`` fits tensor type ``t`` (binding named dims)."""
+    if not isinstance(t, TensorType):
+        return
+    if array.ndim != t.rank:
+        raise InterpreterError(f"{what}: expected rank {t.rank} ({t}), got shape {list(array.shape)}")
+    for axis, (dim, size) in enumerate(zip(t.shape, array.shape)):
+        if isinstance(dim, int) and dim != size:
+            raise InterpreterError(f"{what}: expected shape {t}, got {list(array.shape)} (axis {axis})")
+        if isinstance(dim, Sym) and dim.name is not None:
+            bound = bindings.setdefault(dim.name, int(size))
+            if bound != size:
+                raise InterpreterError(
+                    f"{what}: dimension [{dim.name}] is {size} here but {bound} elsewhere (axis {axis})"
+                )
+
+
+def evaluate_op(op: Operation, args: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Run one op on arrays; returns its results, each coerced to its IR type."""
+    opdef = op.opdef
+    if opdef is None or opdef.reference is None:
+        raise InterpreterError(f"{_where(op)}'{op.name}' has no reference semantics")
+    grouped = opdef.group_operands(list(args))
+    try:
+        out = opdef.reference(*grouped, **opdef.attr_kwargs(op))
+    except InterpreterError:
+        raise
+    except (ValueError, IndexError, TypeError, ArithmeticError, MemoryError) as e:
+        raise InterpreterError(f"{_where(op)}'{op.name}' failed: {e}") from e
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    if len(outs) != len(op.results):
+        raise InterpreterError(f"{_where(op)}'{op.name}' produced {len(outs)} results, expected {len(op.results)}")
+    results = []
+    for r, value in zip(op.results, outs):
+        t = r.type
+        arr = coerce(value, t.element) if isinstance(t, TensorType) else np.asarray(value)
+        results.append(arr)
+    return results
+
+
+def _where(op: Operation) -> str:
+    return f"{op.loc}: " if op.loc is not None else ""
+
+
+def run_function(func: Operation, args: Sequence[Any]) -> list[np.ndarray]:
+    """Run ``func`` on ``args`` (positional, one per function argument)."""
+    block = func_body(func)
+    name = func_name(func)
+    if len(args) != len(block.args):
+        raise InterpreterError(f"@{name} takes {len(block.args)} inputs, got {len(args)}")
+    env: dict[int, np.ndarray] = {}
+    bindings: dict[str, int] = {}
+    for i, (arg, value) in enumerate(zip(block.args, args)):
+        label = f"@{name} input #{i}" + (f" '{arg.name_hint}'" if arg.name_hint else "")
+        env[id(arg)] = _bind_input(arg, value, label, bindings)
+    for op in block.ops:
+        if op.name == "func.return":
+            return [env[id(v)] for v in op.operands]
+        if op.regions:
+            raise InterpreterError(f"{_where(op)}'{op.name}' has regions; the interpreter runs graph-level ops only")
+        results = evaluate_op(op, [env[id(v)] for v in op.operands])
+        for r, arr in zip(op.results, results):
+            check_value(arr, r.type, f"{_where(op)}result #{r.index} of '{op.name}'", bindings)
+            env[id(r)] = arr
+    raise InterpreterError(f"@{name} has no func.return")
+
+
+def _bind_input(arg: Value, value: Any, what: str, bindings: dict[str, int]) -> np.ndarray:
+    t = arg.type
+    arr = np.asarray(value)
+    if isinstance(t, TensorType):
+        expected = storage_dtype(t.element)
+        if arr.dtype != expected:
+            raise InterpreterError(f"{what}: expected dtype {expected} for {t}, got {arr.dtype}")
+        check_value(arr, t, what, bindings)
+    return arr
+
+
+def run(
+    module: Operation,
+    inputs: Sequence[Any] | Mapping[str, Any] = (),
+    func: str | None = None,
+) -> list[np.ndarray]:
+    """Run a function of ``module`` (``main``, or the only one) on numpy inputs.
+
+    ``inputs`` is a sequence in argument order or a mapping from argument names to arrays.
+    """
+    target = _pick_function(module, func)
+    block = func_body(target)
+    if isinstance(inputs, Mapping):
+        names = [a.name_hint or f"arg{i}" for i, a in enumerate(block.args)]
+        unknown = sorted(set(inputs) - set(names))
+        if unknown:
+            raise InterpreterError(f"@{func_name(target)} has no input named {unknown[0]!r}; inputs are {names}")
+        missing = [n for n in names if n not in inputs]
+        if missing:
+            raise InterpreterError(f"@{func_name(target)}: missing input {missing[0]!r}")
+        args = [inputs[n] for n in names]
+    else:
+        args = list(inputs)
+    return run_function(target, args)
+
+
+def _pick_function(module: Operation, name: str | None) -> Operation:
+    funcs = functions(module)
+    if name is not None:
+        found = lookup_func(module, name)
+        if found is None:
+            raise InterpreterError(f"no function @{name}; the module has {[func_name(f) for f in funcs]}")
+        return found
+    main = lookup_func(module, "main")
+    if main is not None:
+        return main
+    if len(funcs) == 1:
+        return funcs[0]
+    raise InterpreterError("the module has no @main and several functions: name one")

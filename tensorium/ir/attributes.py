@@ -1,0 +1,200 @@
+"""Attribute values and the constraints op declarations put on them.
+
+Attribute values are immutable Python values: ``bool``, ``int``, ``float``, ``str``, tuples of
+attributes, :class:`~tensorium.ir.types.Type` and :class:`DenseAttr` (tensor constants).
+Constraints (:class:`AttrSpec`) check a value's kind and supply defaults.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias, Union
+
+import numpy as np
+
+from .types import ScalarType, TensorType, Type, storage_dtype
+
+Attr: TypeAlias = Union[bool, int, float, str, tuple, Type, "DenseAttr", None]
+
+
+@dataclass(frozen=True, eq=False)
+class DenseAttr:
+    """A constant tensor: a read-only numpy array and its IR type.
+
+    Equality and hashing compare type and bytes, so two equal constants are one attribute value.
+    """
+
+    array: np.ndarray
+    type: TensorType
+    _key: bytes = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.type.is_static:
+            raise ValueError(f"a constant needs a static type, got {self.type}")
+        arr = np.array(self.array, dtype=storage_dtype(self.type.element), copy=True)
+        if arr.shape != self.type.static_shape:
+            if arr.size == 1:
+                arr = np.broadcast_to(arr.reshape(()), self.type.static_shape).copy()
+            else:
+                raise ValueError(f"constant of shape {arr.shape} does not match {self.type}")
+        arr.setflags(write=False)
+        object.__setattr__(self, "array", arr)
+        object.__setattr__(self, "_key", arr.tobytes())
+
+    @staticmethod
+    def of(array: np.ndarray | float | int | bool, element: ScalarType | None = None) -> DenseAttr:
+        """A constant holding ``array``; its element type is taken from the dtype unless given."""
+        from .types import scalar_type_of, tensor_type_of
+
+        arr = np.asarray(array)
+        t = tensor_type_of(arr)
+        if element is not None:
+            t = TensorType(t.shape, element)
+        else:
+            t = TensorType(t.shape, scalar_type_of(arr.dtype))
+        return DenseAttr(arr, t)
+
+    @property
+    def is_splat(self) -> bool:
+        flat = self.array.reshape(-1)
+        return flat.size > 0 and bool(np.all(flat == flat[0])) and not _has_nan(flat)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DenseAttr) and self.type == other.type and self._key == other._key
+
+    def __hash__(self) -> int:
+        return hash((self.type, self._key))
+
+    def __repr__(self) -> str:
+        return f"DenseAttr({self.type}, {self.array.tolist()!r})"
+
+
+def _has_nan(flat: np.ndarray) -> bool:
+    return flat.dtype.kind == "f" and bool(np.isnan(flat).any())
+
+
+def attr_equal(a: Attr, b: Attr) -> bool:
+    """Structural equality that treats NaN floats as equal to themselves and 1 != 1.0 != True."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        assert isinstance(b, float)
+        return a == b or (math.isnan(a) and math.isnan(b))
+    if isinstance(a, tuple):
+        assert isinstance(b, tuple)
+        return len(a) == len(b) and all(attr_equal(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+@dataclass(frozen=True)
+class AttrSpec:
+    """What an op accepts for one attribute: a kind check, a default and a description."""
+
+    kind: str
+    check: Callable[[Any], bool]
+    default: Any = None
+    required: bool = True
+    doc: str = ""
+
+    def validate(self, value: Any) -> str | None:
+        """None when ``value`` is acceptable, else what was expected."""
+        if value is None and not self.required:
+            return None
+        return None if self.check(value) else f"expected {self.kind}"
+
+
+_NO_DEFAULT = object()
+
+
+def _spec(kind: str, check: Callable[[Any], bool], default: Any) -> AttrSpec:
+    if default is _NO_DEFAULT:
+        return AttrSpec(kind, check, None, True)
+    return AttrSpec(kind, check, default, False)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_float(v: Any) -> bool:
+    return isinstance(v, float)
+
+
+def IntAttr(default: Any = _NO_DEFAULT) -> AttrSpec:
+    """An integer attribute."""
+    return _spec("an integer", _is_int, default)
+
+
+def FloatAttr(default: Any = _NO_DEFAULT) -> AttrSpec:
+    """A float attribute (ints are converted by the builder)."""
+    return _spec("a float", _is_float, default)
+
+
+def BoolAttr(default: Any = _NO_DEFAULT) -> AttrSpec:
+    """A boolean attribute (``true`` / ``false``)."""
+    return _spec("a boolean", lambda v: isinstance(v, bool), default)
+
+
+def StrAttr(default: Any = _NO_DEFAULT, choices: tuple[str, ...] | None = None) -> AttrSpec:
+    """A string attribute, optionally restricted to ``choices``."""
+    if choices is None:
+        return _spec("a string", lambda v: isinstance(v, str), default)
+    kind = "one of " + ", ".join(f'"{c}"' for c in choices)
+    return _spec(kind, lambda v: isinstance(v, str) and v in choices, default)
+
+
+def IntsAttr(default: Any = _NO_DEFAULT, length: int | None = None) -> AttrSpec:
+    """A list of integers (``[1, 2]``), optionally of a fixed length."""
+    kind = "a list of integers" if length is None else f"a list of {length} integers"
+    return _spec(
+        kind,
+        lambda v: isinstance(v, tuple) and all(map(_is_int, v)) and (length is None or len(v) == length),
+        default,
+    )
+
+
+def FloatsAttr(default: Any = _NO_DEFAULT) -> AttrSpec:
+    """A list of floats."""
+    return _spec("a list of floats", lambda v: isinstance(v, tuple) and all(map(_is_float, v)), default)
+
+
+def OptionalFloatAttr() -> AttrSpec:
+    """A float that may be absent (None)."""
+    return AttrSpec("a float", _is_float, None, False)
+
+
+def OptionalIntAttr() -> AttrSpec:
+    """An integer that may be absent (None)."""
+    return AttrSpec("an integer", _is_int, None, False)
+
+
+def TypeAttr(default: Any = _NO_DEFAULT) -> AttrSpec:
+    """A type attribute, such as the target element type of a cast."""
+    return _spec("a type", lambda v: isinstance(v, Type), default)
+
+
+def ScalarTypeAttr(default: Any = _NO_DEFAULT) -> AttrSpec:
+    """An element type attribute (``f32``, ``i8``, ...)."""
+    return _spec("an element type", lambda v: isinstance(v, ScalarType), default)
+
+
+def DenseElementsAttr() -> AttrSpec:
+    """A constant tensor (``dense<...> : tensor<...>``)."""
+    return _spec("a dense tensor constant", lambda v: isinstance(v, DenseAttr), _NO_DEFAULT)
+
+
+def normalize_attr(value: Any) -> Attr:
+    """Turn convenient Python values (lists, numpy scalars) into canonical attribute values."""
+    if isinstance(value, (list, tuple)):
+        return tuple(normalize_attr(v) for v in value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, np.ndarray):
+        return DenseAttr.of(value)
+    return value  # type: ignore[no-any-return]

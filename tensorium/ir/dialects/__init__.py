@@ -1,0 +1,7 @@
+"""Dialects shipped with Tensorium. Importing this package registers all of their ops."""
+
+from __future__ import annotations
+
+from . import builtin, graph
+
+__all__ = ["builtin", "graph"]

@@ -1,0 +1,296 @@
+"""IR types: frozen, hashable, self-verifying on construction.
+
+Scalars are floats (f16, bf16, f32, f64), integers of any width 1..64, signed (``i3``) or
+unsigned (``u5``), and ``index``. A :class:`QuantizedType` is a k-bit integer storage type that
+stands for a float, with scale/zero-point granularity. A :class:`TensorType` has a shape whose
+dimensions are ints or :class:`Sym` (``?`` when anonymous, ``[name]`` when named).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal, TypeAlias, Union
+
+import numpy as np
+
+
+class Type:
+    """Base of every IR type."""
+
+    def __str__(self) -> str:  # pragma: no cover - every subclass overrides
+        raise NotImplementedError
+
+
+class ScalarType(Type):
+    """Base of element types (floats, integers, index)."""
+
+
+@dataclass(frozen=True)
+class FloatType(ScalarType):
+    """An IEEE-style float: ``f16``, ``bf16``, ``f32`` or ``f64``."""
+
+    name: str
+
+    def __post_init__(self) -> None:
+        if self.name not in _FLOAT_WIDTHS:
+            raise ValueError(f"unknown float type '{self.name}' (expected one of f16, bf16, f32, f64)")
+
+    @property
+    def width(self) -> int:
+        return _FLOAT_WIDTHS[self.name]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+_FLOAT_WIDTHS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}
+
+
+@dataclass(frozen=True)
+class IntegerType(ScalarType):
+    """An integer of ``width`` bits (1..64), signed (``i8``) or unsigned (``u8``); ``i1`` is bool."""
+
+    width: int
+    signed: bool = True
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.width <= 64:
+            raise ValueError(f"integer width must be in 1..64, got {self.width}")
+
+    @property
+    def is_bool(self) -> bool:
+        return self.width == 1
+
+    @property
+    def min_value(self) -> int:
+        if self.is_bool or not self.signed:
+            return 0
+        return -(1 << (self.width - 1))
+
+    @property
+    def max_value(self) -> int:
+        if self.is_bool:
+            return 1
+        return (1 << (self.width - 1)) - 1 if self.signed else (1 << self.width) - 1
+
+    def __str__(self) -> str:
+        return f"{'i' if self.signed else 'u'}{self.width}"
+
+
+@dataclass(frozen=True)
+class IndexType(ScalarType):
+    """A machine-sized integer used for loop indices and sizes."""
+
+    def __str__(self) -> str:
+        return "index"
+
+
+Granularity: TypeAlias = Literal["per_tensor", "per_channel", "per_group"]
+
+
+@dataclass(frozen=True)
+class QuantizedType(ScalarType):
+    """A k-bit integer storage type standing for values of ``expressed`` float type.
+
+    Scales and zero points live in tensors beside the data; the type records their layout:
+    one per tensor, one per channel along ``axis``, or one per group of ``group_size`` elements
+    along ``axis``.
+    """
+
+    bits: int
+    signed: bool
+    expressed: FloatType
+    granularity: Granularity = "per_tensor"
+    axis: int | None = None
+    group_size: int | None = None
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.bits <= 8:
+            raise ValueError(f"quantized storage must be 1..8 bits, got {self.bits}")
+        if self.granularity == "per_tensor":
+            if self.axis is not None or self.group_size is not None:
+                raise ValueError("per_tensor quantization takes no axis or group size")
+        elif self.granularity == "per_channel":
+            if self.axis is None or self.group_size is not None:
+                raise ValueError("per_channel quantization needs an axis and no group size")
+        elif self.granularity == "per_group":
+            if self.axis is None or self.group_size is None or self.group_size < 1:
+                raise ValueError("per_group quantization needs an axis and a group size >= 1")
+        else:
+            raise ValueError(f"unknown quantization granularity '{self.granularity}'")
+
+    @property
+    def storage(self) -> IntegerType:
+        return IntegerType(self.bits, self.signed)
+
+    def __str__(self) -> str:
+        layout: str = self.granularity
+        if self.granularity == "per_channel":
+            layout += f"(axis={self.axis})"
+        elif self.granularity == "per_group":
+            layout += f"(axis={self.axis}, size={self.group_size})"
+        return f"!quant<{self.storage}:{self.expressed}, {layout}>"
+
+
+@dataclass(frozen=True)
+class Sym:
+    """A dimension not known at compile time: anonymous (``?``) or named (``[batch]``).
+
+    Two dims with the same name are equal at run time; anonymous dims are never assumed equal.
+    """
+
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.name is not None and not _SYM_NAME.fullmatch(self.name):
+            raise ValueError(f"bad symbolic dimension name '{self.name}'")
+
+    def __str__(self) -> str:
+        return "?" if self.name is None else f"[{self.name}]"
+
+
+_SYM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+DYN = Sym()
+Dim: TypeAlias = Union[int, Sym]
+
+
+@dataclass(frozen=True)
+class TensorType(Type):
+    """A ranked tensor: ``tensor<4x?x[batch]xf32>``."""
+
+    shape: tuple[Dim, ...]
+    element: ScalarType
+
+    def __post_init__(self) -> None:
+        shape = tuple(self.shape)
+        object.__setattr__(self, "shape", shape)
+        for d in shape:
+            if isinstance(d, bool) or not isinstance(d, (int, Sym)):
+                raise ValueError(f"bad dimension {d!r} in tensor shape")
+            if isinstance(d, int) and d < 0:
+                raise ValueError(f"negative dimension {d} in tensor shape")
+        if not isinstance(self.element, ScalarType):
+            raise ValueError(f"bad tensor element type {self.element!r}")
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def is_static(self) -> bool:
+        return all(isinstance(d, int) for d in self.shape)
+
+    @property
+    def static_shape(self) -> tuple[int, ...]:
+        if not self.is_static:
+            raise ValueError(f"{self} has symbolic dimensions")
+        return self.shape  # type: ignore[return-value]
+
+    @property
+    def num_elements(self) -> int | None:
+        if not self.is_static:
+            return None
+        return int(np.prod(self.static_shape, dtype=np.int64))
+
+    def with_shape(self, shape: tuple[Dim, ...]) -> TensorType:
+        return TensorType(tuple(shape), self.element)
+
+    def with_element(self, element: ScalarType) -> TensorType:
+        return TensorType(self.shape, element)
+
+    def __str__(self) -> str:
+        dims = "".join(f"{d}x" for d in self.shape)
+        return f"tensor<{dims}{self.element}>"
+
+
+@dataclass(frozen=True)
+class FunctionType(Type):
+    """The signature of a function: inputs and results."""
+
+    inputs: tuple[Type, ...]
+    results: tuple[Type, ...]
+
+    def __str__(self) -> str:
+        ins = ", ".join(map(str, self.inputs))
+        outs = ", ".join(map(str, self.results))
+        return f"({ins}) -> ({outs})"
+
+
+f16 = FloatType("f16")
+bf16 = FloatType("bf16")
+f32 = FloatType("f32")
+f64 = FloatType("f64")
+i1 = IntegerType(1)
+i8 = IntegerType(8)
+i16 = IntegerType(16)
+i32 = IntegerType(32)
+i64 = IntegerType(64)
+u8 = IntegerType(8, False)
+index = IndexType()
+
+
+def is_float(t: ScalarType) -> bool:
+    return isinstance(t, FloatType)
+
+
+def is_int(t: ScalarType) -> bool:
+    return isinstance(t, (IntegerType, IndexType))
+
+
+def is_bool(t: ScalarType) -> bool:
+    return isinstance(t, IntegerType) and t.is_bool
+
+
+_SCALAR = re.compile(r"(f16|bf16|f32|f64|index)|([iu])([0-9]+)")
+
+
+def parse_scalar_type(text: str) -> ScalarType | None:
+    """The scalar type spelled ``text`` (``f32``, ``i3``, ``u5``, ``index``), or None."""
+    m = _SCALAR.fullmatch(text)
+    if m is None:
+        return None
+    if m.group(1):
+        return index if m.group(1) == "index" else FloatType(m.group(1))
+    width = int(m.group(3))
+    if not 1 <= width <= 64:
+        return None
+    return IntegerType(width, m.group(2) == "i")
+
+
+def storage_dtype(t: ScalarType) -> np.dtype:
+    """The numpy dtype that holds values of ``t`` in the interpreter.
+
+    bf16 is held in float32 (rounded to bf16 precision); sub-byte and odd-width integers in the
+    next wider numpy integer (wrapped to their range).
+    """
+    if isinstance(t, FloatType):
+        return np.dtype({"f16": np.float16, "bf16": np.float32, "f32": np.float32, "f64": np.float64}[t.name])
+    if isinstance(t, IndexType):
+        return np.dtype(np.int64)
+    if isinstance(t, QuantizedType):
+        return storage_dtype(t.storage)
+    assert isinstance(t, IntegerType)
+    if t.is_bool:
+        return np.dtype(np.bool_)
+    for bits in (8, 16, 32, 64):
+        if t.width <= bits:
+            return np.dtype(f"{'int' if t.signed else 'uint'}{bits}")
+    raise AssertionError("unreachable")
+
+
+def scalar_type_of(dtype: np.dtype) -> ScalarType:
+    """The IR scalar type of a numpy dtype."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return i1
+    if dtype.kind == "f":
+        return FloatType({2: "f16", 4: "f32", 8: "f64"}[dtype.itemsize])
+    if dtype.kind in "iu":
+        return IntegerType(dtype.itemsize * 8, dtype.kind == "i")
+    raise ValueError(f"numpy dtype {dtype} has no Tensorium type")
+
+
+def tensor_type_of(array: np.ndarray) -> TensorType:
+    """The static tensor type of a numpy array."""
+    return TensorType(tuple(int(d) for d in array.shape), scalar_type_of(array.dtype))
