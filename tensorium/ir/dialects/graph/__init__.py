@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ...opdef import OpDef, lookup
 from . import elementwise, indexing, linalg, nn, reduce, shape  # noqa: F401  (registers the ops)
+from . import canonical  # noqa: F401  (registers canonicalization patterns)
 
 
 def __getattr__(name: str) -> OpDef:

@@ -1,0 +1,3 @@
+"""Canonicalization patterns of the graph dialect (declarations are added here)."""
+
+from __future__ import annotations
