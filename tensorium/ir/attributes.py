@@ -58,8 +58,12 @@ class DenseAttr:
 
     @property
     def is_splat(self) -> bool:
+        """True when every element has the same bits (so -0.0 and 0.0 differ; equal NaNs match)."""
         flat = self.array.reshape(-1)
-        return flat.size > 0 and bool(np.all(flat == flat[0])) and not _has_nan(flat)
+        if flat.size == 0:
+            return False
+        rows = np.ascontiguousarray(flat).view(np.uint8).reshape(flat.size, -1)
+        return bool(np.all(rows == rows[0]))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, DenseAttr) and self.type == other.type and self._key == other._key
@@ -69,10 +73,6 @@ class DenseAttr:
 
     def __repr__(self) -> str:
         return f"DenseAttr({self.type}, {self.array.tolist()!r})"
-
-
-def _has_nan(flat: np.ndarray) -> bool:
-    return flat.dtype.kind == "f" and bool(np.isnan(flat).any())
 
 
 def attr_equal(a: Attr, b: Attr) -> bool:

@@ -156,6 +156,8 @@ class OpDef:
         full = self.complete_attrs(attrs or {})
         for key, value in full.items():
             spec = self.attrs.get(key)
+            if spec is None and self.has_trait("open_attributes"):
+                continue
             if spec is None:
                 raise VerifyError(f"unknown attribute '{key}'{_suggest(key, self.attrs)}", self.name, loc)
             problem = spec.validate(value)

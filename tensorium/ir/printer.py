@@ -52,7 +52,7 @@ def format_dense(attr: DenseAttr) -> str:
     arr = attr.array
     if attr.is_splat:
         body = _format_scalar(arr.reshape(-1)[0])
-    elif arr.size > DENSE_HEX_THRESHOLD:
+    elif arr.size > DENSE_HEX_THRESHOLD or arr.size == 0:
         body = '"0x' + arr.astype(arr.dtype.newbyteorder("<")).tobytes().hex().upper() + '"'
     else:
         body = _format_nested(arr)

@@ -38,6 +38,8 @@ def verify_op_locally(op: Operation, opdef: OpDef) -> None:
         raise _fail(op, err)
     for key, value in op.attributes.items():
         spec = opdef.attrs.get(key)
+        if spec is None and opdef.has_trait("open_attributes"):
+            continue
         if spec is None:
             from .opdef import _suggest
 

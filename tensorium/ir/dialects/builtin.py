@@ -53,13 +53,20 @@ def _verify_return(op: Operation) -> str | None:
     return None
 
 
-module_def = define("builtin.module", num_results=0, verify=_verify_module, doc="A list of functions.")
+module_def = define(
+    "builtin.module",
+    num_results=0,
+    traits=("open_attributes",),
+    verify=_verify_module,
+    doc="A list of functions; takes any extra attributes.",
+)
 func_def = define(
     "func.func",
     attrs={"sym_name": StrAttr(), "function_type": TypeAttr()},
     num_results=0,
+    traits=("open_attributes",),
     verify=_verify_func,
-    doc="A function: a name, a signature and a body block.",
+    doc="A function: a name, a signature and a body block; takes any extra attributes.",
 )
 return_def = define(
     "func.return",
