@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -58,7 +59,7 @@ class _Gen:
             rank = int(self.rng.integers(1, self.config.max_rank + 1))
         return tuple(int(d) for d in self.rng.integers(1, self.config.max_dim + 1, size=rank))
 
-    def emit(self, name: str, *operands: Value, **attrs: object) -> Value | None:
+    def emit(self, name: str, *operands: Value, **attrs: Any) -> Value | None:
         opdef = lookup(name)
         if opdef is None:
             return None
