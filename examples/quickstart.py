@@ -24,9 +24,16 @@ SEQ, DIM, HIDDEN = 8, 16, 32
 
 def build_block(rng: np.random.Generator) -> tuple[tm.ir.Operation, dict[str, np.ndarray]]:
     """Single-head self-attention followed by a GELU MLP, each with a residual connection."""
-    weights = {name: (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32)
-               for name, shape in [("wq", (DIM, DIM)), ("wk", (DIM, DIM)), ("wv", (DIM, DIM)),
-                                   ("w1", (DIM, HIDDEN)), ("w2", (HIDDEN, DIM))]}
+    weights = {
+        name: (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32)
+        for name, shape in [
+            ("wq", (DIM, DIM)),
+            ("wk", (DIM, DIM)),
+            ("wv", (DIM, DIM)),
+            ("w1", (DIM, HIDDEN)),
+            ("w2", (HIDDEN, DIM)),
+        ]
+    }
     func = make_func("main", [TensorType((SEQ, DIM), f32)], arg_names=["x"])
     (x,) = func_body(func).args
 

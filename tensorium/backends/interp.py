@@ -115,7 +115,8 @@ def run_function(func: Operation, args: Sequence[Any]) -> list[np.ndarray]:
         env[id(arg)] = _bind_input(arg, value, label, bindings)
     for op in block.ops:
         if op.name == "func.return":
-            return [env[id(v)] for v in op.operands]
+            outs = [env[id(v)] for v in op.operands]
+            return [a if a.flags.writeable else a.copy() for a in outs]
         if op.regions:
             raise InterpreterError(f"{_where(op)}'{op.name}' has regions; the interpreter runs graph-level ops only")
         results = evaluate_op(op, [env[id(v)] for v in op.operands])

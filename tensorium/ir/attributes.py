@@ -96,7 +96,11 @@ class AttrSpec:
     check: Callable[[Any], bool]
     default: Any = None
     required: bool = True
-    doc: str = ""
+    convert: Callable[[Any], Any] | None = None
+
+    def coerce(self, value: Any) -> Any:
+        """``value`` in this attribute's canonical form (ints become floats for float attributes)."""
+        return self.convert(value) if self.convert is not None else value
 
     def validate(self, value: Any) -> str | None:
         """None when ``value`` is acceptable, else what was expected."""
@@ -108,10 +112,20 @@ class AttrSpec:
 _NO_DEFAULT = object()
 
 
-def _spec(kind: str, check: Callable[[Any], bool], default: Any) -> AttrSpec:
+def _spec(
+    kind: str, check: Callable[[Any], bool], default: Any, convert: Callable[[Any], Any] | None = None
+) -> AttrSpec:
     if default is _NO_DEFAULT:
-        return AttrSpec(kind, check, None, True)
-    return AttrSpec(kind, check, default, False)
+        return AttrSpec(kind, check, None, True, convert)
+    return AttrSpec(kind, check, convert(default) if convert and default is not None else default, False, convert)
+
+
+def _to_float(v: Any) -> Any:
+    return float(v) if _is_int(v) else v
+
+
+def _to_floats(v: Any) -> Any:
+    return tuple(_to_float(x) for x in v) if isinstance(v, tuple) else v
 
 
 def _is_int(v: Any) -> bool:
@@ -129,7 +143,7 @@ def IntAttr(default: Any = _NO_DEFAULT) -> AttrSpec:
 
 def FloatAttr(default: Any = _NO_DEFAULT) -> AttrSpec:
     """A float attribute (ints are converted by the builder)."""
-    return _spec("a float", _is_float, default)
+    return _spec("a float", _is_float, default, _to_float)
 
 
 def BoolAttr(default: Any = _NO_DEFAULT) -> AttrSpec:
@@ -157,12 +171,12 @@ def IntsAttr(default: Any = _NO_DEFAULT, length: int | None = None) -> AttrSpec:
 
 def FloatsAttr(default: Any = _NO_DEFAULT) -> AttrSpec:
     """A list of floats."""
-    return _spec("a list of floats", lambda v: isinstance(v, tuple) and all(map(_is_float, v)), default)
+    return _spec("a list of floats", lambda v: isinstance(v, tuple) and all(map(_is_float, v)), default, _to_floats)
 
 
 def OptionalFloatAttr() -> AttrSpec:
     """A float that may be absent (None)."""
-    return AttrSpec("a float", _is_float, None, False)
+    return AttrSpec("a float", _is_float, None, False, _to_float)
 
 
 def OptionalIntAttr() -> AttrSpec:

@@ -113,11 +113,7 @@ class OpDef:
                 continue
             value = normalize_attr(value)
             spec = self.attrs.get(key)
-            if spec is not None and spec.kind == "a float" and isinstance(value, int) and not isinstance(value, bool):
-                value = float(value)
-            if spec is not None and spec.kind == "a list of floats" and isinstance(value, tuple):
-                value = tuple(float(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value)
-            out[key] = value
+            out[key] = spec.coerce(value) if spec is not None else value
         for key, spec in self.attrs.items():
             if key not in out and spec.default is not None:
                 out[key] = spec.default

@@ -19,9 +19,7 @@ END = "<!-- END OP REFERENCE -->"
 
 def signature(opdef: OpDef) -> str:
     """``graph.conv2d(input, weight, bias?) {strides = [1, 1], groups = 1, ...}`` for one op."""
-    operands = ", ".join(
-        ("*" if s.variadic else "") + s.name + ("?" if s.optional else "") for s in opdef.operands
-    )
+    operands = ", ".join(("*" if s.variadic else "") + s.name + ("?" if s.optional else "") for s in opdef.operands)
     attrs = []
     for key, spec in opdef.attrs.items():
         if spec.default is not None:

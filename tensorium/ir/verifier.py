@@ -82,7 +82,6 @@ def _verify_nested(op: Operation, visible: set[int]) -> None:
     for i, v in enumerate(op.operands):
         if id(v) not in visible:
             raise _fail(op, f"operand #{i} ({_describe(v)}) is not defined before this use")
-    verify_op_locally(op, opdef)
     isolated = op.name in ("func.func", "builtin.module")
     for region in op.regions:
         for block in region.blocks:
@@ -95,6 +94,7 @@ def _verify_nested(op: Operation, visible: set[int]) -> None:
                 scope.update(id(r) for r in inner.results)
                 if inner.opdef is not None and inner.opdef.has_trait("terminator") and inner is not block.ops[-1]:
                     raise _fail(inner, "is a terminator but is not the last op of its block")
+    verify_op_locally(op, opdef)
 
 
 def _describe(v: Value) -> str:
