@@ -32,7 +32,7 @@ def _func() -> tuple[Operation, Block]:
 
 
 def test_builders_append_at_insertion_point_and_infer_types() -> None:
-    func, block = _func()
+    _, block = _func()
     a, b = block.args
     with InsertionPoint(block):
         s = graph.add(a, b)
@@ -52,7 +52,7 @@ def test_builder_outside_insertion_point_gives_detached_op() -> None:
 
 
 def test_insertion_point_before_op() -> None:
-    func, block = _func()
+    _, block = _func()
     a, b = block.args
     with InsertionPoint(block):
         last = graph.neg(a)
@@ -65,7 +65,7 @@ def test_insertion_point_before_op() -> None:
 
 
 def test_replace_all_uses_with_moves_every_use() -> None:
-    func, block = _func()
+    _, block = _func()
     a, b = block.args
     with InsertionPoint(block):
         s = graph.add(a, a)
