@@ -159,6 +159,9 @@ class OpDef:
             problem = spec.validate(value)
             if problem:
                 raise VerifyError(f"attribute '{key}': {problem}, got {value!r}", self.name, loc)
+        for key, spec in self.attrs.items():
+            if spec.required and key not in full:
+                raise VerifyError(f"requires attribute '{key}' ({spec.kind})", self.name, loc)
         if result_types is None:
             try:
                 result_types = self.infer_types([v.type for v in operands], full)

@@ -64,7 +64,8 @@ def normalize_axis(axis: int, rank: int, what: str = "axis") -> int:
 
 def normalize_axes(axes: Sequence[int], rank: int, what: str = "axes") -> tuple[int, ...]:
     """Sorted, distinct, non-negative axes, or InferError on out-of-range or repeated axes."""
-    out = [normalize_axis(a, rank, what[:-1] if what.endswith("s") else what) for a in axes]
+    singular = what[:-2] + "is" if what.endswith("axes") else what
+    out = [normalize_axis(a, rank, singular) for a in axes]
     if len(set(out)) != len(out):
         raise InferError(f"{what} {list(axes)} repeat an axis")
     return tuple(sorted(out))
@@ -83,7 +84,9 @@ def check_dims_match(a: Dim, b: Dim, what: str) -> Dim:
     """The more precise of two dims that must be equal, or InferError when they differ."""
     if dims_equal(a, b) is False:
         raise InferError(f"{what}: {a} != {b}")
-    return a if isinstance(a, int) else b
+    if isinstance(a, int) or (isinstance(a, Sym) and a.name is not None and not isinstance(b, int)):
+        return a
+    return b
 
 
 def dim_product(dims: Sequence[Dim]) -> tuple[int, Counter[Sym]]:

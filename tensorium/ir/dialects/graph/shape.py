@@ -1,3 +1,458 @@
-"""Graph ops: shape (declarations are added here)."""
+"""Shape ops: reshape, transpose, broadcast, squeeze/unsqueeze, slice, concat/split, pad, tile,
+arange and triangular masks.
+
+Attribute conventions follow ONNX: reshape's 0 copies an input dim, slice takes starts/ends/axes/
+steps with Python-style clamping, pad lists all begins then all ends. Shape inference keeps a named
+symbolic dim wherever the result dim is provably the same size, and gives ``?`` where it is unknown.
+"""
 
 from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...attributes import BoolAttr, FloatAttr, IntAttr, IntsAttr, ScalarTypeAttr, StrAttr
+from ...opdef import InferError, define
+from ...shapes import check_dims_match, normalize_axes, normalize_axis, solve_reshape
+from ...types import DYN, Dim, FloatType, IntegerType, ScalarType, Sym, TensorType, Type
+from .common import check_dtype, same_element, tensors
+
+INT64_MAX = 2**63 - 1
+"""ONNX's "to the end" value for slice ends (and, negated, "to the beginning")."""
+
+
+# reshape --------------------------------------------------------------------------------------
+def _reshape_infer(x: Type, *, shape: tuple[int, ...], allowzero: bool) -> Type:
+    (t,) = tensors(x)
+    if sum(1 for s in shape if s == -1) > 1:
+        raise InferError(f"reshape shape {list(shape)} has more than one -1")
+    bad = [s for s in shape if s < -1]
+    if bad:
+        raise InferError(f"reshape shape {list(shape)} has a negative size {bad[0]}")
+    if allowzero and 0 in shape and -1 in shape:
+        raise InferError(f"reshape shape {list(shape)} mixes 0 and -1 with allowzero")
+    copied = [] if allowzero else [i for i, s in enumerate(shape) if s == 0]
+    if copied and copied[-1] >= t.rank:
+        raise InferError(f"reshape shape {list(shape)} copies dim {copied[-1]} but the input has rank {t.rank}")
+    # A copied dim appears on both sides, so it cancels out of the size equation.
+    rest_in = [d for i, d in enumerate(t.shape) if i not in copied]
+    rest_target = [s for i, s in enumerate(shape) if i not in copied]
+    try:
+        solved = iter(solve_reshape(rest_in, rest_target))
+    except InferError:
+        count = f" ({t.num_elements} elements)" if t.is_static else ""
+        raise InferError(f"cannot reshape {t}{count} to shape {list(shape)}") from None
+    return t.with_shape(tuple(t.shape[i] if i in copied else next(solved) for i in range(len(shape))))
+
+
+def _reshape_reference(x: np.ndarray, *, shape: tuple[int, ...], allowzero: bool) -> np.ndarray:
+    copied = [] if allowzero else [i for i, s in enumerate(shape) if s == 0]
+    target = [x.shape[i] if i in copied else s for i, s in enumerate(shape)]
+    if -1 in target:
+        # Solve -1 without the copied dims, so that zero-sized copied dims leave it determined.
+        rest = math.prod(n for i, n in enumerate(x.shape) if i not in copied)
+        known = math.prod(s for i, s in enumerate(shape) if i not in copied and s != -1)
+        if rest % known:
+            raise ValueError(f"cannot reshape an array of shape {list(x.shape)} to shape {list(shape)}")
+        target[target.index(-1)] = rest // known
+    return np.reshape(x, target)
+
+
+reshape = define(
+    "graph.reshape",
+    operands=("x",),
+    attrs={"shape": IntsAttr(), "allowzero": BoolAttr(False)},
+    infer=_reshape_infer,
+    reference=_reshape_reference,
+    traits=("pure",),
+    doc="Reshape (ONNX): one -1 is inferred; 0 copies the input dim at that position unless `allowzero`.",
+)
+
+
+# transpose ------------------------------------------------------------------------------------
+def _transpose_infer(x: Type, *, perm: tuple[int, ...]) -> Type:
+    (t,) = tensors(x)
+    if sorted(perm) != list(range(t.rank)):
+        raise InferError(f"perm {list(perm)} is not a permutation of the {t.rank} axes of {t}")
+    return t.with_shape(tuple(t.shape[p] for p in perm))
+
+
+transpose = define(
+    "graph.transpose",
+    operands=("x",),
+    attrs={"perm": IntsAttr()},
+    infer=_transpose_infer,
+    reference=lambda x, *, perm: np.transpose(x, perm),
+    traits=("pure",),
+    doc="Permute axes: result axis i is input axis perm[i].",
+)
+
+
+# broadcast_to ---------------------------------------------------------------------------------
+def _broadcast_to_infer(x: Type, *, shape: tuple[int, ...]) -> Type:
+    (t,) = tensors(x)
+    if len(shape) < t.rank:
+        raise InferError(f"cannot broadcast {t} to shape {list(shape)} of lower rank")
+    offset = len(shape) - t.rank
+    out: list[Dim] = []
+    for i, s in enumerate(shape):
+        d = t.shape[i - offset] if i >= offset else None
+        if s == -1:
+            if d is None:
+                raise InferError(f"broadcast shape {list(shape)} has -1 at position {i}, which has no input dim")
+            out.append(d)
+        elif s < 0:
+            raise InferError(f"broadcast shape {list(shape)} has a negative size {s}")
+        elif isinstance(d, int) and d not in (1, s):
+            raise InferError(f"cannot broadcast {t} to shape {list(shape)}: input dim {d} is neither 1 nor {s}")
+        else:
+            out.append(s)
+    return t.with_shape(tuple(out))
+
+
+def _broadcast_to_reference(x: np.ndarray, *, shape: tuple[int, ...]) -> np.ndarray:
+    offset = len(shape) - x.ndim
+    target = [x.shape[i - offset] if s == -1 else s for i, s in enumerate(shape)]
+    return np.ascontiguousarray(np.broadcast_to(x, target))
+
+
+broadcast_to = define(
+    "graph.broadcast_to",
+    operands=("x",),
+    attrs={"shape": IntsAttr()},
+    infer=_broadcast_to_infer,
+    reference=_broadcast_to_reference,
+    traits=("pure",),
+    doc="Broadcast to `shape` (numpy rules, right-aligned); -1 keeps the input's dim.",
+)
+
+
+# squeeze / unsqueeze --------------------------------------------------------------------------
+def _squeeze_infer(x: Type, *, axes: tuple[int, ...]) -> Type:
+    (t,) = tensors(x)
+    norm = normalize_axes(axes, t.rank)
+    for a in norm:
+        if isinstance(t.shape[a], int) and t.shape[a] != 1:
+            raise InferError(f"cannot squeeze axis {a} of size {t.shape[a]} (it must be 1)")
+    return t.with_shape(tuple(d for i, d in enumerate(t.shape) if i not in norm))
+
+
+squeeze = define(
+    "graph.squeeze",
+    operands=("x",),
+    attrs={"axes": IntsAttr()},
+    infer=_squeeze_infer,
+    reference=lambda x, *, axes: np.squeeze(x, tuple(a % x.ndim for a in axes)),
+    traits=("pure",),
+    doc="Remove the size-1 dims `axes` (negative counts from the end).",
+)
+
+
+def _unsqueeze_infer(x: Type, *, axes: tuple[int, ...]) -> Type:
+    (t,) = tensors(x)
+    norm = normalize_axes(axes, t.rank + len(axes))
+    dims = iter(t.shape)
+    return t.with_shape(tuple(1 if i in norm else next(dims) for i in range(t.rank + len(axes))))
+
+
+unsqueeze = define(
+    "graph.unsqueeze",
+    operands=("x",),
+    attrs={"axes": IntsAttr()},
+    infer=_unsqueeze_infer,
+    reference=lambda x, *, axes: np.expand_dims(x, tuple(axes)),
+    traits=("pure",),
+    doc="Insert size-1 dims at `axes`, positions in the result (negative counts from its end), as ONNX.",
+)
+
+
+# slice ----------------------------------------------------------------------------------------
+def _slice_plan(
+    rank: int, starts: tuple[int, ...], ends: tuple[int, ...], axes: tuple[int, ...], steps: tuple[int, ...]
+) -> list[tuple[int, int, int, int]]:
+    """(axis, start, end, step) per sliced axis, with axes and steps defaulted and checked."""
+    if len(starts) != len(ends):
+        raise InferError(f"slice starts {list(starts)} and ends {list(ends)} differ in length")
+    axes = axes or tuple(range(len(starts)))
+    steps = steps or (1,) * len(starts)
+    if len(axes) != len(starts):
+        raise InferError(f"slice axes {list(axes)} and starts {list(starts)} differ in length")
+    if len(steps) != len(starts):
+        raise InferError(f"slice steps {list(steps)} and starts {list(starts)} differ in length")
+    normalize_axes(axes, rank)
+    if 0 in steps:
+        raise InferError(f"slice steps {list(steps)} contain 0")
+    return [(a % rank, s, e, st) for a, s, e, st in zip(axes, starts, ends, steps)]
+
+
+def _is_full_range(start: int, end: int, step: int) -> bool:
+    """True when slicing any dim with these bounds keeps every element (in order or reversed)."""
+    if step == 1:
+        return (start == 0 or start <= -INT64_MAX) and end >= INT64_MAX
+    if step == -1:
+        return (start == -1 or start >= INT64_MAX) and end <= -INT64_MAX
+    return False
+
+
+def _slice_infer(
+    x: Type, *, starts: tuple[int, ...], ends: tuple[int, ...], axes: tuple[int, ...], steps: tuple[int, ...]
+) -> Type:
+    (t,) = tensors(x)
+    out = list(t.shape)
+    for axis, start, end, step in _slice_plan(t.rank, starts, ends, axes, steps):
+        d = t.shape[axis]
+        if isinstance(d, int):
+            out[axis] = len(range(*slice(start, end, step).indices(d)))
+        elif not _is_full_range(start, end, step):
+            out[axis] = DYN
+    return t.with_shape(tuple(out))
+
+
+def _slice_reference(
+    x: np.ndarray, *, starts: tuple[int, ...], ends: tuple[int, ...], axes: tuple[int, ...], steps: tuple[int, ...]
+) -> np.ndarray:
+    index = [slice(None)] * x.ndim
+    for axis, start, end, step in _slice_plan(x.ndim, starts, ends, axes, steps):
+        index[axis] = slice(start, end, step)
+    return x[tuple(index)]
+
+
+slice_ = define(
+    "graph.slice",
+    operands=("x",),
+    attrs={"starts": IntsAttr(), "ends": IntsAttr(), "axes": IntsAttr(()), "steps": IntsAttr(())},
+    infer=_slice_infer,
+    reference=_slice_reference,
+    traits=("pure",),
+    doc="Strided slice (ONNX Slice): negative indices count from the end, bounds clamp, steps may be "
+    "negative, ends of 2**63-1 mean to the end; `axes` default to the leading axes, `steps` to 1.",
+)
+
+
+# concat / split -------------------------------------------------------------------------------
+def _concat_infer(inputs: list[Type], *, axis: int) -> Type:
+    ts = tensors(*inputs)
+    if not ts:
+        raise InferError("concat needs at least one operand")
+    element = same_element(ts)
+    rank = ts[0].rank
+    if any(t.rank != rank for t in ts):
+        raise InferError(f"concat operands must have one rank, got {', '.join(str(t) for t in ts)}")
+    axis = normalize_axis(axis, rank)
+    out = list(ts[0].shape)
+    for t in ts[1:]:
+        for i, d in enumerate(t.shape):
+            if i != axis:
+                out[i] = check_dims_match(out[i], d, f"concat operands differ in dim {i}")
+    static = 0
+    syms: list[Sym] = []
+    for t in ts:
+        d = t.shape[axis]
+        if isinstance(d, int):
+            static += d
+        else:
+            syms.append(d)
+    if not syms:
+        out[axis] = static
+    elif len(syms) == 1 and static == 0:
+        out[axis] = syms[0]
+    else:
+        out[axis] = DYN
+    return TensorType(tuple(out), element)
+
+
+concat = define(
+    "graph.concat",
+    operands=("*inputs",),
+    attrs={"axis": IntAttr()},
+    infer=_concat_infer,
+    reference=lambda inputs, *, axis: np.concatenate(inputs, axis=axis),
+    traits=("pure",),
+    doc="Join operands along `axis`; every other dim must match.",
+)
+
+
+def _split_infer(x: Type, *, axis: int, sizes: tuple[int, ...]) -> list[Type]:
+    (t,) = tensors(x)
+    axis = normalize_axis(axis, t.rank)
+    if not sizes:
+        raise InferError("split needs at least one size")
+    if any(s < 0 for s in sizes):
+        raise InferError(f"split sizes {list(sizes)} must not be negative")
+    d = t.shape[axis]
+    if isinstance(d, int) and sum(sizes) != d:
+        raise InferError(f"split sizes {list(sizes)} sum to {sum(sizes)}, but axis {axis} of {t} has size {d}")
+    return [t.with_shape(t.shape[:axis] + (s,) + t.shape[axis + 1 :]) for s in sizes]
+
+
+def _split_reference(x: np.ndarray, *, axis: int, sizes: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+    axis %= x.ndim
+    if sum(sizes) != x.shape[axis]:
+        raise ValueError(f"split sizes {list(sizes)} sum to {sum(sizes)}, but axis {axis} has size {x.shape[axis]}")
+    return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=axis))
+
+
+split = define(
+    "graph.split",
+    operands=("x",),
+    attrs={"axis": IntAttr(), "sizes": IntsAttr()},
+    infer=_split_infer,
+    reference=_split_reference,
+    traits=("pure",),
+    num_results=None,
+    doc="Cut `x` along `axis` into one result per entry of `sizes` (which must sum to the dim).",
+)
+
+
+# pad ------------------------------------------------------------------------------------------
+def _check_fill_value(element: ScalarType, value: float) -> None:
+    if isinstance(element, FloatType):
+        return
+    if not (math.isfinite(value) and value == int(value)):
+        raise InferError(f"pad value {value} is not an integer, as element type {element} needs")
+    if isinstance(element, IntegerType) and not element.min_value <= value <= element.max_value:
+        raise InferError(f"pad value {value} does not fit element type {element}")
+
+
+def _pad_infer(x: Type, *, pads: tuple[int, ...], mode: str, value: float) -> Type:
+    (t,) = tensors(x)
+    if len(pads) != 2 * t.rank:
+        raise InferError(f"pads {list(pads)} must have 2 * rank = {2 * t.rank} entries")
+    if mode != "constant" and value != 0.0:
+        raise InferError(f'pad value only applies to mode "constant", not "{mode}"')
+    _check_fill_value(t.element, value)
+    out: list[Dim] = []
+    for i, d in enumerate(t.shape):
+        begin, end = pads[i], pads[i + t.rank]
+        if not isinstance(d, int):
+            out.append(d if begin == end == 0 else DYN)
+            continue
+        cropped = d + min(begin, 0) + min(end, 0)
+        if cropped < 0:
+            raise InferError(f"pads {list(pads)} crop more than the {d} elements of axis {i}")
+        grow = max(begin, 0) + max(end, 0)
+        if grow and mode == "reflect" and max(begin, end) >= cropped:
+            raise InferError(f"reflect pads on axis {i} must be smaller than its size {cropped}")
+        if grow and mode == "edge" and cropped == 0:
+            raise InferError(f"edge pads on axis {i} need a non-empty dim")
+        out.append(cropped + grow)
+    return t.with_shape(tuple(out))
+
+
+def _pad_reference(x: np.ndarray, *, pads: tuple[int, ...], mode: str, value: float) -> np.ndarray:
+    rank = x.ndim
+    crop = tuple(slice(-min(pads[i], 0), x.shape[i] + min(pads[i + rank], 0)) for i in range(rank))
+    widths = [(max(pads[i], 0), max(pads[i + rank], 0)) for i in range(rank)]
+    cropped = x[crop]
+    if mode == "constant":
+        return np.pad(cropped, widths, constant_values=np.asarray(value).astype(x.dtype))
+    for i, (begin, end) in enumerate(widths):
+        if (begin or end) and (cropped.shape[i] == 0 or (mode == "reflect" and max(begin, end) >= cropped.shape[i])):
+            raise ValueError(f"{mode} pads ({begin}, {end}) do not fit axis {i} of size {cropped.shape[i]}")
+    return np.pad(cropped, widths, mode="reflect" if mode == "reflect" else "edge")
+
+
+pad = define(
+    "graph.pad",
+    operands=("x",),
+    attrs={
+        "pads": IntsAttr(),
+        "mode": StrAttr("constant", choices=("constant", "reflect", "edge")),
+        "value": FloatAttr(0.0),
+    },
+    infer=_pad_infer,
+    reference=_pad_reference,
+    traits=("pure",),
+    doc="Pad (ONNX order: all begins, then all ends); negative pads crop first. `reflect` mirrors "
+    "without the edge element (pads must be smaller than the dim), `edge` repeats it.",
+)
+
+
+# tile -----------------------------------------------------------------------------------------
+def _tile_infer(x: Type, *, repeats: tuple[int, ...]) -> Type:
+    (t,) = tensors(x)
+    if len(repeats) != t.rank:
+        raise InferError(f"repeats {list(repeats)} must have one entry per axis of {t}")
+    if any(r < 0 for r in repeats):
+        raise InferError(f"repeats {list(repeats)} must not be negative")
+    out: list[Dim] = []
+    for d, r in zip(t.shape, repeats):
+        if r == 0:
+            out.append(0)
+        elif isinstance(d, int):
+            out.append(d * r)
+        else:
+            out.append(d if r == 1 else DYN)
+    return t.with_shape(tuple(out))
+
+
+tile = define(
+    "graph.tile",
+    operands=("x",),
+    attrs={"repeats": IntsAttr()},
+    infer=_tile_infer,
+    reference=lambda x, *, repeats: np.tile(x, repeats),
+    traits=("pure",),
+    doc="Repeat the whole tensor `repeats[i]` times along each axis i.",
+)
+
+
+# arange ---------------------------------------------------------------------------------------
+def _arange_length(start: float, limit: float, step: float) -> int:
+    return max(math.ceil((limit - start) / step), 0)
+
+
+def _arange_infer(*, start: float, limit: float, step: float, dtype: ScalarType) -> Type:
+    t = TensorType((0,), dtype)
+    check_dtype(t, "number", "arange")
+    if not all(math.isfinite(v) for v in (start, limit, step)):
+        raise InferError(f"arange bounds must be finite, got start {start}, limit {limit}, step {step}")
+    if step == 0:
+        raise InferError("arange step must not be 0")
+    if not isinstance(dtype, FloatType) and not all(v == int(v) for v in (start, step)):
+        raise InferError(f"arange start {start} and step {step} must be integers for element type {dtype}")
+    return t.with_shape((_arange_length(start, limit, step),))
+
+
+def _arange_reference(*, start: float, limit: float, step: float, dtype: ScalarType) -> np.ndarray:
+    return start + step * np.arange(_arange_length(start, limit, step), dtype=np.float64)
+
+
+arange = define(
+    "graph.arange",
+    attrs={"start": FloatAttr(0.0), "limit": FloatAttr(), "step": FloatAttr(1.0), "dtype": ScalarTypeAttr()},
+    infer=_arange_infer,
+    reference=_arange_reference,
+    traits=("pure",),
+    doc="start, start + step, ... up to (not including) limit: max(ceil((limit - start) / step), 0) "
+    "elements of `dtype`.",
+)
+
+
+# triu / tril ----------------------------------------------------------------------------------
+def _triangle_infer(x: Type, *, k: int) -> Type:
+    (t,) = tensors(x)
+    if t.rank < 2:
+        raise InferError(f"needs rank >= 2, got {t}")
+    return t
+
+
+triu = define(
+    "graph.triu",
+    operands=("x",),
+    attrs={"k": IntAttr(0)},
+    infer=_triangle_infer,
+    reference=lambda x, *, k: np.triu(x, k),
+    traits=("pure",),
+    doc="Zero the elements below diagonal `k` of the last two dims (numpy.triu).",
+)
+tril = define(
+    "graph.tril",
+    operands=("x",),
+    attrs={"k": IntAttr(0)},
+    infer=_triangle_infer,
+    reference=lambda x, *, k: np.tril(x, k),
+    traits=("pure",),
+    doc="Zero the elements above diagonal `k` of the last two dims (numpy.tril).",
+)
