@@ -8,7 +8,7 @@ transpose_b=True)``; names that are Python keywords take a trailing underscore (
 from __future__ import annotations
 
 from ...opdef import OpDef, lookup
-from . import elementwise, indexing, linalg, nn, reduce, shape  # noqa: F401  (registers the ops)
+from . import elementwise, indexing, linalg, misc, nn, reduce, shape  # noqa: F401  (registers the ops)
 from . import canonical  # noqa: F401  (registers canonicalization patterns)
 
 
