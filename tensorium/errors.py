@@ -26,6 +26,12 @@ class TensoriumError(Exception):
     """Base class of every documented, user-caused error."""
 
 
+def _show(source_line: str, column: int) -> str:
+    """The source line and a caret under ``column`` (tabs kept so the caret lines up)."""
+    pad = "".join("\t" if c == "\t" else " " for c in source_line[: column - 1])
+    return f"\n  {source_line}\n  {pad}^"
+
+
 class ParseError(TensoriumError):
     """Malformed IR text: says where (file:line:column) and what was expected."""
 
@@ -40,9 +46,11 @@ class ParseError(TensoriumError):
             return f"error: {self.message}"
         text = f"{self.loc}: error: {self.message}"
         if self.source_line is not None:
-            caret = " " * (self.loc.column - 1) + "^"
-            text += f"\n  {self.source_line}\n  {caret}"
+            text += _show(self.source_line, self.loc.column)
         return text
+
+    def __reduce__(self) -> tuple[type, tuple[str, Location | None, str | None]]:
+        return type(self), (self.message, self.loc, self.source_line)
 
 
 class VerifyError(TensoriumError):
@@ -63,8 +71,11 @@ class VerifyError(TensoriumError):
         what = f"'{op_name}' op " if op_name else ""
         text = f"{where}error: {what}{message}"
         if source_line is not None and loc is not None:
-            text += f"\n  {source_line}\n  {' ' * (loc.column - 1)}^"
+            text += _show(source_line, loc.column)
         super().__init__(text)
+
+    def __reduce__(self) -> tuple[type, tuple[str, str | None, Location | None, str | None]]:
+        return type(self), (self.message, self.op_name, self.loc, self.source_line)
 
     def with_source(self, lines: list[str]) -> VerifyError:
         """The same error showing the source line it points at (when it is in ``lines``)."""

@@ -15,47 +15,11 @@ import numpy as np
 from ..errors import InterpreterError
 from ..ir.core import Operation, Value
 from ..ir.dialects.builtin import func_body, func_name, functions, lookup_func
-from ..ir.types import FloatType, IntegerType, QuantizedType, ScalarType, Sym, TensorType, Type, storage_dtype
+from ..ir.evaluate import evaluate_op, op_location
+from ..ir.storage import coerce, round_to_bf16, wrap_integers
+from ..ir.types import Sym, TensorType, Type, storage_dtype
 
-
-def wrap_integers(array: np.ndarray, t: IntegerType) -> np.ndarray:
-    """Wrap integers held in a wider numpy dtype to the range of ``t`` (two's complement)."""
-    bits = array.dtype.itemsize * 8
-    if t.is_bool or t.width >= bits:
-        return array
-    wide = array.astype(np.int64)
-    modulus = 1 << t.width
-    if t.signed:
-        half = 1 << (t.width - 1)
-        wide = (wide + half) % modulus - half
-    else:
-        wide = wide % modulus
-    return wide.astype(array.dtype)
-
-
-def round_to_bf16(array: np.ndarray) -> np.ndarray:
-    """Round float32 values to the nearest bfloat16 (ties to even), kept in float32."""
-    a = np.ascontiguousarray(array, dtype=np.float32)
-    bits = a.view(np.uint32).astype(np.uint64)
-    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
-    out = rounded.view(np.float32)
-    return np.where(np.isnan(a), a, out)
-
-
-def coerce(array: Any, t: ScalarType) -> np.ndarray:
-    """``array`` held as IR element type ``t`` requires."""
-    arr = np.asarray(array)
-    dtype = storage_dtype(t)
-    if arr.dtype != dtype:
-        with np.errstate(over="ignore", invalid="ignore"):
-            arr = arr.astype(dtype)
-    if isinstance(t, QuantizedType):
-        t = t.storage
-    if isinstance(t, IntegerType):
-        arr = wrap_integers(arr, t)
-    elif isinstance(t, FloatType) and t.name == "bf16":
-        arr = round_to_bf16(arr)
-    return arr
+__all__ = ["check_value", "coerce", "evaluate_op", "round_to_bf16", "run", "run_function", "wrap_integers"]
 
 
 def check_value(array: np.ndarray, t: Type, what: str, bindings: dict[str, int]) -> None:
@@ -75,33 +39,6 @@ def check_value(array: np.ndarray, t: Type, what: str, bindings: dict[str, int])
                 )
 
 
-def evaluate_op(op: Operation, args: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Run one op on arrays; returns its results, each coerced to its IR type."""
-    opdef = op.opdef
-    if opdef is None or opdef.reference is None:
-        raise InterpreterError(f"{_where(op)}'{op.name}' has no reference semantics")
-    grouped = opdef.group_operands(list(args))
-    try:
-        out = opdef.reference(*grouped, **opdef.attr_kwargs(op))
-    except InterpreterError:
-        raise
-    except (ValueError, IndexError, TypeError, ArithmeticError, MemoryError) as e:
-        raise InterpreterError(f"{_where(op)}'{op.name}' failed: {e}") from e
-    outs = list(out) if isinstance(out, (tuple, list)) else [out]
-    if len(outs) != len(op.results):
-        raise InterpreterError(f"{_where(op)}'{op.name}' produced {len(outs)} results, expected {len(op.results)}")
-    results = []
-    for r, value in zip(op.results, outs):
-        t = r.type
-        arr = coerce(value, t.element) if isinstance(t, TensorType) else np.asarray(value)
-        results.append(arr)
-    return results
-
-
-def _where(op: Operation) -> str:
-    return f"{op.loc}: " if op.loc is not None else ""
-
-
 def run_function(func: Operation, args: Sequence[Any]) -> list[np.ndarray]:
     """Run ``func`` on ``args`` (positional, one per function argument)."""
     block = func_body(func)
@@ -118,10 +55,12 @@ def run_function(func: Operation, args: Sequence[Any]) -> list[np.ndarray]:
             outs = [env[id(v)] for v in op.operands]
             return [a if a.flags.writeable else a.copy() for a in outs]
         if op.regions:
-            raise InterpreterError(f"{_where(op)}'{op.name}' has regions; the interpreter runs graph-level ops only")
+            raise InterpreterError(
+                f"{op_location(op)}'{op.name}' has regions; the interpreter runs graph-level ops only"
+            )
         results = evaluate_op(op, [env[id(v)] for v in op.operands])
         for r, arr in zip(op.results, results):
-            check_value(arr, r.type, f"{_where(op)}result #{r.index} of '{op.name}'", bindings)
+            check_value(arr, r.type, f"{op_location(op)}result #{r.index} of '{op.name}'", bindings)
             env[id(r)] = arr
     raise InterpreterError(f"@{name} has no func.return")
 

@@ -215,7 +215,7 @@ class _Gen:
 
     def duplicate(self) -> None:
         ops = [v.defining_op() for v in self.values]
-        candidates = [op for op in ops if op is not None and op.opdef is not None and op.opdef.has_trait("pure")]
+        candidates = [op for op in ops if op is not None and op.has_trait("pure")]
         if not candidates:
             return
         op: Operation = self.choice(candidates)  # type: ignore[assignment]

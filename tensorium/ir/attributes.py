@@ -14,7 +14,7 @@ from typing import Any, TypeAlias, Union
 
 import numpy as np
 
-from .types import ScalarType, TensorType, Type, storage_dtype
+from .types import ScalarType, TensorType, Type
 
 Attr: TypeAlias = Union[bool, int, float, str, tuple, Type, "DenseAttr", None]
 
@@ -33,7 +33,9 @@ class DenseAttr:
     def __post_init__(self) -> None:
         if not self.type.is_static:
             raise ValueError(f"a constant needs a static type, got {self.type}")
-        arr = np.array(self.array, dtype=storage_dtype(self.type.element), copy=True)
+        from .storage import coerce
+
+        arr = np.array(coerce(np.asarray(self.array), self.type.element), copy=True)
         if arr.shape != self.type.static_shape:
             if arr.size == 1:
                 arr = np.broadcast_to(arr.reshape(()), self.type.static_shape).copy()

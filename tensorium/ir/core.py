@@ -199,6 +199,11 @@ class Operation:
         if self.parent is not None:
             self.parent.remove(self)
 
+    def has_trait(self, trait: str) -> bool:
+        """True when this op's declaration lists ``trait`` (False for undeclared ops)."""
+        opdef = self.opdef
+        return opdef is not None and opdef.has_trait(trait)
+
     def attr(self, name: str, default: Any = None) -> Any:
         return self.attributes.get(name, default)
 

@@ -27,6 +27,8 @@ from .types import (
     Dim,
     FloatType,
     FunctionType,
+    IndexType,
+    IntegerType,
     QuantizedType,
     ScalarType,
     Sym,
@@ -92,8 +94,8 @@ VALUE_ID: /%[A-Za-z0-9_$.]+(#[0-9]+)?/
 BLOCK_ID: /\^[A-Za-z0-9_]+/
 SYMBOL: /@[A-Za-z_][A-Za-z0-9_$.]*/
 OP_NAME: /[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_.]*/
-TENSOR_TYPE: /tensor<(?:[^<>\n]|<[^<>\n]*>)*>/
-QUANT_TYPE: /!quant<[^<>\n]*>/
+TENSOR_TYPE: /tensor<(?:[^<>\n(){},]|<[^<>\n]*>)*>/
+QUANT_TYPE: /!quant<[^<>\n()]*(?:\([^()<>\n]*\))?>/
 SCALAR_TYPE: /(bf16|f16|f32|f64|index|[iu][0-9]+)(?![A-Za-z0-9_])/
 BARE_ID: /[A-Za-z_][A-Za-z0-9_]*/
 FLOAT: /[-+]?(\d+\.\d*([eE][-+]?\d+)?|\d+[eE][-+]?\d+)/
@@ -174,6 +176,9 @@ _QUANT = re.compile(
 )
 
 
+_QUANT_SYNTAX = "expected !quant<u4:f32, per_tensor | per_channel(axis=A) | per_group(axis=A, size=G)>"
+
+
 class TypeSyntaxError(ValueError):
     """A malformed type; ``offset`` is the column offset of the problem inside the type text."""
 
@@ -184,6 +189,8 @@ class TypeSyntaxError(ValueError):
 
 def parse_type(text: str) -> Type:
     """The type spelled ``text``; raises TypeSyntaxError."""
+    if text.startswith(("tensor<", "!quant<")) and not text.endswith(">"):
+        raise TypeSyntaxError(f"type '{text}' is missing its closing '>'")
     if text.startswith("tensor<"):
         return _parse_tensor_type(text)
     if text.startswith("!quant<"):
@@ -197,33 +204,18 @@ def parse_type(text: str) -> Type:
 def _parse_quant_type(text: str) -> QuantizedType:
     m = _QUANT.fullmatch(text)
     if m is None:
-        raise TypeSyntaxError(
-            f"bad quantized type '{text}': expected !quant<u4:f32, per_tensor | per_channel(axis=A) | "
-            "per_group(axis=A, size=G)>"
-        )
+        raise TypeSyntaxError(f"bad quantized type '{text}': {_QUANT_SYNTAX}")
     storage = parse_scalar_type(m.group(1))
-    if storage is None:
+    if not isinstance(storage, IntegerType):
         raise TypeSyntaxError(f"bad storage type '{m.group(1)}' in quantized type")
+    expressed = FloatType(m.group(2))
     layout = m.group(3)
     try:
         if layout == "per_tensor":
-            return QuantizedType(storage.width, storage.signed, FloatType(m.group(2)))  # type: ignore[attr-defined]
+            return QuantizedType(storage.width, storage.signed, expressed)
         if layout.startswith("per_channel"):
-            return QuantizedType(
-                storage.width,
-                storage.signed,
-                FloatType(m.group(2)),
-                "per_channel",
-                int(m.group(4)),  # type: ignore[attr-defined]
-            )
-        return QuantizedType(
-            storage.width,
-            storage.signed,
-            FloatType(m.group(2)),
-            "per_group",
-            int(m.group(5)),
-            int(m.group(6)),  # type: ignore[attr-defined]
-        )
+            return QuantizedType(storage.width, storage.signed, expressed, "per_channel", int(m.group(4)))
+        return QuantizedType(storage.width, storage.signed, expressed, "per_group", int(m.group(5)), int(m.group(6)))
     except ValueError as e:
         raise TypeSyntaxError(f"bad quantized type '{text}': {e}") from None
 
@@ -259,15 +251,17 @@ def _parse_tensor_type(text: str) -> TensorType:
 
 # --- attributes --------------------------------------------------------------------------------
 def _scalar_value(node: Tree | Token) -> Any:
-    kind = node.data if isinstance(node, Tree) else None
+    if not isinstance(node, Tree):
+        raise AssertionError(node)
+    kind = node.data
     if kind == "true":
         return True
     if kind == "false":
         return False
     if kind == "int":
-        return int(node.children[0])  # type: ignore[union-attr]
+        return int(str(node.children[0]))
     if kind == "float":
-        return float(node.children[0])  # type: ignore[union-attr]
+        return float(str(node.children[0]))
     if kind == "inf":
         return float("inf")
     if kind == "neg_inf":
@@ -275,6 +269,33 @@ def _scalar_value(node: Tree | Token) -> Any:
     if kind == "nan":
         return float("nan")
     raise AssertionError(kind)
+
+
+def _int_bounds(element: ScalarType) -> tuple[int, int] | None:
+    """The range of values an integer element type holds (None for floats)."""
+    if isinstance(element, QuantizedType):
+        element = element.storage
+    if isinstance(element, IndexType):
+        return -(1 << 63), (1 << 63) - 1
+    if isinstance(element, IntegerType):
+        return element.min_value, element.max_value
+    return None
+
+
+def _out_of_range(value: int, element: ScalarType, bounds: tuple[int, int]) -> str:
+    return f"value {value} is out of range for {element} ({bounds[0]}..{bounds[1]})"
+
+
+def _nested_shape(values: Any) -> tuple[int, ...] | None:
+    """The shape of nested lists of scalars, or None when rows have different lengths."""
+    if not isinstance(values, list):
+        return ()
+    shapes = {_nested_shape(v) for v in values}
+    if None in shapes or len(shapes) > 1:
+        return None
+    inner = shapes.pop() if shapes else ()
+    assert inner is not None
+    return (len(values), *inner)
 
 
 class _IRBuilder:
@@ -321,6 +342,13 @@ class _IRBuilder:
         return [self.type(c) for c in ins], self.type_list_or_one(outs)  # type: ignore[arg-type]
 
     # attributes --------------------------------------------------------------------------
+    def string(self, token: Token) -> str:
+        """The value of a quoted string token (JSON escapes)."""
+        try:
+            return str(json.loads(str(token)))
+        except json.JSONDecodeError as e:
+            raise self.src.at(token, f"bad string literal: {e.msg}", e.pos) from None
+
     def attr_dict(self, node: Tree | None) -> dict[str, Attr]:
         out: dict[str, Attr] = {}
         if node is None:
@@ -338,7 +366,7 @@ class _IRBuilder:
             raise AssertionError(node)
         kind = node.data
         if kind == "string":
-            return str(json.loads(str(node.children[0])))
+            return self.string(node.children[0])  # type: ignore[arg-type]
         if kind == "array":
             return tuple(self.attr_value(c) for c in node.children)
         if kind == "type":
@@ -355,9 +383,11 @@ class _IRBuilder:
         dtype = storage_dtype(ttype.element)
         shape = ttype.static_shape
         if isinstance(body, Tree) and body.data == "dense_hex":
-            raw = json.loads(str(body.children[0]))
+            raw = self.string(body.children[0])  # type: ignore[arg-type]
             if not raw.startswith("0x"):
                 raise self.src.at(body, "hex constant data must start with 0x")
+            if len(raw) % 2:
+                raise self.src.at(body, "hex constant data has an odd number of digits")
             try:
                 data = bytes.fromhex(raw[2:])
             except ValueError:
@@ -366,22 +396,36 @@ class _IRBuilder:
             if len(data) != expected:
                 raise self.src.at(body, f"hex constant has {len(data)} bytes, {ttype} needs {expected}")
             array = np.frombuffer(data, dtype=dtype.newbyteorder("<")).astype(dtype).reshape(shape)
+            bounds = _int_bounds(ttype.element)
+            if bounds is not None and array.size:
+                ints = array.view(np.uint8) if array.dtype == np.bool_ else array
+                for value in (int(ints.min()), int(ints.max())):
+                    if not bounds[0] <= value <= bounds[1]:
+                        raise self.src.at(body, _out_of_range(value, ttype.element, bounds))
             return DenseAttr(array, ttype)
-        values = self._dense_values(body)
-        try:
-            array = np.array(values, dtype=dtype)
-        except (ValueError, OverflowError) as e:
-            raise self.src.at(body, f"constant data does not fit {ttype}: {e}") from None
+        values = self._dense_values(body, ttype.element)
+        if _nested_shape(values) is None:
+            raise self.src.at(body, "constant data rows have different lengths")
+        array = np.array(values, dtype=dtype)
         if array.shape != shape and array.size != 1:
             raise self.src.at(body, f"constant data of shape {list(array.shape)} does not match {ttype}")
         if array.size == 1 and array.shape != shape and array.ndim > 0:
             raise self.src.at(body, f"constant data of shape {list(array.shape)} does not match {ttype}")
         return DenseAttr(array, ttype)
 
-    def _dense_values(self, node: Tree | Token) -> Any:
+    def _dense_values(self, node: Tree | Token, element: ScalarType) -> Any:
+        """The nested Python values of dense data, each checked against ``element``."""
         if isinstance(node, Tree) and node.data == "array":
-            return [self._dense_values(c) for c in node.children]
-        return _scalar_value(node)
+            return [self._dense_values(c, element) for c in node.children]
+        value = _scalar_value(node)
+        bounds = _int_bounds(element)
+        if isinstance(value, bool) and not (isinstance(element, IntegerType) and element.is_bool):
+            raise self.src.at(node, f"boolean value in a constant of element type {element}")
+        if isinstance(value, float) and bounds is not None:
+            raise self.src.at(node, f"float value {value!r} in a constant of element type {element}")
+        if bounds is not None and not bounds[0] <= int(value) <= bounds[1]:
+            raise self.src.at(node, _out_of_range(int(value), element, bounds))
+        return value
 
     # ops ---------------------------------------------------------------------------------
     def operations(self, nodes: Sequence[Tree], block: Block) -> None:
@@ -446,6 +490,9 @@ class _IRBuilder:
             )
         self.operations(region_node.children, block)  # type: ignore[arg-type]
         self.scopes.pop()
+        for key in ("sym_name", "function_type"):
+            if key in attrs:
+                raise self.src.at(node, f"attribute '{key}' of a function is set by its signature")
         ftype = FunctionType(tuple(a.type for a in block.args), tuple(results))
         func = Operation(
             "func.func",
@@ -485,9 +532,11 @@ class _IRBuilder:
     def general_op(self, node: Tree, results_node: Tree | None) -> Operation:
         name_tok = node.children[0]
         assert isinstance(name_tok, Token)
-        name = str(name_tok) if node.data == "custom_op" else json.loads(str(name_tok))
+        name = str(name_tok) if node.data == "custom_op" else self.string(name_tok)
+        if name in _KIND_NAMES.values() or name == "builtin.module":
+            raise self.src.at(name_tok, f"'{name}' has its own syntax and no generic form")
         opdef = lookup(name)
-        if opdef is None or name in ("func.func", "func.return", "builtin.module"):
+        if opdef is None:
             raise self.src.at(name_tok, f"unknown operation '{name}'{suggest_op(name)}")
         value_tokens: list[Token] = []
         regions_node: Tree | None = None
@@ -594,12 +643,14 @@ def _as_module(source: _Source, ops: list[Operation]) -> Operation:
     if len(ops) == 1 and ops[0].name == "builtin.module":
         return ops[0]
     for op in ops:
+        assert op.loc is not None
+        if op.name == "builtin.module":
+            raise source.error("a module must be the only op at the top level", op.loc.line, op.loc.column)
         if op.name != "func.func":
-            assert op.loc is not None
             raise source.error(
                 f"expected 'module' or 'func.func' at the top level, found '{op.name}'", op.loc.line, op.loc.column
             )
-    return make_module(ops)
+    return make_module(ops, loc=ops[0].loc if ops else None)
 
 
 def _syntax_error(source: _Source, e: UnexpectedInput) -> ParseError:
@@ -612,13 +663,32 @@ def _syntax_error(source: _Source, e: UnexpectedInput) -> ParseError:
             line = len(source.lines) or 1
             col = len(source.lines[-1]) + 1 if source.lines else 1
             return source.error(f"unexpected end of input, expected {_describe_terminals(list(e.expected))}", line, col)
+        type_only = set(e.expected) <= {"TENSOR_TYPE", "QUANT_TYPE", "SCALAR_TYPE"}
+        if e.token.type == "BARE_ID" and "SCALAR_TYPE" in e.expected and (type_only or e.token == "tensor"):
+            return _bad_type_error(source, str(e.token), e.line, e.column)
         expected = _describe_terminals([t for t in e.expected if not t.startswith("__")] or list(e.expected))
         return source.error(f"unexpected '{e.token}', expected {expected}", e.line, e.column)
     if isinstance(e, UnexpectedCharacters):
-        char = source.text[e.pos_in_stream] if e.pos_in_stream < len(source.text) else "?"
+        pos = e.pos_in_stream or 0
+        char = source.text[pos] if pos < len(source.text) else "?"
+        if char == '"':
+            return source.error("unterminated string (a string ends with '\"' on the same line)", e.line, e.column)
+        if source.text.startswith("!quant<", pos):
+            return _bad_type_error(source, "!quant", e.line, e.column)
         allowed = _describe_terminals(list(e.allowed or ())) if e.allowed else "something else"
         return source.error(f"unexpected character '{char}', expected {allowed}", e.line, e.column)
     return source.error(str(e), getattr(e, "line", 1), getattr(e, "column", 1))  # pragma: no cover
+
+
+def _bad_type_error(source: _Source, word: str, line: int, column: int) -> ParseError:
+    """The error for a word where a type was expected that did not lex as one."""
+    rest = source.lines[line - 1][column - 1 :]
+    if word == "!quant" and ">" in rest:
+        return source.error(f"bad quantized type '{rest[: rest.index('>') + 1]}': {_QUANT_SYNTAX}", line, column)
+    if word in ("tensor", "!quant"):
+        shown = re.split(r"[(){},>]", rest, maxsplit=1)[0].rstrip() if word == "tensor" else rest.rstrip()
+        return source.error(f"type '{shown}' is missing its closing '>'", line, column)
+    return source.error(f"unknown type '{word}'", line, column)
 
 
 def parse_type_text(text: str) -> Type:

@@ -204,7 +204,9 @@ class Printer:
         if op.operands:
             text += " " + ", ".join(self.ref(v) for v in op.operands)
         opdef = op.opdef
-        attrs = {k: v for k, v in op.attributes.items() if v is not None and not (opdef and opdef.is_default(k, v))}
+        attrs: dict[str, Attr] = {
+            k: v for k, v in op.attributes.items() if v is not None and not (opdef and opdef.is_default(k, v))
+        }
         if op.regions:
             self.lines.append(pad + text + " (")
             for i, region in enumerate(op.regions):

@@ -82,7 +82,7 @@ def _verify_nested(op: Operation, visible: set[int]) -> None:
     for i, v in enumerate(op.operands):
         if id(v) not in visible:
             raise _fail(op, f"operand #{i} ({_describe(v)}) is not defined before this use")
-    isolated = op.name in ("func.func", "builtin.module")
+    isolated = opdef.has_trait("isolated_from_above")
     for region in op.regions:
         for block in region.blocks:
             scope = set() if isolated else set(visible)
@@ -92,7 +92,7 @@ def _verify_nested(op: Operation, visible: set[int]) -> None:
                     raise _fail(inner, "has a stale parent link")
                 _verify_nested(inner, scope)
                 scope.update(id(r) for r in inner.results)
-                if inner.opdef is not None and inner.opdef.has_trait("terminator") and inner is not block.ops[-1]:
+                if inner.has_trait("terminator") and inner is not block.ops[-1]:
                     raise _fail(inner, "is a terminator but is not the last op of its block")
     verify_op_locally(op, opdef)
 

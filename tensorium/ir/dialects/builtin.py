@@ -56,7 +56,7 @@ def _verify_return(op: Operation) -> str | None:
 module_def = define(
     "builtin.module",
     num_results=0,
-    traits=("open_attributes",),
+    traits=("open_attributes", "isolated_from_above"),
     verify=_verify_module,
     doc="A list of functions; takes any extra attributes.",
 )
@@ -64,7 +64,7 @@ func_def = define(
     "func.func",
     attrs={"sym_name": StrAttr(), "function_type": TypeAttr()},
     num_results=0,
-    traits=("open_attributes",),
+    traits=("open_attributes", "isolated_from_above"),
     verify=_verify_func,
     doc="A function: a name, a signature and a body block; takes any extra attributes.",
 )

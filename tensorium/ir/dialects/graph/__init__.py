@@ -8,8 +8,16 @@ transpose_b=True)``; names that are Python keywords take a trailing underscore (
 from __future__ import annotations
 
 from ...opdef import OpDef, lookup
-from . import elementwise, indexing, linalg, misc, nn, reduce, shape  # noqa: F401  (registers the ops)
-from . import canonical  # noqa: F401  (registers canonicalization patterns)
+from . import (  # noqa: F401  (registers the ops)
+    canonical,
+    elementwise,
+    indexing,
+    linalg,
+    misc,
+    nn,
+    reduce,
+    shape,
+)
 
 
 def __getattr__(name: str) -> OpDef:

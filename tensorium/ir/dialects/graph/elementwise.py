@@ -93,8 +93,9 @@ reciprocal = unary("reciprocal", _safe(lambda x: (1 / x).astype(x.dtype)), doc="
 def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if a.dtype.kind in "iu":
-            safe_b = np.where(b == 0, 1, b)
-            q = np.trunc(a.astype(np.float64) / safe_b.astype(np.float64))
+            safe_b = np.where(b == 0, 1, b).astype(b.dtype)
+            q = a // safe_b
+            q = q + ((a % safe_b != 0) & ((a < 0) != (safe_b < 0)))
             return np.where(b == 0, 0, q).astype(np.result_type(a, b))
         return np.divide(a, b)
 
@@ -109,7 +110,8 @@ def _mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if a.dtype.kind in "iu":
-            return np.where(b < 0, 0, np.power(a, np.abs(b)))
+            negative = np.where(a == 1, 1, np.where(a == -1, 1 - 2 * (np.abs(b) % 2), 0))
+            return np.where(b < 0, negative, np.power(a, np.abs(b))).astype(np.result_type(a, b))
         return np.power(a, b)
 
 
@@ -176,21 +178,27 @@ def _cast_infer(x: Type, *, dtype: Any) -> Type:
     return t.with_element(dtype)
 
 
+def _float_to_i64(x: np.ndarray) -> np.ndarray:
+    """Truncate toward zero, saturating to the i64 range; NaN becomes 0 (LLVM's fptosi.sat)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        y = np.trunc(x.astype(np.float64))
+        high = y >= 2.0**63
+        low = y < -(2.0**63)
+        safe = np.where(np.isnan(y) | high | low, 0.0, y).astype(np.int64)
+    info = np.iinfo(np.int64)
+    return np.where(high, info.max, np.where(low, info.min, safe))
+
+
 def _cast_reference(x: np.ndarray, *, dtype: Any) -> np.ndarray:
     from ...types import FloatType, IntegerType, storage_dtype
 
     target = storage_dtype(dtype)
     if isinstance(dtype, IntegerType) and dtype.is_bool:
         return x != 0
-    if isinstance(dtype, IntegerType) and x.dtype.kind == "f":
-        with np.errstate(invalid="ignore", over="ignore"):
-            y = np.trunc(np.nan_to_num(x.astype(np.float64), nan=0.0))
-            lo, hi = -(2.0**63), 2.0**63 - 1
-            return np.clip(y, lo, hi).astype(np.int64).astype(target)
-    if isinstance(dtype, FloatType) or x.dtype.kind in "iub":
-        with np.errstate(over="ignore"):
-            return x.astype(target)
-    return x.astype(target)
+    if not isinstance(dtype, FloatType) and x.dtype.kind == "f":
+        return _float_to_i64(x).astype(target)
+    with np.errstate(over="ignore"):
+        return x.astype(target)
 
 
 cast = define(
@@ -200,7 +208,10 @@ cast = define(
     infer=_cast_infer,
     reference=_cast_reference,
     traits=("pure", "elementwise"),
-    doc="Convert elements to `dtype`: floats to integers truncate toward zero and wrap to the width.",
+    doc=(
+        "Convert elements to `dtype`. Floats to integers truncate toward zero, saturate to the i64 range "
+        "(NaN gives 0), then wrap to the target width; anything to i1 is `x != 0`."
+    ),
 )
 
 

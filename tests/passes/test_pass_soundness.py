@@ -1,0 +1,48 @@
+"""Property tests: passes and pipelines keep what random programs compute, and reach a fixpoint."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tensorium as tm
+from tensorium.backends.interp import run
+from tensorium.fuzz.generator import generate_module, random_inputs
+from tensorium.passes import PassManager
+
+SINGLE_PASSES = ["canonicalize", "fold", "cse", "dce"]
+PIPELINES = [
+    *SINGLE_PASSES,
+    "canonicalize,cse,fold,canonicalize,dce",
+    "fold{max-elements=8},cse,canonicalize",
+    "cse,fold,cse,dce",
+]
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), num_ops=st.integers(1, 20))
+def test_passes_keep_interpreter_results(seed: int, num_ops: int) -> None:
+    module = generate_module(seed, num_ops)
+    text = tm.print_module(module)
+    inputs = random_inputs(module, seed)
+    expected = run(module, inputs)
+    for pipeline in PIPELINES:
+        optimized = tm.parse_module(text)
+        PassManager.parse(pipeline, verify_each=True).run(optimized)
+        got = run(optimized, inputs)
+        assert len(got) == len(expected)
+        for want, have in zip(expected, got):
+            assert have.dtype == want.dtype and have.shape == want.shape, pipeline
+            np.testing.assert_allclose(have, want, rtol=1e-5, atol=1e-6, equal_nan=True, err_msg=pipeline)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_each_pass_reaches_a_fixpoint(seed: int) -> None:
+    module = generate_module(seed, 16)
+    for name in SINGLE_PASSES:
+        PassManager.parse(name).run(module)
+        once = tm.print_module(module)
+        PassManager.parse(name).run(module)
+        assert tm.print_module(module) == once, f"{name} changed its own output"
