@@ -19,13 +19,11 @@ def wrap_integers(array: np.ndarray, t: IntegerType) -> np.ndarray:
     bits = array.dtype.itemsize * 8
     if t.is_bool or t.width >= bits:
         return array
-    wide = array.astype(np.int64)
-    modulus = 1 << t.width
     if t.signed:
-        half = 1 << (t.width - 1)
-        wide = (wide + half) % modulus - half
+        shift = np.int64(64 - t.width)
+        wide = (array.astype(np.int64) << shift) >> shift  # sign-extend from bit width-1
     else:
-        wide = wide % modulus
+        wide = array.astype(np.uint64) & np.uint64((1 << t.width) - 1)
     return wide.astype(array.dtype)
 
 

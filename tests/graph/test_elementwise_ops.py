@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -15,10 +15,8 @@ from tensorium.backends.interp import round_to_bf16, run
 from tensorium.errors import VerifyError
 from tensorium.ir import (
     DYN,
-    InsertionPoint,
     IntegerType,
     OpDef,
-    Operation,
     ScalarType,
     Sym,
     TensorType,
@@ -27,57 +25,21 @@ from tensorium.ir import (
     f16,
     f32,
     f64,
-    func_body,
     graph,
     i1,
     i8,
     i32,
     i64,
     index,
-    make_func,
-    make_module,
     parse_module,
-    set_results,
     u8,
 )
-from tensorium.ir.types import scalar_type_of, storage_dtype
+from tensorium.ir.types import storage_dtype
+from tensorium.testing import build_module, op_error, result_type, run_op
 
 i3 = IntegerType(3)
 u5 = IntegerType(5, False)
 RNG = np.random.default_rng(0)
-
-
-def build(inputs: Sequence[Type], body: Callable[..., Any]) -> Operation:
-    """A verified module @main(inputs) returning body(*args); its text must print and parse back the same."""
-    func = make_func("main", inputs)
-    block = func_body(func)
-    with InsertionPoint(block):
-        out = body(*block.args)
-    set_results(func, [out])
-    module = make_module([func])
-    tm.verify(module)
-    text = tm.print_module(module)
-    assert tm.print_module(parse_module(text)) == text
-    return module
-
-
-def run_op(op: OpDef, *arrays: np.ndarray, elements: Sequence[ScalarType] = (), **attrs: Any) -> np.ndarray:
-    """``op`` applied to ``arrays`` in the interpreter (element types from the dtypes unless given)."""
-    kinds = list(elements) or [scalar_type_of(a.dtype) for a in arrays]
-    types = [TensorType(a.shape, e) for a, e in zip(arrays, kinds)]
-    return run(build(types, lambda *xs: op(*xs, **attrs)), list(arrays))[0]
-
-
-def result_type(op: OpDef, *types: Type, **attrs: Any) -> Type:
-    func = make_func("main", types)
-    with InsertionPoint(func_body(func)):
-        return op(*func_body(func).args, **attrs).type  # type: ignore[no-any-return]
-
-
-def error_of(op: OpDef, *types: Type, **attrs: Any) -> str:
-    with pytest.raises(VerifyError) as info:
-        result_type(op, *types, **attrs)
-    return str(info.value)
 
 
 def t(*shape: int | Sym, element: ScalarType = f32) -> TensorType:
@@ -406,9 +368,9 @@ def test_clamp() -> None:
 
 def test_constant() -> None:
     value = np.array([[1.5, -2.0], [0.0, 3.0]], np.float32)
-    module = build([], lambda: graph.constant(value=value))
+    module = build_module([], lambda: graph.constant(value=value))
     np.testing.assert_array_equal(run(module, [])[0], value)
-    bools = build([], lambda: graph.constant(value=tm.ir.DenseAttr.of(np.array([True, False]))))
+    bools = build_module([], lambda: graph.constant(value=tm.ir.DenseAttr.of(np.array([True, False]))))
     assert run(bools, [])[0].tolist() == [True, False]
 
 
@@ -458,7 +420,7 @@ def test_constant() -> None:
 def test_invalid_uses_give_exact_messages(
     op: OpDef, types: tuple[Type, ...], attrs: dict[str, Any], message: str
 ) -> None:
-    assert error_of(op, *types, **attrs) == f"error: '{op.name}' op {message}"
+    assert op_error(op, *types, **attrs) == message
 
 
 def test_verifier_reports_the_location_of_a_bad_op() -> None:

@@ -3,79 +3,34 @@ out-of-range indices, duplicate-index reductions, symbolic type inference and ex
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import pytest
 
-import tensorium as tm
-from tensorium.backends.interp import run
-from tensorium.errors import InterpreterError, VerifyError
+from tensorium.errors import InterpreterError
 from tensorium.ir import (
-    InsertionPoint,
     OpDef,
-    Operation,
     Sym,
     TensorType,
-    Type,
     f32,
-    func_body,
-    func_type,
-    functions,
     graph,
     i1,
     i32,
     i64,
     index,
-    make_func,
-    make_module,
-    parse_module,
-    set_results,
     u8,
 )
-from tensorium.ir.types import tensor_type_of
+from tensorium.testing import op_error, result_type, run_op
 
 RNG = np.random.default_rng(0)
 N, K = Sym("n"), Sym("k")
 
 
-def build(inputs: Sequence[Type], body: Callable[..., Any]) -> Operation:
-    """A verified module @main(inputs) returning body(*args); its text must print and parse back the same."""
-    func = make_func("main", inputs, arg_names=[f"x{i}" for i in range(len(inputs))])
-    block = func_body(func)
-    with InsertionPoint(block):
-        out = body(*block.args)
-    set_results(func, list(out) if isinstance(out, (tuple, list)) else [out])
-    module = make_module([func])
-    tm.verify(module)
-    text = tm.print_module(module)
-    assert tm.print_module(parse_module(text)) == text
-    return module
-
-
-def run_op(op: OpDef, *arrays: np.ndarray, **attrs: Any) -> np.ndarray:
-    module = build([tensor_type_of(a) for a in arrays], lambda *xs: op(*xs, **attrs))
-    return run(module, list(arrays))[0]
-
-
-def result_type(op: OpDef, *types: Type, **attrs: Any) -> Type:
-    module = build(types, lambda *xs: op(*xs, **attrs))
-    return func_type(functions(module)[0]).results[0]
-
-
-def build_error(op: OpDef, *types: Type, **attrs: Any) -> str:
-    args = func_body(make_func("f", types)).args
-    with pytest.raises(VerifyError) as info:
-        op(*args, **attrs)
-    assert info.value.op_name == op.name
-    return info.value.message
-
-
 def run_error(op: OpDef, *arrays: np.ndarray, **attrs: Any) -> str:
-    module = build([tensor_type_of(a) for a in arrays], lambda *xs: op(*xs, **attrs))
+    """The InterpreterError message running ``op`` on ``arrays`` gives."""
     with pytest.raises(InterpreterError) as info:
-        run(module, list(arrays))
+        run_op(op, *arrays, **attrs)
     return str(info.value)
 
 
@@ -129,9 +84,9 @@ def test_gather_types() -> None:
     data = TensorType((N, 4, 6), f32)
     assert result_type(graph.gather, data, TensorType((K, 2), i32), axis=1) == TensorType((N, K, 2, 6), f32)
     assert result_type(graph.gather, data, TensorType((), index), axis=-1) == TensorType((N, 4), f32)
-    assert build_error(graph.gather, data, TensorType((2,), f32)) == "indices element type must be an integer, got f32"
-    assert build_error(graph.gather, data, TensorType((2,), i1)) == "indices element type must be an integer, got i1"
-    assert build_error(graph.gather, data, TensorType((2,), i32), axis=3) == "axis 3 is out of range for rank 3"
+    assert op_error(graph.gather, data, TensorType((2,), f32)) == "indices element type must be an integer, got f32"
+    assert op_error(graph.gather, data, TensorType((2,), i1)) == "indices element type must be an integer, got i1"
+    assert op_error(graph.gather, data, TensorType((2,), i32), axis=3) == "axis 3 is out of range for rank 3"
 
 
 # gather_elements ------------------------------------------------------------------------------
@@ -157,13 +112,13 @@ def test_gather_elements_matches_take_along_axis() -> None:
 def test_gather_elements_types_and_errors() -> None:
     data = TensorType((N, 5), f32)
     assert result_type(graph.gather_elements, data, TensorType((N, 2), i32), axis=1) == TensorType((N, 2), f32)
-    assert build_error(graph.gather_elements, TensorType((2, 2), f32), TensorType((2,), i64)) == (
+    assert op_error(graph.gather_elements, TensorType((2, 2), f32), TensorType((2,), i64)) == (
         "gather_elements indices must have the rank of data (2), got tensor<2xi64>"
     )
-    assert build_error(graph.gather_elements, TensorType((2, 2), f32), TensorType((3, 2), i64), axis=1) == (
+    assert op_error(graph.gather_elements, TensorType((2, 2), f32), TensorType((3, 2), i64), axis=1) == (
         "gather_elements indices dim 0 (3) is larger than the data dim (2)"
     )
-    assert build_error(graph.gather_elements, data, TensorType((N, 2), f32)) == (
+    assert op_error(graph.gather_elements, data, TensorType((N, 2), f32)) == (
         "indices element type must be an integer, got f32"
     )
     message = run_error(graph.gather_elements, floats([[1, 2]]), ints([[0, 2]]), axis=1)
@@ -208,16 +163,16 @@ def test_gather_nd_types_and_errors() -> None:
         graph.gather_nd, TensorType((N, 4, 5), f32), TensorType((N, 3, 1), i32), batch_dims=1
     ) == TensorType((N, 3, 5), f32)
     data = TensorType((2, 3), f32)
-    assert build_error(graph.gather_nd, data, TensorType((4, K), i64)) == (
+    assert op_error(graph.gather_nd, data, TensorType((4, K), i64)) == (
         "gather_nd indices need a static last dim, got tensor<4x[k]xi64>"
     )
-    assert build_error(graph.gather_nd, data, TensorType((4, 3), i64)) == (
+    assert op_error(graph.gather_nd, data, TensorType((4, 3), i64)) == (
         "gather_nd index tuples have length 3, which must be in 1..2"
     )
-    assert build_error(graph.gather_nd, data, TensorType((3, 1), i64), batch_dims=1) == (
+    assert op_error(graph.gather_nd, data, TensorType((3, 1), i64), batch_dims=1) == (
         "gather_nd batch dim 0 differs: 2 != 3"
     )
-    assert build_error(graph.gather_nd, data, TensorType((2, 1), i64), batch_dims=2) == (
+    assert op_error(graph.gather_nd, data, TensorType((2, 1), i64), batch_dims=2) == (
         "gather_nd batch_dims 2 must be in 0..1 for tensor<2x3xf32> and tensor<2x1xi64>"
     )
     message = run_error(graph.gather_nd, D222, ints([[0, 2]]))
@@ -259,14 +214,14 @@ def test_scatter_elements_matches_numpy_add_at() -> None:
 def test_scatter_elements_types_and_errors() -> None:
     data = TensorType((N, 5), f32)
     assert result_type(graph.scatter_elements, data, TensorType((K, 2), u8), TensorType((K, 2), f32)) == data
-    assert build_error(graph.scatter_elements, data, TensorType((2, 2), i32), TensorType((2, 3), f32)) == (
+    assert op_error(graph.scatter_elements, data, TensorType((2, 2), i32), TensorType((2, 3), f32)) == (
         "scatter_elements updates differ from indices in dim 1: 2 != 3"
     )
-    assert build_error(graph.scatter_elements, data, TensorType((2, 2), i32), TensorType((2, 2), i32)) == (
+    assert op_error(graph.scatter_elements, data, TensorType((2, 2), i32), TensorType((2, 2), i32)) == (
         "data and updates must have one element type, got f32, i32"
     )
     flags = TensorType((3,), i1)
-    assert build_error(graph.scatter_elements, flags, TensorType((1,), i32), flags, reduction="add") == (
+    assert op_error(graph.scatter_elements, flags, TensorType((1,), i32), flags, reduction="add") == (
         'data of reduction "add" element type must be a number (not i1), got i1'
     )
     out = run_op(graph.scatter_elements, np.zeros(3, np.bool_), ints([2, 0]), np.ones(2, np.bool_), reduction="max")
@@ -308,16 +263,16 @@ def test_scatter_nd_types_and_errors() -> None:
     data = TensorType((N, 4), f32)
     assert result_type(graph.scatter_nd, data, TensorType((K, 1), i64), TensorType((K, 4), f32)) == data
     d = TensorType((3, 4), f32)
-    assert build_error(graph.scatter_nd, d, TensorType((2, 1), i64), TensorType((2, 3), f32)) == (
+    assert op_error(graph.scatter_nd, d, TensorType((2, 1), i64), TensorType((2, 3), f32)) == (
         "scatter_nd updates dim 1 differs from indices[:-1] + data[1:]: 4 != 3"
     )
-    assert build_error(graph.scatter_nd, d, TensorType((2, 1), i64), TensorType((2,), f32)) == (
+    assert op_error(graph.scatter_nd, d, TensorType((2, 1), i64), TensorType((2,), f32)) == (
         "scatter_nd updates must have shape indices[:-1] + data[1:] = [2, 4], got tensor<2xf32>"
     )
-    assert build_error(graph.scatter_nd, d, TensorType((2, 3), i64), TensorType((2,), f32)) == (
+    assert op_error(graph.scatter_nd, d, TensorType((2, 3), i64), TensorType((2,), f32)) == (
         "scatter_nd index tuples have length 3, which must be in 1..2"
     )
-    assert build_error(graph.scatter_nd, d, TensorType((2, 1), f32), TensorType((2, 4), f32)) == (
+    assert op_error(graph.scatter_nd, d, TensorType((2, 1), f32), TensorType((2, 4), f32)) == (
         "indices element type must be an integer, got f32"
     )
     message = run_error(graph.scatter_nd, np.zeros(8, np.float32), ints([[8]]), floats([1]))
@@ -332,10 +287,10 @@ def test_embedding() -> None:
     assert run_op(graph.embedding, weight, ints([], np.int64)).shape == (0, 3)
     types = (TensorType((100, 16), f32), TensorType((N, K), i64))
     assert result_type(graph.embedding, *types) == TensorType((N, K, 16), f32)
-    assert build_error(graph.embedding, TensorType((2, 3, 4), f32), TensorType((2,), i32)) == (
+    assert op_error(graph.embedding, TensorType((2, 3, 4), f32), TensorType((2,), i32)) == (
         "embedding weight must have rank 2, got tensor<2x3x4xf32>"
     )
-    assert build_error(graph.embedding, TensorType((2, 3), f32), TensorType((2,), f32)) == (
+    assert op_error(graph.embedding, TensorType((2, 3), f32), TensorType((2,), f32)) == (
         "indices element type must be an integer, got f32"
     )
     message = run_error(graph.embedding, weight, ints([1, -1]))

@@ -3,21 +3,17 @@ numpy, symbolic shape inference, empty dims, integer wrapping and exact diagnost
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import pytest
 
-import tensorium as tm
 from tensorium.backends.interp import round_to_bf16, run
 from tensorium.errors import VerifyError
 from tensorium.ir import (
     DYN,
-    InsertionPoint,
     IntegerType,
     OpDef,
-    Operation,
     ScalarType,
     Sym,
     TensorType,
@@ -25,47 +21,17 @@ from tensorium.ir import (
     bf16,
     f16,
     f32,
-    func_body,
     graph,
     i1,
     i8,
     i32,
-    make_func,
-    make_module,
     parse_module,
-    set_results,
 )
 from tensorium.ir.types import scalar_type_of
+from tensorium.testing import build_module, op_error, result_type, run_op
 
 RNG = np.random.default_rng(1)
 N, M, B = Sym("n"), Sym("m"), Sym("b")
-
-
-def build(inputs: Sequence[Type], body: Callable[..., Any]) -> Operation:
-    """A verified module @main(inputs) returning body(*args); its text must print and parse back the same."""
-    func = make_func("main", inputs)
-    block = func_body(func)
-    with InsertionPoint(block):
-        out = body(*block.args)
-    set_results(func, [out])
-    module = make_module([func])
-    tm.verify(module)
-    text = tm.print_module(module)
-    assert tm.print_module(parse_module(text)) == text
-    return module
-
-
-def run_op(op: OpDef, *arrays: np.ndarray, elements: Sequence[ScalarType] = (), **attrs: Any) -> np.ndarray:
-    """``op`` applied to ``arrays`` in the interpreter (element types from the dtypes unless given)."""
-    kinds = list(elements) or [scalar_type_of(a.dtype) for a in arrays]
-    types = [TensorType(a.shape, e) for a, e in zip(arrays, kinds)]
-    return run(build(types, lambda *xs: op(*xs, **attrs)), list(arrays))[0]
-
-
-def result_type(op: OpDef, *types: Type, **attrs: Any) -> Type:
-    func = make_func("main", types)
-    with InsertionPoint(func_body(func)):
-        return op(*func_body(func).args, **attrs).type  # type: ignore[no-any-return]
 
 
 def t(*shape: int | Sym, element: ScalarType = f32) -> TensorType:
@@ -157,7 +123,7 @@ def test_matmul_symbolic_inference(sa: tuple, sb: tuple, attrs: dict[str, bool],
 
 
 def test_matmul_runs_with_symbolic_shapes() -> None:
-    module = build([t(B, N, 3), t(3, 2)], lambda a, b: graph.matmul(a, b))
+    module = build_module([t(B, N, 3), t(3, 2)], lambda a, b: graph.matmul(a, b))
     a, b = rand(2, 5, 3), rand(3, 2)
     np.testing.assert_allclose(run(module, [a, b])[0], a @ b, rtol=1e-6)
 
@@ -261,9 +227,7 @@ def test_einsum_symbolic_inference(equation: str, shapes: list[tuple], expected:
 def test_invalid_contractions_give_exact_messages(
     op: OpDef, types: tuple[Type, ...], attrs: dict[str, Any], message: str
 ) -> None:
-    with pytest.raises(VerifyError) as info:
-        result_type(op, *types, **attrs)
-    assert str(info.value) == f"error: '{op.name}' op {message}"
+    assert op_error(op, *types, **attrs) == message
 
 
 def test_contraction_errors_through_the_parser() -> None:

@@ -20,46 +20,18 @@ import tensorium as tm
 from tensorium.backends.interp import run
 from tensorium.errors import InterpreterError, VerifyError
 from tensorium.ir import (
-    InsertionPoint,
     OpDef,
-    Operation,
     Sym,
     TensorType,
     Type,
     f16,
     f32,
-    func_body,
-    func_type,
     graph,
     i32,
-    make_func,
-    make_module,
-    set_results,
 )
-from tensorium.ir.types import tensor_type_of
+from tensorium.testing import build_module, op_error, result_type, run_op
 
 RNG = np.random.default_rng(0)
-
-
-def _module(op: OpDef, types: list[Type], attrs: dict[str, Any]) -> Operation:
-    func = make_func("main", types)
-    with InsertionPoint(func_body(func)):
-        y = op(*func_body(func).args, **attrs)
-    set_results(func, [y])
-    return make_module([func])
-
-
-def infer(op: OpDef, types: list[Type], **attrs: Any) -> Type:
-    """The result type the builder infers for ``op`` on operands of ``types``."""
-    return func_type(_module(op, types, attrs).regions[0].block.ops[0]).results[0]
-
-
-def run_op(op: OpDef, *arrays: np.ndarray, **attrs: Any) -> np.ndarray:
-    """Build a one-op module, check it prints and parses back to the same text, and run it."""
-    module = _module(op, [tensor_type_of(a) for a in arrays], attrs)
-    text = tm.print_module(module)
-    assert tm.print_module(tm.parse_module(text)) == text
-    return run(module, list(arrays))[0]
 
 
 def rand(*shape: int, dtype: Any = np.float32) -> np.ndarray:
@@ -294,22 +266,30 @@ def test_conv2d_empty_batch() -> None:
 
 def test_conv2d_symbolic_inference() -> None:
     w = t(4, 3, 3, 3)
-    assert str(infer(graph.conv2d, [t("n", 3, 8, 8), w])) == "tensor<[n]x4x6x6xf32>"
+    assert str(result_type(graph.conv2d, t("n", 3, 8, 8), w)) == "tensor<[n]x4x6x6xf32>"
     same = {"padding": [1, 1, 1, 1]}
-    assert str(infer(graph.conv2d, [t("n", 3, "h", "w"), w], **same)) == "tensor<[n]x4x[h]x[w]xf32>"
-    assert str(infer(graph.conv2d, [t("n", 3, "h", "w"), w], strides=[2, 1], **same)) == "tensor<[n]x4x?x[w]xf32>"
-    assert str(infer(graph.conv2d, [t("n", "?", 8, 8), w])) == "tensor<[n]x4x6x6xf32>"
-    assert str(infer(graph.conv2d, [t(1, 3, 8, 8), t("o", 3, "k", 3)])) == "tensor<1x[o]x?x6xf32>"
-    nhwc_type = infer(graph.conv2d, [t("n", 8, 8, 3), t(3, 3, 3, 4)], layout="NHWC", kernel_layout="HWIO")
+    assert str(result_type(graph.conv2d, t("n", 3, "h", "w"), w, **same)) == "tensor<[n]x4x[h]x[w]xf32>"
+    assert str(result_type(graph.conv2d, t("n", 3, "h", "w"), w, strides=[2, 1], **same)) == "tensor<[n]x4x?x[w]xf32>"
+    assert str(result_type(graph.conv2d, t("n", "?", 8, 8), w)) == "tensor<[n]x4x6x6xf32>"
+    assert str(result_type(graph.conv2d, t(1, 3, 8, 8), t("o", 3, "k", 3))) == "tensor<1x[o]x?x6xf32>"
+    nhwc_type = result_type(graph.conv2d, t("n", 8, 8, 3), t(3, 3, 3, 4), layout="NHWC", kernel_layout="HWIO")
     assert str(nhwc_type) == "tensor<[n]x6x6x4xf32>"
 
 
 def test_conv2d_symbolic_runs_and_checks_sizes_at_run_time() -> None:
-    module = _module(graph.conv2d, [t("n", 1, "h", "w"), t(1, 1, 3, 3)], {})
+    module = build_module([t("n", 1, "h", "w"), t(1, 1, 3, 3)], graph.conv2d)
     x, w = rand(2, 1, 4, 5), rand(1, 1, 3, 3)
     np.testing.assert_allclose(run(module, [x, w])[0], conv_ref(x, w), rtol=1e-5, atol=1e-5)
     with pytest.raises(InterpreterError, match=r"'graph\.conv2d' failed: output height would be 0 \(< 1\)"):
         run(module, [rand(1, 1, 2, 5), w])
+
+
+@pytest.mark.parametrize(("op", "weight"), [(graph.conv2d, (2, 1, 1, 1)), (graph.conv_transpose2d, (1, 2, 1, 1))])
+def test_bias_of_unknown_size_is_checked_at_run_time(op: OpDef, weight: tuple[int, ...]) -> None:
+    module = build_module([t(1, 1, 2, 2), t(*weight), t("?")], op)
+    x, w = np.ones((1, 1, 2, 2), np.float32), np.ones(weight, np.float32)
+    with pytest.raises(InterpreterError, match=re.escape("cannot reshape array of size 1 into shape (1,2,1,1)")):
+        run(module, [x, w, np.ones(1, np.float32)])
 
 
 # conv_transpose2d -----------------------------------------------------------------------------
@@ -343,7 +323,7 @@ def test_conv_transpose2d_matches_scatter_reference(
 
 
 def test_conv_transpose2d_is_the_adjoint_of_conv2d() -> None:
-    attrs = {"strides": [2, 2], "padding": [1, 0, 1, 2], "dilations": [1, 2], "groups": 2}
+    attrs: dict[str, Any] = {"strides": [2, 2], "padding": [1, 0, 1, 2], "dilations": [1, 2], "groups": 2}
     x, w = rand(1, 4, 7, 6, dtype=np.float64), rand(6, 2, 3, 2, dtype=np.float64)
     y = run_op(graph.conv2d, x, w, **attrs)
     g = rand(*y.shape, dtype=np.float64)
@@ -354,11 +334,11 @@ def test_conv_transpose2d_is_the_adjoint_of_conv2d() -> None:
 
 def test_conv_transpose2d_symbolic_inference() -> None:
     w = t(3, 2, 3, 3)
-    assert str(infer(graph.conv_transpose2d, [t("n", 3, 4, 5), w], strides=[2, 2])) == "tensor<[n]x2x9x11xf32>"
+    assert str(result_type(graph.conv_transpose2d, t("n", 3, 4, 5), w, strides=[2, 2])) == "tensor<[n]x2x9x11xf32>"
     same = {"padding": [1, 1, 1, 1]}
-    assert str(infer(graph.conv_transpose2d, [t("n", 3, "h", "w"), w], **same)) == "tensor<[n]x2x[h]x[w]xf32>"
+    assert str(result_type(graph.conv_transpose2d, t("n", 3, "h", "w"), w, **same)) == "tensor<[n]x2x[h]x[w]xf32>"
     assert (
-        str(infer(graph.conv_transpose2d, [t("n", 3, "h", 4), w], groups=3, strides=[2, 1], **same))
+        str(result_type(graph.conv_transpose2d, t("n", 3, "h", 4), w, groups=3, strides=[2, 1], **same))
         == "tensor<[n]x6x?x4xf32>"
     )
 
@@ -405,7 +385,7 @@ def test_avg_pool2d_matches_reference(attrs: dict[str, Any], count_include_pad: 
 
 def test_avg_pool2d_hand_computed_divisors() -> None:
     ones = np.ones((1, 1, 3, 3), np.float32)
-    attrs = {"kernel": [3, 3], "padding": [1, 1, 1, 1]}
+    attrs: dict[str, Any] = {"kernel": [3, 3], "padding": [1, 1, 1, 1]}
     with_pad = run_op(graph.avg_pool2d, ones, count_include_pad=True, **attrs)
     np.testing.assert_allclose(with_pad[0, 0], np.array([[4, 6, 4], [6, 9, 6], [4, 6, 4]]) / 9, rtol=1e-6)
     np.testing.assert_array_equal(run_op(graph.avg_pool2d, ones, **attrs), np.ones((1, 1, 3, 3)))
@@ -432,15 +412,15 @@ def test_max_pool2d_integers() -> None:
 
 
 def test_pool_symbolic_inference() -> None:
-    assert str(infer(graph.max_pool2d, [t("n", 3, 8, 8)], kernel=[2, 2], strides=[2, 2])) == "tensor<[n]x3x4x4xf32>"
-    assert str(infer(graph.max_pool2d, [t("n", 3, "h", 7)], kernel=[3, 3], padding=[1, 1, 1, 1])) == (
+    assert str(result_type(graph.max_pool2d, t("n", 3, 8, 8), kernel=[2, 2], strides=[2, 2])) == "tensor<[n]x3x4x4xf32>"
+    assert str(result_type(graph.max_pool2d, t("n", 3, "h", 7), kernel=[3, 3], padding=[1, 1, 1, 1])) == (
         "tensor<[n]x3x[h]x7xf32>"
     )
     assert str(
-        infer(graph.avg_pool2d, [t("n", "h", 7, 3)], kernel=[2, 2], ceil_mode=True, strides=[2, 2], layout="NHWC")
+        result_type(graph.avg_pool2d, t("n", "h", 7, 3), kernel=[2, 2], ceil_mode=True, strides=[2, 2], layout="NHWC")
     ) == ("tensor<[n]x?x4x3xf32>")
-    assert str(infer(graph.global_avg_pool2d, [t("n", 3, "h", "w")])) == "tensor<[n]x3x1x1xf32>"
-    assert str(infer(graph.global_max_pool2d, [t("n", "h", "w", 5)], layout="NHWC")) == "tensor<[n]x1x1x5xf32>"
+    assert str(result_type(graph.global_avg_pool2d, t("n", 3, "h", "w"))) == "tensor<[n]x3x1x1xf32>"
+    assert str(result_type(graph.global_max_pool2d, t("n", "h", "w", 5), layout="NHWC")) == "tensor<[n]x1x1x5xf32>"
 
 
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
@@ -506,8 +486,8 @@ def test_resize_f16_and_symbolic_inference() -> None:
     y = run_op(graph.resize, x, size=[5, 2], mode="bilinear", coordinate_mode="half_pixel")
     assert y.dtype == np.float16
     np.testing.assert_allclose(y, resize_ref(x, (5, 2), "bilinear", "half_pixel"), rtol=2e-3, atol=2e-3)
-    assert str(infer(graph.resize, [t("n", 3, "h", "w")], size=[16, 9])) == "tensor<[n]x3x16x9xf32>"
-    assert str(infer(graph.resize, [t("n", "h", "w", 3, element=i32)], size=[2, 2], layout="NHWC")) == (
+    assert str(result_type(graph.resize, t("n", 3, "h", "w"), size=[16, 9])) == "tensor<[n]x3x16x9xf32>"
+    assert str(result_type(graph.resize, t("n", "h", "w", 3, element=i32), size=[2, 2], layout="NHWC")) == (
         "tensor<[n]x2x2x3xi32>"
     )
 
@@ -534,7 +514,7 @@ def test_softmax_is_numerically_stable() -> None:
 def test_softmax_edge_shapes() -> None:
     assert run_op(graph.softmax, np.zeros((0, 3), np.float32)).shape == (0, 3)
     np.testing.assert_array_equal(run_op(graph.softmax, np.full((2, 1), 7.0, np.float32)), [[1.0], [1.0]])
-    assert str(infer(graph.log_softmax, [t("n", 10)], axis=0)) == "tensor<[n]x10xf32>"
+    assert str(result_type(graph.log_softmax, t("n", 10), axis=0)) == "tensor<[n]x10xf32>"
 
 
 # normalizations -------------------------------------------------------------------------------
@@ -571,7 +551,7 @@ def test_rms_norm() -> None:
     row = np.array([[3.0, 4.0]], np.float32)
     expected_row = np.array([[3, 4]]) / math.sqrt(12.5 + 1e-6)
     np.testing.assert_allclose(run_op(graph.rms_norm, row), expected_row, rtol=1e-6)
-    assert str(infer(graph.rms_norm, [t("b", "s", 64), t(64)])) == "tensor<[b]x[s]x64xf32>"
+    assert str(result_type(graph.rms_norm, t("b", "s", 64), t(64))) == "tensor<[b]x[s]x64xf32>"
 
 
 @pytest.mark.parametrize(("axis", "shape"), [(1, (2, 3, 4, 5)), (-1, (2, 4, 5, 3)), (1, (4, 3)), (0, (3,))])
@@ -591,8 +571,8 @@ def test_batch_norm_hand_computed_and_symbolic() -> None:
     p = [np.array(v, np.float32) for v in ([1, 2], [0, 1], [1, 6], [4, 16])]
     np.testing.assert_allclose(run_op(graph.batch_norm, x, *p, eps=0.0), [[[[0.5]], [[3.0]]]])
     params = [t(3)] * 4
-    assert str(infer(graph.batch_norm, [t("n", 3, "h", "w"), *params])) == "tensor<[n]x3x[h]x[w]xf32>"
-    assert str(infer(graph.batch_norm, [t("n", "c"), *[t("c")] * 4])) == "tensor<[n]x[c]xf32>"
+    assert str(result_type(graph.batch_norm, t("n", 3, "h", "w"), *params)) == "tensor<[n]x3x[h]x[w]xf32>"
+    assert str(result_type(graph.batch_norm, t("n", "c"), *[t("c")] * 4)) == "tensor<[n]x[c]xf32>"
 
 
 # empty dims -----------------------------------------------------------------------------------
@@ -773,9 +753,7 @@ NEGATIVE: list[tuple[OpDef, list[Type], dict[str, Any], str]] = [
 
 @pytest.mark.parametrize(("op", "types", "attrs", "message"), NEGATIVE)
 def test_invalid_uses_give_exact_errors(op: OpDef, types: list[Type], attrs: dict[str, Any], message: str) -> None:
-    with pytest.raises(VerifyError) as info:
-        _module(op, types, attrs)
-    assert str(info.value) == f"error: '{op.name}' op {message}"
+    assert op_error(op, *types, **attrs) == message
 
 
 def test_parsed_ir_reports_location_and_rule() -> None:
@@ -801,7 +779,8 @@ def test_parsed_ir_reports_location_and_rule() -> None:
 
 
 def test_attributes_print_only_when_not_default() -> None:
-    module = _module(graph.avg_pool2d, [t(1, 4, 4, 2)], {"kernel": [2, 2], "layout": "NHWC", "count_include_pad": True})
+    attrs: dict[str, Any] = {"kernel": [2, 2], "layout": "NHWC", "count_include_pad": True}
+    module = build_module([t(1, 4, 4, 2)], lambda x: graph.avg_pool2d(x, **attrs))
     text = tm.print_module(module)
     assert '{kernel = [2, 2], layout = "NHWC", count_include_pad = true}' in text
     assert "strides" not in text and "ceil_mode" not in text

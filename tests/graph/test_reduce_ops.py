@@ -3,71 +3,29 @@ inference with symbolic dims, empty dims, and exact diagnostics."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import pytest
 
-import tensorium as tm
 from tensorium.backends.interp import run
 from tensorium.errors import InterpreterError, VerifyError
 from tensorium.ir import (
-    InsertionPoint,
     OpDef,
-    Operation,
     Sym,
     TensorType,
-    Type,
     f16,
     f32,
-    func_body,
-    func_type,
-    functions,
     graph,
     i1,
     i32,
     i64,
-    make_func,
-    make_module,
     parse_module,
-    set_results,
 )
-from tensorium.ir.types import DYN, tensor_type_of
+from tensorium.ir.types import DYN
+from tensorium.testing import build_module, op_error, result_type, run_op
 
 RNG = np.random.default_rng(0)
-
-
-def build(inputs: Sequence[Type], body: Callable[..., Any]) -> Operation:
-    """A verified module @main(inputs) returning body(*args); its text must print and parse back the same."""
-    func = make_func("main", inputs, arg_names=[f"x{i}" for i in range(len(inputs))])
-    block = func_body(func)
-    with InsertionPoint(block):
-        out = body(*block.args)
-    set_results(func, list(out) if isinstance(out, (tuple, list)) else [out])
-    module = make_module([func])
-    tm.verify(module)
-    text = tm.print_module(module)
-    assert tm.print_module(parse_module(text)) == text
-    return module
-
-
-def run_op(op: OpDef, *arrays: np.ndarray, **attrs: Any) -> np.ndarray:
-    module = build([tensor_type_of(a) for a in arrays], lambda *xs: op(*xs, **attrs))
-    return run(module, list(arrays))[0]
-
-
-def result_type(op: OpDef, *types: Type, **attrs: Any) -> Type:
-    module = build(types, lambda *xs: op(*xs, **attrs))
-    return func_type(functions(module)[0]).results[0]
-
-
-def build_error(op: OpDef, *types: Type, **attrs: Any) -> str:
-    args = func_body(make_func("f", types)).args
-    with pytest.raises(VerifyError) as info:
-        op(*args, **attrs)
-    assert info.value.op_name == op.name
-    return info.value.message
 
 
 REDUCTIONS = [
@@ -120,8 +78,8 @@ def test_empty_dimensions_have_identities() -> None:
 @pytest.mark.parametrize(("op", "what"), [(graph.reduce_max, "max"), (graph.reduce_min, "min")])
 def test_max_min_of_empty_dimension(op: OpDef, what: str) -> None:
     t = TensorType((2, 0, 3), f32)
-    assert build_error(op, t, axes=[-2]) == f"{what} of an empty dimension (axis 1 has size 0) has no value"
-    module = build([TensorType((Sym("n"), 3), f32)], lambda x: op(x, axes=[0]))
+    assert op_error(op, t, axes=[-2]) == f"{what} of an empty dimension (axis 1 has size 0) has no value"
+    module = build_module([TensorType((Sym("n"), 3), f32)], lambda x: op(x, axes=[0]))
     with pytest.raises(InterpreterError) as info:
         run(module, [np.zeros((0, 3), np.float32)])
     assert str(info.value) == f"'{op.name}' failed: {what} of an empty dimension (axis 0 has size 0) has no value"
@@ -141,7 +99,7 @@ def test_bool_max_min_are_any_all() -> None:
     x = np.array([[True, False], [False, False]])
     assert run_op(graph.reduce_max, x, axes=[1]).tolist() == [True, False]
     assert run_op(graph.reduce_min, x, axes=[0]).tolist() == [False, False]
-    assert build_error(graph.reduce_sum, TensorType((2,), i1), axes=[0]) == (
+    assert op_error(graph.reduce_sum, TensorType((2,), i1), axes=[0]) == (
         "operand element type must be a number (not i1), got i1"
     )
 
@@ -169,10 +127,10 @@ def test_reduction_types_keep_symbolic_dims() -> None:
 
 def test_reduction_axis_errors() -> None:
     t = TensorType((2, 3, 4), f32)
-    assert build_error(graph.reduce_sum, t, axes=[1, -2]) == "axes [1, -2] repeat an axis"
-    assert build_error(graph.reduce_mean, t, axes=[3]).endswith(" 3 is out of range for rank 3")
-    assert build_error(graph.argmax, t, axis=-4) == "axis -4 is out of range for rank 3"
-    assert build_error(graph.cumsum, t, axis=5) == "axis 5 is out of range for rank 3"
+    assert op_error(graph.reduce_sum, t, axes=[1, -2]) == "axes [1, -2] repeat an axis"
+    assert op_error(graph.reduce_mean, t, axes=[3]).endswith(" 3 is out of range for rank 3")
+    assert op_error(graph.argmax, t, axis=-4) == "axis -4 is out of range for rank 3"
+    assert op_error(graph.cumsum, t, axis=5) == "axis 5 is out of range for rank 3"
 
 
 def test_missing_axes_attribute_is_reported_with_location() -> None:
@@ -205,7 +163,7 @@ def test_argmax_matches_numpy_and_infers_i64() -> None:
     t = TensorType((Sym("b"), 7, DYN), f16)
     assert result_type(graph.argmax, t, axis=1) == TensorType((Sym("b"), DYN), i64)
     assert result_type(graph.argmin, t, axis=-1, keepdims=True) == TensorType((Sym("b"), 7, 1), i64)
-    assert build_error(graph.argmin, TensorType((0, 3), f32), axis=0) == (
+    assert op_error(graph.argmin, TensorType((0, 3), f32), axis=0) == (
         "argmin of an empty dimension (axis 0 has size 0) has no value"
     )
     assert run_op(graph.argmax, np.zeros((0, 3), np.float32), axis=1).shape == (0,)
@@ -232,6 +190,6 @@ def test_cumsum_axes_and_empty() -> None:
     assert run_op(graph.cumsum, np.zeros((2, 0), np.float32), axis=1, exclusive=True).shape == (2, 0)
     t = TensorType((Sym("n"), 3), i32)
     assert result_type(graph.cumsum, t, axis=0) == t
-    assert build_error(graph.cumsum, TensorType((3,), i1), axis=0) == (
+    assert op_error(graph.cumsum, TensorType((3,), i1), axis=0) == (
         "operand element type must be a number (not i1), got i1"
     )

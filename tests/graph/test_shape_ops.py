@@ -3,7 +3,6 @@ inference with symbolic dims, text round trips and exact diagnostics."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -15,9 +14,6 @@ import tensorium as tm
 from tensorium.backends.interp import run
 from tensorium.errors import InterpreterError, VerifyError
 from tensorium.ir import (
-    InsertionPoint,
-    OpDef,
-    Operation,
     Sym,
     TensorType,
     Type,
@@ -31,46 +27,13 @@ from tensorium.ir import (
     i32,
     i64,
     make_func,
-    make_module,
     parse_module,
-    set_results,
 )
 from tensorium.ir.types import DYN, tensor_type_of
+from tensorium.testing import build_module, op_error, result_type, run_op
 
 END = 2**63 - 1
 N, M = Sym("n"), Sym("m")
-
-
-def build(inputs: Sequence[Type], body: Callable[..., Any]) -> Operation:
-    """A verified module @main(inputs) returning body(*args); its text must print and parse back the same."""
-    func = make_func("main", inputs, arg_names=[f"x{i}" for i in range(len(inputs))])
-    block = func_body(func)
-    with InsertionPoint(block):
-        out = body(*block.args)
-    set_results(func, list(out) if isinstance(out, (tuple, list)) else [out])
-    module = make_module([func])
-    tm.verify(module)
-    text = tm.print_module(module)
-    assert tm.print_module(parse_module(text)) == text
-    return module
-
-
-def run_op(op: OpDef, *arrays: np.ndarray, **attrs: Any) -> np.ndarray:
-    module = build([tensor_type_of(a) for a in arrays], lambda *xs: op(*xs, **attrs))
-    return run(module, list(arrays))[0]
-
-
-def result_type(op: OpDef, *types: Type, **attrs: Any) -> Type:
-    module = build(types, lambda *xs: op(*xs, **attrs))
-    return func_type(functions(module)[0]).results[0]
-
-
-def build_error(op: OpDef, *types: Type, **attrs: Any) -> str:
-    args = func_body(make_func("f", types)).args
-    with pytest.raises(VerifyError) as info:
-        op(*args, **attrs)
-    assert info.value.op_name == op.name
-    return info.value.message
 
 
 X234 = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
@@ -90,10 +53,10 @@ def test_reshape_allowzero_and_empty() -> None:
     assert run_op(graph.reshape, x, shape=[3, 0], allowzero=True).shape == (3, 0)
     assert run_op(graph.reshape, x, shape=[0, -1]).shape == (0, 3)
     assert run_op(graph.reshape, x, shape=[-1, 3]).shape == (0, 3)
-    assert build_error(graph.reshape, TensorType((0, 3), f32), shape=[3, 0]) == (
+    assert op_error(graph.reshape, TensorType((0, 3), f32), shape=[3, 0]) == (
         "cannot reshape tensor<0x3xf32> (0 elements) to shape [3, 0]"
     )
-    assert build_error(graph.reshape, TensorType((0, 3), f32), shape=[0, -1], allowzero=True) == (
+    assert op_error(graph.reshape, TensorType((0, 3), f32), shape=[0, -1], allowzero=True) == (
         "reshape shape [0, -1] mixes 0 and -1 with allowzero"
     )
 
@@ -115,7 +78,7 @@ def test_reshape_symbolic(shape_in: tuple[Any, ...], target: list[int], expected
 
 
 def test_reshape_runs_with_symbolic_dims() -> None:
-    module = build([TensorType((Sym("b"), Sym("s"), 64), f32)], lambda x: graph.reshape(x, shape=[0, -1]))
+    module = build_module([TensorType((Sym("b"), Sym("s"), 64), f32)], lambda x: graph.reshape(x, shape=[0, -1]))
     x = np.arange(2 * 3 * 64, dtype=np.float32).reshape(2, 3, 64)
     np.testing.assert_array_equal(run(module, [x])[0], x.reshape(2, 192))
 
@@ -132,7 +95,7 @@ def test_reshape_runs_with_symbolic_dims() -> None:
     ],
 )
 def test_reshape_errors(shape_in: tuple[Any, ...], target: list[int], message: str) -> None:
-    assert build_error(graph.reshape, TensorType(shape_in, f32), shape=target) == message
+    assert op_error(graph.reshape, TensorType(shape_in, f32), shape=target) == message
 
 
 # transpose ------------------------------------------------------------------------------------
@@ -141,10 +104,10 @@ def test_transpose() -> None:
     assert run_op(graph.transpose, np.zeros((0, 1), np.int32), perm=[1, 0]).shape == (1, 0)
     t = TensorType((N, DYN, 3), f32)
     assert result_type(graph.transpose, t, perm=[2, 0, 1]) == TensorType((3, N, DYN), f32)
-    assert build_error(graph.transpose, TensorType((2, 3), f32), perm=[0, 0]) == (
+    assert op_error(graph.transpose, TensorType((2, 3), f32), perm=[0, 0]) == (
         "perm [0, 0] is not a permutation of the 2 axes of tensor<2x3xf32>"
     )
-    assert build_error(graph.transpose, TensorType((2, 3), f32), perm=[1, 0, 2]) == (
+    assert op_error(graph.transpose, TensorType((2, 3), f32), perm=[1, 0, 2]) == (
         "perm [1, 0, 2] is not a permutation of the 2 axes of tensor<2x3xf32>"
     )
 
@@ -171,13 +134,13 @@ def test_broadcast_to() -> None:
     assert result_type(graph.broadcast_to, TensorType((N, 1), f32), shape=[-1, 5]) == TensorType((N, 5), f32)
     assert result_type(graph.broadcast_to, TensorType((DYN, 1), i32), shape=[7, 4, 5]) == TensorType((7, 4, 5), i32)
     t = TensorType((3,), f32)
-    assert build_error(graph.broadcast_to, t, shape=[4]) == (
+    assert op_error(graph.broadcast_to, t, shape=[4]) == (
         "cannot broadcast tensor<3xf32> to shape [4]: input dim 3 is neither 1 nor 4"
     )
-    assert build_error(graph.broadcast_to, t, shape=[-1, 3]) == (
+    assert op_error(graph.broadcast_to, t, shape=[-1, 3]) == (
         "broadcast shape [-1, 3] has -1 at position 0, which has no input dim"
     )
-    assert build_error(graph.broadcast_to, TensorType((2, 3), f32), shape=[3]) == (
+    assert op_error(graph.broadcast_to, TensorType((2, 3), f32), shape=[3]) == (
         "cannot broadcast tensor<2x3xf32> to shape [3] of lower rank"
     )
 
@@ -190,10 +153,9 @@ def test_squeeze() -> None:
     assert run_op(graph.squeeze, x, axes=[]).shape == (1, 3, 1)
     assert result_type(graph.squeeze, TensorType((N, 1, DYN), f32), axes=[1, 2]) == TensorType((N,), f32)
     assert (
-        build_error(graph.squeeze, TensorType((1, 3), f32), axes=[1])
-        == "cannot squeeze axis 1 of size 3 (it must be 1)"
+        op_error(graph.squeeze, TensorType((1, 3), f32), axes=[1]) == "cannot squeeze axis 1 of size 3 (it must be 1)"
     )
-    module = build([TensorType((N, 3), f32)], lambda x: graph.squeeze(x, axes=[0]))
+    module = build_module([TensorType((N, 3), f32)], lambda x: graph.squeeze(x, axes=[0]))
     assert run(module, [np.ones((1, 3), np.float32)])[0].shape == (3,)
     with pytest.raises(InterpreterError, match=r"'graph\.squeeze' failed: cannot select an axis to squeeze out"):
         run(module, [np.ones((2, 3), np.float32)])
@@ -206,7 +168,7 @@ def test_unsqueeze() -> None:
     assert run_op(graph.unsqueeze, x, axes=[-2, 0]).shape == (1, 3, 1, 4)
     np.testing.assert_array_equal(run_op(graph.unsqueeze, x, axes=[2]), x[:, :, None])
     assert result_type(graph.unsqueeze, TensorType((N, 4), f32), axes=[0, 2]) == TensorType((1, N, 1, 4), f32)
-    assert build_error(graph.unsqueeze, TensorType((3,), f32), axes=[1, -2]) == "axes [1, -2] repeat an axis"
+    assert op_error(graph.unsqueeze, TensorType((3,), f32), axes=[1, -2]) == "axes [1, -2] repeat an axis"
 
 
 # slice ----------------------------------------------------------------------------------------
@@ -275,11 +237,11 @@ def test_slice_infers_the_shape_it_computes(size: int, start: int, end: int, ste
     ],
 )
 def test_slice_errors(attrs: dict[str, Any], message: str) -> None:
-    assert build_error(graph.slice, TensorType((3, 4), f32), **attrs) == message
+    assert op_error(graph.slice, TensorType((3, 4), f32), **attrs) == message
 
 
 def test_slice_axis_out_of_range() -> None:
-    assert build_error(graph.slice, TensorType((3, 4), f32), starts=[0], ends=[1], axes=[2]).endswith(
+    assert op_error(graph.slice, TensorType((3, 4), f32), starts=[0], ends=[1], axes=[2]).endswith(
         " 2 is out of range for rank 2"
     )
 
@@ -289,13 +251,13 @@ def test_concat() -> None:
     a = np.ones((2, 3), np.float32)
     b = np.zeros((2, 0), np.float32)
     c = np.arange(4, dtype=np.float32).reshape(2, 2)
-    module = build([tensor_type_of(v) for v in (a, b, c)], lambda *xs: graph.concat(list(xs), axis=-1))
+    module = build_module([tensor_type_of(v) for v in (a, b, c)], lambda *xs: graph.concat(list(xs), axis=-1))
     np.testing.assert_array_equal(run(module, [a, b, c])[0], np.concatenate([a, b, c], axis=1))
     assert run_op(graph.concat, a, axis=0).shape == (2, 3)
 
 
 def _concat_type(types: list[Type], axis: int) -> Type:
-    module = build(types, lambda *xs: graph.concat(list(xs), axis=axis))
+    module = build_module(types, lambda *xs: graph.concat(list(xs), axis=axis))
     return func_type(functions(module)[0]).results[0]
 
 
@@ -324,14 +286,14 @@ def test_concat_errors() -> None:
 
 def test_split_values_and_text_form() -> None:
     x = np.arange(12, dtype=np.float32).reshape(2, 6)
-    module = build([tensor_type_of(x)], lambda v: graph.split(v, axis=-1, sizes=[1, 0, 5]))
+    module = build_module([tensor_type_of(x)], lambda v: graph.split(v, axis=-1, sizes=[1, 0, 5]))
     text = tm.print_module(module)
     assert "%0:3 = graph.split %x0 {axis = -1, sizes = [1, 0, 5]}" in text
     assert "func.return %0#0, %0#1, %0#2 :" in text
     outs = run(module, [x])
     assert [o.shape for o in outs] == [(2, 1), (2, 0), (2, 5)]
     np.testing.assert_array_equal(outs[2], x[:, 1:])
-    single = build([tensor_type_of(x)], lambda v: graph.split(v, axis=0, sizes=[2]))
+    single = build_module([tensor_type_of(x)], lambda v: graph.split(v, axis=0, sizes=[2]))
     np.testing.assert_array_equal(run(single, [x])[0], x)
 
 
@@ -351,7 +313,7 @@ def test_split_results_used_by_index_in_text() -> None:
 
 
 def test_split_symbolic_axis_checked_at_run_time() -> None:
-    module = build([TensorType((N,), f32)], lambda v: graph.split(v, axis=0, sizes=[1, 2]))
+    module = build_module([TensorType((N,), f32)], lambda v: graph.split(v, axis=0, sizes=[1, 2]))
     assert [r.type for r in func_body(functions(module)[0]).ops[0].results] == [
         TensorType((1,), f32),
         TensorType((2,), f32),
@@ -369,7 +331,7 @@ def test_split_symbolic_axis_checked_at_run_time() -> None:
     ],
 )
 def test_split_errors(sizes: list[int], message: str) -> None:
-    assert build_error(graph.split, TensorType((2, 5), f32), axis=1, sizes=sizes) == message
+    assert op_error(graph.split, TensorType((2, 5), f32), axis=1, sizes=sizes) == message
 
 
 # pad ------------------------------------------------------------------------------------------
@@ -432,11 +394,11 @@ def test_pad_symbolic() -> None:
     ],
 )
 def test_pad_errors(t: TensorType, attrs: dict[str, Any], message: str) -> None:
-    assert build_error(graph.pad, t, **attrs) == message
+    assert op_error(graph.pad, t, **attrs) == message
 
 
 def test_pad_reflect_checked_at_run_time() -> None:
-    module = build([TensorType((N,), f32)], lambda v: graph.pad(v, pads=[2, 0], mode="reflect"))
+    module = build_module([TensorType((N,), f32)], lambda v: graph.pad(v, pads=[2, 0], mode="reflect"))
     with pytest.raises(InterpreterError, match=r"reflect pads \(2, 0\) do not fit axis 0 of size 2"):
         run(module, [np.zeros(2, np.float32)])
 
@@ -447,15 +409,15 @@ def test_tile() -> None:
     assert run_op(graph.tile, X23, repeats=[0, 1]).shape == (0, 3)
     assert result_type(graph.tile, TensorType((N, 3, DYN), f32), repeats=[1, 2, 0]) == TensorType((N, 6, 0), f32)
     assert result_type(graph.tile, TensorType((N,), f32), repeats=[3]) == TensorType((DYN,), f32)
-    assert build_error(graph.tile, TensorType((2, 3), f32), repeats=[2]) == (
+    assert op_error(graph.tile, TensorType((2, 3), f32), repeats=[2]) == (
         "repeats [2] must have one entry per axis of tensor<2x3xf32>"
     )
-    assert build_error(graph.tile, TensorType((2,), f32), repeats=[-1]) == "repeats [-1] must not be negative"
+    assert op_error(graph.tile, TensorType((2,), f32), repeats=[-1]) == "repeats [-1] must not be negative"
 
 
 # arange ---------------------------------------------------------------------------------------
 def _arange(**attrs: Any) -> np.ndarray:
-    module = build([], lambda: graph.arange(**attrs))
+    module = build_module([], lambda: graph.arange(**attrs))
     return run(module, [])[0]
 
 
@@ -494,4 +456,4 @@ def test_triangles_hand_computed_and_types() -> None:
     assert run_op(graph.triu, np.ones((2, 3), np.int32), k=1).tolist() == [[0, 1, 1], [0, 0, 1]]
     t = TensorType((N, DYN, 4), f32)
     assert result_type(graph.triu, t, k=-2) == t
-    assert build_error(graph.tril, TensorType((3,), f32)) == "needs rank >= 2, got tensor<3xf32>"
+    assert op_error(graph.tril, TensorType((3,), f32)) == "needs rank >= 2, got tensor<3xf32>"

@@ -25,6 +25,72 @@ def body(*lines: str, args: str = "%x: tensor<4xf32>", results: str = "tensor<4x
 
 RELU = "(tensor<4xf32>) -> tensor<4xf32>"
 RET = "func.return %0 : tensor<4xf32>"
+QUANT_FORMS = "expected !quant<u4:f32, per_tensor | per_channel(axis=A) | per_group(axis=A, size=G)>"
+
+
+def taking(arg_type: str) -> str:
+    """A function of one argument of ``arg_type`` (written from 1:21 on) that returns nothing."""
+    return body("func.return", args=f"%x: {arg_type}", results="()")
+
+
+def constant(data: str, type_text: str) -> str:
+    """A function whose first op is a graph.constant of ``dense<data> : type_text`` (data from 2:38 on)."""
+    return body(f"%0 = graph.constant {{value = dense<{data}> : {type_text}}} : () -> {type_text}", RET)
+
+
+# (case id, argument type, column, what stands where dims and an element type should)
+BAD_TENSOR_TYPES: list[tuple[str, str, int, str]] = [
+    ("unknown-element-type", "tensor<4xfoo>", 30, "'foo'"),
+    ("negative-dimension", "tensor<4x-1xf32>", 30, "'-1'"),
+    ("bad-dimension-name", "tensor<[1n]xf32>", 28, "'[1n]'"),
+    ("empty-dimension-name", "tensor<[]xf32>", 28, "'[]'"),
+    ("missing-element-type", "tensor<4x>", 30, "'' (missing element type)"),
+    ("spaces-in-tensor-type", "tensor<4 x f32>", 28, "'4 '"),
+]
+
+# (case id, dense data, constant type, column, message)
+BAD_CONSTANTS: list[tuple[str, str, str, int, str]] = [
+    (
+        "dense-shape-mismatch",
+        "[1.0, 2.0]",
+        "tensor<4xf32>",
+        38,
+        "constant data of shape [2] does not match tensor<4xf32>",
+    ),
+    (
+        "dense-extra-nesting",
+        "[[1.0, 2.0, 3.0, 4.0]]",
+        "tensor<4xf32>",
+        38,
+        "constant data of shape [1, 4] does not match tensor<4xf32>",
+    ),
+    (
+        "dense-one-element-list-for-many",
+        "[1.0]",
+        "tensor<4xf32>",
+        38,
+        "constant data of shape [1] does not match tensor<4xf32>",
+    ),
+    (
+        "dense-symbolic-type",
+        "1.0",
+        "tensor<?xf32>",
+        45,
+        "a dense constant needs a static tensor type, got tensor<?xf32>",
+    ),
+    ("dense-float-in-int", "[1, 1.5]", "tensor<2xi8>", 42, "float value 1.5 in a constant of element type i8"),
+    ("dense-bool-in-float", "true", "tensor<4xf32>", 38, "boolean value in a constant of element type f32"),
+    ("dense-int-out-of-range", "300", "tensor<2xi8>", 38, "value 300 is out of range for i8 (-128..127)"),
+    ("dense-odd-width-out-of-range", "[3, -5]", "tensor<2xi3>", 42, "value -5 is out of range for i3 (-4..3)"),
+    ("dense-negative-unsigned", "-1", "tensor<2xu5>", 38, "value -1 is out of range for u5 (0..31)"),
+    ("dense-bool-out-of-range", "2", "tensor<2xi1>", 38, "value 2 is out of range for i1 (0..1)"),
+    ("hex-too-short", '"0x0000"', "tensor<2xf32>", 38, "hex constant has 2 bytes, tensor<2xf32> needs 8"),
+    ("hex-odd-length", '"0x000"', "tensor<2xf32>", 38, "hex constant data has an odd number of digits"),
+    ("hex-bad-digit", '"0x00G0000000000000"', "tensor<2xf32>", 38, "hex constant data has a non-hex character"),
+    ("hex-no-prefix", '"abcd"', "tensor<2xi8>", 38, "hex constant data must start with 0x"),
+    ("hex-out-of-range", '"0x0107"', "tensor<2xi3>", 38, "value 7 is out of range for i3 (-4..3)"),
+    ("hex-bool-out-of-range", '"0x0102"', "tensor<2xi1>", 38, "value 2 is out of range for i1 (0..1)"),
+]
 
 # (case id, text, expected first line of the message)
 CASES: list[tuple[str, str, str]] = [
@@ -91,77 +157,47 @@ CASES: list[tuple[str, str, str]] = [
     ),
     # types
     ("unknown-scalar-type", body("func.return %x : tensor<4xf32>", args="%x: f33"), "1:21: error: unknown type 'f33'"),
-    ("integer-too-wide", body("func.return", args="%x: i65", results="()"), "1:21: error: unknown type 'i65'"),
-    ("integer-zero-width", body("func.return", args="%x: u0", results="()"), "1:21: error: unknown type 'u0'"),
-    (
-        "unknown-element-type",
-        body("func.return", args="%x: tensor<4xfoo>", results="()"),
-        "1:30: error: bad tensor type 'tensor<4xfoo>': expected dimensions like 4x?x[n]x and an element type, "
-        "got 'foo'",
-    ),
-    (
-        "negative-dimension",
-        body("func.return", args="%x: tensor<4x-1xf32>", results="()"),
-        "1:30: error: bad tensor type 'tensor<4x-1xf32>': expected dimensions like 4x?x[n]x and an element type, "
-        "got '-1'",
-    ),
-    (
-        "bad-dimension-name",
-        body("func.return", args="%x: tensor<[1n]xf32>", results="()"),
-        "1:28: error: bad tensor type 'tensor<[1n]xf32>': expected dimensions like 4x?x[n]x and an element type, "
-        "got '[1n]'",
-    ),
-    (
-        "empty-dimension-name",
-        body("func.return", args="%x: tensor<[]xf32>", results="()"),
-        "1:28: error: bad tensor type 'tensor<[]xf32>': expected dimensions like 4x?x[n]x and an element type, "
-        "got '[]'",
-    ),
-    (
-        "missing-element-type",
-        body("func.return", args="%x: tensor<4x>", results="()"),
-        "1:30: error: bad tensor type 'tensor<4x>': expected dimensions like 4x?x[n]x and an element type, "
-        "got '' (missing element type)",
-    ),
-    (
-        "spaces-in-tensor-type",
-        body("func.return", args="%x: tensor<4 x f32>", results="()"),
-        "1:28: error: bad tensor type 'tensor<4 x f32>': expected dimensions like 4x?x[n]x and an element type, "
-        "got '4 '",
-    ),
+    ("integer-too-wide", taking("i65"), "1:21: error: unknown type 'i65'"),
+    ("integer-zero-width", taking("u0"), "1:21: error: unknown type 'u0'"),
+    *[
+        (
+            case,
+            taking(arg_type),
+            f"1:{column}: error: bad tensor type '{arg_type}': expected dimensions like 4x?x[n]x and an element "
+            f"type, got {got}",
+        )
+        for case, arg_type, column, got in BAD_TENSOR_TYPES
+    ],
     (
         "tensor-of-tensor",
-        body("func.return", args="%x: tensor<4xtensor<4xf32>>", results="()"),
+        taking("tensor<4xtensor<4xf32>>"),
         "1:30: error: tensor element must be a scalar type, got 'tensor<4xf32>'",
     ),
     (
         "quantized-too-many-bits",
-        body("func.return", args="%x: tensor<4x!quant<u9:f32, per_tensor>>", results="()"),
+        taking("tensor<4x!quant<u9:f32, per_tensor>>"),
         "1:30: error: bad quantized type '!quant<u9:f32, per_tensor>': quantized storage must be 1..8 bits, got 9",
     ),
     (
         "quantized-bad-layout",
-        body("func.return", args="%x: !quant<u4:f32, per_foo>", results="()"),
-        "1:21: error: bad quantized type '!quant<u4:f32, per_foo>': expected !quant<u4:f32, per_tensor | "
-        "per_channel(axis=A) | per_group(axis=A, size=G)>",
+        taking("!quant<u4:f32, per_foo>"),
+        "1:21: error: bad quantized type '!quant<u4:f32, per_foo>': " + QUANT_FORMS,
     ),
     (
         "quantized-zero-group",
-        body("func.return", args="%x: !quant<i4:bf16, per_group(axis=0, size=0)>", results="()"),
+        taking("!quant<i4:bf16, per_group(axis=0, size=0)>"),
         "1:21: error: bad quantized type '!quant<i4:bf16, per_group(axis=0, size=0)>': per_group quantization "
         "needs an axis and a group size >= 1",
     ),
     (
         "quantized-unterminated",
-        body("func.return", args="%x: !quant<u4:f32, per_tensor", results="()"),
-        "1:21: error: bad quantized type '!quant<u4:f32, per_tensor) ->': expected !quant<u4:f32, per_tensor | "
-        "per_channel(axis=A) | per_group(axis=A, size=G)>",
+        taking("!quant<u4:f32, per_tensor"),
+        "1:21: error: bad quantized type '!quant<u4:f32, per_tensor) ->': " + QUANT_FORMS,
     ),
     (
         "quantized-unclosed-paren",
-        body("func.return", args="%x: !quant<i8:f32, per_channel(axis=0>", results="()"),
-        "1:21: error: bad quantized type '!quant<i8:f32, per_channel(axis=0>': expected !quant<u4:f32, per_tensor | "
-        "per_channel(axis=A) | per_group(axis=A, size=G)>",
+        taking("!quant<i8:f32, per_channel(axis=0>"),
+        "1:21: error: bad quantized type '!quant<i8:f32, per_channel(axis=0>': " + QUANT_FORMS,
     ),
     (
         "quantized-at-end-of-line",
@@ -170,7 +206,7 @@ CASES: list[tuple[str, str, str]] = [
     ),
     (
         "tensor-closed-by-parenthesis",
-        body("func.return", args="%x: tensor<4xf32)", results="()"),
+        taking("tensor<4xf32)"),
         "1:21: error: type 'tensor<4xf32' is missing its closing '>'",
     ),
     (
@@ -302,21 +338,10 @@ CASES: list[tuple[str, str, str]] = [
         "1:1: error: attribute 'sym_name' of a function is set by its signature",
     ),
     # dense constants
-    (
-        "dense-shape-mismatch",
-        body("%0 = graph.constant {value = dense<[1.0, 2.0]> : tensor<4xf32>} : () -> tensor<4xf32>", RET),
-        "2:38: error: constant data of shape [2] does not match tensor<4xf32>",
-    ),
-    (
-        "dense-extra-nesting",
-        body("%0 = graph.constant {value = dense<[[1.0, 2.0, 3.0, 4.0]]> : tensor<4xf32>} : () -> tensor<4xf32>", RET),
-        "2:38: error: constant data of shape [1, 4] does not match tensor<4xf32>",
-    ),
-    (
-        "dense-one-element-list-for-many",
-        body("%0 = graph.constant {value = dense<[1.0]> : tensor<4xf32>} : () -> tensor<4xf32>", RET),
-        "2:38: error: constant data of shape [1] does not match tensor<4xf32>",
-    ),
+    *[
+        (case, constant(data, type_text), f"2:{column}: error: {message}")
+        for case, data, type_text, column, message in BAD_CONSTANTS
+    ],
     (
         "dense-ragged",
         body(
@@ -326,74 +351,9 @@ CASES: list[tuple[str, str, str]] = [
         "2:38: error: constant data rows have different lengths",
     ),
     (
-        "dense-symbolic-type",
-        body("%0 = graph.constant {value = dense<1.0> : tensor<?xf32>} : () -> tensor<?xf32>", RET),
-        "2:45: error: a dense constant needs a static tensor type, got tensor<?xf32>",
-    ),
-    (
         "dense-scalar-type",
         body("%0 = graph.constant {value = dense<1.0> : f32} : () -> tensor<4xf32>", RET),
         "2:45: error: a dense constant needs a static tensor type, got f32",
-    ),
-    (
-        "dense-float-in-int",
-        body("%0 = graph.constant {value = dense<[1, 1.5]> : tensor<2xi8>} : () -> tensor<2xi8>", RET),
-        "2:42: error: float value 1.5 in a constant of element type i8",
-    ),
-    (
-        "dense-bool-in-float",
-        body("%0 = graph.constant {value = dense<true> : tensor<4xf32>} : () -> tensor<4xf32>", RET),
-        "2:38: error: boolean value in a constant of element type f32",
-    ),
-    (
-        "dense-int-out-of-range",
-        body("%0 = graph.constant {value = dense<300> : tensor<2xi8>} : () -> tensor<2xi8>", RET),
-        "2:38: error: value 300 is out of range for i8 (-128..127)",
-    ),
-    (
-        "dense-odd-width-out-of-range",
-        body("%0 = graph.constant {value = dense<[3, -5]> : tensor<2xi3>} : () -> tensor<2xi3>", RET),
-        "2:42: error: value -5 is out of range for i3 (-4..3)",
-    ),
-    (
-        "dense-negative-unsigned",
-        body("%0 = graph.constant {value = dense<-1> : tensor<2xu5>} : () -> tensor<2xu5>", RET),
-        "2:38: error: value -1 is out of range for u5 (0..31)",
-    ),
-    (
-        "dense-bool-out-of-range",
-        body("%0 = graph.constant {value = dense<2> : tensor<2xi1>} : () -> tensor<2xi1>", RET),
-        "2:38: error: value 2 is out of range for i1 (0..1)",
-    ),
-    (
-        "hex-too-short",
-        body('%0 = graph.constant {value = dense<"0x0000"> : tensor<2xf32>} : () -> tensor<2xf32>', RET),
-        "2:38: error: hex constant has 2 bytes, tensor<2xf32> needs 8",
-    ),
-    (
-        "hex-odd-length",
-        body('%0 = graph.constant {value = dense<"0x000"> : tensor<2xf32>} : () -> tensor<2xf32>', RET),
-        "2:38: error: hex constant data has an odd number of digits",
-    ),
-    (
-        "hex-bad-digit",
-        body('%0 = graph.constant {value = dense<"0x00G0000000000000"> : tensor<2xf32>} : () -> tensor<2xf32>', RET),
-        "2:38: error: hex constant data has a non-hex character",
-    ),
-    (
-        "hex-no-prefix",
-        body('%0 = graph.constant {value = dense<"abcd"> : tensor<2xi8>} : () -> tensor<2xi8>', RET),
-        "2:38: error: hex constant data must start with 0x",
-    ),
-    (
-        "hex-out-of-range",
-        body('%0 = graph.constant {value = dense<"0x0107"> : tensor<2xi3>} : () -> tensor<2xi3>', RET),
-        "2:38: error: value 7 is out of range for i3 (-4..3)",
-    ),
-    (
-        "hex-bool-out-of-range",
-        body('%0 = graph.constant {value = dense<"0x0102"> : tensor<2xi1>} : () -> tensor<2xi1>', RET),
-        "2:38: error: value 2 is out of range for i1 (0..1)",
     ),
     # structure
     (

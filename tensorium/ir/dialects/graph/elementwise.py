@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ...attributes import DenseElementsAttr, OptionalFloatAttr, ScalarTypeAttr, StrAttr
-from ...opdef import InferError, define
+from ...opdef import InferError, OpDef, define
 from ...shapes import broadcast_shapes
 from ...types import Type, i1
 from .common import binary, check_dtype, erf, same_element, tensors, unary
@@ -45,11 +45,6 @@ def _gelu(x: np.ndarray, *, approximate: str) -> np.ndarray:
     return (0.5 * x * (1 + erf(x / np.sqrt(2).astype(x.dtype)))).astype(x.dtype)
 
 
-def _rsqrt(x: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return (1 / np.sqrt(x)).astype(x.dtype)
-
-
 def _safe(fn: Any) -> Any:
     def run(x: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -63,7 +58,7 @@ abs_ = unary("abs", np.abs, "number", doc="|x|")
 exp = unary("exp", _safe(np.exp), doc="e**x")
 log = unary("log", _safe(np.log), doc="natural logarithm")
 sqrt = unary("sqrt", _safe(np.sqrt), doc="square root")
-rsqrt = unary("rsqrt", _rsqrt, doc="1 / sqrt(x)")
+rsqrt = unary("rsqrt", _safe(lambda x: (1 / np.sqrt(x)).astype(x.dtype)), doc="1 / sqrt(x)")
 sin = unary("sin", np.sin, doc="sine")
 cos = unary("cos", np.cos, doc="cosine")
 tanh = unary("tanh", np.tanh, doc="hyperbolic tangent")
@@ -115,8 +110,15 @@ def _pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.power(a, b)
 
 
-def _logical(fn_bool: Any, fn_int: Any) -> Any:
-    return lambda a, b: fn_bool(a, b) if a.dtype == np.bool_ else fn_int(a, b)
+def _logical(name: str, fn_bool: Any, fn_int: Any) -> OpDef:
+    """Declare ``graph.<name>``: logical on i1, bitwise on integers."""
+    return binary(
+        name,
+        lambda a, b: fn_bool(a, b) if a.dtype == np.bool_ else fn_int(a, b),
+        "intbool",
+        commutative=True,
+        doc=f"logical {name} of i1, bitwise {name} of integers",
+    )
 
 
 add = binary("add", np.add, commutative=True, doc="lhs + rhs")
@@ -133,27 +135,9 @@ lt = binary("lt", np.less, "any", i1, doc="lhs < rhs")
 le = binary("le", np.less_equal, "any", i1, doc="lhs <= rhs")
 gt = binary("gt", np.greater, "any", i1, doc="lhs > rhs")
 ge = binary("ge", np.greater_equal, "any", i1, doc="lhs >= rhs")
-and_ = binary(
-    "and",
-    _logical(np.logical_and, np.bitwise_and),
-    "intbool",
-    commutative=True,
-    doc="logical and of i1, bitwise and of integers",
-)
-or_ = binary(
-    "or",
-    _logical(np.logical_or, np.bitwise_or),
-    "intbool",
-    commutative=True,
-    doc="logical or of i1, bitwise or of integers",
-)
-xor = binary(
-    "xor",
-    _logical(np.logical_xor, np.bitwise_xor),
-    "intbool",
-    commutative=True,
-    doc="logical xor of i1, bitwise xor of integers",
-)
+and_ = _logical("and", np.logical_and, np.bitwise_and)
+or_ = _logical("or", np.logical_or, np.bitwise_or)
+xor = _logical("xor", np.logical_xor, np.bitwise_xor)
 
 
 def _where_infer(cond: Type, lhs: Type, rhs: Type) -> Type:

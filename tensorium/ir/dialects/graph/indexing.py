@@ -9,6 +9,8 @@ into the data in order.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from ...attributes import IntAttr, StrAttr
@@ -31,16 +33,21 @@ def checked_indices(indices: np.ndarray, size: int, what: str, negative: bool = 
     return np.where(wide < 0, wide + size, wide)
 
 
-def _index_tensor(t: Type, what: str = "indices") -> TensorType:
+def _index_tensor(t: Type) -> TensorType:
     (out,) = tensors(t)
-    check_dtype(out, "int", what)
+    check_dtype(out, "int", "indices")
     return out
+
+
+def _data_and_indices(data: Type, indices: Type) -> tuple[TensorType, TensorType]:
+    """The data (or table) tensor and the integer index tensor."""
+    (d,) = tensors(data)
+    return d, _index_tensor(indices)
 
 
 # gather ---------------------------------------------------------------------------------------
 def _gather_infer(data: Type, indices: Type, *, axis: int) -> Type:
-    (d,) = tensors(data)
-    idx = _index_tensor(indices)
+    d, idx = _data_and_indices(data, indices)
     axis = normalize_axis(axis, d.rank)
     return d.with_shape(d.shape[:axis] + idx.shape + d.shape[axis + 1 :])
 
@@ -63,30 +70,37 @@ gather = define(
 
 
 # gather_elements / scatter_elements -----------------------------------------------------------
+def _oversized_dim(data_shape: Sequence[Dim], indices_shape: Sequence[Dim], axis: int) -> str | None:
+    """What is wrong when a static dim of the indices off ``axis`` is larger than data's, else None."""
+    for i, (n, k) in enumerate(zip(data_shape, indices_shape)):
+        if i != axis and isinstance(n, int) and isinstance(k, int) and k > n:
+            return f"indices dim {i} ({k}) is larger than the data dim ({n})"
+    return None
+
+
 def _check_element_indices(d: TensorType, idx: TensorType, axis: int, op: str) -> int:
     """``axis`` normalized, after checking ``idx`` has the rank of ``d`` and fits it off the axis."""
     if idx.rank != d.rank:
         raise InferError(f"{op} indices must have the rank of data ({d.rank}), got {idx}")
     axis = normalize_axis(axis, d.rank)
-    for i, (n, k) in enumerate(zip(d.shape, idx.shape)):
-        if i != axis and isinstance(n, int) and isinstance(k, int) and k > n:
-            raise InferError(f"{op} indices dim {i} ({k}) is larger than the data dim ({n})")
+    oversized = _oversized_dim(d.shape, idx.shape, axis)
+    if oversized:
+        raise InferError(f"{op} {oversized}")
     return axis
 
 
 def _element_positions(data_shape: tuple[int, ...], indices: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:
     """Full index arrays selecting, for each index element, its data element along ``axis``."""
-    for i, (n, k) in enumerate(zip(data_shape, indices.shape)):
-        if i != axis and k > n:
-            raise ValueError(f"indices dim {i} ({k}) is larger than the data dim ({n})")
+    oversized = _oversized_dim(data_shape, indices.shape, axis)
+    if oversized:
+        raise ValueError(oversized)
     grids: list[np.ndarray] = list(np.indices(indices.shape, sparse=True))
     grids[axis] = checked_indices(indices, data_shape[axis], f"axis {axis}")
     return tuple(np.broadcast_arrays(*grids))
 
 
 def _gather_elements_infer(data: Type, indices: Type, *, axis: int) -> Type:
-    (d,) = tensors(data)
-    idx = _index_tensor(indices)
+    d, idx = _data_and_indices(data, indices)
     _check_element_indices(d, idx, axis, "gather_elements")
     return idx.with_element(d.element)
 
@@ -117,16 +131,20 @@ def _scatter(target: np.ndarray, positions: np.ndarray, values: np.ndarray, redu
     ufunc.at(target, positions, values)
 
 
-def _check_reduction(data: TensorType, reduction: str) -> None:
-    if reduction in ("add", "mul"):
-        check_dtype(data, "number", f'data of reduction "{reduction}"')
-
-
-def _scatter_elements_infer(data: Type, indices: Type, updates: Type, *, axis: int, reduction: str) -> Type:
+def _scatter_operands(
+    data: Type, indices: Type, updates: Type, reduction: str
+) -> tuple[TensorType, TensorType, TensorType]:
+    """The data, index and updates tensors of a scatter, after checking their element types."""
     d, u = tensors(data, updates)
     idx = _index_tensor(indices)
     same_element([d, u], "data and updates")
-    _check_reduction(d, reduction)
+    if reduction in ("add", "mul"):
+        check_dtype(d, "number", f'data of reduction "{reduction}"')
+    return d, idx, u
+
+
+def _scatter_elements_infer(data: Type, indices: Type, updates: Type, *, axis: int, reduction: str) -> Type:
+    d, idx, u = _scatter_operands(data, indices, updates, reduction)
     _check_element_indices(d, idx, axis, "scatter_elements")
     if u.rank != idx.rank:
         raise InferError(f"scatter_elements updates {u} must have the shape of indices {idx}")
@@ -180,8 +198,7 @@ def _flat_positions(indices: np.ndarray, shape: tuple[int, ...], first_axis: int
 
 
 def _gather_nd_infer(data: Type, indices: Type, *, batch_dims: int) -> Type:
-    (d,) = tensors(data)
-    idx = _index_tensor(indices)
+    d, idx = _data_and_indices(data, indices)
     b = batch_dims
     if not 0 <= b < min(d.rank, idx.rank):
         raise InferError(f"gather_nd batch_dims {b} must be in 0..{min(d.rank, idx.rank) - 1} for {d} and {idx}")
@@ -217,10 +234,7 @@ gather_nd = define(
 
 
 def _scatter_nd_infer(data: Type, indices: Type, updates: Type, *, reduction: str) -> Type:
-    d, u = tensors(data, updates)
-    idx = _index_tensor(indices)
-    same_element([d, u], "data and updates")
-    _check_reduction(d, reduction)
+    d, idx, u = _scatter_operands(data, indices, updates, reduction)
     m = _tuple_length(idx, d.rank, "scatter_nd")
     expected: tuple[Dim, ...] = idx.shape[:-1] + d.shape[m:]
     if u.rank != len(expected):
@@ -256,8 +270,7 @@ scatter_nd = define(
 
 # embedding ------------------------------------------------------------------------------------
 def _embedding_infer(weight: Type, indices: Type) -> Type:
-    (w,) = tensors(weight)
-    idx = _index_tensor(indices)
+    w, idx = _data_and_indices(weight, indices)
     if w.rank != 2:
         raise InferError(f"embedding weight must have rank 2, got {w}")
     return w.with_shape(idx.shape + (w.shape[1],))

@@ -16,7 +16,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from ...attributes import BoolAttr, FloatAttr, IntAttr, IntsAttr, StrAttr
 from ...opdef import InferError, define
 from ...shapes import dims_equal, expect_tensor, normalize_axis
-from ...types import DYN, Dim, TensorType, Type
+from ...types import DYN, Dim, ScalarType, TensorType, Type
 from .common import check_dtype, same_element, tensors
 
 # Where N, C, H, W (data) and O, I, H, W (kernels) sit in each layout; transposing by the tuple
@@ -115,6 +115,63 @@ def _transposed_output(
     return out
 
 
+def _window_outputs(
+    hw: Sequence[Dim],
+    kernel: Sequence[Dim],
+    strides: Sequence[int],
+    padding: Sequence[int],
+    dilations: Sequence[int],
+    ceil_mode: bool,
+) -> tuple[Dim, Dim]:
+    """The window counts along height and width (see ``_window_output``)."""
+    oh, ow = (
+        _window_output(hw[i], kernel[i], strides[i], dilations[i], (padding[i], padding[i + 2]), ceil_mode, name)
+        for i, name in enumerate(_SPATIAL)
+    )
+    return oh, ow
+
+
+def _transposed_outputs(
+    hw: Sequence[Dim],
+    kernel: Sequence[Dim],
+    strides: Sequence[int],
+    padding: Sequence[int],
+    output_padding: Sequence[int],
+    dilations: Sequence[int],
+) -> tuple[Dim, Dim]:
+    """The transposed convolution's output height and width (see ``_transposed_output``)."""
+    oh, ow = (
+        _transposed_output(
+            hw[i], kernel[i], strides[i], dilations[i], (padding[i], padding[i + 2]), output_padding[i], name
+        )
+        for i, name in enumerate(_SPATIAL)
+    )
+    return oh, ow
+
+
+def _conv_operands(
+    x: Type,
+    w: Type,
+    b: Type | None,
+    strides: Sequence[int],
+    padding: Sequence[int],
+    dilations: Sequence[int],
+    groups: int,
+    layout: str,
+    output_padding: Sequence[int] = (),
+) -> tuple[TensorType, TensorType | None, ScalarType, tuple[Dim, Dim, Dim, Dim]]:
+    """The weight, bias, element type and input (N, C, H, W) of a convolution, after the checks all share."""
+    xt, wt = tensors(x, w)
+    bt = _optional(b, "bias")
+    element = same_element([xt, wt] + ([bt] if bt else []))
+    check_dtype(xt, "float")
+    _check_window_attrs(strides, padding, dilations)
+    _at_least(output_padding, 0, "output_padding")
+    if groups < 1:
+        raise InferError(f"groups must be >= 1, got {groups}")
+    return wt, bt, element, _unpack(xt, layout)
+
+
 # reference helpers ---------------------------------------------------------------------------
 def _acc(x: np.ndarray) -> np.dtype:
     """The dtype references compute in: at least f32."""
@@ -138,20 +195,25 @@ def _plan(
     ceil_mode: bool,
 ) -> tuple[tuple[int, int], Pads]:
     """Output size and the (before, after) padding that holds every window, per spatial dim."""
-    out: list[int] = []
+    oh, ow = _window_outputs(hw, kernel, strides, padding, dilations, ceil_mode)
+    assert isinstance(oh, int) and isinstance(ow, int)
     pads: list[tuple[int, int]] = []
-    for i, name in enumerate(_SPATIAL):
+    for i, o in enumerate((oh, ow)):
         lo, hi = padding[i], padding[i + 2]
-        o = _window_output(hw[i], kernel[i], strides[i], dilations[i], (lo, hi), ceil_mode, name)
-        assert isinstance(o, int)
         extent = dilations[i] * (kernel[i] - 1) + 1
         pads.append((lo, max(hi, (o - 1) * strides[i] + extent - hw[i] - lo)))
-        out.append(o)
-    return (out[0], out[1]), (pads[0], pads[1])
+    return (oh, ow), (pads[0], pads[1])
 
 
 def _pad(x: np.ndarray, pads: Pads, value: float = 0.0) -> np.ndarray:
     return np.pad(x, ((0, 0), (0, 0), *pads), constant_values=value)
+
+
+def _conv_result(y: np.ndarray, b: np.ndarray | None, layout: str, dtype: np.dtype) -> np.ndarray:
+    """NCHW ``y`` plus the optional per-channel bias, in ``layout`` and ``dtype``."""
+    if b is not None:
+        y = y + b.astype(y.dtype).reshape(1, y.shape[1], 1, 1)
+    return _from_nchw(y, layout).astype(dtype)
 
 
 def _windows(
@@ -177,14 +239,7 @@ def _conv2d_infer(
     layout: str,
     kernel_layout: str,
 ) -> Type:
-    xt, wt = tensors(x, w)
-    bt = _optional(b, "bias")
-    element = same_element([xt, wt] + ([bt] if bt else []))
-    check_dtype(xt, "float")
-    _check_window_attrs(strides, padding, dilations)
-    if groups < 1:
-        raise InferError(f"groups must be >= 1, got {groups}")
-    n, c, h, width = _unpack(xt, layout)
+    wt, bt, element, (n, c, h, width) = _conv_operands(x, w, b, strides, padding, dilations, groups, layout)
     if wt.rank != 4:
         raise InferError(f"weight must have rank 4 ({kernel_layout}), got {wt}")
     o, i, kh, kw = (wt.shape[a] for a in _KERNEL_AXES[kernel_layout])
@@ -193,8 +248,7 @@ def _conv2d_infer(
     if isinstance(c, int) and isinstance(i, int) and i != c // groups:
         raise InferError(f"weight has {i} input channels per group, expected {c // groups} ({c} / groups {groups})")
     _check_vector(bt, o, "bias")
-    oh = _window_output(h, kh, strides[0], dilations[0], (padding[0], padding[2]), False, "height")
-    ow = _window_output(width, kw, strides[1], dilations[1], (padding[1], padding[3]), False, "width")
+    oh, ow = _window_outputs((h, width), (kh, kw), strides, padding, dilations, False)
     return TensorType(_pack((n, o, oh, ow), layout), element)
 
 
@@ -219,9 +273,7 @@ def _conv2d_reference(
     win = _windows(_pad(xc, pads), (kh, kw), strides, dilations, out).reshape(n, groups, c // groups, *out, kh, kw)
     kernel = wc.reshape(groups, o // groups, cg, kh, kw)
     y = np.einsum("ngchwij,gocij->ngohw", win, kernel, optimize=True).reshape(n, o, *out)
-    if b is not None:
-        y = y + b.astype(acc).reshape(1, o, 1, 1)
-    return _from_nchw(y, layout).astype(x.dtype)
+    return _conv_result(y, b, layout, x.dtype)
 
 
 conv2d = define(
@@ -255,15 +307,9 @@ def _conv_transpose2d_infer(
     groups: int,
     layout: str,
 ) -> Type:
-    xt, wt = tensors(x, w)
-    bt = _optional(b, "bias")
-    element = same_element([xt, wt] + ([bt] if bt else []))
-    check_dtype(xt, "float")
-    _check_window_attrs(strides, padding, dilations)
-    _at_least(output_padding, 0, "output_padding")
-    if groups < 1:
-        raise InferError(f"groups must be >= 1, got {groups}")
-    n, c, h, width = _unpack(xt, layout)
+    wt, bt, element, (n, c, h, width) = _conv_operands(
+        x, w, b, strides, padding, dilations, groups, layout, output_padding
+    )
     if wt.rank != 4:
         raise InferError(f"weight must have rank 4 (C_in, C_out / groups, kH, kW), got {wt}")
     ci, og, kh, kw = wt.shape
@@ -278,8 +324,7 @@ def _conv_transpose2d_infer(
                 f"output_padding {output_padding[i]} of the {name} must be smaller than "
                 f"its stride {strides[i]} or its dilation {dilations[i]}"
             )
-    oh = _transposed_output(h, kh, strides[0], dilations[0], (padding[0], padding[2]), output_padding[0], "height")
-    ow = _transposed_output(width, kw, strides[1], dilations[1], (padding[1], padding[3]), output_padding[1], "width")
+    oh, ow = _transposed_outputs((h, width), (kh, kw), strides, padding, output_padding, dilations)
     return TensorType(_pack((n, o, oh, ow), layout), element)
 
 
@@ -300,10 +345,7 @@ def _conv_transpose2d_reference(
     n, c, h, width = xc.shape
     _, og, kh, kw = w.shape
     (sh, sw), (dh, dw) = strides, dilations
-    for i, name in enumerate(_SPATIAL):
-        size, k = (h, kh) if i == 0 else (width, kw)
-        pad = (padding[i], padding[i + 2])
-        _transposed_output(size, k, strides[i], dilations[i], pad, output_padding[i], name)
+    _transposed_outputs((h, width), (kh, kw), strides, padding, output_padding, dilations)
     full_h = (h - 1) * sh + dh * (kh - 1) + 1 + output_padding[0]
     full_w = (width - 1) * sw + dw * (kw - 1) + 1 + output_padding[1]
     xg = xc.reshape(n, groups, c // groups, h, width)
@@ -317,9 +359,7 @@ def _conv_transpose2d_reference(
     y = full.reshape(n, groups * og, full_h, full_w)[
         :, :, padding[0] : full_h - padding[2], padding[1] : full_w - padding[3]
     ]
-    if b is not None:
-        y = y + b.astype(acc).reshape(1, -1, 1, 1)
-    return _from_nchw(y, layout).astype(x.dtype)
+    return _conv_result(y, b, layout, x.dtype)
 
 
 conv_transpose2d = define(
@@ -360,8 +400,7 @@ def _pool_infer(
         for p in (padding[i], padding[i + 2]):
             if p > extent // 2:
                 raise InferError(f"padding {p} of the {name} must be at most half the kernel extent {extent}")
-    oh = _window_output(h, kernel[0], strides[0], dilations[0], (padding[0], padding[2]), ceil_mode, "height")
-    ow = _window_output(w, kernel[1], strides[1], dilations[1], (padding[1], padding[3]), ceil_mode, "width")
+    oh, ow = _window_outputs((h, w), kernel, strides, padding, dilations, ceil_mode)
     return t.with_shape(_pack((n, c, oh, ow), layout))
 
 

@@ -27,16 +27,11 @@ def _reduced_shape(t: TensorType, axes: tuple[int, ...], keepdims: bool) -> tupl
     return tuple(d for i, d in enumerate(t.shape) if i not in axes)
 
 
-def _check_not_empty(t: TensorType, axes: Sequence[int], what: str) -> None:
+def _check_not_empty(shape: Sequence[Dim], axes: Sequence[int], what: str, error: type[Exception] = InferError) -> None:
+    """Raise ``error`` when one of ``axes`` has size 0 in ``shape``: ``what`` has no value there."""
     for axis in axes:
-        if t.shape[axis] == 0:
-            raise InferError(f"{what} of an empty dimension (axis {axis} has size 0) has no value")
-
-
-def _require_nonempty(x: np.ndarray, axes: Sequence[int], what: str) -> None:
-    for axis in axes:
-        if x.shape[axis] == 0:
-            raise ValueError(f"{what} of an empty dimension (axis {axis} has size 0) has no value")
+        if shape[axis] == 0:
+            raise error(f"{what} of an empty dimension (axis {axis} has size 0) has no value")
 
 
 def _accumulator(x: np.ndarray) -> Any:
@@ -55,7 +50,7 @@ def _prod(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
 
 def _mean(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
     count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
-    total = np.asarray(np.sum(x, axis=axes, keepdims=keepdims, dtype=_accumulator(x)))
+    total = _sum(x, axes, keepdims)
     if x.dtype.kind == "f":
         with np.errstate(invalid="ignore"):
             return total / count if count else np.full_like(total, np.nan)
@@ -66,12 +61,12 @@ def _mean(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
 
 
 def _max(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
-    _require_nonempty(x, axes, "max")
+    _check_not_empty(x.shape, axes, "max", ValueError)
     return np.asarray(np.max(x, axis=axes, keepdims=keepdims))
 
 
 def _min(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
-    _require_nonempty(x, axes, "min")
+    _check_not_empty(x.shape, axes, "min", ValueError)
     return np.asarray(np.min(x, axis=axes, keepdims=keepdims))
 
 
@@ -90,7 +85,7 @@ def _reduction(
         check_dtype(t, dtypes)
         norm = normalize_axes(axes, t.rank)
         if not empty_ok:
-            _check_not_empty(t, norm, what)
+            _check_not_empty(t.shape, norm, what)
         return t.with_shape(_reduced_shape(t, norm, keepdims))
 
     def reference(x: np.ndarray, *, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
@@ -132,12 +127,12 @@ def _arg_reduction(name: str, fn: Callable[..., np.ndarray]) -> OpDef:
     def infer(x: Type, *, axis: int, keepdims: bool, select_last_index: bool) -> Type:
         (t,) = tensors(x)
         norm = normalize_axis(axis, t.rank)
-        _check_not_empty(t, (norm,), name)
+        _check_not_empty(t.shape, (norm,), name)
         return TensorType(_reduced_shape(t, (norm,), keepdims), i64)
 
     def reference(x: np.ndarray, *, axis: int, keepdims: bool, select_last_index: bool) -> np.ndarray:
         axis %= x.ndim
-        _require_nonempty(x, (axis,), name)
+        _check_not_empty(x.shape, (axis,), name, ValueError)
         if not select_last_index:
             return np.asarray(fn(x, axis=axis, keepdims=keepdims))
         flipped = fn(np.flip(x, axis), axis=axis, keepdims=keepdims)
