@@ -67,6 +67,9 @@ def test_function_selection() -> None:
 def test_narrow_integers_wrap() -> None:
     assert wrap_integers(np.array([3, 4, -5, 7, 8], np.int8), IntegerType(3)).tolist() == [3, -4, 3, -1, 0]
     assert wrap_integers(np.array([31, 32, 33], np.uint8), IntegerType(5, False)).tolist() == [31, 0, 1]
+    wide = np.array([5, -5, 2**62, -(2**62) - 1], np.int64)  # 63-bit types once overflowed while wrapping
+    assert wrap_integers(wide, IntegerType(63)).tolist() == [5, -5, -(2**62), 2**62 - 1]
+    assert wrap_integers(np.array([2**63 + 3], np.uint64), IntegerType(63, False)).tolist() == [3]
     text = """
 func.func @main(%x: tensor<4xi3>) -> tensor<4xi3> {
   %0 = graph.add %x, %x : (tensor<4xi3>, tensor<4xi3>) -> tensor<4xi3>
