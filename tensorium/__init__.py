@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
-from . import ir
+__version__ = "0.1.0"  # set before the imports below: the artifact writer and the cache key record it
+
+from . import ir, nn
+from .api import CompiledModel, compile, load
 from .errors import InterpreterError, Location, ParseError, PassError, TensoriumError, VerifyError
 from .ir import parse_module, print_module, verify
-
-__version__ = "0.1.0"
+from .tensor import Tensor, trace
 
 __all__ = [
+    "CompiledModel",
     "InterpreterError",
     "Location",
     "ParseError",
     "PassError",
+    "Tensor",
     "TensoriumError",
     "VerifyError",
     "__version__",
+    "compile",
     "ir",
+    "load",
+    "nn",
     "parse_module",
     "print_module",
+    "trace",
     "verify",
 ]

@@ -88,6 +88,7 @@ def test_bf16_rounds_to_nearest_even() -> None:
     assert np.isinf(got[3]) and np.isnan(got[4])
     assert got[5] == np.float32(-3.296875)
     assert coerce(np.array([1.00390625], np.float64), bf16).dtype == np.float32
+    assert round_to_bf16(np.float32(1.5)).shape == ()  # rank 0 once came back as rank 1
 
 
 def test_outputs_are_writable_even_for_constants() -> None:

@@ -29,7 +29,7 @@ def wrap_integers(array: np.ndarray, t: IntegerType) -> np.ndarray:
 
 def round_to_bf16(array: np.ndarray) -> np.ndarray:
     """Round float32 values to the nearest bfloat16 (ties to even), kept in float32."""
-    a = np.ascontiguousarray(array, dtype=np.float32)
+    a = np.array(array, dtype=np.float32, order="C", ndmin=0)
     bits = a.view(np.uint32).astype(np.uint64)
     rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
     out = rounded.view(np.float32)

@@ -1,0 +1,590 @@
+"""``tensorium.compile`` and ``tensorium.load``: models in, callables out.
+
+``compile`` takes a torch ``nn.Module``, a Python function or an ``.onnx`` path and returns a
+:class:`CompiledModel`. Each call checks a guard (the shapes and dtypes of the array arguments, the
+values of static ones); a new guard imports the model for those shapes (torch.export, the ONNX
+importer or Tensorium's tracer), runs the pass pipeline and keeps the result, so later calls with
+the same guard only execute. Dims named in ``dynamic=`` stay symbolic and are left out of the guard.
+Compiled artifacts are cached in memory and on disk (:mod:`tensorium.cache`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import cache as _cache
+from .artifact import Artifact, Tree, read_artifact, unflatten_tree, write_artifact
+from .errors import TensoriumError
+from .frontend.common import ImportedGraph
+from .ir.core import Operation
+from .ir.dialects.builtin import func_body, func_type, lookup_func
+from .ir.printer import print_module
+from .ir.types import FloatType, Sym, TensorType, Type, storage_dtype
+from .ir.verifier import verify
+from .tensor import DynamicSpec, bind_arguments, is_static, trace_function
+
+__all__ = ["DEFAULT_PIPELINE", "TARGETS", "CacheInfo", "CompiledModel", "LoadedModel", "compile", "load"]
+
+DEFAULT_PIPELINE = "canonicalize,cse,fold,dce"
+TARGETS = ("interp",)
+PLANNED_TARGETS = ("cpu", "cuda", "webgpu", "mlir")
+
+
+def check_target(target: str) -> None:
+    """TensoriumError unless ``target`` is a backend that can execute today."""
+    if target in TARGETS:
+        return
+    if target in PLANNED_TARGETS:
+        raise TensoriumError(
+            f"target '{target}': the {target.upper()} backend is not available yet; use target=\"interp\" "
+            "(the reference interpreter)"
+        )
+    raise TensoriumError(f"unknown target '{target}'; available targets: {', '.join(TARGETS)}")
+
+
+def check_pipeline(passes: str | None) -> str:
+    """The pipeline text to run (the default when None); PassError when it names an unknown pass."""
+    from .passes import PassManager
+
+    text = DEFAULT_PIPELINE if passes is None else passes
+    PassManager.parse(text)
+    return text
+
+
+def _torch() -> Any:
+    """The torch module when it is already imported (so plain numpy use never imports torch)."""
+    return sys.modules.get("torch")
+
+
+def _is_torch_tensor(x: Any) -> bool:
+    torch = _torch()
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def _is_torch_module(x: Any) -> bool:
+    torch = _torch()
+    return torch is not None and isinstance(x, torch.nn.Module)
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, (tuple, list)):
+        return [leaf for v in value for leaf in _leaves(v)]
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in _leaves(v)]
+    return [value]
+
+
+def _has_torch(args: Sequence[Any], kwargs: Mapping[str, Any]) -> bool:
+    return any(_is_torch_tensor(leaf) for leaf in _leaves([list(args), dict(kwargs)]))
+
+
+def to_numpy(x: Any) -> np.ndarray:
+    """A torch tensor or array-like as a numpy array (bf16 tensors become float32, as the IR stores bf16)."""
+    if _is_torch_tensor(x):
+        t = x.detach().cpu()
+        torch = _torch()
+        if t.dtype == torch.bfloat16:
+            t = t.float()
+        return np.asarray(t.numpy())
+    return np.asarray(x)
+
+
+def to_torch(array: np.ndarray, t: Type | None = None) -> Any:
+    """A numpy array as a torch tensor (IR bf16 results go back to torch.bfloat16)."""
+    torch = _torch()
+    assert torch is not None
+    out = torch.from_numpy(np.ascontiguousarray(array))
+    if isinstance(t, TensorType) and t.element == FloatType("bf16"):
+        out = out.to(torch.bfloat16)
+    return out
+
+
+def _map_leaves(value: Any, fn: Callable[[Any], Any]) -> Any:
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return type(value)(*(_map_leaves(v, fn) for v in value))
+    if isinstance(value, (tuple, list)):
+        return type(value)(_map_leaves(v, fn) for v in value)
+    if isinstance(value, dict):
+        return {k: _map_leaves(v, fn) for k, v in value.items()}
+    return fn(value)
+
+
+# --- compiling one imported graph ------------------------------------------------------------------
+@dataclass
+class CacheInfo:
+    """What a CompiledModel did so far: guard misses (imports), cache hits and full compiles."""
+
+    imports: int = 0
+    memory_hits: int = 0
+    disk_hits: int = 0
+    compiles: int = 0
+    specializations: int = 0
+
+
+def compile_graph(
+    imported: ImportedGraph,
+    target: str,
+    pipeline: str,
+    tree: Tree | None,
+    cache: bool = True,
+    info: CacheInfo | None = None,
+) -> Artifact:
+    """The artifact of an imported graph: from the cache when there, else verified, optimized and stored."""
+    module = imported.module
+    text = print_module(module)
+    lifted = imported.metadata.get("params") or {}
+    if lifted:
+        digest = hashlib.sha256()
+        for name, array in lifted.items():
+            digest.update(name.encode() + np.ascontiguousarray(array).tobytes())
+        text += f"\n// bound parameters {digest.hexdigest()}"
+    key = _cache.cache_key(text, imported.input_names, imported.output_names, tree, target, pipeline)
+    if cache:
+        found, where = _cache.lookup(key)
+        if found is not None:
+            if info is not None:
+                if where == "memory":
+                    info.memory_hits += 1
+                else:
+                    info.disk_hits += 1
+            return found
+    from .passes import PassManager
+
+    verify(module)
+    PassManager.parse(pipeline).run(module)
+    verify(module)
+    artifact = artifact_of(imported, target, pipeline, tree)
+    if info is not None:
+        info.compiles += 1
+    if cache:
+        _cache.store(key, artifact)
+    return artifact
+
+
+def artifact_of(imported: ImportedGraph, target: str, pipeline: str, tree: Tree | None) -> Artifact:
+    """An Artifact for an already optimized imported graph (frontend parameters become bound parameters)."""
+    main = lookup_func(imported.module, "main")
+    if main is None:
+        raise TensoriumError("the imported module has no @main")
+    args = func_body(main).args
+    lifted = dict(imported.metadata.get("params") or {})
+    user = [(n, a.type) for n, a in zip(imported.input_names, args) if n not in lifted]
+    return Artifact(
+        module=imported.module,
+        inputs=user,
+        outputs=list(zip(imported.output_names, func_type(main).results)),
+        target=target,
+        pipeline=pipeline,
+        output_tree=tree,
+        params=[(n, np.asarray(a)) for n, a in lifted.items()],
+        source=dict(imported.metadata),
+    )
+
+
+def json_tree(imported: ImportedGraph) -> Tree | None:
+    """The output tree of an imported graph in the artifact's JSON form (None: a flat tuple)."""
+    tree = imported.output_tree
+    if tree is None or (isinstance(tree, dict) and "type" in tree):
+        return tree
+    return _treespec_json(tree)
+
+
+def _treespec_json(spec: Any) -> Tree | None:
+    """A torch.utils._pytree TreeSpec as a JSON tree (None when it holds containers JSON cannot describe)."""
+    if not (hasattr(spec, "is_leaf") and hasattr(spec, "children")):
+        return None
+    if spec.is_leaf():
+        return {"type": "leaf"}
+    children = [_treespec_json(c) for c in spec.children()]
+    if any(c is None for c in children):
+        return None
+    kind = spec.type
+    if kind is type(None):
+        return {"type": "none"}
+    if kind is list:
+        return {"type": "list", "children": children}
+    if isinstance(kind, type) and issubclass(kind, tuple):
+        return {"type": "tuple", "children": children}
+    keys = spec.context
+    if isinstance(keys, (list, tuple)) and all(isinstance(k, (str, int)) for k in keys) and len(keys) == len(children):
+        return {"type": "dict", "keys": list(keys), "children": children}
+    return None
+
+
+# --- calling an artifact -----------------------------------------------------------------------------
+def check_inputs(artifact: Artifact, arrays: Sequence[np.ndarray]) -> None:
+    """TensoriumError unless ``arrays`` fit the artifact's inputs in number, dtype and rank."""
+    if len(arrays) != len(artifact.inputs):
+        raise TensoriumError(f"the model takes {len(artifact.inputs)} inputs, got {len(arrays)}")
+    for (name, t), a in zip(artifact.inputs, arrays):
+        if not isinstance(t, TensorType):
+            continue
+        if a.dtype != storage_dtype(t.element):
+            raise TensoriumError(f"input '{name}': expected dtype {storage_dtype(t.element)} ({t}), got {a.dtype}")
+        if a.ndim != t.rank:
+            raise TensoriumError(f"input '{name}': expected rank {t.rank} ({t}), got shape {list(a.shape)}")
+
+
+def order_inputs(names: Sequence[str], args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
+    """Positional and keyword inputs arranged in ``names`` order; TensoriumError when they do not fit."""
+    if len(args) > len(names):
+        raise TensoriumError(f"the model takes {len(names)} inputs, got {len(args)} positional arguments")
+    given = dict(zip(names, args))
+    for key, value in kwargs.items():
+        if key not in names:
+            raise TensoriumError(f"the model has no input '{key}'; inputs are {', '.join(names)}")
+        if key in given:
+            raise TensoriumError(f"input '{key}' given twice")
+        given[key] = value
+    missing = [n for n in names if n not in given]
+    if missing:
+        raise TensoriumError(f"missing input{'s' if len(missing) > 1 else ''}: {', '.join(missing)}")
+    return [given[n] for n in names]
+
+
+class LoadedModel:
+    """A callable over an artifact: arrays in (numpy or torch, positional or by input name), same kind out."""
+
+    def __init__(self, artifact: Artifact):
+        self.artifact = artifact
+
+    @property
+    def module(self) -> Operation:
+        return self.artifact.module
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        torch_mode = _has_torch(args, kwargs)
+        values = order_inputs(self.artifact.input_names, args, kwargs)
+        arrays = [to_numpy(v) for v in values]
+        check_inputs(self.artifact, arrays)
+        outs = self.artifact.run(arrays)
+        return rebuild(self.artifact, outs, torch_mode)
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the artifact folder to ``path``."""
+        return write_artifact(self.artifact, path)
+
+    def __repr__(self) -> str:
+        ins = ", ".join(f"{n}: {t}" for n, t in self.artifact.inputs)
+        return f"<LoadedModel ({ins}) target={self.artifact.target}>"
+
+
+def rebuild(artifact: Artifact, outs: list[np.ndarray], torch_mode: bool) -> Any:
+    """Flat outputs as the kind of arrays the caller gave, nested as the artifact's output tree says."""
+    if torch_mode:
+        leaves: list[Any] = [to_torch(a, t) for a, (_, t) in zip(outs, artifact.outputs)]
+    else:
+        leaves = list(outs)
+    return unflatten_tree(artifact.output_tree, leaves)
+
+
+def load(path: str | os.PathLike[str]) -> LoadedModel:
+    """Load an artifact folder written by ``tensorium compile`` or ``CompiledModel.save``."""
+    artifact = read_artifact(path)
+    check_target(artifact.target)
+    return LoadedModel(artifact)
+
+
+# --- compile() -------------------------------------------------------------------------------------
+@dataclass
+class _Specialization:
+    """One guard's compiled artifact and the imported graph (whose frontend rebuilds inputs and outputs)."""
+
+    artifact: Artifact
+    imported: ImportedGraph
+
+
+class CompiledModel:
+    """The callable ``tensorium.compile`` returns: specializes on input shapes and dtypes at each new guard."""
+
+    def __init__(
+        self,
+        model: Any,
+        target: str = "interp",
+        passes: str | None = None,
+        dynamic: DynamicSpec | None = None,
+        cache: bool = True,
+        params: str = "constants",
+    ):
+        check_target(target)
+        if params not in ("constants", "inputs"):
+            raise TensoriumError(f"params must be 'constants' or 'inputs', got {params!r}")
+        self.model = model
+        self.target = target
+        self.pipeline = check_pipeline(passes)
+        self.dynamic = _check_dynamic(dynamic)
+        self.cache = cache
+        self.params = params
+        self._specs: dict[Any, _Specialization] = {}
+        self._info = CacheInfo()
+        self._last: _Specialization | None = None
+        self._fallback: Any = None
+        self._onnx: Any = None
+        if isinstance(model, (str, os.PathLike)) or type(model).__name__ == "ModelProto":
+            self._kind = "onnx"
+        elif _is_torch_module(model):
+            self._kind = "torch"
+        elif callable(model):
+            self._kind = "function"
+        else:
+            raise TensoriumError(
+                f"cannot compile a {type(model).__name__}: give a torch.nn.Module, a function or an .onnx path"
+            )
+        if self._kind == "onnx" and isinstance(model, (str, os.PathLike)) and not str(model).endswith(".onnx"):
+            raise TensoriumError(f"{model}: expected a path to an .onnx file")
+
+    # public ----------------------------------------------------------------------------------------
+    @property
+    def module(self) -> Operation:
+        """The IR of the most recently compiled specialization."""
+        if self._last is None:
+            raise TensoriumError("nothing is compiled yet: call the model once first")
+        return self._last.artifact.module
+
+    @property
+    def artifact(self) -> Artifact:
+        """The artifact of the most recently compiled specialization."""
+        if self._last is None:
+            raise TensoriumError("nothing is compiled yet: call the model once first")
+        return self._last.artifact
+
+    def cache_info(self) -> CacheInfo:
+        """Counters: imports (guard misses), memory and disk cache hits, full compiles, live specializations."""
+        return CacheInfo(
+            imports=self._info.imports,
+            memory_hits=self._info.memory_hits,
+            disk_hits=self._info.disk_hits,
+            compiles=self._info.compiles,
+            specializations=len(self._specs),
+        )
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the most recent specialization as an artifact folder (see :func:`tensorium.load`)."""
+        return write_artifact(self.artifact, path)
+
+    def __repr__(self) -> str:
+        return f"<CompiledModel of {self._kind} target={self.target} specializations={len(self._specs)}>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._fallback is not None:
+            return self._call_fallback(args, kwargs)
+        torch_mode = _has_torch(args, kwargs)
+        if self._kind == "onnx":
+            return self._call_onnx(args, kwargs, torch_mode)
+        use_torch = self._kind == "torch" or torch_mode
+        named = bind_arguments(self._signature_target(), args, kwargs)
+        key = (use_torch, self._guard(named))
+        spec = self._specs.get(key)
+        if spec is None:
+            self._info.imports += 1
+            spec = self._import_torch(args, kwargs, named) if use_torch else self._import_traced(args, kwargs)
+            if spec is None:
+                return self._call_fallback(args, kwargs)
+            self._specs[key] = spec
+        self._last = spec
+        if use_torch:
+            return self._run_torch(spec, args, kwargs, torch_mode)
+        arrays = [np.asarray(v) for n, v in named if not is_static(v)]
+        return rebuild(spec.artifact, spec.artifact.run(arrays), torch_mode)
+
+    # guards ----------------------------------------------------------------------------------------
+    def _signature_target(self) -> Callable[..., Any]:
+        return self.model.forward if self._kind == "torch" else self.model  # type: ignore[no-any-return]
+
+    def _guard(self, named: list[tuple[str, Any]]) -> tuple[Any, ...]:
+        """Shapes (dynamic dims masked) and dtypes of array arguments, types and values of the others."""
+        out: list[Any] = []
+        for name, value in named:
+            if is_static(value):
+                out.append((name, type(value).__name__, value))
+                continue
+            leaves = _leaves(value)
+            sig: list[Any] = []
+            for leaf in leaves:
+                if _is_torch_tensor(leaf) or isinstance(leaf, (np.ndarray, np.generic)):
+                    shape: list[Any] = list(leaf.shape)
+                    for axis, sym in (self.dynamic or {}).get(name, {}).items():
+                        if -len(shape) <= axis < len(shape):
+                            shape[axis] = Sym(sym)
+                    sig.append((tuple(shape), str(leaf.dtype).removeprefix("torch.")))
+                else:
+                    sig.append((type(leaf).__name__, repr(leaf)))
+            out.append((name, "array" if _is_array(value) else type(value).__name__, tuple(sig)))
+        return tuple(out)
+
+    # the Tensorium tracer ---------------------------------------------------------------------------
+    def _import_traced(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> _Specialization:
+        imported = trace_function(self.model, args, kwargs, self.dynamic)
+        return self._compile(imported, json_tree(imported))
+
+    def _compile(self, imported: ImportedGraph, tree: Tree | None) -> _Specialization:
+        artifact = compile_graph(imported, self.target, self.pipeline, tree, self.cache, self._info)
+        return _Specialization(artifact, imported)
+
+    # ONNX ------------------------------------------------------------------------------------------
+    def _call_onnx(self, args: Sequence[Any], kwargs: Mapping[str, Any], torch_mode: bool) -> Any:
+        from .frontend.onnx_import import import_onnx, load_model
+
+        if self._onnx is None:
+            self._onnx = load_model(self.model)
+        g = self._onnx.graph
+        initializers = {i.name for i in g.initializer}
+        names = [i.name for i in g.input if i.name not in initializers]
+        arrays = [to_numpy(v) for v in order_inputs(names, args, kwargs)]
+        key = tuple((a.shape, str(a.dtype)) for a in arrays)
+        if self.dynamic:
+            key = self._guard(list(zip(names, arrays)))
+        spec = self._specs.get(key)
+        if spec is None:
+            self._info.imports += 1
+            shapes: dict[str, list[int | str | None]] = {}
+            for name, a in zip(names, arrays):
+                dims: list[int | str | None] = [int(d) for d in a.shape]
+                for axis, sym in (self.dynamic or {}).get(name, {}).items():
+                    dims[axis % max(a.ndim, 1)] = sym
+                shapes[name] = dims
+            imported = import_onnx(self._onnx, input_shapes=shapes)
+            spec = self._compile(imported, json_tree(imported))
+            self._specs[key] = spec
+        self._last = spec
+        check_inputs(spec.artifact, arrays)
+        return rebuild(spec.artifact, spec.artifact.run(arrays), torch_mode)
+
+    # PyTorch ---------------------------------------------------------------------------------------
+    def _import_torch(
+        self, args: Sequence[Any], kwargs: Mapping[str, Any], named: list[tuple[str, Any]]
+    ) -> _Specialization | None:
+        import torch
+
+        from .frontend import pytorch
+
+        example_args = _map_leaves(tuple(args), _as_torch_input)
+        example_kwargs = _map_leaves(dict(kwargs), _as_torch_input)
+        try:
+            imported = pytorch.import_module(
+                self.model,
+                example_args,
+                example_kwargs or None,
+                params=self.params,
+                dynamic_shapes=self._torch_dynamic(named, torch),
+            )
+        except pytorch.DataDependentExportError as e:
+            self._enter_fallback(e)
+            return None
+        return self._compile(imported, json_tree(imported))
+
+    def _torch_dynamic(self, named: list[tuple[str, Any]], torch: Any) -> dict[str, Any] | None:
+        if not self.dynamic:
+            return None
+        dims: dict[str, Any] = {}
+        out: dict[str, Any] = {}
+        for name, _ in named:
+            spec = self.dynamic.get(name)
+            if spec is None:
+                out[name] = None
+                continue
+            out[name] = {axis: dims.setdefault(sym, torch.export.Dim(sym)) for axis, sym in spec.items()}
+        return out
+
+    def _run_torch(
+        self, spec: _Specialization, args: Sequence[Any], kwargs: Mapping[str, Any], torch_mode: bool
+    ) -> Any:
+        from .frontend import pytorch
+
+        user = [to_numpy(leaf) for leaf in pytorch.flatten_inputs(spec.imported, args, dict(kwargs))]
+        check_inputs(spec.artifact, user)
+        outs: list[Any] = spec.artifact.run(user, self._live_params(spec))
+        if torch_mode:
+            outs = [to_torch(a, t) for a, (_, t) in zip(outs, spec.artifact.outputs)]
+        return pytorch.unflatten_outputs(spec.imported, outs)
+
+    def _live_params(self, spec: _Specialization) -> list[np.ndarray]:
+        """With params="inputs", the module's current parameter and buffer values (so updates need no recompile)."""
+        targets: dict[str, str] = spec.imported.metadata.get("param_targets") or {}
+        if not targets or not _is_torch_module(self.model):
+            return []
+        state = dict(self.model.named_parameters()) | dict(self.model.named_buffers())
+        return [to_numpy(state[targets[name]]) for name, _ in spec.artifact.params if name in targets]
+
+    def _enter_fallback(self, error: Exception) -> None:
+        import torch
+
+        from .frontend.pytorch import dynamo_backend
+
+        warnings.warn(
+            "tensorium.compile: torch.export failed on data-dependent control flow, so the model runs "
+            "through torch.compile with the Tensorium backend instead (TorchDynamo compiles each graph "
+            f"between the breaks): {str(error).splitlines()[0] if str(error) else type(error).__name__}",
+            stacklevel=4,
+        )
+        self._fallback = torch.compile(self.model, backend=dynamo_backend)
+
+    def _call_fallback(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        torch_mode = _has_torch(args, kwargs)
+        out = self._fallback(*_map_leaves(tuple(args), _as_torch_input), **_map_leaves(dict(kwargs), _as_torch_input))
+        if torch_mode:
+            return out
+        return _map_leaves(out, lambda x: to_numpy(x) if _is_torch_tensor(x) else x)
+
+
+def _is_array(x: Any) -> bool:
+    return _is_torch_tensor(x) or isinstance(x, (np.ndarray, np.generic))
+
+
+def _as_torch_input(x: Any) -> Any:
+    if isinstance(x, (np.ndarray, np.generic)):
+        return to_torch(np.asarray(x))
+    return x
+
+
+def _check_dynamic(dynamic: Any) -> DynamicSpec | None:
+    """``dynamic`` as {argument name: {axis: symbol name}}; TensoriumError for any other shape."""
+    if dynamic is None:
+        return None
+    problem = "dynamic= must map argument names to {axis: dim name}, e.g. {'x': {0: 'batch'}}"
+    if not isinstance(dynamic, Mapping):
+        raise TensoriumError(problem)
+    for name, axes in dynamic.items():
+        if not isinstance(name, str) or not isinstance(axes, Mapping):
+            raise TensoriumError(problem)
+        for axis, sym in axes.items():
+            if not isinstance(axis, int) or not isinstance(sym, str):
+                raise TensoriumError(problem)
+            try:
+                Sym(sym)
+            except ValueError:
+                raise TensoriumError(f"dynamic= dim name {sym!r} is not an identifier") from None
+    return dynamic
+
+
+def compile(
+    model: Any = None,
+    *,
+    target: str = "interp",
+    passes: str | None = None,
+    dynamic: DynamicSpec | None = None,
+    cache: bool = True,
+    params: str = "constants",
+) -> Any:
+    """Compile a torch module, a function or an .onnx path; usable as ``@compile`` or ``@compile(...)``.
+
+    ``dynamic={"x": {0: "batch"}}`` keeps axis 0 of argument ``x`` symbolic (no recompiles when it
+    changes); ``passes`` overrides the default pipeline; ``params="inputs"`` passes torch parameters as
+    inputs instead of constants.
+    """
+    if model is None:
+
+        def decorate(fn: Any) -> CompiledModel:
+            return CompiledModel(fn, target, passes, dynamic, cache, params)
+
+        return decorate
+    return CompiledModel(model, target, passes, dynamic, cache, params)
