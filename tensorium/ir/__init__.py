@@ -6,7 +6,7 @@ from . import dialects
 from .attributes import DenseAttr
 from .builder import InsertionPoint
 from .core import Block, BlockArgument, Operation, OpResult, Region, Use, Value
-from .dialects import graph
+from .dialects import graph, loop
 from .dialects.builtin import (
     func_body,
     func_return,
@@ -22,6 +22,7 @@ from .parser import parse_module, parse_type_text
 from .printer import print_module, print_op
 from .types import (
     DYN,
+    BufferType,
     Dim,
     FloatType,
     FunctionType,
@@ -29,6 +30,7 @@ from .types import (
     IntegerType,
     QuantizedType,
     ScalarType,
+    ShapedType,
     Sym,
     TensorType,
     Type,
@@ -48,6 +50,9 @@ from .verifier import verify
 
 __all__ = [
     "DYN",
+    "BufferType",
+    "ShapedType",
+    "loop",
     "Block",
     "BlockArgument",
     "DenseAttr",

@@ -24,6 +24,8 @@ from .dialects.builtin import make_module
 from .opdef import lookup, suggest_op
 from .types import (
     DYN,
+    MEMORY_SPACES,
+    BufferType,
     Dim,
     FloatType,
     FunctionType,
@@ -64,7 +66,7 @@ block_arg: VALUE_ID ":" type
 value_list: VALUE_ID ("," VALUE_ID)*
 function_type: "(" (type ("," type)*)? ")" "->" type_list_or_one
 type_list_or_one: type | "(" (type ("," type)*)? ")"
-type: TENSOR_TYPE | QUANT_TYPE | SCALAR_TYPE
+type: TENSOR_TYPE | QUANT_TYPE | SCALAR_TYPE | TYPE_BUFFER
 
 attr_dict: "{" (attr_entry ("," attr_entry)*)? "}"
 attr_entry: BARE_ID "=" attr_value
@@ -95,6 +97,8 @@ BLOCK_ID: /\^[A-Za-z0-9_]+/
 SYMBOL: /@[A-Za-z_][A-Za-z0-9_$.]*/
 OP_NAME: /[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_.]*/
 TENSOR_TYPE: /tensor<(?:[^<>\n(){},]|<[^<>\n]*>)*>/
+// buffer types: named to sort after the other type terminals, which keeps 'expected one of' lists stable
+TYPE_BUFFER: /buffer<[^<>\n(){}]*>/
 QUANT_TYPE: /!quant<[^<>\n()]*(?:\([^()<>\n]*\))?>/
 SCALAR_TYPE: /(bf16|f16|f32|f64|index|[iu][0-9]+)(?![A-Za-z0-9_])/
 BARE_ID: /[A-Za-z_][A-Za-z0-9_]*/
@@ -114,6 +118,7 @@ _FRIENDLY = {
     "OP_NAME": "an op name (dialect.op)",
     "TENSOR_TYPE": "a type",
     "QUANT_TYPE": "a type",
+    "TYPE_BUFFER": "a type",
     "SCALAR_TYPE": "a type",
     "BARE_ID": "an attribute name",
     "FLOAT": "a number",
@@ -189,10 +194,12 @@ class TypeSyntaxError(ValueError):
 
 def parse_type(text: str) -> Type:
     """The type spelled ``text``; raises TypeSyntaxError."""
-    if text.startswith(("tensor<", "!quant<")) and not text.endswith(">"):
+    if text.startswith(("tensor<", "!quant<", "buffer<")) and not text.endswith(">"):
         raise TypeSyntaxError(f"type '{text}' is missing its closing '>'")
     if text.startswith("tensor<"):
         return _parse_tensor_type(text)
+    if text.startswith("buffer<"):
+        return _parse_buffer_type(text)
     if text.startswith("!quant<"):
         return _parse_quant_type(text)
     scalar = parse_scalar_type(text)
@@ -220,17 +227,41 @@ def _parse_quant_type(text: str) -> QuantizedType:
         raise TypeSyntaxError(f"bad quantized type '{text}': {e}") from None
 
 
-def _parse_tensor_type(text: str) -> TensorType:
-    body = text[len("tensor<") : -1]
+def _parse_dims(body: str) -> tuple[list[Dim], int]:
+    """The leading ``4x?x[n]x`` dims of a shaped type's body and where they end."""
     pos = 0
     dims: list[Dim] = []
     while True:
         m = _DIM.match(body, pos)
         if m is None:
-            break
+            return dims, pos
         token = m.group(1)
         dims.append(int(token) if token.isdigit() else DYN if token == "?" else Sym(token[1:-1]))
         pos = m.end()
+
+
+def _parse_buffer_type(text: str) -> BufferType:
+    body, comma, space = text[len("buffer<") : -1].rpartition(",")
+    space = space.strip()
+    spaces = ", ".join(MEMORY_SPACES)
+    if not comma:
+        raise TypeSyntaxError(f"bad buffer type '{text}': expected a memory space ({spaces}) after the element type")
+    if space not in MEMORY_SPACES:
+        raise TypeSyntaxError(f"bad buffer type '{text}': unknown memory space '{space}' (expected one of {spaces})")
+    dims, pos = _parse_dims(body)
+    element = parse_scalar_type(body[pos:])
+    if element is None:
+        raise TypeSyntaxError(
+            f"bad buffer type '{text}': expected dimensions like 4x?x[n]x and a float, integer or index element "
+            f"type, got '{body[pos:]}'",
+            len("buffer<") + pos,
+        )
+    return BufferType(tuple(dims), element, space)  # type: ignore[arg-type]
+
+
+def _parse_tensor_type(text: str) -> TensorType:
+    body = text[len("tensor<") : -1]
+    dims, pos = _parse_dims(body)
     element_text = body[pos:]
     offset = len("tensor<") + pos
     try:
@@ -663,8 +694,8 @@ def _syntax_error(source: _Source, e: UnexpectedInput) -> ParseError:
             line = len(source.lines) or 1
             col = len(source.lines[-1]) + 1 if source.lines else 1
             return source.error(f"unexpected end of input, expected {_describe_terminals(list(e.expected))}", line, col)
-        type_only = set(e.expected) <= {"TENSOR_TYPE", "QUANT_TYPE", "SCALAR_TYPE"}
-        if e.token.type == "BARE_ID" and "SCALAR_TYPE" in e.expected and (type_only or e.token == "tensor"):
+        type_only = set(e.expected) <= {"TENSOR_TYPE", "QUANT_TYPE", "SCALAR_TYPE", "TYPE_BUFFER"}
+        if e.token.type == "BARE_ID" and "SCALAR_TYPE" in e.expected and (type_only or e.token in ("tensor", "buffer")):
             return _bad_type_error(source, str(e.token), e.line, e.column)
         expected = _describe_terminals([t for t in e.expected if not t.startswith("__")] or list(e.expected))
         return source.error(f"unexpected '{e.token}', expected {expected}", e.line, e.column)
@@ -685,8 +716,9 @@ def _bad_type_error(source: _Source, word: str, line: int, column: int) -> Parse
     rest = source.lines[line - 1][column - 1 :]
     if word == "!quant" and ">" in rest:
         return source.error(f"bad quantized type '{rest[: rest.index('>') + 1]}': {_QUANT_SYNTAX}", line, column)
-    if word in ("tensor", "!quant"):
-        shown = re.split(r"[(){},>]", rest, maxsplit=1)[0].rstrip() if word == "tensor" else rest.rstrip()
+    if word in ("tensor", "buffer", "!quant"):
+        ends = {"tensor": r"[(){},>]", "buffer": r"[(){}>]"}
+        shown = re.split(ends[word], rest, maxsplit=1)[0].rstrip() if word in ends else rest.rstrip()
         return source.error(f"type '{shown}' is missing its closing '>'", line, column)
     return source.error(f"unknown type '{word}'", line, column)
 

@@ -19,6 +19,7 @@ def wrap_integers(array: np.ndarray, t: IntegerType) -> np.ndarray:
     bits = array.dtype.itemsize * 8
     if t.is_bool or t.width >= bits:
         return array
+    wide: np.ndarray
     if t.signed:
         shift = np.int64(64 - t.width)
         wide = (array.astype(np.int64) << shift) >> shift  # sign-extend from bit width-1

@@ -3,7 +3,8 @@
 Scalars are floats (f16, bf16, f32, f64), integers of any width 1..64, signed (``i3``) or
 unsigned (``u5``), and ``index``. A :class:`QuantizedType` is a k-bit integer storage type that
 stands for a float, with scale/zero-point granularity. A :class:`TensorType` has a shape whose
-dimensions are ints or :class:`Sym` (``?`` when anonymous, ``[name]`` when named).
+dimensions are ints or :class:`Sym` (``?`` when anonymous, ``[name]`` when named). A
+:class:`BufferType` is the loop dialect's mutable memory: a shape, an element type and a memory space.
 """
 
 from __future__ import annotations
@@ -155,23 +156,21 @@ DYN = Sym()
 Dim: TypeAlias = Union[int, Sym]
 
 
-@dataclass(frozen=True)
-class TensorType(Type):
-    """A ranked tensor: ``tensor<4x?x[batch]xf32>``."""
+def _check_shape(shape: tuple[Dim, ...], element: object, kind: str) -> None:
+    for d in shape:
+        if isinstance(d, bool) or not isinstance(d, (int, Sym)):
+            raise ValueError(f"bad dimension {d!r} in {kind} shape")
+        if isinstance(d, int) and d < 0:
+            raise ValueError(f"negative dimension {d} in {kind} shape")
+    if not isinstance(element, ScalarType):
+        raise ValueError(f"bad {kind} element type {element!r}")
+
+
+class ShapedType(Type):
+    """Base of types with a shape and an element type (tensors and buffers)."""
 
     shape: tuple[Dim, ...]
     element: ScalarType
-
-    def __post_init__(self) -> None:
-        shape = tuple(self.shape)
-        object.__setattr__(self, "shape", shape)
-        for d in shape:
-            if isinstance(d, bool) or not isinstance(d, (int, Sym)):
-                raise ValueError(f"bad dimension {d!r} in tensor shape")
-            if isinstance(d, int) and d < 0:
-                raise ValueError(f"negative dimension {d} in tensor shape")
-        if not isinstance(self.element, ScalarType):
-            raise ValueError(f"bad tensor element type {self.element!r}")
 
     @property
     def rank(self) -> int:
@@ -193,6 +192,19 @@ class TensorType(Type):
             return None
         return int(np.prod(self.static_shape, dtype=np.int64))
 
+
+@dataclass(frozen=True)
+class TensorType(ShapedType):
+    """A ranked tensor: ``tensor<4x?x[batch]xf32>``."""
+
+    shape: tuple[Dim, ...]
+    element: ScalarType
+
+    def __post_init__(self) -> None:
+        shape = tuple(self.shape)
+        object.__setattr__(self, "shape", shape)
+        _check_shape(shape, self.element, "tensor")
+
     def with_shape(self, shape: tuple[Dim, ...]) -> TensorType:
         return TensorType(tuple(shape), self.element)
 
@@ -202,6 +214,38 @@ class TensorType(Type):
     def __str__(self) -> str:
         dims = "".join(f"{d}x" for d in self.shape)
         return f"tensor<{dims}{self.element}>"
+
+
+MemorySpace: TypeAlias = Literal["global", "shared", "local"]
+MEMORY_SPACES: tuple[MemorySpace, ...] = ("global", "shared", "local")
+
+
+@dataclass(frozen=True)
+class BufferType(ShapedType):
+    """Mutable memory of the loop dialect: ``buffer<4x?x[n]xf32, shared>``.
+
+    ``space`` says where the buffer lives: ``global`` is device memory every thread can reach
+    (kernel arguments, ordinary memory on a CPU); ``shared`` is per-workgroup memory that the
+    threads of one GPU block share (ordinary memory on targets without it); ``local`` is per-thread
+    scratch such as registers or the stack. Elements are floats, integers or ``index``.
+    """
+
+    shape: tuple[Dim, ...]
+    element: ScalarType
+    space: MemorySpace = "global"
+
+    def __post_init__(self) -> None:
+        shape = tuple(self.shape)
+        object.__setattr__(self, "shape", shape)
+        _check_shape(shape, self.element, "buffer")
+        if isinstance(self.element, QuantizedType):
+            raise ValueError(f"buffer element must be a float, integer or index type, got {self.element}")
+        if self.space not in MEMORY_SPACES:
+            raise ValueError(f"unknown memory space '{self.space}' (expected one of {', '.join(MEMORY_SPACES)})")
+
+    def __str__(self) -> str:
+        dims = "".join(f"{d}x" for d in self.shape)
+        return f"buffer<{dims}{self.element}, {self.space}>"
 
 
 @dataclass(frozen=True)

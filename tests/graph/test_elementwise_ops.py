@@ -225,6 +225,9 @@ def test_integer_power() -> None:
 def test_integer_power_of_one_with_negative_exponent() -> None:
     got = run_op(graph.pow, np.array([1, -1, -1], np.int32), np.array([-3, -1, -2], np.int32))
     np.testing.assert_array_equal(got, [1, -1, 1])
+    lowest = np.iinfo(np.int32).min  # abs() of it overflows; once made numpy raise
+    got = run_op(graph.pow, np.array([1, -1, 2], np.int32), np.array([lowest] * 3, np.int32))
+    np.testing.assert_array_equal(got, [1, 1, 0])
 
 
 COMPARISONS: list[tuple[OpDef, Callable[[np.ndarray, np.ndarray], np.ndarray]]] = [

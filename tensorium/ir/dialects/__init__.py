@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from . import builtin, graph
+from . import builtin, graph, loop
 
-__all__ = ["builtin", "graph"]
+__all__ = ["builtin", "graph", "loop"]

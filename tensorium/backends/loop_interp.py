@@ -1,0 +1,174 @@
+"""The loop-IR interpreter: runs kernels (functions over buffers) on numpy arrays, for testing lowerings.
+
+Buffer arguments are numpy arrays that the kernel reads and writes in place; scalar arguments are
+numbers. Ops run through their declared ``reference`` semantics. Loops run their iterations in order
+whatever their kind, except that the iterations of a ``gpu_thread`` loop run as threads in lockstep
+between barriers: each thread runs until its next ``loop.barrier``, and the next stretch starts
+only when every thread of the loop has arrived, so shared-memory kernels compute what a GPU computes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import InterpreterError
+from ..ir.core import Block, Operation, Value
+from ..ir.dialects.builtin import func_body, func_name, functions, lookup_func
+from ..ir.evaluate import op_location
+from ..ir.storage import coerce
+from ..ir.types import BufferType, ScalarType, Sym, storage_dtype
+
+__all__ = ["run", "run_kernel"]
+
+Env = dict[int, Any]
+Steps = Iterator[None]
+"""A running block: it yields once at each barrier it reaches and returns when done."""
+
+
+def run_kernel(func: Operation, args: Sequence[Any]) -> list[np.ndarray]:
+    """Run the function ``func`` on ``args`` (one per argument); buffers are updated in place.
+
+    Returns the values of its ``func.return`` (kernels usually return nothing).
+    """
+    block = func_body(func)
+    name = func_name(func)
+    if len(args) != len(block.args):
+        raise InterpreterError(f"@{name} takes {len(block.args)} arguments, got {len(args)}")
+    env: Env = {}
+    bindings: dict[str, int] = {}
+    for i, (arg, value) in enumerate(zip(block.args, args)):
+        label = f"@{name} argument #{i}" + (f" '{arg.name_hint}'" if arg.name_hint else "")
+        env[id(arg)] = _bind(arg, value, label, bindings)
+    for _ in _run_block(block, env):
+        pass
+    term = block.terminator
+    if term is None or term.name != "func.return":
+        raise InterpreterError(f"@{name} has no func.return")
+    return [np.asarray(env[id(v)]) for v in term.operands]
+
+
+def run(module: Operation, args: Sequence[Any], func: str | None = None) -> list[np.ndarray]:
+    """Run the function ``func`` of ``module`` (the only one when not named) on ``args``."""
+    if func is not None:
+        target = lookup_func(module, func)
+        if target is None:
+            names = [func_name(f) for f in functions(module)]
+            raise InterpreterError(f"no function @{func}; the module has {names}")
+    else:
+        funcs = functions(module)
+        if len(funcs) != 1:
+            raise InterpreterError(f"the module has {len(funcs)} functions: name the one to run")
+        target = funcs[0]
+    return run_kernel(target, args)
+
+
+def _bind(arg: Value, value: Any, what: str, bindings: dict[str, int]) -> Any:
+    t = arg.type
+    if isinstance(t, BufferType):
+        if not isinstance(value, np.ndarray):
+            raise InterpreterError(f"{what}: expected a numpy array for {t}, got {type(value).__name__}")
+        expected = storage_dtype(t.element)
+        if value.dtype != expected:
+            raise InterpreterError(f"{what}: expected dtype {expected} for {t}, got {value.dtype}")
+        if value.ndim != t.rank:
+            raise InterpreterError(f"{what}: expected rank {t.rank} ({t}), got shape {list(value.shape)}")
+        for axis, (dim, size) in enumerate(zip(t.shape, value.shape)):
+            if isinstance(dim, int) and dim != size:
+                raise InterpreterError(f"{what}: expected shape {t}, got {list(value.shape)} (axis {axis})")
+            if isinstance(dim, Sym) and dim.name is not None:
+                bound = bindings.setdefault(dim.name, int(size))
+                if bound != size:
+                    raise InterpreterError(f"{what}: dimension [{dim.name}] is {size} here but {bound} elsewhere")
+        return value
+    if not isinstance(t, ScalarType):
+        raise InterpreterError(f"{what}: the loop interpreter takes buffers and scalars, not {t}")
+    scalar = np.asarray(value)
+    if scalar.ndim != 0:
+        raise InterpreterError(f"{what}: expected a scalar {t}, got an array of shape {list(scalar.shape)}")
+    return coerce(scalar, t)
+
+
+def _run_block(block: Block, env: Env) -> Steps:
+    for op in block.ops:
+        handler = _CONTROL.get(op.name)
+        if handler is not None:
+            yield from handler(op, env)
+        elif op.name not in ("loop.yield", "func.return"):
+            _evaluate(op, env)
+
+
+def _evaluate(op: Operation, env: Env) -> None:
+    opdef = op.opdef
+    if opdef is None or opdef.reference is None:
+        raise InterpreterError(f"{op_location(op)}'{op.name}' has no reference semantics")
+    args = opdef.group_operands([env[id(v)] for v in op.operands])
+    try:
+        with np.errstate(all="ignore"):
+            out = opdef.reference(*args, **opdef.attr_kwargs(op))
+    except (ValueError, IndexError, TypeError, ArithmeticError) as e:
+        raise InterpreterError(f"{op_location(op)}'{op.name}' failed: {e}") from e
+    if op.results:
+        t = op.results[0].type
+        env[id(op.results[0])] = coerce(out, t) if isinstance(t, ScalarType) else out
+
+
+def _for(op: Operation, env: Env) -> Steps:
+    lower, upper, step = (int(env[id(v)]) for v in op.operands)
+    if step <= 0:
+        raise InterpreterError(f"{op_location(op)}'loop.for' step must be positive, got {step}")
+    body = op.regions[0].block
+    iv = id(body.args[0])
+    if op.attributes.get("kind") == "gpu_thread":
+        yield from _threads(op, body, iv, env, range(lower, upper, step))
+        return
+    for i in range(lower, upper, step):
+        env[iv] = np.int64(i)
+        yield from _run_block(body, env)
+
+
+def _threads(op: Operation, body: Block, iv: int, env: Env, ids: range) -> Steps:
+    """Run one thread per iteration, each with its own values, in lockstep between barriers."""
+    threads = []
+    for i in ids:
+        own = dict(env)
+        own[iv] = np.int64(i)
+        threads.append(_run_block(body, own))
+    while threads:
+        waiting = [t for t in threads if _step(t)]
+        if not waiting:
+            return
+        if len(waiting) != len(threads):
+            raise InterpreterError(
+                f"{op_location(op)}only {len(waiting)} of {len(threads)} threads of this gpu_thread loop "
+                "reached a loop.barrier; the others finished"
+            )
+        threads = waiting
+        yield
+
+
+def _step(thread: Steps) -> bool:
+    """Run ``thread`` to its next barrier: True when it stopped there, False when it finished."""
+    try:
+        next(thread)
+    except StopIteration:
+        return False
+    return True
+
+
+def _if(op: Operation, env: Env) -> Steps:
+    if bool(env[id(op.operands[0])]):
+        yield from _run_block(op.regions[0].block, env)
+
+
+def _barrier(op: Operation, env: Env) -> Steps:
+    yield
+
+
+_CONTROL: dict[str, Callable[[Operation, Env], Steps]] = {
+    "loop.for": _for,
+    "loop.if": _if,
+    "loop.barrier": _barrier,
+}

@@ -1,0 +1,444 @@
+"""The PyTorch frontend: torch.export and TorchDynamo graphs translated into the graph IR.
+
+:func:`import_module` captures a model with ``torch.export``, runs the core ATen decompositions
+(keeping ``scaled_dot_product_attention`` and ``rms_norm``, which map to graph ops directly) and
+translates each ATen node through the converter table of :mod:`.pytorch_ops`.
+:func:`dynamo_backend` is the ``torch.compile(backend="tensorium")`` backend: TorchDynamo splits
+data-dependent Python control flow at graph breaks and each subgraph runs on Tensorium.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import TensoriumError
+from ..ir.builder import InsertionPoint
+from ..ir.core import Operation, Value
+from ..ir.dialects.builtin import func_body, make_func, make_module, set_results
+from ..ir.types import TensorType, Type
+from .common import ImportedGraph, Unsupported, UnsupportedOpsError
+
+try:
+    import torch
+except ImportError as e:  # pragma: no cover - exercised only without the torch extra
+    raise ImportError("the PyTorch frontend needs torch: pip install 'tensorium[torch]'") from e
+
+from . import pytorch_ops as ops
+
+__all__ = [
+    "DataDependentExportError",
+    "TorchExportError",
+    "dynamo_backend",
+    "flatten_inputs",
+    "import_module",
+    "translate_graph",
+    "unflatten_outputs",
+]
+
+
+class TorchExportError(TensoriumError):
+    """torch.export could not capture the model (for a reason other than data-dependent control flow)."""
+
+
+class DataDependentExportError(TensoriumError):
+    """torch.export failed because Python control flow depends on tensor values (``if x.sum() > 0:``).
+
+    Such models still compile through :func:`dynamo_backend`, which splits them at graph breaks.
+    """
+
+
+_DATA_DEPENDENT = re.compile(r"data[- ]dependent", re.IGNORECASE)
+_KEPT_HIGH_LEVEL = ("scaled_dot_product_attention.default", "rms_norm.default")
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)\n\s*(.*)')
+
+
+def import_module(
+    model: Any,
+    example_args: tuple[Any, ...],
+    example_kwargs: dict[str, Any] | None = None,
+    *,
+    params: str = "constants",
+    dynamic_shapes: Any = None,
+) -> ImportedGraph:
+    """Translate an ``nn.Module`` (or a function of tensors) into a module whose @main runs it.
+
+    ``params="constants"`` folds parameters and buffers in as ``graph.constant`` ops;
+    ``params="inputs"`` makes them extra arguments after the user inputs, with their values in
+    ``metadata["params"]`` (argument name -> numpy array). Dims that ``dynamic_shapes`` marks
+    dynamic become named symbolic dims (the ``torch.export.Dim`` name where one was given).
+    """
+    if params not in ("constants", "inputs"):
+        raise TensoriumError(f"params must be 'constants' or 'inputs', got {params!r}")
+    module = model if isinstance(model, torch.nn.Module) else _FunctionModule(model)
+    args = tuple(_to_torch(a) for a in example_args)
+    kwargs = {k: _to_torch(v) for k, v in (example_kwargs or {}).items()}
+    signature_of = model.forward if isinstance(model, torch.nn.Module) else model
+    specs = _per_argument_specs(signature_of, args, kwargs, dynamic_shapes)
+    if isinstance(model, torch.nn.Module) or specs is None:
+        exported = _export(module, args, kwargs, dynamic_shapes)
+    else:
+        # The wrapper's forward takes (*args, **kwargs): specs go in the same two groups.
+        positional = tuple(spec for _, _, spec in specs[: len(args)])
+        named = {name: spec for name, _, spec in specs[len(args) :]}
+        exported = _export(module, args, kwargs, (positional, named) if named else (positional,))
+    table = torch.export.default_decompositions()
+    for name in _KEPT_HIGH_LEVEL:
+        overload = getattr(torch.ops.aten, name.split(".")[0]).default
+        if overload in table:
+            table.pop(overload)
+    try:
+        exported = exported.run_decompositions(table)
+    except Exception as e:
+        raise TorchExportError(f"decomposing the exported graph failed: {type(e).__name__}: {e}") from e
+    sym_names = _symbol_names(exported, specs)
+    return _translate_exported(exported, params, sym_names)
+
+
+def unflatten_outputs(imported: ImportedGraph, flat: Sequence[Any]) -> Any:
+    """Rebuild the model's output structure (tuples, dicts, model-output classes) from flat results."""
+    if imported.output_tree is None:
+        return list(flat)
+    return torch.utils._pytree.tree_unflatten(list(flat), imported.output_tree)
+
+
+def flatten_inputs(imported: ImportedGraph, args: Sequence[Any], kwargs: dict[str, Any] | None = None) -> list[Any]:
+    """The tensor leaves of ``(args, kwargs)`` in the order of @main's user inputs."""
+    spec = imported.metadata.get("in_spec")
+    leaves = torch.fx._pytree.tree_flatten_spec((tuple(args), dict(kwargs or {})), spec) if spec else list(args)
+    positions = imported.metadata.get("user_input_positions", range(len(leaves)))
+    return [leaves[i] for i in positions]
+
+
+# export ----------------------------------------------------------------------------------------
+class _FunctionModule(torch.nn.Module):
+    """Wraps a plain function so torch.export can capture it."""
+
+    def __init__(self, fn: Callable[..., Any]):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+
+def _to_torch(x: Any) -> Any:
+    return torch.from_numpy(np.ascontiguousarray(x)) if isinstance(x, np.ndarray) else x
+
+
+def _export(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any], dynamic_shapes: Any) -> Any:
+    try:
+        return torch.export.export(module, args, kwargs, dynamic_shapes=dynamic_shapes, strict=False)
+    except Exception as e:
+        data_dependent = isinstance(e, torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode)
+        first_line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        if data_dependent or _DATA_DEPENDENT.search(str(e)):
+            raise DataDependentExportError(
+                "torch.export cannot capture Python control flow that depends on tensor values "
+                f"({first_line}); compile with torch.compile(model, backend='tensorium') instead"
+            ) from e
+        raise TorchExportError(f"torch.export failed: {type(e).__name__}: {first_line}") from e
+
+
+def _per_argument_specs(fn: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> list[tuple[str, Any, Any]] | None:
+    """(name, value, spec) per bound argument, in signature order, from ``dynamic_shapes`` given as a
+    tuple by position or a dict by parameter name."""
+    if dynamic_shapes is None:
+        return None
+    try:
+        bound = list(inspect.signature(fn).bind(*args, **kwargs).arguments.items())
+    except (TypeError, ValueError):
+        return None
+    if isinstance(dynamic_shapes, dict):
+        specs = [dynamic_shapes.get(name) for name, _ in bound]
+    else:
+        specs = list(dynamic_shapes) + [None] * (len(bound) - len(dynamic_shapes))
+    return [(name, value, spec) for (name, value), spec in zip(bound, specs)]
+
+
+def _symbol_names(exported: Any, specs: list[tuple[str, Any, Any]] | None) -> dict[str, str]:
+    """Map torch's shape symbols (``s0``) to the names of the ``torch.export.Dim`` the user gave."""
+    if specs is None:
+        return {}
+    values = [value for _, value, _ in specs]
+    user_inputs = [
+        node
+        for node, spec in zip(_placeholders(exported), exported.graph_signature.input_specs)
+        if spec.kind == torch.export.graph_signature.InputKind.USER_INPUT
+    ]
+    if len(user_inputs) != len(values) or not all(isinstance(v, torch.Tensor) for v in values):
+        return {}
+    names: dict[str, str] = {}
+    for node, (_, _, spec) in zip(user_inputs, specs):
+        per_axis = spec.items() if isinstance(spec, dict) else enumerate(spec or ())
+        for axis, dim in per_axis:
+            size = node.meta["val"].shape[axis]
+            if isinstance(dim, torch.export.Dim) and isinstance(size, torch.SymInt) and size.node.expr.is_Symbol:
+                names[str(size.node.expr)] = dim.__name__
+    return names
+
+
+def _placeholders(exported: Any) -> list[Any]:
+    return [n for n in exported.graph.nodes if n.op == "placeholder"]
+
+
+def _translate_exported(exported: Any, params: str, sym_names: dict[str, str]) -> ImportedGraph:
+    kinds = torch.export.graph_signature.InputKind
+    cx = ops.Context(sym_names)
+    user: list[tuple[Any, Type]] = []
+    lifted: list[tuple[Any, np.ndarray, str]] = []
+    constants: dict[Any, np.ndarray] = {}
+    fixed: dict[Any, Any] = {}
+    positions: list[int] = []
+    for node, spec in zip(_placeholders(exported), exported.graph_signature.input_specs):
+        if spec.kind == kinds.USER_INPUT:
+            val = node.meta.get("val")
+            if isinstance(val, torch.Tensor):
+                positions.append(len(user) + len(fixed))
+                user.append((node, _value_type(cx, val)))
+            else:
+                fixed[node] = val
+            continue
+        if spec.kind not in (kinds.PARAMETER, kinds.BUFFER, kinds.CONSTANT_TENSOR):
+            raise TorchExportError(f"input '{node.name}' of kind {spec.kind.name} is not supported")
+        tensor = exported.state_dict.get(spec.target)
+        if tensor is None:
+            tensor = exported.constants[spec.target]
+        array = _to_numpy(tensor)
+        if params == "inputs" and spec.kind != kinds.CONSTANT_TENSOR:
+            lifted.append((node, array, spec.target))
+        else:
+            constants[node] = array
+    arg_nodes = [n for n, _ in user] + [n for n, _, _ in lifted]
+    arg_types = [t for _, t in user] + [_value_type(cx, n.meta["val"]) for n, _, _ in lifted]
+    func = make_func("main", arg_types, arg_names=[n.name for n in arg_nodes])
+    env: dict[Any, Any] = dict(zip(arg_nodes, func_body(func).args))
+    env.update(fixed)
+    with InsertionPoint(func_body(func)):
+        for node, array in constants.items():
+            env[node] = cx.const(array, ops.ir_element(node.meta["val"].dtype))
+        outputs = translate_graph(exported.graph, env, cx)
+    user_outputs = [
+        (out, spec)
+        for out, spec in zip(outputs, exported.graph_signature.output_specs)
+        if spec.kind == torch.export.graph_signature.OutputKind.USER_OUTPUT
+    ]
+    set_results(func, [v for v, _ in user_outputs])
+    out_spec = exported.call_spec.out_spec
+    return ImportedGraph(
+        module=make_module([func]),
+        input_names=[n.name for n in arg_nodes],
+        output_names=[spec.arg.name for _, spec in user_outputs],
+        output_tree=out_spec,
+        metadata={
+            "framework": "torch",
+            "torch_version": torch.__version__,
+            "params": {n.name: a for n, a, _ in lifted},
+            "param_targets": {n.name: target for n, _, target in lifted},
+            "param_mode": params,
+            "in_spec": exported.call_spec.in_spec,
+            "user_input_positions": positions,
+            "output_tree_json": _tree_json(out_spec),
+        },
+    )
+
+
+def _tree_json(spec: Any) -> str | None:
+    """The output pytree spec as JSON (None for structures torch cannot serialize)."""
+    try:
+        return str(torch.utils._pytree.treespec_dumps(spec))
+    except Exception:
+        return None
+
+
+def _to_numpy(tensor: Any) -> np.ndarray:
+    t = tensor.detach().cpu()
+    if t.dtype == torch.bfloat16:
+        t = t.float()
+    return np.ascontiguousarray(t.numpy())
+
+
+def _value_type(cx: ops.Context, val: Any) -> TensorType:
+    try:
+        element = ops.ir_element(val.dtype)
+    except ops.ConversionError as e:
+        raise TorchExportError(str(e)) from None
+    return TensorType(tuple(cx.dim(s) for s in val.shape), element)
+
+
+# translation -----------------------------------------------------------------------------------
+class _Poisoned:
+    """Stands for the value of a node that could not be converted, so later nodes are skipped."""
+
+
+_POISON = _Poisoned()
+
+
+def translate_graph(fx_graph: Any, env: dict[Any, Any], cx: ops.Context) -> list[Value]:
+    """Convert every node of ``fx_graph`` at the current insertion point; returns the output values.
+
+    ``env`` maps placeholder nodes to values. Raises UnsupportedOpsError listing every node
+    without a converter, or whose converter rejected its arguments, with its source line.
+    """
+    missing = [
+        _unsupported(node, "no converter")
+        for node in fx_graph.nodes
+        if node.op == "call_function" and _needs_converter(node) and ops.lookup_converter(node.target) is None
+    ]
+    if missing:
+        raise UnsupportedOpsError("torch", missing)
+    problems: list[Unsupported] = []
+    outputs: list[Any] = []
+    for node in fx_graph.nodes:
+        if node.op == "placeholder":
+            if node not in env:
+                raise TorchExportError(f"graph input '{node.name}' has no value")
+        elif node.op == "get_attr":
+            attr = getattr(fx_graph.owning_module, node.target)
+            env[node] = cx.const(_to_numpy(attr), ops.ir_element(attr.dtype))
+        elif node.op == "call_function":
+            env[node] = _convert_node(node, env, cx, problems)
+        elif node.op == "output":
+            outputs = list(torch.fx.node.map_arg(node.args[0], lambda n: env[n]))
+        else:
+            problems.append(_unsupported(node, f"FX '{node.op}' nodes are not supported"))
+    if problems:
+        raise UnsupportedOpsError("torch", problems)
+    bad = [v for v in outputs if not isinstance(v, Value)]
+    if bad:
+        raise UnsupportedOpsError("torch", [Unsupported("output", "output", None, f"non-tensor output {bad[0]!r}")])
+    return outputs
+
+
+def _needs_converter(node: Any) -> bool:
+    name = ops.target_name(node.target)
+    return name not in ops.IGNORED and name != "operator.getitem" and not _is_shape_arithmetic(node)
+
+
+def _is_shape_arithmetic(node: Any) -> bool:
+    """Nodes computing sizes (sym_size, SymInt arithmetic) rather than tensors."""
+    if ops.target_name(node.target).startswith("aten.sym_"):
+        return True
+    val = node.meta.get("val", node.meta.get("example_value"))
+    scalar = isinstance(val, (int, float, bool, torch.SymInt, torch.SymFloat, torch.SymBool))
+    return scalar and not isinstance(node.target, torch._ops.OpOverload)
+
+
+def _convert_node(node: Any, env: dict[Any, Any], cx: ops.Context, problems: list[Unsupported]) -> Any:
+    name = ops.target_name(node.target)
+    if name in ops.IGNORED:
+        return None
+    if _is_shape_arithmetic(node):
+        cx.node = node
+        val = node.meta.get("val", node.meta.get("example_value"))
+        return cx.dim(val) if isinstance(val, (int, torch.SymInt)) else val
+    args = torch.fx.node.map_arg(node.args, lambda n: env[n])
+    kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: env[n])
+    if _contains_poison(args) or _contains_poison(kwargs):
+        return _POISON
+    if name == "operator.getitem":
+        item = args[0][args[1]]
+        if item is None:
+            problems.append(_unsupported(node, "uses a secondary result the frontend does not compute"))
+            return _POISON
+        return item
+    converter = ops.lookup_converter(node.target)
+    assert converter is not None
+    cx.node = node
+    try:
+        return converter(cx, *args, **kwargs)
+    except ops.ConversionError as e:
+        problems.append(_unsupported(node, str(e)))
+    except TensoriumError as e:
+        problems.append(_unsupported(node, f"invalid graph op: {e}"))
+    return _POISON
+
+
+def _contains_poison(value: Any) -> bool:
+    if isinstance(value, (list, tuple)):
+        return any(_contains_poison(v) for v in value)
+    if isinstance(value, dict):
+        return any(_contains_poison(v) for v in value.values())
+    return value is _POISON
+
+
+def _unsupported(node: Any, reason: str) -> Unsupported:
+    return Unsupported(ops.target_name(node.target), node.name, _source_line(node), reason)
+
+
+def _source_line(node: Any) -> str | None:
+    """``file:line in function: code`` of the innermost frame of the node's stack trace."""
+    trace = node.meta.get("stack_trace")
+    if not trace:
+        return None
+    # The wrapper of plain functions is not the user's code: torch records only forward frames.
+    frames = [f for f in _FRAME.findall(trace) if not f[0].startswith(_PACKAGE_DIR)]
+    if not frames:
+        return None
+    file, line, function, code = frames[-1]
+    return f"{file}:{line} in {function}: {code.strip()}"
+
+
+# TorchDynamo backend -----------------------------------------------------------------------------
+def dynamo_backend(gm: Any, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+    """The ``torch.compile(backend="tensorium")`` backend: runs each Dynamo subgraph on Tensorium.
+
+    Each subgraph is traced to ATen (core decompositions) for the shapes, dtypes and integer
+    inputs of a call, translated, optimized (canonicalize, cse, fold, dce) and run by the
+    interpreter; a new signature traces again.
+    """
+    compiled: dict[tuple[Any, ...], Operation] = {}
+
+    def run(*args: Any) -> Any:
+        from ..backends import interp
+
+        key = tuple((tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else (type(a).__name__, a) for a in args)
+        if key not in compiled:
+            compiled[key] = _compile_subgraph(gm, args)
+        arrays = [_to_numpy(a) for a in args if isinstance(a, torch.Tensor)]
+        results = interp.run(compiled[key], arrays)
+        return tuple(torch.from_numpy(np.ascontiguousarray(r)) for r in results)
+
+    return run
+
+
+def _compile_subgraph(gm: Any, args: Sequence[Any]) -> Operation:
+    """Trace ``gm`` on ``args`` to core ATen and translate it into an optimized module."""
+    from torch._decomp import core_aten_decompositions
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    table = dict(core_aten_decompositions())
+    for name in _KEPT_HIGH_LEVEL:
+        table.pop(getattr(torch.ops.aten, name.split(".")[0]).default, None)
+    with torch.no_grad():
+        traced = make_fx(gm, decomposition_table=table, tracing_mode="real")(*args)
+    cx = ops.Context()
+    placeholders = [n for n in traced.graph.nodes if n.op == "placeholder"]
+    tensors = [(n, a) for n, a in zip(placeholders, args) if isinstance(a, torch.Tensor)]
+    func = make_func(
+        "main",
+        [TensorType(tuple(a.shape), ops.ir_element(a.dtype)) for _, a in tensors],
+        arg_names=[f"arg{i}" for i in range(len(tensors))],
+    )
+    env: dict[Any, Any] = {n: v for (n, _), v in zip(tensors, func_body(func).args)}
+    env.update({n: a for n, a in zip(placeholders, args) if not isinstance(a, torch.Tensor)})
+    with InsertionPoint(func_body(func)):
+        outputs = translate_graph(traced.graph, env, cx)
+    set_results(func, outputs)
+    module = make_module([func])
+    _optimize(module)
+    return module
+
+
+def _optimize(module: Operation) -> None:
+    try:
+        from ..passes import PassManager
+    except ImportError:  # pragma: no cover - the pass package ships with Tensorium
+        return
+    PassManager.parse("canonicalize,cse,fold,dce").run(module)

@@ -1,0 +1,197 @@
+"""Scalar ops of the loop dialect: constants, arithmetic, comparisons, select, casts and math.
+
+Operands are scalars (floats, integers, ``index``) of one type. Each op that shares its name with a
+graph op (``add``, ``div``, ``max``, ``cast``, ``exp``, ...) computes exactly what that graph op
+computes on one element, so a lowering from graph to loop ops keeps the interpreter's results. The
+exceptions are ``rem`` (the truncated remainder of C, LLVM and WGSL, sign of the dividend) and
+``fma``; ``cmp`` and ``select`` are the scalar forms of graph.eq/ne/lt/le/gt/ge and graph.where.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...attributes import AttrSpec, ScalarTypeAttr, StrAttr
+from ...opdef import InferError, OpDef, Reference, define, lookup
+from ...printer import format_attr
+from ...types import FloatType, IntegerType, Type, i1
+from .. import graph  # noqa: F401  (the scalar semantics below are the graph ops')
+from .common import expect_scalar, same_scalar
+
+
+def _graph_reference(name: str) -> Reference:
+    opdef = lookup(f"graph.{name}")
+    assert opdef is not None and opdef.reference is not None, name
+    return opdef.reference
+
+
+def _const_infer(*, value: Any, dtype: Any) -> Type:
+    t = expect_scalar(dtype, what="dtype")
+    shown = format_attr(value)
+    if isinstance(t, FloatType):
+        if not isinstance(value, float):
+            raise InferError(f"a constant of type {t} needs a float value, got {shown}")
+    elif isinstance(t, IntegerType) and t.is_bool:
+        if not isinstance(value, bool):
+            raise InferError(f"a constant of type i1 needs true or false, got {shown}")
+    else:
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise InferError(f"a constant of type {t} needs an integer value, got {shown}")
+        low, high = (t.min_value, t.max_value) if isinstance(t, IntegerType) else (-(1 << 63), (1 << 63) - 1)
+        if not low <= value <= high:
+            raise InferError(f"value {value} is out of range for {t} ({low}..{high})")
+    return t
+
+
+const = define(
+    "loop.const",
+    attrs={
+        "value": AttrSpec("a number or boolean", lambda v: isinstance(v, (bool, int, float))),
+        "dtype": ScalarTypeAttr(),
+    },
+    infer=_const_infer,
+    reference=lambda *, value, dtype: np.asarray(value),
+    traits=("pure", "constant"),
+    doc="A scalar constant of type `dtype`: a float for float types, an integer for integers and index, "
+    "true or false for i1.",
+)
+
+
+def _unary(name: str, dtypes: str, doc: str, fn: Reference | None = None) -> OpDef:
+    def infer(x: Type) -> Type:
+        return expect_scalar(x, dtypes)
+
+    return define(
+        f"loop.{name}",
+        operands=("x",),
+        infer=infer,
+        reference=fn or _graph_reference(name),
+        traits=("pure",),
+        doc=doc,
+    )
+
+
+def _binary(name: str, dtypes: str, doc: str, commutative: bool = False, fn: Reference | None = None) -> OpDef:
+    def infer(lhs: Type, rhs: Type) -> Type:
+        return same_scalar([lhs, rhs], dtypes)
+
+    return define(
+        f"loop.{name}",
+        operands=("lhs", "rhs"),
+        infer=infer,
+        reference=fn or _graph_reference(name),
+        traits=("pure", "commutative") if commutative else ("pure",),
+        doc=doc,
+    )
+
+
+def _rem(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if a.dtype.kind in "iu":
+            return np.where(b == 0, 0, np.fmod(a, np.where(b == 0, 1, b))).astype(a.dtype)
+        return np.fmod(a, b)
+
+
+def _fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore", invalid="ignore"):
+        if a.dtype.kind == "f" and a.dtype.itemsize < 8:
+            return np.asarray(a, np.float64) * np.asarray(b, np.float64) + np.asarray(c, np.float64)
+        return np.asarray(a * b + c)
+
+
+add = _binary("add", "number", "lhs + rhs (integers wrap)", commutative=True)
+sub = _binary("sub", "number", "lhs - rhs (integers wrap)")
+mul = _binary("mul", "number", "lhs * rhs (integers wrap)", commutative=True)
+div = _binary("div", "number", "lhs / rhs; integers truncate toward zero and give 0 when dividing by 0")
+rem = _binary(
+    "rem",
+    "number",
+    "The truncated remainder lhs - trunc(lhs / rhs) * rhs (sign of lhs, C's %); integer rhs 0 gives 0.",
+    fn=_rem,
+)
+max_ = _binary("max", "number", "the larger operand; NaN if either is NaN", commutative=True)
+min_ = _binary("min", "number", "the smaller operand; NaN if either is NaN", commutative=True)
+pow_ = _binary("pow", "number", "lhs ** rhs (as graph.pow for integers: negative powers give 0 unless lhs is +-1)")
+and_ = _binary("and", "intbool", "logical and of i1, bitwise and of integers", commutative=True)
+or_ = _binary("or", "intbool", "logical or of i1, bitwise or of integers", commutative=True)
+xor = _binary("xor", "intbool", "logical xor of i1, bitwise xor of integers", commutative=True)
+
+neg = _unary("neg", "number", "-x (integers wrap)")
+abs_ = _unary("abs", "number", "|x|")
+exp = _unary("exp", "float", "e**x")
+log = _unary("log", "float", "natural logarithm")
+sqrt = _unary("sqrt", "float", "square root")
+rsqrt = _unary("rsqrt", "float", "1 / sqrt(x)")
+tanh = _unary("tanh", "float", "hyperbolic tangent")
+erf = _unary("erf", "float", "the error function")
+sin = _unary("sin", "float", "sine")
+cos = _unary("cos", "float", "cosine")
+floor = _unary("floor", "float", "round down")
+
+
+def _fma_infer(a: Type, b: Type, c: Type) -> Type:
+    return same_scalar([a, b, c], "number")
+
+
+fma = define(
+    "loop.fma",
+    operands=("a", "b", "c"),
+    infer=_fma_infer,
+    reference=_fma,
+    traits=("pure",),
+    doc="a * b + c; backends may fuse it into one rounding (the interpreter computes f16, bf16 and f32 in f64).",
+)
+
+PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
+_COMPARE = {p: _graph_reference(p) for p in PREDICATES}
+
+
+def _cmp_infer(lhs: Type, rhs: Type, *, predicate: str) -> Type:
+    same_scalar([lhs, rhs])
+    return i1
+
+
+cmp = define(
+    "loop.cmp",
+    operands=("lhs", "rhs"),
+    attrs={"predicate": StrAttr(choices=PREDICATES)},
+    infer=_cmp_infer,
+    reference=lambda lhs, rhs, *, predicate: _COMPARE[predicate](lhs, rhs),
+    traits=("pure",),
+    doc="Compare two scalars of one type, giving i1; float comparisons with NaN are false except `ne`.",
+)
+
+
+def _select_infer(cond: Type, lhs: Type, rhs: Type) -> Type:
+    if cond != i1:
+        raise InferError(f"condition must be i1, got {cond}")
+    return same_scalar([lhs, rhs])
+
+
+select = define(
+    "loop.select",
+    operands=("cond", "lhs", "rhs"),
+    infer=_select_infer,
+    reference=_graph_reference("where"),
+    traits=("pure",),
+    doc="lhs where the i1 cond is true, else rhs.",
+)
+
+
+def _cast_infer(x: Type, *, dtype: Any) -> Type:
+    expect_scalar(x)
+    return expect_scalar(dtype, what="dtype")
+
+
+cast = define(
+    "loop.cast",
+    operands=("x",),
+    attrs={"dtype": ScalarTypeAttr()},
+    infer=_cast_infer,
+    reference=_graph_reference("cast"),
+    traits=("pure",),
+    doc="Convert a scalar to `dtype` as graph.cast does: floats to integers truncate toward zero, saturate to "
+    "the i64 range (NaN gives 0) and wrap to the width; integers wrap; anything to i1 is x != 0.",
+)

@@ -1,0 +1,296 @@
+"""ATen converters checked op family by op family: small torch functions imported and run on the
+interpreter, compared with PyTorch eager."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="the PyTorch frontend needs torch")
+F = torch.nn.functional
+
+from tensorium.backends import interp  # noqa: E402
+from tensorium.frontend.pytorch import flatten_inputs, import_module, unflatten_outputs  # noqa: E402
+
+
+def run_imported(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Import ``fn`` with torch.export, run @main on the interpreter and rebuild the outputs."""
+    imported = import_module(fn, args, kwargs or None)
+    flat = [a.numpy() for a in flatten_inputs(imported, args, kwargs)]
+    return unflatten_outputs(imported, interp.run(imported.module, flat))
+
+
+def check(fn: Callable[..., Any], *args: Any, rtol: float = 1e-4, atol: float = 1e-5) -> None:
+    """``fn`` on Tensorium matches ``fn`` in eager PyTorch, leaf by leaf, dtype included."""
+    got = torch.utils._pytree.tree_leaves(run_imported(fn, *args))
+    with torch.no_grad():
+        want = torch.utils._pytree.tree_leaves(fn(*args))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.numpy().dtype, (g.dtype, w.dtype)
+        np.testing.assert_allclose(g, w.numpy(), rtol=rtol, atol=atol)
+
+
+def gen(*shape: int, seed: int = 0) -> Any:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def test_elementwise_with_scalars_and_type_promotion() -> None:
+    def fn(x: Any, i: Any) -> Any:
+        return (
+            x + 2,
+            3 - x,
+            i * 1.5,  # int tensor x float scalar -> float
+            i / 2,  # true division of integers gives float
+            i + x,  # int + float tensors
+            torch.sub(x, x * 2, alpha=3),
+            i // 3,
+            torch.remainder(i, 3),
+            torch.div(x, 0.7, rounding_mode="trunc"),
+            x.pow(2) + torch.rsqrt(x.abs() + 1) + torch.pow(2.0, x),
+            torch.maximum(x, -x) - torch.minimum(x, x.neg()),
+            (i > 2, x <= 0.5, i == x, x != 1),
+            (x > 0) & (i < 4),
+            ~(x > 0),
+            torch.exp(x).log1p() + torch.expm1(x) + x.sigmoid() + x.tanh() + x.sin() * x.cos(),
+            torch.erf(x) + torch.floor(x) + torch.ceil(x) + torch.round(x) + torch.sign(x),
+            torch.reciprocal(x + 10) + torch.log2(x.abs() + 1),
+            torch.isnan(x / x),
+        )
+
+    x = gen(3, 4)
+    i = torch.arange(12).reshape(3, 4) - 4
+    check(fn, x, i)
+
+
+def test_activations() -> None:
+    def fn(x: Any) -> Any:
+        return (
+            F.gelu(x),
+            F.gelu(x, approximate="tanh"),
+            F.silu(x),
+            F.relu(x),
+            F.relu6(x * 4),
+            F.hardtanh(x, -0.5, 0.5),
+            F.hardswish(x * 3),
+            F.hardsigmoid(x * 3),
+            F.leaky_relu(x, 0.2),
+            torch.clamp(x, min=-0.3),
+            torch.clamp(x, max=0.1),
+            torch.clamp(x, x * 0.5, x * 0.5 + 0.1),
+            F.softmax(x, -1),
+            F.log_softmax(x, dim=0),
+        )
+
+    check(fn, gen(4, 5) * 3)
+
+
+def test_shape_ops() -> None:
+    def fn(x: Any) -> Any:
+        a, b = x.split([1, 2], dim=1)
+        c = torch.chunk(x, 2, dim=-1)
+        return (
+            x.view(2, -1),
+            x.permute(2, 0, 1),
+            x.transpose(-1, 0),
+            a.expand(2, 4, 4),
+            x[:, 1:, ::2],
+            x[:, -1],
+            x[..., 1:-1],
+            torch.cat([a, b, a], dim=1),
+            c[0] + c[1],
+            x.unsqueeze(-1).unsqueeze(0),
+            a.squeeze(1),
+            a.squeeze(),
+            torch.stack([x, x + 1], dim=-1),
+            x.repeat(2, 1, 1, 2),
+            F.pad(x, (1, 2, 0, 1), value=0.5),
+            x.flatten(1),
+            x.t() if x.dim() == 2 else x.mT,
+            x[:, 0:0],  # an empty slice
+            torch.cat([x[:, 0:0], b], dim=1),
+            x.unbind(1)[2],
+        )
+
+    check(fn, gen(2, 3, 4))
+
+
+def test_creation_and_masks() -> None:
+    def fn(x: Any) -> Any:
+        n = x.shape[-1]
+        mask = torch.ones(n, n, dtype=torch.bool).tril()
+        return (
+            torch.arange(n),
+            torch.arange(1, 2 * n, 2, dtype=torch.float32),
+            torch.full((2, n), 7.5),
+            torch.zeros(n, dtype=torch.int32),
+            torch.ones_like(x) + torch.zeros_like(x),
+            torch.full_like(x, -2.0),
+            x.new_zeros(3),
+            torch.triu(x, 1),
+            torch.tril(x, -1),
+            x.masked_fill(mask, float("-inf")),
+            x.masked_fill(~mask, 0.25),
+            torch.where(mask, x, torch.zeros(())),
+            torch.where(x > 0, x, 2.0),
+            x.cumsum(-1),
+            torch.arange(n).cumsum(0),
+        )
+
+    check(fn, gen(4, 4))
+
+
+def test_reductions() -> None:
+    def fn(x: Any) -> Any:
+        values, indices = x.max(dim=1)
+        return (
+            x.mean(),
+            x.mean(dim=(-1, 0), keepdim=True),
+            x.sum(1),
+            x.sum(),
+            x.amax(-1),
+            x.amin(0, keepdim=True),
+            x.prod(2),
+            values,
+            indices,
+            x.argmax(),
+            x.argmin(-1, keepdim=True),
+            (x > 0).any(-1),
+            (x > -5).all(),
+            x.var(-1),
+            x.std(dim=0, unbiased=False),
+            torch.arange(6).reshape(2, 3).sum(0),
+        )
+
+    check(fn, gen(2, 3, 4))
+
+
+def test_indexing() -> None:
+    def fn(x: Any, idx: Any, rows: Any, cols: Any, table: Any) -> Any:
+        return (
+            x[idx],
+            x[:, idx],
+            x[rows, cols],
+            x[:, rows, cols],
+            x[rows],
+            torch.gather(x, 2, idx.abs().view(1, 1, -1).expand(2, 3, -1)),
+            torch.index_select(x, 1, idx.abs()),
+            F.embedding(rows.abs(), table),
+        )
+
+    x = gen(4, 3, 4)
+    idx = torch.tensor([1, 0, -1])
+    rows = torch.tensor([[0, 2], [-1, 1]])
+    cols = torch.tensor([2, -3])
+    check(fn, x, idx, rows, cols, gen(5, 6))
+
+
+def test_matmul_family() -> None:
+    w = gen(6, 5)
+    b = gen(6, seed=1)
+
+    def fn(x: Any, y: Any) -> Any:
+        return (
+            F.linear(x, w, b),
+            F.linear(x, w),
+            x @ w.t(),
+            torch.bmm(y, y.transpose(1, 2)),
+            torch.addmm(b, x, w.t(), beta=0.5, alpha=2.0),
+            torch.baddbmm(y, y, y.transpose(1, 2).contiguous()[:, :, :4]),
+            torch.einsum("bij,bkj->bik", y, y),
+        )
+
+    check(fn, gen(3, 5), gen(2, 4, 4, seed=2))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"stride": 1, "padding": 1},
+        {"stride": 2, "padding": 0, "dilation": 2},
+        {"stride": (2, 1), "padding": (1, 2), "groups": 2},
+        {"stride": 1, "padding": 0, "groups": 4},
+    ],
+)
+def test_conv2d(kwargs: dict[str, Any]) -> None:
+    conv = torch.nn.Conv2d(4, 8, 3, **kwargs).eval()
+    check(conv, gen(2, 4, 9, 8))
+
+
+def test_conv1d_and_transposed() -> None:
+    conv1 = torch.nn.Conv1d(3, 4, 3, stride=2, padding=1, dilation=1)
+    deconv = torch.nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1, output_padding=1)
+
+    def fn(x: Any, img: Any) -> Any:
+        return conv1(x), deconv(img)
+
+    check(fn, gen(2, 3, 10), gen(1, 3, 5, 4))
+
+
+def test_pooling_and_interpolation() -> None:
+    def fn(x: Any) -> Any:
+        return (
+            F.max_pool2d(x, 3, stride=2, padding=1),
+            F.max_pool2d(x, 2, ceil_mode=True),
+            F.avg_pool2d(x, 2),
+            F.avg_pool2d(x, 3, stride=1, padding=1, count_include_pad=False),
+            F.avg_pool2d(x, 3, stride=1, padding=1),
+            F.adaptive_avg_pool2d(x, 1),
+            F.adaptive_avg_pool2d(x, (3, 2)),
+            F.interpolate(x, scale_factor=2, mode="nearest"),
+            F.interpolate(x, size=(8, 5), mode="bilinear"),
+            F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True),
+        )
+
+    check(fn, gen(2, 3, 6, 4))
+
+
+def test_norms_and_attention() -> None:
+    ln = torch.nn.LayerNorm(8)
+    ln_plain = torch.nn.LayerNorm(8, elementwise_affine=False)
+    rms = torch.nn.RMSNorm(8, eps=1e-5)
+    bn = torch.nn.BatchNorm2d(3).eval()
+    bn.running_mean.uniform_(-1, 1)
+    bn.running_var.uniform_(0.5, 2)
+
+    def fn(x: Any, img: Any, q: Any, mask: Any) -> Any:
+        return (
+            ln(x),
+            ln_plain(x),
+            rms(x),
+            F.rms_norm(x, (8,)),
+            bn(img),
+            F.scaled_dot_product_attention(q, q, q),
+            F.scaled_dot_product_attention(q, q * 2, q, is_causal=True),
+            F.scaled_dot_product_attention(q, q, q, attn_mask=mask, scale=0.5),
+            F.scaled_dot_product_attention(q, q, q, attn_mask=mask.float() * -1.5),
+        )
+
+    mask = torch.rand(4, 4, generator=torch.Generator().manual_seed(3)) > 0.3
+    mask[:, 0] = True
+    check(fn, gen(2, 4, 8), gen(2, 3, 4, 4, seed=1), gen(2, 2, 4, 8, seed=2), mask)
+
+
+def test_casts_and_no_ops() -> None:
+    def fn(x: Any) -> Any:
+        return (
+            x.to(torch.int32),
+            (x * 10).long().float(),
+            x.double(),
+            x.clone().detach().contiguous(),
+            F.dropout(x, 0.5, training=False),
+            (x > 0).to(torch.float32),
+            x.half().float(),
+        )
+
+    check(fn, gen(3, 4) * 3)
+
+
+def test_size_one_and_negative_axes() -> None:
+    def fn(x: Any) -> Any:
+        return x.sum(-1, keepdim=True) * x.softmax(-2), x.squeeze(-2).unsqueeze(-3), x.mean(-3)
+
+    check(fn, gen(1, 1, 5))
