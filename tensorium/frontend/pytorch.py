@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 import os
 import re
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -94,7 +95,10 @@ def import_module(
         if overload in table:
             table.pop(overload)
     try:
-        exported = exported.run_decompositions(table)
+        with warnings.catch_warnings():
+            # torch's own pytree code warns about its own deprecated LeafSpec while decomposing
+            warnings.filterwarnings("ignore", message=r".*LeafSpec.* is deprecated", category=FutureWarning)
+            exported = exported.run_decompositions(table)
     except Exception as e:
         raise TorchExportError(f"decomposing the exported graph failed: {type(e).__name__}: {e}") from e
     sym_names = _symbol_names(exported, specs)
