@@ -22,7 +22,7 @@ from .errors import InterpreterError, ParseError, TensoriumError, VerifyError
 from .fuzz.generator import random_array
 from .ir import parse_module, print_module, verify
 from .ir.core import BlockArgument, Operation
-from .ir.dialects.builtin import func_body, func_name, func_type, functions, lookup_func
+from .ir.dialects.builtin import func_body, func_name, func_type, pick_function
 from .ir.opdef import registered_ops
 from .ir.reference import signature
 from .ir.types import Dim, Sym, TensorType, Type, storage_dtype
@@ -122,24 +122,6 @@ def cmd_opt(args: argparse.Namespace) -> int:
 
 
 # --- run-ir -------------------------------------------------------------------------------------
-def _pick_function(module: Operation, name: str | None) -> Operation:
-    funcs = functions(module)
-    names = [func_name(f) for f in funcs]
-    if name is not None:
-        found = lookup_func(module, name)
-        if found is None:
-            raise CommandError(f"no function @{name}; the module has {', '.join('@' + n for n in names) or 'none'}")
-        return found
-    found = lookup_func(module, "main")
-    if found is not None:
-        return found
-    if len(funcs) == 1:
-        return funcs[0]
-    if not funcs:
-        raise CommandError("the module has no functions")
-    raise CommandError(f"the module has no @main and several functions ({', '.join(names)}): pick one with --func")
-
-
 def _arg_names(args: Sequence[BlockArgument]) -> list[str]:
     return [a.name_hint or f"arg{i}" for i, a in enumerate(args)]
 
@@ -225,7 +207,7 @@ def cmd_run_ir(args: argparse.Namespace) -> int:
     """Run a function in the reference interpreter, print a summary of each output and save them."""
     text, filename = _read_source(args.file)
     module = parse_module(text, filename)
-    func = _pick_function(module, args.func)
+    func = pick_function(module, args.func, "pick one with --func")
     inputs = _collect_inputs(func, args)
     results = run(module, inputs, func=func_name(func))
     out_dir = Path(args.output_dir) if args.output_dir is not None else None

@@ -84,6 +84,10 @@ class VerifyError(TensoriumError):
         return VerifyError(self.message, self.op_name, self.loc, lines[self.loc.line - 1])
 
 
+class SymbolError(TensoriumError):
+    """A function named by the user does not exist, or none was named and the choice is ambiguous."""
+
+
 class InterpreterError(TensoriumError):
     """A module could not be run: missing or mismatched inputs, or an op without semantics."""
 

@@ -7,7 +7,7 @@ import pytest
 
 import tensorium as tm
 from tensorium.backends.interp import coerce, round_to_bf16, run, wrap_integers
-from tensorium.errors import InterpreterError
+from tensorium.errors import InterpreterError, SymbolError
 from tensorium.ir import IntegerType, bf16
 
 ADD = """
@@ -56,9 +56,9 @@ def test_bad_inputs_give_clear_errors(inputs: object, message: str) -> None:
 def test_function_selection() -> None:
     text = ADD.replace("@main", "@first") + ADD.replace("@main", "@second")
     m = tm.parse_module(text)
-    with pytest.raises(InterpreterError, match="no @main and several functions"):
+    with pytest.raises(SymbolError, match=r"no @main and several functions \(@first, @second\): name one"):
         run(m, [])
-    with pytest.raises(InterpreterError, match="no function @third"):
+    with pytest.raises(SymbolError, match="no function @third; the module has @first, @second"):
         run(m, [], func="third")
     x = np.ones((1, 3), np.float32)
     np.testing.assert_array_equal(run(m, [x, x], func="second")[0], 2 * x)

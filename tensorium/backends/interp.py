@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import InterpreterError
 from ..ir.core import Operation, Value
-from ..ir.dialects.builtin import func_body, func_name, functions, lookup_func
+from ..ir.dialects.builtin import func_body, func_name, pick_function
 from ..ir.evaluate import evaluate_op, op_location
 from ..ir.storage import coerce, round_to_bf16, wrap_integers
 from ..ir.types import Sym, TensorType, Type, storage_dtype
@@ -85,7 +85,7 @@ def run(
 
     ``inputs`` is a sequence in argument order or a mapping from argument names to arrays.
     """
-    target = _pick_function(module, func)
+    target = pick_function(module, func)
     block = func_body(target)
     if isinstance(inputs, Mapping):
         names = [a.name_hint or f"arg{i}" for i, a in enumerate(block.args)]
@@ -99,18 +99,3 @@ def run(
     else:
         args = list(inputs)
     return run_function(target, args)
-
-
-def _pick_function(module: Operation, name: str | None) -> Operation:
-    funcs = functions(module)
-    if name is not None:
-        found = lookup_func(module, name)
-        if found is None:
-            raise InterpreterError(f"no function @{name}; the module has {[func_name(f) for f in funcs]}")
-        return found
-    main = lookup_func(module, "main")
-    if main is not None:
-        return main
-    if len(funcs) == 1:
-        return funcs[0]
-    raise InterpreterError("the module has no @main and several functions: name one")

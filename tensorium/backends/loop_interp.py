@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import InterpreterError
 from ..ir.core import Block, Operation, Value
-from ..ir.dialects.builtin import func_body, func_name, functions, lookup_func
+from ..ir.dialects.builtin import func_body, func_name, pick_function
 from ..ir.evaluate import op_location
 from ..ir.storage import coerce
 from ..ir.types import BufferType, ScalarType, Sym, storage_dtype
@@ -51,17 +51,8 @@ def run_kernel(func: Operation, args: Sequence[Any]) -> list[np.ndarray]:
 
 
 def run(module: Operation, args: Sequence[Any], func: str | None = None) -> list[np.ndarray]:
-    """Run the function ``func`` of ``module`` (the only one when not named) on ``args``."""
-    if func is not None:
-        target = lookup_func(module, func)
-        if target is None:
-            names = [func_name(f) for f in functions(module)]
-            raise InterpreterError(f"no function @{func}; the module has {names}")
-    else:
-        funcs = functions(module)
-        if len(funcs) != 1:
-            raise InterpreterError(f"the module has {len(funcs)} functions: name the one to run")
-        target = funcs[0]
+    """Run the function ``func`` of ``module`` (``@main`` or the only one when not named) on ``args``."""
+    target = pick_function(module, func)
     return run_kernel(target, args)
 
 

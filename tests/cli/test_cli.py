@@ -334,7 +334,8 @@ def test_run_ir_picks_the_function(tmp_path: Path, capsys: pytest.CaptureFixture
     code, out, err = run_cli(capsys, "run-ir", src, "--input", f"x={x}")
     assert (code, out) == (1, "")
     assert (
-        err == "tensorium: error: the module has no @main and several functions (first, second): pick one with --func\n"
+        err
+        == "tensorium: error: the module has no @main and several functions (@first, @second): pick one with --func\n"
     )
     assert run_cli(capsys, "run-ir", src, "--func", "second", "--input", f"x={x}")[1] == (
         "output0: shape [4], dtype f32, values [0.0, 0.0, 0.0, 0.0]\n"

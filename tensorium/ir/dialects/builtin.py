@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...errors import Location
+from ...errors import Location, SymbolError
 from ..attributes import StrAttr, TypeAttr
 from ..core import Block, Operation, Region, Value
 from ..opdef import define
@@ -155,3 +155,26 @@ def func_return(func: Operation) -> Operation:
     term = func_body(func).terminator
     assert term is not None and term.name == "func.return"
     return term
+
+
+def pick_function(module: Operation, name: str | None = None, how_to_name: str = "name one") -> Operation:
+    """The function ``name``; without a name ``@main``, else the only function.
+
+    Raises SymbolError listing the functions when ``name`` is missing or the choice is ambiguous;
+    ``how_to_name`` tells the user how to name one (a CLI says ``pick one with --func``).
+    """
+    funcs = functions(module)
+    names = ", ".join("@" + func_name(f) for f in funcs) or "none"
+    if name is not None:
+        found = lookup_func(module, name)
+        if found is None:
+            raise SymbolError(f"no function @{name}; the module has {names}")
+        return found
+    found = lookup_func(module, "main")
+    if found is not None:
+        return found
+    if len(funcs) == 1:
+        return funcs[0]
+    if not funcs:
+        raise SymbolError("the module has no functions")
+    raise SymbolError(f"the module has no @main and several functions ({names}): {how_to_name}")
