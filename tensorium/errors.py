@@ -94,3 +94,11 @@ class InterpreterError(TensoriumError):
 
 class PassError(TensoriumError):
     """A bad pass pipeline (unknown pass, bad option) or a pass that failed on valid IR."""
+
+
+class LoweringError(TensoriumError):
+    """A graph op that has no loop lowering (or uses a feature the lowering does not support)."""
+
+
+class ScheduleError(TensoriumError):
+    """A schedule that does not fit a kernel: an unknown loop, or a rewrite that would change its results."""

@@ -1,11 +1,12 @@
 """Passes over modules: the Pass base and registry, pipeline text, the PassManager and the passes.
 
-Importing this package registers every pass shipped with Tensorium (canonicalize, cse, dce, fold).
+Importing this package registers every pass shipped with Tensorium (canonicalize, cse, dce, fold,
+lower-to-loops).
 """
 
 from __future__ import annotations
 
-from . import canonicalize, cse, dce, fold  # noqa: F401  (registers the passes)
+from . import canonicalize, cse, dce, fold, lower_to_loops  # noqa: F401  (registers the passes)
 from .base import Pass, get_pass, pass_names, register_pass
 from .manager import PassManager
 from .pipeline import Pipeline, parse_pipeline

@@ -168,7 +168,7 @@ unsqueeze = define(
 
 
 # slice ----------------------------------------------------------------------------------------
-def _slice_plan(
+def slice_plan(
     rank: int, starts: tuple[int, ...], ends: tuple[int, ...], axes: tuple[int, ...], steps: tuple[int, ...]
 ) -> list[tuple[int, int, int, int]]:
     """(axis, start, end, step) per sliced axis, with axes and steps defaulted and checked."""
@@ -186,7 +186,7 @@ def _slice_plan(
     return [(a % rank, s, e, st) for a, s, e, st in zip(axes, starts, ends, steps)]
 
 
-def _is_full_range(start: int, end: int, step: int) -> bool:
+def is_full_range(start: int, end: int, step: int) -> bool:
     """True when slicing any dim with these bounds keeps every element (in order or reversed)."""
     if step == 1:
         return (start == 0 or start <= -INT64_MAX) and end >= INT64_MAX
@@ -200,11 +200,11 @@ def _slice_infer(
 ) -> Type:
     (t,) = tensors(x)
     out = list(t.shape)
-    for axis, start, end, step in _slice_plan(t.rank, starts, ends, axes, steps):
+    for axis, start, end, step in slice_plan(t.rank, starts, ends, axes, steps):
         d = t.shape[axis]
         if isinstance(d, int):
             out[axis] = len(range(*slice(start, end, step).indices(d)))
-        elif not _is_full_range(start, end, step):
+        elif not is_full_range(start, end, step):
             out[axis] = DYN
     return t.with_shape(tuple(out))
 
@@ -213,7 +213,7 @@ def _slice_reference(
     x: np.ndarray, *, starts: tuple[int, ...], ends: tuple[int, ...], axes: tuple[int, ...], steps: tuple[int, ...]
 ) -> np.ndarray:
     index = [slice(None)] * x.ndim
-    for axis, start, end, step in _slice_plan(x.ndim, starts, ends, axes, steps):
+    for axis, start, end, step in slice_plan(x.ndim, starts, ends, axes, steps):
         index[axis] = slice(start, end, step)
     return x[tuple(index)]
 

@@ -1,0 +1,28 @@
+"""Lowering graph ops to loop-level kernels, the host launch plan, and schedules over the loop nests.
+
+:func:`lower_op` turns one graph op into a kernel (a ``func.func`` over buffers, see docs/lowering.md);
+:func:`lower_function` turns a whole ``@main`` into kernels plus a :class:`LaunchPlan`, kept in the
+kernel module's attributes. Schedules (:mod:`tensorium.lowering.schedule`) rewrite a kernel's loops.
+The plan runner on the loop interpreter is :func:`tensorium.backends.plan_runner.run_plan`.
+"""
+
+from __future__ import annotations
+
+from . import elementwise, linalg, reduce, shape  # noqa: F401  (registers the lowerings)
+from .kernel import LOWERINGS, LoweringError, lower_op
+from .plan import LaunchPlan, Step, lower_function, plan_of
+from .schedule import Schedule, ScheduleError, apply_schedule, default_schedule
+
+__all__ = [
+    "LOWERINGS",
+    "LaunchPlan",
+    "LoweringError",
+    "Schedule",
+    "ScheduleError",
+    "Step",
+    "apply_schedule",
+    "default_schedule",
+    "lower_function",
+    "lower_op",
+    "plan_of",
+]

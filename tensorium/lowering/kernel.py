@@ -1,0 +1,209 @@
+"""Building one loop-level kernel for one graph op: arguments, hoisted sizes and constants, loop nests.
+
+A kernel for op ``%r = graph.f %a, %b`` is ``func.func @name(%in0, %in1, %out0)``: one ``global`` buffer
+per operand, then one per result, with the tensors' shapes (symbolic dims stay symbolic and are read
+with ``loop.dim`` at run time). Lowerings are registered per graph op name with :func:`lowering`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from typing import Any
+
+from ..errors import LoweringError
+from ..ir.builder import InsertionPoint
+from ..ir.core import Block, Operation, Value
+from ..ir.dialects import loop
+from ..ir.dialects.builtin import func_body, make_func, set_results
+from ..ir.evaluate import op_location
+from ..ir.shapes import dims_equal
+from ..ir.types import BufferType, Dim, FloatType, IntegerType, ScalarType, TensorType, Type, index
+
+
+def lowering_error(op: Operation, why: str) -> LoweringError:
+    """A LoweringError naming ``op`` and its location."""
+    return LoweringError(f"{op_location(op)}cannot lower '{op.name}' to loops: {why}")
+
+
+Lowering = Callable[[Operation, "Kernel"], None]
+LOWERINGS: dict[str, Lowering] = {}
+
+
+def lowering(*names: str) -> Callable[[Lowering], Lowering]:
+    """Register a function that fills a kernel for the graph ops ``names``."""
+
+    def register(fn: Lowering) -> Lowering:
+        for name in names:
+            LOWERINGS[name] = fn
+        return fn
+
+    return register
+
+
+def buffer_of(t: Type, op: Operation) -> BufferType:
+    """The global buffer type holding a tensor of type ``t``."""
+    if not isinstance(t, TensorType):
+        raise lowering_error(op, f"operand type {t} is not a tensor")
+    try:
+        return BufferType(t.shape, t.element, "global")
+    except ValueError as e:
+        raise lowering_error(op, str(e)) from None
+
+
+def scalar_const(value: Any, t: ScalarType) -> Value:
+    """A ``loop.const`` of ``value`` as type ``t`` at the current insertion point."""
+    if isinstance(t, FloatType):
+        return loop.const(value=float(value), dtype=t)  # type: ignore[no-any-return]
+    if isinstance(t, IntegerType) and t.is_bool:
+        return loop.const(value=bool(value), dtype=t)  # type: ignore[no-any-return]
+    return loop.const(value=int(value), dtype=t)  # type: ignore[no-any-return]
+
+
+class Kernel:
+    """A kernel under construction for ``op``: its function, buffer arguments and a prologue.
+
+    Sizes and constants are built once in the prologue (the top of the body, before any loop) so that
+    every loop nest can use them.
+    """
+
+    def __init__(self, op: Operation, name: str):
+        self.op = op
+        ins = [buffer_of(v.type, op) for v in op.operands]
+        outs = [buffer_of(r.type, op) for r in op.results]
+        names = [f"in{i}" for i in range(len(ins))] + [f"out{i}" for i in range(len(outs))]
+        self.func = make_func(name, ins + outs, arg_names=names, loc=op.loc)
+        self.body: Block = func_body(self.func)
+        self.inputs: list[Value] = list(self.body.args[: len(ins)])
+        self.outputs: list[Value] = list(self.body.args[len(ins) :])
+        self._prologue_size = 0
+        self._memo: dict[Any, Value] = {}
+
+    @contextmanager
+    def prologue(self) -> Iterator[None]:
+        """Build at the end of the prologue."""
+        block = self.body
+        before = block.ops[self._prologue_size] if self._prologue_size < len(block.ops) else None
+        count = len(block.ops)
+        with InsertionPoint(block, before):
+            yield
+        self._prologue_size += len(block.ops) - count
+
+    def _hoisted(self, key: Any, build: Callable[[], Value]) -> Value:
+        found = self._memo.get(key)
+        if found is None:
+            with self.prologue():
+                found = build()
+            self._memo[key] = found
+        return found
+
+    def const(self, value: Any, t: ScalarType) -> Value:
+        """A constant of type ``t`` in the prologue (built once)."""
+        return self._hoisted(("const", type(value), value, t), lambda: scalar_const(value, t))
+
+    def index(self, value: int) -> Value:
+        """An index constant in the prologue."""
+        return self.const(int(value), index)
+
+    def size(self, buffer: Value, axis: int) -> Value:
+        """The size of dimension ``axis`` of a buffer argument: a constant when static, else ``loop.dim``."""
+        t = buffer.type
+        assert isinstance(t, BufferType)
+        d = t.shape[axis]
+        if isinstance(d, int):
+            return self.index(d)
+        return self._hoisted(("dim", id(buffer), axis), lambda: loop.dim(buffer, axis=axis))
+
+    def sizes(self, buffer: Value) -> list[Value]:
+        """The sizes of every dimension of a buffer argument."""
+        t = buffer.type
+        assert isinstance(t, BufferType)
+        return [self.size(buffer, a) for a in range(t.rank)]
+
+    def last(self, buffer: Value, axis: int) -> Value:
+        """``size - 1`` of a dimension, in the prologue."""
+        size = self.size(buffer, axis)
+        return self._hoisted(("last", id(buffer), axis), lambda: loop.sub(size, self.index(1)))
+
+    def product(self, values: Sequence[Value]) -> Value:
+        """The product of index values, in the prologue (1 for none)."""
+        out = self.index(1)
+        for v in values:
+            out = self._hoisted(("mul", id(out), id(v)), lambda a=out, b=v: loop.mul(a, b))  # type: ignore[misc]
+        return out
+
+    @contextmanager
+    def loops(self, bounds: Sequence[Value], names: Sequence[str]) -> Iterator[list[Value]]:
+        """A serial loop nest ``for names[0] in [0, bounds[0]): ...``; yields the induction variables."""
+        with ExitStack() as stack:
+            ivs: list[Value] = [
+                stack.enter_context(loop.for_(self.index(0), b, self.index(1), name=n)) for b, n in zip(bounds, names)
+            ]
+            yield ivs
+
+    def broadcast_indices(self, buffer: Value, rank: int, shape: Sequence[Dim], ivs: Sequence[Value]) -> list[Value]:
+        """Indices into the first ``rank`` dims of ``buffer`` for position ``ivs`` of ``shape`` (numpy broadcasting).
+
+        Dims that are statically 1 read index 0, dims provably equal to the result's read the position,
+        and any other (a symbolic dim that may be 1 at run time) reads ``min(i, size - 1)``, right for both.
+        """
+        t = buffer.type
+        assert isinstance(t, BufferType)
+        offset = len(shape) - rank
+        out: list[Value] = []
+        for a in range(rank):
+            d, iv = t.shape[a], ivs[a + offset]
+            if d == 1:
+                out.append(self.index(0))
+            elif dims_equal(d, shape[a + offset]):
+                out.append(iv)
+            else:
+                out.append(loop.min(iv, self.last(buffer, a)))
+        return out
+
+    def finish(self) -> Operation:
+        """End the kernel with an empty ``func.return`` and give its function."""
+        set_results(self.func, [])
+        return self.func
+
+
+def element_of(value: Value) -> ScalarType:
+    """The element type of a buffer value."""
+    t = value.type
+    assert isinstance(t, BufferType)
+    return t.element
+
+
+def shape_of(value: Value) -> tuple[Dim, ...]:
+    """The shape of a buffer value."""
+    t = value.type
+    assert isinstance(t, BufferType)
+    return t.shape
+
+
+def compute_type(t: ScalarType) -> ScalarType:
+    """The type references compute floats in: at least f32 (f16 and bf16 widen, f64 stays)."""
+    if isinstance(t, FloatType) and t.name in ("f16", "bf16"):
+        return FloatType("f32")
+    return t
+
+
+def convert(value: Value, t: ScalarType) -> Value:
+    """``value`` cast to ``t`` (no op when it already has that type)."""
+    if value.type == t:
+        return value
+    return loop.cast(value, dtype=t)  # type: ignore[no-any-return]
+
+
+def lower_op(op: Operation, name: str | None = None) -> Operation:
+    """The loop-level kernel ``@name(inputs..., outputs...)`` computing graph op ``op``.
+
+    ``name`` defaults to the op's short name. Raises LoweringError for ops without a lowering.
+    """
+    fn = LOWERINGS.get(op.name)
+    if fn is None:
+        raise lowering_error(op, "no loop lowering is registered for this op")
+    kernel = Kernel(op, name or op.name.split(".", 1)[1])
+    with InsertionPoint(kernel.body):
+        fn(op, kernel)
+    return kernel.finish()

@@ -1,0 +1,119 @@
+"""The host side of a lowered program: which kernels run, in which order, on which buffers.
+
+:func:`lower_function` turns ``@main`` of a graph module into a module of kernels (one per graph op)
+whose attributes hold the :class:`LaunchPlan`, so the plan prints, parses and travels with the kernels:
+
+    module attributes {plan_buffers = [tensor<4xf32>, ...], plan_inputs = [0, 1], plan_outputs = [3],
+                       plan_constants = [[2, dense<...> : tensor<4xf32>]],
+                       plan_steps = [["add_0", [0, 1], [3]], ...]} { func.func @add_0(...) ... }
+
+Buffers are numbered; each has a tensor type (symbolic dims are named dims of the inputs, resolved when
+the inputs are bound). A step runs one kernel with its input buffers then its output buffers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import TensoriumError
+from ..ir.attributes import DenseAttr
+from ..ir.core import Operation, Value
+from ..ir.dialects.builtin import func_body, func_return, lookup_func, make_module
+from ..ir.types import TensorType
+from .kernel import lower_op, lowering_error
+from .schedule import Schedule, apply_schedule
+
+
+@dataclass(frozen=True)
+class Step:
+    """One kernel launch: ``kernel(*inputs buffers, *outputs buffers)``."""
+
+    kernel: str
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """Buffers by number (their tensor types), which are the program's inputs, outputs and constants, and the steps."""
+
+    buffers: tuple[TensorType, ...]
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    constants: tuple[tuple[int, DenseAttr], ...]
+    steps: tuple[Step, ...]
+
+    def attributes(self) -> dict[str, object]:
+        """The plan as module attributes (``plan_buffers``, ``plan_inputs``, ...)."""
+        return {
+            "plan_buffers": self.buffers,
+            "plan_inputs": self.inputs,
+            "plan_outputs": self.outputs,
+            "plan_constants": self.constants,
+            "plan_steps": tuple((s.kernel, s.inputs, s.outputs) for s in self.steps),
+        }
+
+
+def plan_of(module: Operation) -> LaunchPlan:
+    """The launch plan held in the attributes of a lowered module; TensoriumError when there is none."""
+    attrs: dict[str, Any] = module.attributes
+    if "plan_steps" not in attrs:
+        raise TensoriumError("the module has no launch plan (lower it with lower_function or lower-to-loops)")
+    return LaunchPlan(
+        buffers=tuple(attrs["plan_buffers"]),
+        inputs=tuple(attrs["plan_inputs"]),
+        outputs=tuple(attrs["plan_outputs"]),
+        constants=tuple((int(i), c) for i, c in attrs["plan_constants"]),
+        steps=tuple(Step(str(k), tuple(i), tuple(o)) for k, i, o in attrs["plan_steps"]),
+    )
+
+
+def lower_function(
+    module: Operation, func: str = "main", schedule: Callable[[Operation], Schedule] | None = None
+) -> Operation:
+    """A new module with one kernel per graph op of ``@func`` and the launch plan in its attributes.
+
+    Constants become plan constants (host buffers), not kernels. ``schedule``, when given, picks a
+    schedule for each kernel (``default_schedule`` for the built-in ones). Raises LoweringError for an
+    op without a lowering.
+    """
+    target = lookup_func(module, func)
+    if target is None:
+        raise TensoriumError(f"no function @{func} to lower")
+    ids: dict[int, int] = {}
+    buffers: list[TensorType] = []
+
+    def number(value: Value) -> int:
+        t = value.type
+        if not isinstance(t, TensorType):
+            raise TensoriumError(f"@{func} has a value of type {t}; only tensors can be lowered")
+        ids[id(value)] = len(buffers)
+        buffers.append(t)
+        return len(buffers) - 1
+
+    inputs = tuple(number(a) for a in func_body(target).args)
+    constants: list[tuple[int, DenseAttr]] = []
+    steps: list[Step] = []
+    kernels: list[Operation] = []
+    for op in func_body(target).ops:
+        if op.name == "func.return":
+            continue
+        if op.regions:
+            raise lowering_error(op, "ops with regions have no loop lowering")
+        if op.name == "graph.constant":
+            constants.append((number(op.result), op.attributes["value"]))  # type: ignore[arg-type]
+            continue
+        kernel = lower_op(op, f"{op.name.split('.', 1)[1]}_{len(kernels)}")
+        if schedule is not None:
+            apply_schedule(kernel, schedule(kernel))
+        kernels.append(kernel)
+        ins = tuple(ids[id(v)] for v in op.operands)
+        outs = tuple(number(r) for r in op.results)
+        steps.append(Step(kernel.attributes["sym_name"], ins, outs))  # type: ignore[arg-type]
+    outputs = tuple(ids[id(v)] for v in func_return(target).operands)
+    plan = LaunchPlan(tuple(buffers), inputs, outputs, tuple(constants), tuple(steps))
+    lowered = make_module(kernels, loc=module.loc)
+    lowered.attributes.update(plan.attributes())  # type: ignore[arg-type]
+    return lowered

@@ -1,0 +1,197 @@
+"""Lowering reductions, softmax and normalizations: outer loops over kept dims, a local accumulator inside.
+
+Each kept position owns a rank-0 ``local`` accumulator allocated inside the outer loops, so the outer
+loops stay independent (parallelizable) and the inner ones carry the accumulation. Accumulators follow
+the references: f16 and bf16 accumulate in f32, integers in 64 bits (then wrap to the result type).
+Loop names: ``i0, i1, ...`` for kept dims, ``r0, r1, ...`` for reduced dims; softmax and the norms run
+several passes over the reduced dims, named by pass (``max_r0``, ``sum_r0``, ``out_r0``, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ..ir.core import Operation, Value
+from ..ir.dialects import loop
+from ..ir.shapes import normalize_axes, normalize_axis
+from ..ir.types import BufferType, FloatType, IntegerType, ScalarType, i64
+from .kernel import Kernel, compute_type, convert, element_of, lowering, shape_of
+
+Combine = Callable[[Value, Value], Value]
+
+
+def _accumulator_type(name: str, t: ScalarType) -> ScalarType:
+    if name in ("graph.reduce_max", "graph.reduce_min"):
+        return t
+    if isinstance(t, IntegerType):
+        return i64 if t.signed else IntegerType(64, False)
+    return compute_type(t)
+
+
+def _identity(name: str, t: ScalarType) -> object:
+    is_bool = isinstance(t, IntegerType) and t.is_bool
+    if name == "graph.reduce_max":
+        if is_bool:
+            return False
+        return float("-inf") if isinstance(t, FloatType) else t.min_value  # type: ignore[attr-defined]
+    if name == "graph.reduce_min":
+        if is_bool:
+            return True
+        return float("inf") if isinstance(t, FloatType) else t.max_value  # type: ignore[attr-defined]
+    return 1 if name == "graph.reduce_prod" else 0
+
+
+def _combine(name: str, t: ScalarType) -> Combine:
+    is_bool = isinstance(t, IntegerType) and t.is_bool
+    table: dict[str, Combine] = {
+        "graph.reduce_sum": loop.add,
+        "graph.reduce_mean": loop.add,
+        "graph.reduce_prod": loop.mul,
+        "graph.reduce_max": loop.or_ if is_bool else loop.max,
+        "graph.reduce_min": loop.and_ if is_bool else loop.min,
+    }
+    return table[name]
+
+
+def accumulate(
+    k: Kernel,
+    t: ScalarType,
+    init: Value,
+    bounds: Sequence[Value],
+    names: Sequence[str],
+    term: Callable[[list[Value]], Value],
+    combine: Combine,
+) -> Value:
+    """Fold ``term(ivs)`` over the nest ``bounds`` into a new local accumulator from ``init``; its final value."""
+    acc = loop.alloc(type=BufferType((), t, "local"))
+    loop.store(init, acc)
+    with k.loops(bounds, names) as ivs:
+        loop.store(combine(loop.load(acc), term(ivs)), acc)
+    return loop.load(acc)  # type: ignore[no-any-return]
+
+
+def _copy(k: Kernel) -> None:
+    src, dst = k.inputs[0], k.outputs[0]
+    with k.loops(k.sizes(dst), [f"i{a}" for a in range(len(shape_of(dst)))]) as ivs:
+        loop.store(loop.load(src, ivs), dst, ivs)
+
+
+@lowering("graph.reduce_sum", "graph.reduce_mean", "graph.reduce_prod", "graph.reduce_max", "graph.reduce_min")
+def lower_reduction(op: Operation, k: Kernel) -> None:
+    """Reduce over ``axes`` (keepdims or not) with a local accumulator per kept position."""
+    x, out = k.inputs[0], k.outputs[0]
+    rank = len(shape_of(x))
+    attrs = op.opdef.attr_kwargs(op)
+    axes = normalize_axes(attrs["axes"], rank)
+    if not axes:
+        _copy(k)
+        return
+    keepdims = attrs["keepdims"]
+    t = element_of(x)
+    acc_t = _accumulator_type(op.name, t)
+    kept = [a for a in range(rank) if a not in axes]
+    sizes = k.sizes(x)
+    with k.loops([sizes[a] for a in kept], [f"i{n}" for n in range(len(kept))]) as outer:
+        position = dict(zip(kept, outer))
+
+        def term(inner: list[Value]) -> Value:
+            position.update(zip(axes, inner))
+            return convert(loop.load(x, [position[a] for a in range(rank)]), acc_t)
+
+        init = k.const(_identity(op.name, acc_t), acc_t)
+        total = accumulate(
+            k,
+            acc_t,
+            init,
+            [sizes[a] for a in axes],
+            [f"r{n}" for n in range(len(axes))],
+            term,
+            _combine(op.name, acc_t),
+        )
+        if op.name == "graph.reduce_mean":
+            count = k.product([sizes[a] for a in axes])
+            total = loop.div(total, convert(count, acc_t))
+        where = [outer[kept.index(a)] if a in kept else k.index(0) for a in range(rank)] if keepdims else outer
+        loop.store(convert(total, element_of(out)), out, where)
+
+
+def _outer_inner(k: Kernel, x: Value, first: int) -> tuple[list[Value], list[Value]]:
+    """The sizes of dims before ``first`` and from ``first`` on."""
+    sizes = k.sizes(x)
+    return sizes[:first], sizes[first:]
+
+
+@lowering("graph.softmax", "graph.log_softmax")
+def lower_softmax(op: Operation, k: Kernel) -> None:
+    """Three passes along ``axis``: the maximum, the sum of exp(x - max), then the result, in at least f32."""
+    x, out = k.inputs[0], k.outputs[0]
+    rank = len(shape_of(x))
+    axis = normalize_axis(op.opdef.attr_kwargs(op)["axis"], rank)
+    t = element_of(x)
+    acc_t = compute_type(t)
+    sizes = k.sizes(x)
+    kept = [a for a in range(rank) if a != axis]
+    with k.loops([sizes[a] for a in kept], [f"i{n}" for n in range(len(kept))]) as outer:
+
+        def at(j: Value) -> list[Value]:
+            position = dict(zip(kept, outer))
+            position[axis] = j
+            return [position[a] for a in range(rank)]
+
+        def shifted(ivs: list[Value], top: Value) -> Value:
+            return loop.sub(convert(loop.load(x, at(ivs[0])), acc_t), top)  # type: ignore[no-any-return]
+
+        def element(ivs: list[Value]) -> Value:
+            return convert(loop.load(x, at(ivs[0])), acc_t)
+
+        top = accumulate(k, acc_t, k.const(float("-inf"), acc_t), [sizes[axis]], ["max_r0"], element, loop.max)
+        total = accumulate(
+            k, acc_t, k.const(0.0, acc_t), [sizes[axis]], ["sum_r0"], lambda ivs: loop.exp(shifted(ivs, top)), loop.add
+        )
+        with k.loops([sizes[axis]], ["out_r0"]) as (j,):
+            s = shifted([j], top)
+            y = loop.sub(s, loop.log(total)) if op.name == "graph.log_softmax" else loop.div(loop.exp(s), total)
+            loop.store(convert(y, element_of(out)), out, at(j))
+
+
+@lowering("graph.layer_norm", "graph.rms_norm")
+def lower_norm(op: Operation, k: Kernel) -> None:
+    """Normalize over dims ``axis..rank-1``: mean (layer_norm) and mean square passes, then scale and shift."""
+    grouped = op.opdef.group_operands(k.inputs)
+    x, weight = grouped[0], grouped[1]
+    bias = grouped[2] if op.name == "graph.layer_norm" else None
+    out = k.outputs[0]
+    rank = len(shape_of(x))
+    attrs = op.opdef.attr_kwargs(op)
+    first = normalize_axis(attrs["axis"], rank)
+    acc_t = compute_type(element_of(x))
+    outer_sizes, inner_sizes = _outer_inner(k, x, first)
+    count = convert(k.product(inner_sizes), acc_t)
+    zero = k.const(0.0, acc_t)
+    inner = len(inner_sizes)
+    with k.loops(outer_sizes, [f"i{n}" for n in range(first)]) as outer:
+
+        def load(ivs: list[Value]) -> Value:
+            return convert(loop.load(x, outer + ivs), acc_t)
+
+        mean = zero
+        if op.name == "graph.layer_norm":
+            mean = loop.div(
+                accumulate(k, acc_t, zero, inner_sizes, [f"mean_r{n}" for n in range(inner)], load, loop.add), count
+            )
+
+        def square(ivs: list[Value]) -> Value:
+            centered = loop.sub(load(ivs), mean)
+            return loop.mul(centered, centered)  # type: ignore[no-any-return]
+
+        var = loop.div(
+            accumulate(k, acc_t, zero, inner_sizes, [f"var_r{n}" for n in range(inner)], square, loop.add), count
+        )
+        scale = loop.sqrt(loop.add(var, k.const(attrs["eps"], acc_t)))
+        with k.loops(inner_sizes, [f"out_r{n}" for n in range(inner)]) as ivs:
+            y = loop.div(loop.sub(load(ivs), mean), scale)
+            if weight is not None:
+                y = loop.mul(y, convert(loop.load(weight, ivs), acc_t))
+            if bias is not None:
+                y = loop.add(y, convert(loop.load(bias, ivs), acc_t))
+            loop.store(convert(y, element_of(out)), out, outer + ivs)

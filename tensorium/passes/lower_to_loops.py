@@ -1,0 +1,37 @@
+"""lower-to-loops: replace a graph module by its loop-level kernels and launch plan."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..errors import PassError
+from ..ir.core import Operation
+from ..lowering import default_schedule, lower_function
+from .base import Pass, register_pass
+
+
+@register_pass
+@dataclass(frozen=True)
+class LowerToLoops(Pass):
+    """Lower every graph op of ``@func`` to a kernel and keep the host plan in the module's attributes.
+
+    With ``schedule`` the default schedule of each kernel is applied (parallel and vectorized loops,
+    tiled matmuls). The module is replaced in place by the kernels; see docs/lowering.md.
+    """
+
+    name: ClassVar[str] = "lower-to-loops"
+    func: str = "main"
+    schedule: bool = False
+
+    def run(self, module: Operation) -> None:
+        if "plan_steps" in module.attributes:
+            raise PassError("the module is already lowered to loops")
+        lowered = lower_function(module, self.func, default_schedule if self.schedule else None)
+        block = module.regions[0].block
+        for op in list(block.ops):
+            op.erase()
+        for kernel in list(lowered.regions[0].block.ops):
+            lowered.regions[0].block.remove(kernel)
+            block.append(kernel)
+        module.attributes.update(lowered.attributes)
