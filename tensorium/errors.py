@@ -102,3 +102,7 @@ class LoweringError(TensoriumError):
 
 class ScheduleError(TensoriumError):
     """A schedule that does not fit a kernel: an unknown loop, or a rewrite that would change its results."""
+
+
+class CompileError(TensoriumError):
+    """A loop-level module that a backend cannot compile; names the op and its location."""

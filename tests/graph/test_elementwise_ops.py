@@ -452,3 +452,8 @@ def test_bf16_constants_are_rounded_when_created() -> None:
 
     attr = DenseAttr(np.array([0.1, 1.00390625], np.float32), tm.ir.TensorType((2,), tm.ir.bf16))
     np.testing.assert_array_equal(attr.array, round_to_bf16(np.array([0.1, 1.00390625], np.float32)))
+
+
+def test_u64_power_is_exact() -> None:
+    got = run_op(graph.pow, np.array([2**32 - 1, 3], np.uint64), np.array([2, 3], np.uint64))
+    assert got.dtype == np.uint64 and got.tolist() == [(2**32 - 1) ** 2, 27]  # once lost bits via float64

@@ -105,9 +105,12 @@ def _mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if a.dtype.kind in "iu":
+            dtype = np.result_type(a, b)
             odd = (b % 2) != 0  # also right for the most negative exponent, whose abs() overflows
-            negative = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0))
-            return np.where(b < 0, negative, np.power(a, np.where(b < 0, 0, b))).astype(np.result_type(a, b))
+            one, zero = np.ones((), dtype), np.zeros((), dtype)
+            minus_one = np.array(-1).astype(dtype)  # only reachable for signed types
+            negative = np.where(a == 1, one, np.where(a == -1, np.where(odd, minus_one, one), zero))
+            return np.where(b < 0, negative, np.power(a, np.where(b < 0, zero, b).astype(dtype)))
         return np.power(a, b)
 
 

@@ -1,0 +1,422 @@
+"""Loop-level kernels to an LLVM IR module (llvmlite.ir): the emitter of the CPU backend.
+
+Each ``func.func`` kernel becomes ``i32 @tensorium.kernel.<name>(i64 threads, <args>)``: a buffer
+argument is a pointer followed by one i64 size per symbolic dimension, a scalar argument is a float,
+a double (f64) or an i64 (integers and index, truncated to their width). The result is 0, or ``k``
+when run-time check ``k`` failed (``LLVMEmitter.errors[k - 1]`` says which). ``loop.for`` becomes a
+basic-block loop (``vectorize`` and ``unroll`` kinds carry ``llvm.loop`` hints); an outermost
+``parallel`` loop is outlined into ``i32 (ptr ctx, i64 start, i64 end)`` over iteration numbers and
+handed to the ``tensorium_parallel_for`` runtime function, which runs chunks on a thread pool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import ClassVar
+
+from llvmlite import ir
+
+from ...ir.core import Block, Operation, Value
+from ...ir.dialects.builtin import func_body, func_name, functions
+from ...ir.dialects.loop import GPU_KINDS
+from ...ir.evaluate import op_location
+from ...ir.shapes import normalize_axis
+from ...ir.types import BufferType, FloatType, IntegerType, ScalarType, Sym, Type, storage_dtype
+from .common import (
+    F16,
+    F32,
+    I1,
+    I32,
+    I64,
+    PTR,
+    BufferRef,
+    CompileError,
+    is_signed,
+    memory_type,
+    op_error,
+    register_type,
+)
+from .scalars import ScalarEmitter
+
+PARALLEL_FOR = "tensorium_parallel_for"
+"""The runtime entry point: ``i32 (i64 threads, ptr body, ptr ctx, i64 trips)``."""
+
+CPU_KINDS = ("serial", "unroll", "vectorize", "parallel")
+MAX_STACK_BYTES = 1 << 16
+"""Static allocations up to this size live on the stack; larger and dynamic ones are malloc'ed."""
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    """What a caller needs to know about one compiled kernel: its symbol and argument types."""
+
+    name: str
+    symbol: str
+    arg_types: tuple[Type, ...]
+    arg_names: tuple[str | None, ...]
+    written: frozenset[int]
+    """Indices of the buffer arguments the kernel stores into."""
+
+
+def captured_values(op: Operation) -> list[Value]:
+    """The values that ops nested in ``op`` use but that are defined outside it, in first-use order."""
+    nested = list(op.walk())[1:]
+    inside: set[int] = set()
+    for inner in [op, *nested]:
+        inside.update(id(r) for r in inner.results)
+        for region in inner.regions:
+            for block in region.blocks:
+                inside.update(id(a) for a in block.args)
+    seen: dict[int, Value] = {}
+    for inner in nested:
+        for v in inner.operands:
+            if id(v) not in inside:
+                seen.setdefault(id(v), v)
+    return list(seen.values())
+
+
+class LLVMEmitter(ScalarEmitter):
+    """Turns a module of loop-level kernels into one LLVM module; emitter state lives on the instance.
+
+    ``OPS`` maps op names to method names; a GPU emitter subclasses this and overrides what differs
+    (loop kinds, barriers, address spaces).
+    """
+
+    OPS: ClassVar[dict[str, str]] = {
+        **ScalarEmitter.OPS,
+        "loop.for": "emit_for",
+        "loop.if": "emit_if",
+        "loop.alloc": "emit_alloc",
+        "loop.dim": "emit_dim",
+        "loop.load": "emit_load",
+        "loop.store": "emit_store",
+        "loop.load_packed": "emit_load_packed",
+        "loop.barrier": "emit_barrier",
+    }
+
+    def __init__(self, triple: str = "", data_layout: str = "") -> None:
+        module = ir.Module(name="tensorium")
+        module.triple = triple
+        module.data_layout = data_layout
+        super().__init__(module)
+        self.kernels: dict[str, KernelInfo] = {}
+        self.errors: list[str] = []
+        self.allocas = ir.IRBuilder()
+        self.frees: list[list[ir.Value]] = []
+        self.threads: ir.Value = I64(1)
+        self.parallel_depth = 0
+
+    def emit_module(self, module: Operation) -> ir.Module:
+        """Emit every function of ``module`` as a kernel; returns the LLVM module."""
+        for func in functions(module):
+            self.emit_function(func)
+        return self.module
+
+    def emit_function(self, func: Operation) -> None:
+        """Emit one kernel (see the module docstring for its signature)."""
+        name = func_name(func)
+        block = func_body(func)
+        term = block.terminator
+        if term is not None and term.operands:
+            raise op_error(term, f"in @{name} returns values; kernels write their results into buffers")
+        params: list[ir.Type] = [I64]
+        for i, arg in enumerate(block.args):
+            t = arg.type
+            if isinstance(t, BufferType):
+                register_type(t.element)
+                params += [PTR] + [I64] * sum(isinstance(d, Sym) for d in t.shape)
+            elif isinstance(t, ScalarType):
+                params.append(self.abi_type(t))
+            else:
+                label = f"@{name} argument #{i}" + (f" '{arg.name_hint}'" if arg.name_hint else "")
+                raise CompileError(f"{label} has type {t}; kernels take buffers and scalars")
+        symbol = f"tensorium.kernel.{name}"
+        fn = ir.Function(self.module, ir.FunctionType(I32, params), name=symbol)
+        with self.function(fn):
+            args = iter(fn.args)
+            self.threads = next(args)
+            for arg in block.args:
+                t = arg.type
+                if isinstance(t, BufferType):
+                    ptr = next(args)
+                    sizes = [I64(d) if isinstance(d, int) else next(args) for d in t.shape]
+                    self.env[id(arg)] = BufferRef(t, ptr, sizes)
+                else:
+                    assert isinstance(t, ScalarType)
+                    self.env[id(arg)] = self.from_abi(next(args), t)
+            self.emit_block(block)
+        written = {
+            i
+            for op in func.walk()
+            if op.name == "loop.store"
+            for i, arg in enumerate(block.args)
+            if op.operands[1] is arg
+        }
+        self.kernels[name] = KernelInfo(
+            name, symbol, tuple(a.type for a in block.args), tuple(a.name_hint for a in block.args), frozenset(written)
+        )
+
+    def abi_type(self, t: ScalarType) -> ir.Type:
+        """How a scalar argument is passed: f64 as double, other floats as float, integers as i64."""
+        return register_type(t) if isinstance(t, FloatType) else I64
+
+    def from_abi(self, v: ir.Value, t: ScalarType) -> ir.Value:
+        """A scalar argument as a register value of ``t``."""
+        lt = register_type(t)
+        return self.builder.trunc(v, lt) if isinstance(lt, ir.IntType) and lt.width < 64 else v
+
+    @contextmanager
+    def function(self, fn: ir.Function) -> Iterator[None]:
+        """Emit into ``fn``: an entry block for allocas, then the body, which returns 0 at its end."""
+        saved = (self.builder, self.allocas, self.frees, self.env)
+        entry, start = fn.append_basic_block("entry"), fn.append_basic_block("start")
+        self.allocas, self.builder, self.frees, self.env = ir.IRBuilder(entry), ir.IRBuilder(start), [], dict(self.env)
+        yield
+        self.builder.ret(I32(0))
+        self.allocas.branch(start)
+        self.builder, self.allocas, self.frees, self.env = saved
+
+    def emit_block(self, block: Block) -> None:
+        """Emit the ops of ``block`` but its terminator, then free what it malloc'ed."""
+        self.frees.append([])
+        for op in block.ops:
+            if op.name not in ("loop.yield", "func.return"):
+                self.emit_op(op)
+        for ptr in reversed(self.frees.pop()):
+            self.builder.call(self.intrinsic("free", ir.VoidType(), [PTR]), [ptr])
+
+    def emit_op(self, op: Operation) -> None:
+        """Emit ``op`` through the method ``OPS`` names for it."""
+        method = self.OPS.get(op.name)
+        if method is None:
+            raise op_error(op, "is not supported by the LLVM backend")
+        result = getattr(self, method)(op)
+        if result is not None:
+            self.env[id(op.results[0])] = result
+
+    def check(self, op: Operation, failed: ir.Value, message: str) -> None:
+        """Return error code k from the current function when the i1 ``failed`` holds at run time."""
+        self.errors.append(f"{op_location(op)}'{op.name}' {message}")
+        self.return_if(failed, I32(len(self.errors)))
+
+    def return_if(self, cond: ir.Value, status: ir.Value) -> None:
+        """Return ``status`` from the current function when the i1 ``cond`` holds."""
+        fn = self.builder.function
+        fail, ok = fn.append_basic_block("fail"), fn.append_basic_block("ok")
+        self.builder.cbranch(cond, fail, ok)
+        self.builder.position_at_end(fail)
+        self.builder.ret(status)
+        self.builder.position_at_end(ok)
+
+    def buffer(self, v: Value) -> BufferRef:
+        """The pointer and sizes emitted for the buffer ``v``."""
+        ref = self.env[id(v)]
+        assert isinstance(ref, BufferRef), v
+        return ref
+
+    def emit_for(self, op: Operation) -> None:
+        """A loop.for: checks the step, then an ordinary loop or an outlined parallel one."""
+        kind = op.attr("kind", "serial")
+        if kind in GPU_KINDS:
+            raise op_error(
+                op, f'of kind "{kind}" needs a GPU target; the CPU backend runs {", ".join(CPU_KINDS)} loops'
+            )
+        lower, upper, step = self.operands(op)
+        self.check(op, self.builder.icmp_signed("<=", step, I64(0)), "step must be positive")
+        if kind == "parallel" and self.parallel_depth == 0:
+            self.emit_parallel(op, lower, upper, step)
+        else:
+            self.emit_loop(op.regions[0].block, lower, upper, step, self.loop_hints(op))
+
+    def emit_loop(
+        self, body: Block, lower: ir.Value, upper: ir.Value, step: ir.Value, hints: ir.MDValue | None
+    ) -> None:
+        """``for (i = lower; i < upper; i += step) body`` as header, body and exit blocks."""
+        bl = self.builder
+        fn, before = bl.function, bl.block
+        header, inner, done = (fn.append_basic_block(n) for n in ("loop", "body", "done"))
+        bl.branch(header)
+        bl.position_at_end(header)
+        iv = bl.phi(I64)
+        iv.add_incoming(lower, before)
+        bl.cbranch(bl.icmp_signed("<", iv, upper), inner, done)
+        bl.position_at_end(inner)
+        self.env[id(body.args[0])] = iv
+        self.emit_block(body)
+        iv.add_incoming(bl.add(iv, step), bl.block)
+        latch = bl.branch(header)
+        if hints is not None:
+            latch.set_metadata("llvm.loop", hints)
+        bl.position_at_end(done)
+
+    def loop_hints(self, op: Operation) -> ir.MDValue | None:
+        """The ``llvm.loop`` metadata of a vectorize or unroll loop (a self-referencing loop id)."""
+        kind, factor = op.attr("kind", "serial"), op.attr("factor")
+        hints: list[tuple[str, ir.Constant | None]]
+        if kind == "vectorize":
+            hints = [("llvm.loop.vectorize.enable", I1(1))]
+            hints += [("llvm.loop.vectorize.width", I32(factor))] if factor else []
+        elif kind == "unroll":
+            hints = [("llvm.loop.unroll.count", I32(factor))] if factor else [("llvm.loop.unroll.full", None)]
+        else:
+            return None
+        nodes = [
+            self.module.add_metadata([ir.MetaDataString(self.module, name), *([value] if value is not None else [])])
+            for name, value in hints
+        ]
+        loop_id = ir.values.MDValue(self.module, nodes, name=str(len(self.module.metadata)))
+        loop_id.operands = (loop_id, *nodes)
+        return loop_id
+
+    def emit_parallel(self, op: Operation, lower: ir.Value, upper: ir.Value, step: ir.Value) -> None:
+        """Outline the loop body over iteration numbers [start, end) and run it through the runtime."""
+        bl = self.builder
+        captured = captured_values(op)
+        reps: list[object] = [lower, step, *(self.env[id(v)] for v in captured)]
+        fields = [f for rep in reps for f in self.fields(rep)]
+        ctx_type = ir.LiteralStructType([f.type for f in fields])
+        ctx = self.allocas.alloca(ctx_type)
+        for k, f in enumerate(fields):
+            bl.store(f, bl.gep(ctx, [I32(0), I32(k)]))
+        outer = bl.function
+        body = ir.Function(self.module, ir.FunctionType(I32, [PTR, I64, I64]), name=f"{outer.name}.parallel")
+        body.linkage = "internal"
+        with self.function(body):
+            arg, start, end = body.args
+            ib = self.builder
+            slots = [ib.gep(arg, [I32(0), I32(k)], source_etype=ctx_type) for k in range(len(fields))]
+            loaded = iter([ib.load(slot, typ=f.type) for slot, f in zip(slots, fields)])
+            first, stride, *inner = [self.unfields(rep, loaded) for rep in reps]
+            assert isinstance(first, ir.Value) and isinstance(stride, ir.Value)
+            for v, rep in zip(captured, inner):
+                self.env[id(v)] = rep
+            self.parallel_depth += 1
+            begin, stop = (ib.add(first, ib.mul(t, stride)) for t in (start, end))
+            self.emit_loop(op.regions[0].block, begin, stop, stride, None)
+            self.parallel_depth -= 1
+        span = bl.sub(upper, lower)
+        trips = bl.select(
+            bl.icmp_signed(">", span, I64(0)), bl.add(bl.sdiv(bl.sub(span, I64(1)), step), I64(1)), I64(0)
+        )
+        runtime = self.intrinsic(PARALLEL_FOR, I32, [I64, PTR, PTR, I64])
+        status = bl.call(runtime, [self.threads, body, ctx, trips])
+        self.return_if(bl.icmp_signed("!=", status, I32(0)), status)
+
+    def fields(self, rep: object) -> list[ir.Value]:
+        """The run-time values of a scalar or buffer that an outlined body needs (constants are not passed)."""
+        if isinstance(rep, BufferRef):
+            return [rep.ptr, *(s for s in rep.sizes if not isinstance(s, ir.Constant))]
+        assert isinstance(rep, ir.Value)
+        return [] if isinstance(rep, ir.Constant) else [rep]
+
+    def unfields(self, rep: object, loaded: Iterator[ir.Value]) -> object:
+        """``rep`` rebuilt from the values ``fields`` passed, taken in order from ``loaded``."""
+        if isinstance(rep, BufferRef):
+            ptr = next(loaded)
+            return BufferRef(rep.type, ptr, [s if isinstance(s, ir.Constant) else next(loaded) for s in rep.sizes])
+        return rep if isinstance(rep, ir.Constant) else next(loaded)
+
+    def emit_if(self, op: Operation) -> None:
+        """The body behind a conditional branch."""
+        (cond,) = self.operands(op)
+        bl = self.builder
+        then, after = bl.function.append_basic_block("then"), bl.function.append_basic_block("endif")
+        bl.cbranch(cond, then, after)
+        bl.position_at_end(then)
+        self.emit_block(op.regions[0].block)
+        bl.branch(after)
+        bl.position_at_end(after)
+
+    def emit_barrier(self, op: Operation) -> None:
+        """Barriers need GPU workgroups: always a CompileError here."""
+        raise op_error(op, "needs a GPU target; the CPU backend has no workgroups")
+
+    def emit_alloc(self, op: Operation) -> BufferRef:
+        """A stack slot for small static buffers, else ``malloc`` freed at the end of the block."""
+        t = op.attr("type")
+        assert isinstance(t, BufferType)
+        given = iter(self.operands(op))
+        sizes = [I64(d) if isinstance(d, int) else next(given) for d in t.shape]
+        element = memory_type(t.element)
+        width = storage_dtype(t.element).itemsize
+        count = 1
+        if t.is_static:
+            for d in t.static_shape:
+                count *= d
+            if count * width <= MAX_STACK_BYTES:
+                return BufferRef(t, self.allocas.alloca(element, size=I64(count)), sizes)
+        bl = self.builder
+        total: ir.Value = I64(width)
+        for s in sizes:
+            total = bl.mul(total, s)
+        self.check(op, bl.icmp_signed("<", total, I64(0)), "was given a negative size")
+        ptr = bl.call(self.intrinsic("malloc", PTR, [I64]), [bl.add(total, I64(1))])
+        self.check(op, bl.icmp_unsigned("==", ptr, ir.Constant(PTR, None)), "could not allocate memory")
+        self.frees[-1].append(ptr)
+        return BufferRef(t, ptr, sizes)
+
+    def emit_dim(self, op: Operation) -> ir.Value:
+        """The size of one dimension."""
+        ref = self.buffer(op.operands[0])
+        return ref.sizes[normalize_axis(op.attr("axis"), ref.type.rank)]
+
+    def address(self, ref: BufferRef, indices: list[ir.Value]) -> ir.Value:
+        """The address of element ``indices`` of a row-major buffer."""
+        bl = self.builder
+        offset: ir.Value = indices[0] if indices else I64(0)
+        for size, i in zip(ref.sizes[1:], indices[1:]):
+            offset = bl.add(bl.mul(offset, size), i)
+        return bl.gep(ref.ptr, [offset], inbounds=True, source_etype=memory_type(ref.type.element))
+
+    def emit_load(self, op: Operation) -> ir.Value:
+        """One element, as a register value."""
+        ref = self.buffer(op.operands[0])
+        element = ref.type.element
+        raw = self.builder.load(self.address(ref, self.values(op.operands[1:])), typ=memory_type(element))
+        return self.from_memory(raw, element)
+
+    def emit_store(self, op: Operation) -> None:
+        """Write one element in the storage layout."""
+        ref = self.buffer(op.operands[1])
+        value = self.value(op.operands[0])
+        self.builder.store(self.to_memory(value, ref.type.element), self.address(ref, self.values(op.operands[2:])))
+
+    def from_memory(self, raw: ir.Value, t: ScalarType) -> ir.Value:
+        """A loaded element as a register value: i1 is `byte != 0`, odd widths truncate, bf16 rounds."""
+        bl = self.builder
+        if isinstance(t, IntegerType) and t.is_bool:
+            return bl.icmp_unsigned("!=", raw, ir.Constant(raw.type, 0))
+        lt = register_type(t)
+        if raw.type == F16:
+            return bl.fpext(raw, F32)
+        if isinstance(lt, ir.IntType) and lt.width < raw.type.width:
+            return bl.trunc(raw, lt)
+        return self.round(raw, t)
+
+    def to_memory(self, v: ir.Value, t: ScalarType) -> ir.Value:
+        """A register value as stored: extended to the storage width, f16 narrowed to half."""
+        bl = self.builder
+        mt = memory_type(t)
+        if mt == F16:
+            return bl.fptrunc(v, F16)
+        if isinstance(mt, ir.IntType) and v.type.width < mt.width:
+            return bl.sext(v, mt) if is_signed(t) else bl.zext(v, mt)
+        return v
+
+    def emit_load_packed(self, op: Operation) -> ir.Value:
+        """One packed k-bit element, sign- or zero-extended to i32."""
+        ref = self.buffer(op.operands[0])
+        bits, signed = int(op.attr("bits")), bool(op.attr("signed", False))
+        word = memory_type(ref.type.element)
+        per_word = I64(word.width // bits)
+        *outer, element = self.values(op.operands[1:])
+        bl = self.builder
+        raw = bl.load(self.address(ref, [*outer, bl.udiv(element, per_word)]), typ=word)
+        wide = bl.zext(raw, I32) if word.width < 32 else raw
+        shift = bl.trunc(bl.mul(bl.urem(element, per_word), I64(bits)), I32)
+        value = bl.and_(bl.lshr(wide, shift), I32((1 << bits) - 1))
+        if signed:
+            value = bl.ashr(bl.shl(value, I32(32 - bits)), I32(32 - bits))
+        return value

@@ -1,0 +1,172 @@
+"""JIT compilation of loop-level kernels for the host CPU and calls into them with numpy arrays.
+
+The LLVM module is optimized by the O3 pipeline of the new pass manager for the host CPU (its name
+and features), turned into object code (kept as bytes for artifacts) and loaded by MCJIT. Calls go
+through ctypes, which releases the GIL; buffers are passed by pointer, without copies.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import numpy as np
+from llvmlite import binding as llvm
+
+from ...errors import InterpreterError
+from ...ir.core import Operation
+from ...ir.storage import coerce
+from ...ir.types import BufferType, FloatType, ScalarType, Sym, storage_dtype
+from ...ir.verifier import verify
+from .emitter import KernelInfo, LLVMEmitter
+from .runtime import POOL, RUNTIME_FAILED, register_runtime, thread_count
+
+
+def host_target_machine(opt_level: int = 3) -> llvm.TargetMachine:
+    """A new target machine for the host CPU (name and features), position independent.
+
+    Each JIT engine takes ownership of (and frees) its target machine, so every compilation makes one.
+    """
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    target = llvm.Target.from_triple(llvm.get_process_triple())
+    try:
+        features = llvm.get_host_cpu_features().flatten()
+    except RuntimeError:
+        features = ""
+    return target.create_target_machine(
+        cpu=llvm.get_host_cpu_name(), features=features, opt=opt_level, reloc="pic", jit=True
+    )
+
+
+def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine, opt_level: int = 3) -> None:
+    """Run the default ``O<opt_level>`` pipeline (with loop and SLP vectorization from O2) on ``module``."""
+    options = llvm.create_pipeline_tuning_options(speed_level=opt_level)
+    options.loop_vectorization = opt_level >= 2
+    options.slp_vectorization = opt_level >= 2
+    builder = llvm.create_pass_builder(machine, options)
+    builder.getModulePassManager().run(module, builder)
+
+
+def compile_module(module: Operation, opt_level: int = 3) -> CompiledKernels:
+    """Verify, emit, optimize and JIT-compile every kernel of a loop-level ``module`` for the host CPU."""
+    verify(module)
+    machine = host_target_machine(opt_level)
+    emitter = LLVMEmitter(triple=machine.triple, data_layout=str(machine.target_data))
+    llvm_ir = str(emitter.emit_module(module))
+    compiled = llvm.parse_assembly(llvm_ir)
+    compiled.verify()
+    optimize(compiled, machine, opt_level)
+    optimized_ir = str(compiled)
+    object_code = machine.emit_object(compiled)
+    register_runtime()
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
+    engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
+    engine.finalize_object()
+    return CompiledKernels(emitter.kernels, emitter.errors, engine, llvm_ir, optimized_ir, object_code)
+
+
+def _ctype(t: Any) -> type:
+    if isinstance(t, BufferType):
+        return ctypes.c_void_p
+    if isinstance(t, FloatType):
+        return ctypes.c_double if t.name == "f64" else ctypes.c_float
+    return ctypes.c_int64
+
+
+class CompiledKernels:
+    """Kernels compiled for the host CPU: ``run(name, *arrays)`` updates the buffers in place.
+
+    ``llvm_ir`` is the emitted module, ``optimized_ir`` the module after O3 and ``object_code`` its
+    object file for the host.
+    """
+
+    def __init__(
+        self,
+        kernels: dict[str, KernelInfo],
+        errors: list[str],
+        engine: llvm.ExecutionEngine,
+        llvm_ir: str,
+        optimized_ir: str,
+        object_code: bytes,
+    ) -> None:
+        self.kernels = kernels
+        self.errors = errors
+        self.llvm_ir = llvm_ir
+        self.optimized_ir = optimized_ir
+        self.object_code = object_code
+        self._engine = engine
+        self._functions: dict[str, Any] = {}
+        for name, info in kernels.items():
+            argtypes: list[Any] = [ctypes.c_int64]
+            for t in info.arg_types:
+                argtypes.append(_ctype(t))
+                if isinstance(t, BufferType):
+                    argtypes += [ctypes.c_int64] * sum(isinstance(d, Sym) for d in t.shape)
+            prototype = ctypes.CFUNCTYPE(ctypes.c_int32, *argtypes)
+            self._functions[name] = prototype(engine.get_function_address(info.symbol))
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.kernels)
+
+    def run(self, name: str, *args: Any, num_threads: int | None = None) -> None:
+        """Run kernel ``name`` on ``args`` (numpy arrays for buffers, numbers for scalars), in place.
+
+        Parallel loops use ``num_threads`` threads (default: TENSORIUM_NUM_THREADS, else the cores).
+        """
+        info = self.kernels.get(name)
+        if info is None:
+            raise InterpreterError(f"no kernel @{name}; the module has {self.names}")
+        threads = thread_count() if num_threads is None else num_threads
+        if threads < 1:
+            raise InterpreterError(f"num_threads must be at least 1, got {threads}")
+        status = self._functions[name](threads, *self._arguments(info, args))
+        if status == RUNTIME_FAILED:
+            raise InterpreterError(f"@{name}: the parallel runtime failed: {POOL.failures.pop()!r}")
+        if status:
+            raise InterpreterError(self.errors[status - 1])
+
+    def _arguments(self, info: KernelInfo, args: tuple[Any, ...]) -> list[Any]:
+        """The C arguments for ``args``: pointers and symbolic sizes of buffers, converted scalars."""
+        if len(args) != len(info.arg_types):
+            raise InterpreterError(f"@{info.name} takes {len(info.arg_types)} arguments, got {len(args)}")
+        out: list[Any] = []
+        bindings: dict[str, int] = {}
+        for i, (t, value) in enumerate(zip(info.arg_types, args)):
+            hint = info.arg_names[i]
+            label = f"@{info.name} argument #{i}" + (f" '{hint}'" if hint else "")
+            if isinstance(t, BufferType):
+                out += self._buffer(t, value, label, bindings, i in info.written)
+                continue
+            assert isinstance(t, ScalarType)
+            scalar = np.asarray(value)
+            if scalar.ndim != 0:
+                raise InterpreterError(f"{label}: expected a scalar {t}, got an array of shape {list(scalar.shape)}")
+            held = coerce(scalar, t)
+            out.append(float(held) if isinstance(t, FloatType) else int(held.astype(np.int64)))
+        return out
+
+    def _buffer(self, t: BufferType, value: Any, label: str, bindings: dict[str, int], written: bool) -> list[int]:
+        if not isinstance(value, np.ndarray):
+            raise InterpreterError(f"{label}: expected a numpy array for {t}, got {type(value).__name__}")
+        expected = storage_dtype(t.element)
+        if value.dtype != expected:
+            raise InterpreterError(f"{label}: expected dtype {expected} for {t}, got {value.dtype}")
+        if value.ndim != t.rank:
+            raise InterpreterError(f"{label}: expected rank {t.rank} ({t}), got shape {list(value.shape)}")
+        sizes = []
+        for axis, (dim, size) in enumerate(zip(t.shape, value.shape)):
+            if isinstance(dim, int) and dim != size:
+                raise InterpreterError(f"{label}: expected shape {t}, got {list(value.shape)} (axis {axis})")
+            if isinstance(dim, Sym):
+                sizes.append(int(size))
+                if dim.name is not None and bindings.setdefault(dim.name, int(size)) != size:
+                    raise InterpreterError(
+                        f"{label}: dimension [{dim.name}] is {size} here but {bindings[dim.name]} elsewhere"
+                    )
+        if not (value.flags.c_contiguous and value.flags.aligned):
+            raise InterpreterError(f"{label}: the array must be C-contiguous and aligned (use np.ascontiguousarray)")
+        if written and not value.flags.writeable:
+            raise InterpreterError(f"{label}: the kernel writes this buffer, but the array is read-only")
+        return [value.ctypes.data, *sizes]
