@@ -143,7 +143,9 @@ def _clamp(k: Kernel, xs: list[Value], attrs: dict[str, Any], t: ScalarType) -> 
     return y
 
 
-_SAME_NAME = "neg abs exp log sqrt rsqrt sin cos tanh erf floor add sub mul div pow max min and or xor".split()
+_SAME_NAME = (
+    "neg abs exp log sqrt rsqrt sin cos tanh erf floor asin acos atan add sub mul div pow max min and or xor".split()
+)
 
 SCALAR: dict[str, Scalar] = {
     **{f"graph.{name}": _loop_op(name) for name in _SAME_NAME},

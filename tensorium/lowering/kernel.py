@@ -84,10 +84,10 @@ class Kernel:
         """Build at the end of the prologue."""
         block = self.body
         before = block.ops[self._prologue_size] if self._prologue_size < len(block.ops) else None
-        count = len(block.ops)
         with InsertionPoint(block, before):
             yield
-        self._prologue_size += len(block.ops) - count
+        # Recomputed rather than counted, so that prologues opened while building one nest correctly.
+        self._prologue_size = block.index_of(before) if before is not None else len(block.ops)
 
     def _hoisted(self, key: Any, build: Callable[[], Value]) -> Value:
         found = self._memo.get(key)

@@ -3,6 +3,7 @@
 Each kept position owns a rank-0 ``local`` accumulator allocated inside the outer loops, so the outer
 loops stay independent (parallelizable) and the inner ones carry the accumulation. Accumulators follow
 the references: f16 and bf16 accumulate in f32, integers in 64 bits (then wrap to the result type).
+Max and min, which have no identity, start from the first reduced element.
 Loop names: ``i0, i1, ...`` for kept dims, ``r0, r1, ...`` for reduced dims; softmax and the norms run
 several passes over the reduced dims, named by pass (``max_r0``, ``sum_r0``, ``out_r0``, ...).
 """
@@ -14,7 +15,7 @@ from collections.abc import Callable, Sequence
 from ..ir.core import Operation, Value
 from ..ir.dialects import loop
 from ..ir.shapes import normalize_axes, normalize_axis
-from ..ir.types import BufferType, FloatType, IntegerType, ScalarType, i64
+from ..ir.types import BufferType, IntegerType, ScalarType, i64
 from .kernel import Kernel, compute_type, convert, element_of, lowering, shape_of
 
 Combine = Callable[[Value, Value], Value]
@@ -28,16 +29,7 @@ def _accumulator_type(name: str, t: ScalarType) -> ScalarType:
     return compute_type(t)
 
 
-def _identity(name: str, t: ScalarType) -> object:
-    is_bool = isinstance(t, IntegerType) and t.is_bool
-    if name == "graph.reduce_max":
-        if is_bool:
-            return False
-        return float("-inf") if isinstance(t, FloatType) else t.min_value  # type: ignore[attr-defined]
-    if name == "graph.reduce_min":
-        if is_bool:
-            return True
-        return float("inf") if isinstance(t, FloatType) else t.max_value  # type: ignore[attr-defined]
+def _identity(name: str) -> int:
     return 1 if name == "graph.reduce_prod" else 0
 
 
@@ -98,7 +90,13 @@ def lower_reduction(op: Operation, k: Kernel) -> None:
             position.update(zip(axes, inner))
             return convert(loop.load(x, [position[a] for a in range(rank)]), acc_t)
 
-        init = k.const(_identity(op.name, acc_t), acc_t)
+        if op.name in ("graph.reduce_max", "graph.reduce_min"):
+            # No identity: start from the first reduced element, so that a reduced dim empty at run time is an
+            # out-of-bounds load (an interpreter error), as the graph op is.
+            position.update((a, k.index(0)) for a in axes)
+            init = loop.load(x, [position[a] for a in range(rank)], loc=op.loc)
+        else:
+            init = k.const(_identity(op.name), acc_t)
         total = accumulate(
             k,
             acc_t,

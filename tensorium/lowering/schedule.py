@@ -234,21 +234,35 @@ def _defining_band_position(v: Value, band: list[Operation], position: dict[int,
 
 
 def _check_independent(op: Operation, kind: str) -> None:
-    """ScheduleError when ``op`` writes a buffer from outside at an index that does not depend on the loop."""
+    """ScheduleError when iterations of ``op`` may write the same element of a buffer from outside it.
+
+    That is the case when a store's index does not depend on the loop (an accumulation) or is read from
+    memory (a scatter, whose indices may repeat).
+    """
     derived = {id(_iv(op))}
+    loaded: set[int] = set()  # values computed from memory reads: a store at such an index may collide
     inside: set[int] = set()
     for nested in list(op.walk())[1:]:
         inside.update(id(r) for r in nested.results)
+        if nested.name == "loop.load" or any(id(v) in loaded for v in nested.operands):
+            loaded.update(id(r) for r in nested.results)
         if any(id(v) in derived for v in nested.operands):
             derived.update(id(r) for r in nested.results)
             if nested.name == "loop.for":
                 derived.add(id(_iv(nested)))
         if nested.name == "loop.store":
             buffer, indices = nested.operands[1], nested.operands[2:]
-            if id(buffer) not in inside and not any(id(i) in derived for i in indices):
+            if id(buffer) in inside:
+                continue
+            if not any(id(i) in derived for i in indices):
                 raise ScheduleError(
                     f"loop '{loop_name(op)}' cannot be {kind}: its iterations all write one element of a buffer "
                     "from outside it (an accumulation)"
+                )
+            if any(id(i) in loaded for i in indices):
+                raise ScheduleError(
+                    f"loop '{loop_name(op)}' cannot be {kind}: its iterations write a buffer from outside it "
+                    "at positions read from memory (a scatter)"
                 )
 
 

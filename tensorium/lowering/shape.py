@@ -64,9 +64,7 @@ def lower_slice(op: Operation, k: Kernel) -> None:
     attrs = op.opdef.attr_kwargs(op)
     shape = shape_of(x)
     starts: dict[int, tuple[int, int]] = {}
-    for axis, start, end, step in slice_plan(
-        len(shape), attrs["starts"], attrs["ends"], attrs["axes"], attrs["steps"]
-    ):
+    for axis, start, end, step in slice_plan(len(shape), attrs["starts"], attrs["ends"], attrs["axes"], attrs["steps"]):
         d = shape[axis]
         if isinstance(d, int):
             first, _, _ = slice(start, end, step).indices(d)

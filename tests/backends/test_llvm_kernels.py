@@ -404,3 +404,20 @@ def test_unsupported_signatures() -> None:
     set_results(h, [])
     with pytest.raises(CompileError, match=r"^'graph.constant' is not supported by the LLVM backend$"):
         compile_module(make_module([h]))
+
+
+def test_two_top_level_parallel_nests_get_distinct_outlined_functions() -> None:
+    """A scheduled concat has one parallel nest per operand; both once got the same LLVM name."""
+    from tensorium.ir import TensorType, f32, graph
+    from tensorium.ir.dialects.builtin import func_name, functions
+    from tensorium.lowering import default_schedule, lower_function
+    from tensorium.testing import build_module
+
+    module = build_module([TensorType((5, 3), f32), TensorType((5, 4), f32)], lambda a, b: graph.concat(a, b, axis=1))
+    lowered = lower_function(module, schedule=default_schedule)
+    (kernel,) = [f for f in functions(lowered) if func_name(f).startswith("concat")]
+    a = np.random.default_rng(0).random((5, 3), dtype=np.float32)
+    b = np.random.default_rng(1).random((5, 4), dtype=np.float32)
+    out = np.zeros((5, 7), np.float32)
+    compile_module(lowered).run(func_name(kernel), a, b, out)
+    np.testing.assert_array_equal(out, np.concatenate([a, b], axis=1))

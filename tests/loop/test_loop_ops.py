@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
+import numpy as np
 import pytest
 
 import tensorium as tm
+from tensorium.backends import loop_interp
 from tensorium.errors import VerifyError
 from tensorium.ir import InsertionPoint, OpDef, func_body, make_func, registered_ops
 from tensorium.ir.dialects import loop
@@ -55,6 +58,7 @@ SCALAR = {
 BINARY_FLOAT = ["add", "sub", "mul", "div", "rem", "max", "min", "pow"]
 BINARY_INT = ["and", "or", "xor"]
 UNARY_FLOAT = ["neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "erf", "sin", "cos", "floor"]
+UNARY_FLOAT += ["asin", "acos", "atan"]
 
 SNIPPETS: dict[str, list[str]] = {
     "loop.const": ["%r = loop.const {value = 1.5, dtype = f32} : () -> f32"],
@@ -424,3 +428,19 @@ NESTED_AXIS = thread_loop(*thread_loop(var="%u"))
 def test_invalid_ir_gives_exact_errors(body: list[str], op: str, message: str) -> None:
     error = error_of(kernel(lines(*body)))
     assert (error.op_name, error.message) == (op, message)
+
+
+@pytest.mark.parametrize(("name", "fn"), [("asin", np.arcsin), ("acos", np.arccos), ("atan", np.arctan)])
+def test_inverse_trigonometric_ops_match_numpy_with_nan_outside_the_domain(name: str, fn: Any) -> None:
+    vec = BufferType((7,), f32)
+    f = make_func("k", [vec, vec])
+    x, y = func_body(f).args
+    with InsertionPoint(func_body(f)):
+        with loop.for_(0, 7, name="i") as i:
+            loop.store(getattr(loop, name)(loop.load(x, i)), y, i)
+    tm.ir.set_results(f, [])
+    data = np.array([-2.0, -1.0, -0.5, 0.0, 0.25, 1.0, 3.0], np.float32)
+    out = np.zeros(7, np.float32)
+    loop_interp.run(tm.ir.make_module([f]), [data, out])
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_allclose(out, fn(data), rtol=1e-6)

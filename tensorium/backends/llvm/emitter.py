@@ -281,7 +281,11 @@ class LLVMEmitter(ScalarEmitter):
         for k, f in enumerate(fields):
             bl.store(f, bl.gep(ctx, [I32(0), I32(k)]))
         outer = bl.function
-        body = ir.Function(self.module, ir.FunctionType(I32, [PTR, I64, I64]), name=f"{outer.name}.parallel")
+        body = ir.Function(
+            self.module,
+            ir.FunctionType(I32, [PTR, I64, I64]),
+            name=self.module.get_unique_name(f"{outer.name}.parallel"),
+        )
         body.linkage = "internal"
         with self.function(body):
             arg, start, end = body.args

@@ -129,6 +129,9 @@ erf = _unary("erf", "float", "the error function")
 sin = _unary("sin", "float", "sine")
 cos = _unary("cos", "float", "cosine")
 floor = _unary("floor", "float", "round down")
+asin = _unary("asin", "float", "arcsine in [-pi/2, pi/2]; NaN outside [-1, 1]")
+acos = _unary("acos", "float", "arccosine in [0, pi]; NaN outside [-1, 1]")
+atan = _unary("atan", "float", "arctangent in (-pi/2, pi/2)")
 
 
 def _fma_infer(a: Type, b: Type, c: Type) -> Type:

@@ -1,0 +1,237 @@
+"""Lowering the remaining graph ops: arg reductions, cumsum, split, pad, tile, arange, triu/tril, einsum and
+the inverse trigonometric functions.
+
+Arg reductions start from the first element along the axis (so an axis empty at run time is an
+out-of-bounds load, reported by the loop interpreter as the graph interpreter reports the op); cumsum
+carries a local accumulator along the axis; einsum runs a loop per output letter and folds the
+contracted letters' loops into an accumulator. The others are copies with computed source positions.
+"""
+
+from __future__ import annotations
+
+from ..ir.core import Operation, Value
+from ..ir.dialects import loop
+from ..ir.dialects.graph.linalg import parse_equation
+from ..ir.shapes import normalize_axis
+from ..ir.types import BufferType, FloatType, IntegerType, f64, i64
+from .kernel import Kernel, compute_type, convert, element_of, lowering, shape_of
+from .reduce import accumulate
+
+
+def _names(rank: int, prefix: str = "i") -> list[str]:
+    return [f"{prefix}{a}" for a in range(rank)]
+
+
+@lowering("graph.argmax", "graph.argmin")
+def lower_arg_reduction(op: Operation, k: Kernel) -> None:
+    """Per kept position, scan the axis keeping the best value and its i64 index; a NaN wins, and ties keep
+    the first index (the last with ``select_last_index``)."""
+    x, out = k.inputs[0], k.outputs[0]
+    attrs = op.opdef.attr_kwargs(op)
+    rank = len(shape_of(x))
+    axis = normalize_axis(attrs["axis"], rank)
+    t = element_of(x)
+    last = attrs["select_last_index"]
+    better = {"graph.argmax": "ge" if last else "gt", "graph.argmin": "le" if last else "lt"}[op.name]
+    kept = [a for a in range(rank) if a != axis]
+    sizes = k.sizes(x)
+    with k.loops([sizes[a] for a in kept], _names(len(kept))) as outer:
+
+        def at(j: Value) -> list[Value]:
+            where = dict(zip(kept, outer))
+            where[axis] = j
+            return [where[a] for a in range(rank)]
+
+        best = loop.alloc(type=BufferType((), t, "local"))
+        best_index = loop.alloc(type=BufferType((), i64, "local"))
+        loop.store(loop.load(x, at(k.index(0)), loc=op.loc), best)
+        loop.store(k.const(0, i64), best_index)
+        with k.loops([sizes[axis]], ["r0"]) as (j,):
+            value, current = loop.load(x, at(j)), loop.load(best)
+            take = loop.cmp(value, current, predicate=better)
+            if isinstance(t, FloatType):
+                is_nan = loop.cmp(value, value, predicate="ne")
+                if last:
+                    take = loop.or_(take, is_nan)
+                else:
+                    current_is_number = loop.cmp(current, current, predicate="eq")
+                    take = loop.or_(take, loop.and_(is_nan, current_is_number))
+            with loop.if_(take):
+                loop.store(value, best)
+                loop.store(loop.cast(j, dtype=i64), best_index)
+        where = at(k.index(0)) if attrs["keepdims"] else outer
+        loop.store(loop.load(best_index), out, where)
+
+
+def _sum_type(t: IntegerType | FloatType) -> IntegerType | FloatType:
+    """The type the reference sums in: at least f32 for floats, 64 bits for integers."""
+    if isinstance(t, IntegerType):
+        return i64 if t.signed else IntegerType(64, False)
+    result = compute_type(t)
+    assert isinstance(result, FloatType)
+    return result
+
+
+@lowering("graph.cumsum")
+def lower_cumsum(op: Operation, k: Kernel) -> None:
+    """Per kept position, walk the axis (backwards with ``reverse``) adding into a local accumulator, storing
+    the running sum after the add (before it with ``exclusive``)."""
+    x, out = k.inputs[0], k.outputs[0]
+    attrs = op.opdef.attr_kwargs(op)
+    rank = len(shape_of(x))
+    axis = normalize_axis(attrs["axis"], rank)
+    t = element_of(x)
+    assert isinstance(t, (IntegerType, FloatType))
+    acc_t = _sum_type(t)
+    kept = [a for a in range(rank) if a != axis]
+    sizes = k.sizes(x)
+    last = k.last(x, axis)
+    with k.loops([sizes[a] for a in kept], _names(len(kept))) as outer:
+        acc = loop.alloc(type=BufferType((), acc_t, "local"))
+        loop.store(k.const(0, acc_t), acc)
+        with k.loops([sizes[axis]], ["r0"]) as (j,):
+            where = dict(zip(kept, outer))
+            where[axis] = loop.sub(last, j) if attrs["reverse"] else j
+            at = [where[a] for a in range(rank)]
+            total = loop.add(loop.load(acc), convert(loop.load(x, at), acc_t))
+            loop.store(convert(loop.load(acc) if attrs["exclusive"] else total, element_of(out)), out, at)
+            loop.store(total, acc)
+
+
+@lowering("graph.split")
+def lower_split(op: Operation, k: Kernel) -> None:
+    """One copy nest per result (``s<n>_i*``), reading at the result's offset along ``axis``."""
+    x = k.inputs[0]
+    attrs = op.opdef.attr_kwargs(op)
+    rank = len(shape_of(x))
+    axis = normalize_axis(attrs["axis"], rank)
+    offset = 0
+    for n, (out, size) in enumerate(zip(k.outputs, attrs["sizes"])):
+        with k.loops(k.sizes(out), _names(rank, f"s{n}_i")) as ivs:
+            source = list(ivs)
+            if offset:
+                source[axis] = loop.add(ivs[axis], k.index(offset))
+            loop.store(loop.load(x, source), out, ivs)
+        offset += size
+
+
+@lowering("graph.pad")
+def lower_pad(op: Operation, k: Kernel) -> None:
+    """Each result position reads x at ``i - begin`` per axis (negative pads crop): ``constant`` stores the value
+    outside the cropped input, ``reflect`` mirrors without the edge, ``edge`` clamps."""
+    x, out = k.inputs[0], k.outputs[0]
+    attrs = op.opdef.attr_kwargs(op)
+    pads, mode = attrs["pads"], attrs["mode"]
+    rank = len(shape_of(x))
+    t = element_of(x)
+    with k.loops(k.sizes(out), _names(rank)) as ivs:
+        source: list[Value] = []
+        inside: list[Value] = []
+        for a, iv in enumerate(ivs):
+            begin, end = pads[a], pads[a + rank]
+            if begin == end == 0:
+                source.append(iv)
+                continue
+            crop = -min(begin, 0)
+            stop = k.size(x, a) if end >= 0 else loop.add(k.size(x, a), k.index(end))
+            j = loop.sub(iv, k.index(begin)) if begin else iv
+            if mode == "constant":
+                inside += [loop.cmp(j, k.index(crop), predicate="ge"), loop.cmp(j, stop, predicate="lt")]
+            elif mode == "edge":
+                j = loop.max(loop.min(j, loop.sub(stop, k.index(1))), k.index(crop))
+            else:
+                low = k.index(crop)
+                j = loop.select(loop.cmp(j, low, predicate="lt"), loop.sub(loop.add(low, low), j), j)
+                mirror = loop.sub(loop.sub(loop.add(stop, stop), k.index(2)), j)
+                j = loop.select(loop.cmp(j, stop, predicate="ge"), mirror, j)
+            source.append(j)
+        if not inside:
+            loop.store(loop.load(x, source), out, ivs)
+        else:
+            cond = inside[0]
+            for c in inside[1:]:
+                cond = loop.and_(cond, c)
+            loop.store(k.const(attrs["value"] if isinstance(t, FloatType) else int(attrs["value"]), t), out, ivs)
+            with loop.if_(cond):
+                loop.store(loop.load(x, source), out, ivs)
+
+
+@lowering("graph.tile")
+def lower_tile(op: Operation, k: Kernel) -> None:
+    """out[i..] = x[i % size..] on the repeated axes."""
+    x, out = k.inputs[0], k.outputs[0]
+    repeats = op.opdef.attr_kwargs(op)["repeats"]
+    with k.loops(k.sizes(out), _names(len(repeats))) as ivs:
+        source = [iv if r == 1 else loop.rem(iv, k.size(x, a)) for a, (iv, r) in enumerate(zip(ivs, repeats))]
+        loop.store(loop.load(x, source), out, ivs)
+
+
+@lowering("graph.arange")
+def lower_arange(op: Operation, k: Kernel) -> None:
+    """out[i] = start + step * i, computed in f64 (as the reference) and cast to the element type."""
+    out = k.outputs[0]
+    attrs = op.opdef.attr_kwargs(op)
+    with k.loops(k.sizes(out), ["i0"]) as (i,):
+        value = loop.add(k.const(attrs["start"], f64), loop.mul(k.const(attrs["step"], f64), convert(i, f64)))
+        loop.store(convert(value, element_of(out)), out, [i])
+
+
+@lowering("graph.triu", "graph.tril")
+def lower_triangle(op: Operation, k: Kernel) -> None:
+    """Keep x where column - row >= k (triu) or <= k (tril) on the last two dims, else 0."""
+    x, out = k.inputs[0], k.outputs[0]
+    diagonal = op.opdef.attr_kwargs(op)["k"]
+    rank = len(shape_of(x))
+    t = element_of(x)
+    with k.loops(k.sizes(out), _names(rank)) as ivs:
+        row, column = ivs[-2], ivs[-1]
+        shifted = loop.add(row, k.index(diagonal)) if diagonal else row
+        keep = loop.cmp(column, shifted, predicate="ge" if op.name == "graph.triu" else "le")
+        zero = k.const(False if isinstance(t, IntegerType) and t.is_bool else 0, t)
+        loop.store(loop.select(keep, loop.load(x, ivs), zero), out, ivs)
+
+
+def _einsum_type(t: IntegerType | FloatType) -> IntegerType | FloatType:
+    """Accumulate floats in at least f32 and integers in 64 bits (the result wraps the same); i1 stays."""
+    if isinstance(t, IntegerType) and t.is_bool:
+        return t
+    return _sum_type(t)
+
+
+@lowering("graph.einsum")
+def lower_einsum(op: Operation, k: Kernel) -> None:
+    """A loop per output letter (``o_<letter>``); inside, an accumulator folds the product of the operands
+    over a loop per contracted letter (``r_<letter>``; sum and product are or and and for i1)."""
+    out = k.outputs[0]
+    subscripts, output = parse_equation(op.opdef.attr_kwargs(op)["equation"], len(k.inputs))
+    sizes: dict[str, Value] = {}
+    for sub, buffer in zip(subscripts, k.inputs):
+        for axis, letter in enumerate(sub):
+            sizes.setdefault(letter, k.size(buffer, axis))
+    contracted = [letter for letter in sizes if letter not in output]
+    t = element_of(out)
+    assert isinstance(t, (IntegerType, FloatType))
+    acc_t = _einsum_type(t)
+    is_bool = isinstance(t, IntegerType) and t.is_bool
+    times, plus = (loop.and_, loop.or_) if is_bool else (loop.mul, loop.add)
+    with k.loops([sizes[c] for c in output], [f"o_{c}" for c in output]) as ivs:
+        letters = dict(zip(output, ivs))
+
+        def term(inner: list[Value]) -> Value:
+            letters.update(zip(contracted, inner))
+            factors = [convert(loop.load(b, [letters[c] for c in sub]), acc_t) for sub, b in zip(subscripts, k.inputs)]
+            product = factors[0]
+            for f in factors[1:]:
+                product = times(product, f)
+            return product
+
+        total = accumulate(
+            k,
+            acc_t,
+            k.const(False if is_bool else 0, acc_t),
+            [sizes[c] for c in contracted],
+            [f"r_{c}" for c in contracted],
+            term,
+            plus,
+        )
+        loop.store(convert(total, t), out, ivs)
