@@ -1,7 +1,7 @@
 """Write ``examples/tiny_cnn.onnx``: conv -> relu -> max pool -> flatten -> gemm, built with onnx.helper.
 
     python examples/make_onnx_model.py
-    tensorium compile examples/tiny_cnn.onnx -t interp -o cnn.tsm
+    tensorium compile examples/tiny_cnn.onnx -o cnn.tsm
 
 The weights are seeded, so the file is the same on every run (about 3 KB).
 """

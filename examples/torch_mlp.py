@@ -1,4 +1,4 @@
-"""A small PyTorch MLP for ``tensorium compile examples/torch_mlp.py:factory -t interp -o mlp.tsm``.
+"""A small PyTorch MLP for ``tensorium compile examples/torch_mlp.py:factory -o mlp.tsm``.
 
 ``factory()`` returns the model (in eval mode, with seeded weights) and a tuple of example inputs.
 """

@@ -3,8 +3,10 @@
 ``compile`` takes a torch ``nn.Module``, a Python function or an ``.onnx`` path and returns a
 :class:`CompiledModel`. Each call checks a guard (the shapes and dtypes of the array arguments, the
 values of static ones); a new guard imports the model for those shapes (torch.export, the ONNX
-importer or Tensorium's tracer), runs the pass pipeline and keeps the result, so later calls with
-the same guard only execute. Dims named in ``dynamic=`` stay symbolic and are left out of the guard.
+importer or Tensorium's tracer), runs the pass pipeline, compiles for the target (``cpu``: loop
+kernels through LLVM, :mod:`tensorium.backends.cpu`; ``interp``: nothing) and keeps the result, so
+later calls with the same guard only execute. Dims named in ``dynamic=`` stay symbolic and are left
+out of the guard.
 Compiled artifacts are cached in memory and on disk (:mod:`tensorium.cache`).
 """
 
@@ -22,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from . import cache as _cache
-from .artifact import Artifact, Tree, read_artifact, unflatten_tree, write_artifact
+from .artifact import Artifact, Tree, build_executable, read_artifact, unflatten_tree, write_artifact
 from .errors import TensoriumError
 from .frontend.common import ImportedGraph
 from .ir.core import Operation
@@ -35,8 +37,8 @@ from .tensor import DynamicSpec, bind_arguments, is_static, trace_function
 __all__ = ["DEFAULT_PIPELINE", "TARGETS", "CacheInfo", "CompiledModel", "LoadedModel", "compile", "load"]
 
 DEFAULT_PIPELINE = "canonicalize,cse,fold,dce"
-TARGETS = ("interp",)
-PLANNED_TARGETS = ("cpu", "cuda", "webgpu", "mlir")
+TARGETS = ("interp", "cpu")
+PLANNED_TARGETS = ("cuda", "webgpu", "mlir")
 
 
 def check_target(target: str) -> None:
@@ -45,8 +47,8 @@ def check_target(target: str) -> None:
         return
     if target in PLANNED_TARGETS:
         raise TensoriumError(
-            f"target '{target}': the {target.upper()} backend is not available yet; use target=\"interp\" "
-            "(the reference interpreter)"
+            f"target '{target}': the {target.upper()} backend is not available yet; use target=\"cpu\" "
+            '(LLVM) or target="interp" (the reference interpreter)'
         )
     raise TensoriumError(f"unknown target '{target}'; available targets: {', '.join(TARGETS)}")
 
@@ -163,6 +165,7 @@ def compile_graph(
     PassManager.parse(pipeline).run(module)
     verify(module)
     artifact = artifact_of(imported, target, pipeline, tree)
+    build_executable(artifact)
     if info is not None:
         info.compiles += 1
     if cache:
@@ -309,7 +312,7 @@ class CompiledModel:
     def __init__(
         self,
         model: Any,
-        target: str = "interp",
+        target: str = "cpu",
         passes: str | None = None,
         dynamic: DynamicSpec | None = None,
         cache: bool = True,
@@ -569,7 +572,7 @@ def _check_dynamic(dynamic: Any) -> DynamicSpec | None:
 def compile(
     model: Any = None,
     *,
-    target: str = "interp",
+    target: str = "cpu",
     passes: str | None = None,
     dynamic: DynamicSpec | None = None,
     cache: bool = True,
@@ -577,9 +580,10 @@ def compile(
 ) -> Any:
     """Compile a torch module, a function or an .onnx path; usable as ``@compile`` or ``@compile(...)``.
 
-    ``dynamic={"x": {0: "batch"}}`` keeps axis 0 of argument ``x`` symbolic (no recompiles when it
-    changes); ``passes`` overrides the default pipeline; ``params="inputs"`` passes torch parameters as
-    inputs instead of constants.
+    ``target`` is ``"cpu"`` (kernels compiled by LLVM for this machine) or ``"interp"`` (the reference
+    interpreter); ``dynamic={"x": {0: "batch"}}`` keeps axis 0 of argument ``x`` symbolic (no recompiles
+    when it changes); ``passes`` overrides the default pipeline; ``params="inputs"`` passes torch
+    parameters as inputs instead of constants.
     """
     if model is None:
 

@@ -5,6 +5,8 @@ An artifact folder holds:
 - ``model.mlir``: the compiled IR. Constants above 64 elements are not inline: each became an extra
   trailing argument of ``@main`` (a *bound parameter*), whose value is ``constants/NAME.npy``.
 - ``constants/NAME.npy``: one plain .npy per bound parameter, read with ``allow_pickle=False``.
+- ``cpu/`` (target ``cpu`` only): the compiled kernels' object code, the launch plan and the loop IR
+  (:class:`tensorium.backends.cpu.CpuExecutable`), loaded into the JIT without recompiling.
 - ``metadata.json``: format version, Tensorium version, target, pipeline, creation time, the user inputs
   and outputs (names and IR types), the output tree (how flat outputs rebuild tuples/lists/dicts), the
   constants index and what the frontend recorded.
@@ -37,10 +39,12 @@ from .ir.printer import DENSE_HEX_THRESHOLD, print_module
 from .ir.types import FunctionType, TensorType, Type, storage_dtype
 
 __all__ = [
+    "EXECUTABLE_DIR",
     "FORMAT",
     "FORMAT_VERSION",
     "Artifact",
     "ArtifactError",
+    "build_executable",
     "flatten_tree",
     "is_artifact_dir",
     "read_artifact",
@@ -53,6 +57,7 @@ FORMAT_VERSION = 1
 MODEL_FILE = "model.mlir"
 METADATA_FILE = "metadata.json"
 CONSTANTS_DIR = "constants"
+EXECUTABLE_DIR = "cpu"
 
 
 class ArtifactError(TensoriumError):
@@ -137,7 +142,11 @@ def check_tree(tree: Any, what: str) -> Tree | None:
 # --- the artifact ----------------------------------------------------------------------------------
 @dataclass
 class Artifact:
-    """A compiled model: ``module``'s @main takes the user ``inputs``, then the bound ``params``."""
+    """A compiled model: ``module``'s @main takes the user ``inputs``, then the bound ``params``.
+
+    With target ``cpu``, ``executable`` is the module's :class:`~tensorium.backends.cpu.CpuExecutable`
+    (built by :func:`build_executable`, or on the first run).
+    """
 
     module: Operation
     inputs: list[tuple[str, Type]]
@@ -147,11 +156,16 @@ class Artifact:
     output_tree: Tree | None = None
     params: list[tuple[str, np.ndarray]] = field(default_factory=list)
     source: dict[str, Any] = field(default_factory=dict)
+    executable: Any = None
 
     def run(self, arrays: Sequence[np.ndarray], params: Sequence[np.ndarray] = ()) -> list[np.ndarray]:
         """Execute on numpy arrays given in input order; ``params`` replace the first bound parameters."""
         bound = [a for _, a in self.params]
         bound[: len(params)] = params
+        if self.target == "cpu":
+            if self.executable is None:
+                build_executable(self)
+            return self.executable.run([*arrays, *bound])  # type: ignore[no-any-return]
         return run(self.module, [*arrays, *bound])
 
     @property
@@ -200,6 +214,28 @@ def externalize(artifact: Artifact) -> tuple[str, list[tuple[str, np.ndarray]]]:
     return print_module(module), params
 
 
+def build_executable(artifact: Artifact) -> None:
+    """Compile ``artifact`` for its target, in place; only ``cpu`` needs it (other targets are left alone).
+
+    Large constants become bound parameters first, as on disk, so kernels never embed weights; then the
+    module is lowered and compiled by LLVM. Raises LoweringError naming an op the lowering refuses.
+    """
+    if artifact.target != "cpu":
+        return
+    from .backends.cpu import CpuExecutable
+    from .lowering import LoweringError, lower_function
+
+    original = artifact.module
+    text, params = externalize(artifact)
+    module = parse_module(text, "<artifact>") if len(params) != len(artifact.params) else original
+    try:
+        executable = CpuExecutable.build(module)
+    except LoweringError:
+        lower_function(original)  # the same refusal, naming the op's location in the user's source
+        raise
+    artifact.module, artifact.params, artifact.executable = module, params, executable
+
+
 def is_artifact_dir(path: Path) -> bool:
     """True when ``path`` is a folder whose metadata.json says it is a Tensorium artifact."""
     try:
@@ -231,6 +267,8 @@ def write_artifact(artifact: Artifact, path: str | os.PathLike[str]) -> Path:
         kind = "folder" if target.is_dir() else "file"
         raise ArtifactError(f"{target}: refusing to overwrite an existing {kind} that is not a Tensorium artifact")
     target.parent.mkdir(parents=True, exist_ok=True)
+    if artifact.target == "cpu" and artifact.executable is None:
+        build_executable(artifact)
     text, params = externalize(artifact)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
@@ -241,6 +279,8 @@ def write_artifact(artifact: Artifact, path: str | os.PathLike[str]) -> Path:
             np.save(tmp / file, np.ascontiguousarray(array), allow_pickle=False)
             index.append({"name": name, "file": file, "shape": list(array.shape), "dtype": str(array.dtype)})
         (tmp / MODEL_FILE).write_text(text, encoding="utf-8")
+        if artifact.executable is not None:
+            artifact.executable.to_files(tmp / EXECUTABLE_DIR)
         meta = {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
@@ -362,7 +402,24 @@ def read_artifact(path: str | os.PathLike[str]) -> Artifact:
         output_tree=tree,
         params=params,
         source=source if isinstance(source, dict) else {},
+        executable=_read_executable(root, model_file, [a.type for a in args], list(results))
+        if target == "cpu"
+        else None,
     )
+
+
+def _read_executable(root: Path, model_file: Path, args: list[Type], results: list[Type]) -> Any:
+    """The CPU executable in ``root/cpu``, loaded without recompiling and checked against @main's signature."""
+    from .backends.cpu import CpuExecutable, ExecutableError
+
+    try:
+        executable = CpuExecutable.from_files(root / EXECUTABLE_DIR)
+    except ExecutableError as e:
+        raise ArtifactError(str(e)) from None
+    plan_file = root / EXECUTABLE_DIR / "plan.json"
+    if executable.input_types != args or [executable.buffers[b] for b in executable.outputs] != results:
+        raise ArtifactError(f"{plan_file}: the plan's inputs or outputs do not match @main in {model_file.name}")
+    return executable
 
 
 def _read_constants(

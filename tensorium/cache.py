@@ -4,7 +4,8 @@ The key is the sha256 of the imported graph's printed IR, its input/output names
 the target, the pass pipeline and the Tensorium version, so a new compiler version never reuses an
 old entry. Disk entries are artifact folders (:mod:`tensorium.artifact`) under
 ``$TENSORIUM_CACHE_DIR``, else ``$XDG_CACHE_HOME/tensorium``, else ``~/.cache/tensorium``; they are
-written atomically, and a corrupt entry is dropped with a warning and rebuilt.
+written atomically, and a corrupt entry (or a ``cpu`` entry whose object code was built for a CPU
+with features this host lacks) is dropped with a warning and rebuilt.
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
 """The model subcommands of the ``tensorium`` command line: ``compile``, ``run`` and ``inspect``.
 
-    tensorium compile examples/tiny_cnn.onnx -t interp -o cnn.tsm
+    tensorium compile examples/tiny_cnn.onnx -o cnn.tsm             # -t cpu, the default
     tensorium compile examples/torch_mlp.py:factory -t interp -o mlp.tsm --passes canonicalize,cse
     tensorium run mlp.tsm --input x=x.npy --output-dir out/
     tensorium inspect mlp.tsm
 
 ``compile`` writes an artifact folder (:mod:`tensorium.artifact`) and reports each stage (import,
-passes, write) with its time on stderr. Every user error raises a TensoriumError, which the entry
-point prints as one message before exiting with status 1.
+passes, codegen for ``-t cpu``, write) with its time on stderr. Every user error raises a
+TensoriumError, which the entry point prints as one message before exiting with status 1.
 """
 
 from __future__ import annotations
@@ -21,18 +21,21 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
 from .api import artifact_of, check_pipeline, check_target, json_tree
-from .artifact import Artifact, read_artifact, write_artifact
+from .artifact import Artifact, build_executable, read_artifact, write_artifact
 from .errors import TensoriumError
 from .frontend.common import ImportedGraph
 from .ir.attributes import DenseAttr
 from .ir.printer import print_module
 from .ir.storage import coerce
 from .ir.types import FloatType, IntegerType, Sym, TensorType, Type, storage_dtype
+
+if TYPE_CHECKING:
+    from .backends.cpu import CpuExecutable
 
 __all__ = ["ModelCommandError", "add_model_commands", "cmd_compile", "cmd_inspect", "cmd_run"]
 
@@ -125,7 +128,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     """Import MODEL, run the pass pipeline and write an artifact folder."""
     check_target(args.target)
     pipeline = check_pipeline(args.passes)
-    progress = Progress(3)
+    progress = Progress(4 if args.target == "cpu" else 3)
     with progress.stage("import", args.model) as note:
         imported, frontend = _import(args.model)
         note["text"] = f"{frontend}, {_op_count(imported)} ops"
@@ -138,6 +141,11 @@ def cmd_compile(args: argparse.Namespace) -> int:
         verify(imported.module)
         note["text"] = f"{_op_count(imported)} ops"
     artifact = artifact_of(imported, args.target, pipeline, json_tree(imported))
+    if args.target == "cpu":
+        with progress.stage("codegen", "lower to loops, compile with LLVM for this CPU") as note:
+            build_executable(artifact)
+            code = artifact.executable.kernels.object_code
+            note["text"] = f"{len(artifact.executable.steps)} kernels, {_bytes(len(code))} of object code"
     with progress.stage("write", args.output) as note:
         write_artifact(artifact, args.output)
         note["text"] = f"{len(artifact.inputs)} inputs, {len(artifact.outputs)} outputs"
@@ -280,9 +288,30 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         f"constants: {len(inline) + len(artifact.params)} ({_bytes(inline_bytes + external_bytes)}): "
         f"{len(inline)} inline ({_bytes(inline_bytes)}), {len(artifact.params)} in files ({_bytes(external_bytes)})"
     )
+    if artifact.executable is not None:
+        _print_executable(artifact.executable)
     if args.ir:
         print(print_module(artifact.module), end="")
     return 0
+
+
+def _print_executable(executable: CpuExecutable) -> None:
+    """The kernels of a CPU executable in launch order, its object code and its intermediate memory."""
+    host = executable.host
+    print(
+        f"kernels: {len(executable.steps)} ({_bytes(len(executable.kernels.object_code))} of object code "
+        f"for {host.cpu}, {host.triple})"
+    )
+    width = max((len(s.kernel) for s in executable.steps), default=0)
+    for step in executable.steps:
+        ins = ", ".join(f"#{b}" for b in step.inputs)
+        outs = ", ".join(f"#{b}" for b in step.outputs)
+        print(f"  {step.kernel:<{width}}  ({ins}) -> ({outs})")
+    pooled = sum(slot is not None for slot in executable.memory.slots)
+    peak = executable.memory.describe(executable.buffers)
+    if peak.removesuffix(" bytes").isdigit():
+        peak = _bytes(int(peak.removesuffix(" bytes")))
+    print(f"peak intermediate memory: {peak} ({pooled} intermediate buffers in {executable.memory.count} slots)")
 
 
 def _bytes(n: int) -> str:
@@ -298,7 +327,7 @@ def add_model_commands(subparsers: Any) -> None:
     """Add ``compile``, ``run`` and ``inspect`` to an argparse subparsers object."""
     compile_p = subparsers.add_parser("compile", help="compile a model (.onnx or path.py:factory) to an artifact")
     compile_p.add_argument("model", metavar="MODEL", help="an .onnx file, or path.py:factory returning (model, inputs)")
-    compile_p.add_argument("-t", "--target", default="interp", help="backend target (default: interp)")
+    compile_p.add_argument("-t", "--target", default="cpu", help="backend target: cpu or interp (default: cpu)")
     compile_p.add_argument("-o", "--output", required=True, metavar="OUT", help="artifact folder to write")
     compile_p.add_argument("--passes", metavar="PIPELINE", help="pass pipeline (default: canonicalize,cse,fold,dce)")
     _handle(compile_p, cmd_compile)

@@ -35,7 +35,7 @@ X = RNG.standard_normal((3, 16)).astype(np.float32)
 
 @pytest.fixture
 def saved(tmp_path: Path) -> Path:
-    cm = tm.compile(model)
+    cm = tm.compile(model, target="interp")
     cm(X)
     return cm.save(tmp_path / "model.tsm")
 
@@ -141,7 +141,7 @@ def _edit_meta(path: Path, **changes: Any) -> None:
             "metadata.json: the output tree has 1 leaves for 3 outputs",
         ),
         (lambda p: _edit_meta(p, target=3), "metadata.json: field 'target' is missing or malformed"),
-        (lambda p: _edit_meta(p, target="cpu"), "target 'cpu': the CPU backend is not available yet"),
+        (lambda p: _edit_meta(p, target="cuda"), "target 'cuda': the CUDA backend is not available yet"),
         (lambda p: (p / "model.mlir").unlink(), "model.mlir: missing"),
         (
             lambda p: (p / "model.mlir").write_text("module {\n  func.func @main( {\n}"),

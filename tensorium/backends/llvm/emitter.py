@@ -27,7 +27,6 @@ from ...ir.types import BufferType, FloatType, IntegerType, ScalarType, Sym, Typ
 from .common import (
     F16,
     F32,
-    I1,
     I32,
     I64,
     PTR,
@@ -256,8 +255,11 @@ class LLVMEmitter(ScalarEmitter):
         kind, factor = op.attr("kind", "serial"), op.attr("factor")
         hints: list[tuple[str, ir.Constant | None]]
         if kind == "vectorize":
-            hints = [("llvm.loop.vectorize.enable", I1(1))]
-            hints += [("llvm.loop.vectorize.width", I32(factor))] if factor else []
+            # A width alone enables vectorization without forcing it: forced vectorization that LLVM
+            # cannot perform prints "loop not vectorized" warnings on the user's stderr.
+            if not factor:
+                return None
+            hints = [("llvm.loop.vectorize.width", I32(factor))]
         elif kind == "unroll":
             hints = [("llvm.loop.unroll.count", I32(factor))] if factor else [("llvm.loop.unroll.full", None)]
         else:

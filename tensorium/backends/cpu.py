@@ -1,0 +1,412 @@
+"""The CPU executable: a graph module lowered to loop kernels, compiled by LLVM, run by a host launch plan.
+
+:meth:`CpuExecutable.build` lowers ``@main`` with the default schedules (:mod:`tensorium.lowering`),
+compiles every kernel once (:mod:`tensorium.backends.llvm`) and plans the memory of the intermediate
+buffers: a buffer takes a slot freed by a buffer whose last use came before it, so buffers whose
+lifetimes do not overlap share memory. ``run`` binds inputs and constants without copying, allocates
+the slots and the outputs with numpy (sizes from the named dims of the inputs) and calls the kernels
+in order. :meth:`CpuExecutable.to_files` keeps the object code, the plan (JSON) and the loop IR;
+:meth:`CpuExecutable.from_files` loads that object code into the JIT, with no LLVM code generation,
+after checking that it was built by this Tensorium version for a CPU with features this host has.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from llvmlite import binding as llvm
+
+from .. import __version__
+from ..errors import CompileError, InterpreterError, TensoriumError
+from ..ir.core import Operation
+from ..ir.parser import parse_type_text
+from ..ir.printer import print_module
+from ..ir.types import BufferType, Sym, TensorType, Type, storage_dtype
+from ..lowering import Step, default_schedule, lower_function, plan_of
+from .interp import check_value
+from .llvm import CompiledKernels, KernelInfo, compile_module, host_target_machine
+from .llvm.runtime import register_runtime
+
+__all__ = ["EXECUTABLE_FORMAT", "CpuExecutable", "ExecutableError", "HostInfo", "MemoryPlan", "host_info"]
+
+EXECUTABLE_FORMAT = "tensorium-cpu-executable"
+EXECUTABLE_VERSION = 1
+PLAN_FILE = "plan.json"
+OBJECT_FILE = "kernels.o"
+LOOP_IR_FILE = "kernels.mlir"
+
+
+class ExecutableError(TensoriumError):
+    """A stored CPU executable that cannot be loaded: missing or corrupt files, another CPU or version."""
+
+
+@dataclass(frozen=True)
+class HostInfo:
+    """The machine object code is built for: LLVM's target triple, CPU name and feature string."""
+
+    triple: str
+    cpu: str
+    features: str
+
+    def missing_features(self, host: HostInfo) -> list[str]:
+        """The features enabled here (``+name``) that ``host`` does not enable."""
+        have = {f[1:] for f in host.features.split(",") if f.startswith("+")}
+        return [f[1:] for f in self.features.split(",") if f.startswith("+") and f[1:] not in have]
+
+
+def host_info() -> HostInfo:
+    """The current host, as ``host_target_machine`` compiles for it."""
+    llvm.initialize_native_target()
+    try:
+        features = llvm.get_host_cpu_features().flatten()
+    except RuntimeError:
+        features = ""
+    return HostInfo(llvm.get_process_triple(), llvm.get_host_cpu_name(), features)
+
+
+# --- the memory plan -------------------------------------------------------------------------------
+def _nbytes(t: TensorType, bindings: dict[str, int]) -> int:
+    size = storage_dtype(t.element).itemsize
+    for d in t.shape:
+        size *= d if isinstance(d, int) else bindings[d.name]  # type: ignore[index]
+    return size
+
+
+def _static_bytes(t: TensorType) -> int:
+    """The bytes of ``t`` with every symbolic dim taken as 1 (the coefficient of its named dims)."""
+    return int(np.prod([d for d in t.shape if isinstance(d, int)], dtype=np.int64)) * storage_dtype(t.element).itemsize
+
+
+def _symbols(t: TensorType) -> tuple[str, ...]:
+    return tuple(sorted(d.name for d in t.shape if isinstance(d, Sym) and d.name is not None))
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """Which slot each intermediate buffer lives in (None: an input, constant or output, not pooled).
+
+    A slot is one allocation per run, as large as its largest buffer; buffers sharing a slot have
+    disjoint lifetimes (a buffer lives from the step that writes it to the last step that reads it).
+    """
+
+    slots: tuple[int | None, ...]
+    count: int
+
+    @staticmethod
+    def build(buffers: Sequence[TensorType], steps: Sequence[Step], outputs: Sequence[int]) -> MemoryPlan:
+        """Greedy slot assignment in step order; a free slot of buffers with the same named dims is preferred."""
+        last = {b: s for s, step in enumerate(steps) for b in (*step.inputs, *step.outputs)}
+        slots: list[int | None] = [None] * len(buffers)
+        members: list[list[int]] = []
+        free: list[int] = []
+        for s, step in enumerate(steps):
+            for b in step.outputs:
+                if b in outputs:
+                    continue
+                same = [k for k in free if _symbols(buffers[members[k][0]]) == _symbols(buffers[b])]
+                if same or free:
+                    slot = (same or free)[-1]
+                    free.remove(slot)
+                else:
+                    slot = len(members)
+                    members.append([])
+                members[slot].append(b)
+                slots[b] = slot
+            for b in dict.fromkeys((*step.inputs, *step.outputs)):
+                held = slots[b]
+                if held is not None and last[b] == s:
+                    free.append(held)
+        return MemoryPlan(tuple(slots), len(members))
+
+    def slot_bytes(self, buffers: Sequence[TensorType], bindings: dict[str, int]) -> list[int]:
+        """The size of each slot for the named dims ``bindings``."""
+        sizes = [0] * self.count
+        for b, slot in enumerate(self.slots):
+            if slot is not None:
+                sizes[slot] = max(sizes[slot], _nbytes(buffers[b], bindings))
+        return sizes
+
+    def describe(self, buffers: Sequence[TensorType]) -> str:
+        """The peak intermediate bytes as a formula of the named dims (``1024 + 256*batch``)."""
+        linear: dict[tuple[str, ...], int] = {}
+        maxima: list[str] = []
+        for slot in range(self.count):
+            sizes: dict[tuple[str, ...], int] = {}
+            for b, s in enumerate(self.slots):
+                if s == slot:
+                    key = _symbols(buffers[b])
+                    sizes[key] = max(sizes.get(key, 0), _static_bytes(buffers[b]))
+            if len(sizes) == 1:
+                ((key, n),) = sizes.items()
+                linear[key] = linear.get(key, 0) + n
+            else:
+                maxima.append(f"max({', '.join(_monomial(n, key) for key, n in sizes.items())})")
+        terms = [_monomial(n, key) for key, n in sorted(linear.items(), key=lambda kv: (len(kv[0]), kv[0]))]
+        return " + ".join(terms + maxima or ["0"]) + " bytes"
+
+
+def _monomial(n: int, symbols: tuple[str, ...]) -> str:
+    return "*".join([str(n), *symbols])
+
+
+# --- the executable --------------------------------------------------------------------------------
+class CpuExecutable:
+    """A lowered module's launch plan over LLVM-compiled kernels; ``run(arrays)`` gives the outputs."""
+
+    def __init__(
+        self,
+        kernels: CompiledKernels,
+        buffers: tuple[TensorType, ...],
+        inputs: tuple[int, ...],
+        outputs: tuple[int, ...],
+        constants: tuple[tuple[int, np.ndarray], ...],
+        steps: tuple[Step, ...],
+        loop_ir: str,
+        host: HostInfo,
+    ) -> None:
+        self.kernels = kernels
+        self.buffers = buffers
+        self.inputs = inputs
+        self.outputs = outputs
+        self.constants = constants
+        self.steps = steps
+        self.loop_ir = loop_ir
+        self.host = host
+        self.memory = MemoryPlan.build(buffers, steps, outputs)
+        _check_sizable(buffers, inputs, steps)
+
+    @staticmethod
+    def build(module: Operation, func: str = "main") -> CpuExecutable:
+        """Lower ``@func`` with the default schedules and compile its kernels for this host.
+
+        Raises LoweringError (naming the op and its location) for an op the lowering refuses.
+        """
+        lowered = lower_function(module, func, schedule=default_schedule)
+        plan = plan_of(lowered)
+        kernels = compile_module(lowered)
+        constants = tuple((b, _c_array(c.array)) for b, c in plan.constants)
+        return CpuExecutable(
+            kernels, plan.buffers, plan.inputs, plan.outputs, constants, plan.steps, print_module(lowered), host_info()
+        )
+
+    @property
+    def input_types(self) -> list[TensorType]:
+        """The types of the plan's inputs, in @main argument order."""
+        return [self.buffers[b] for b in self.inputs]
+
+    def peak_bytes(self, bindings: dict[str, int] | None = None) -> int:
+        """The intermediate memory one run allocates (outputs excluded) for the named dims ``bindings``."""
+        return sum(self.memory.slot_bytes(self.buffers, bindings or {}))
+
+    def run(self, inputs: Sequence[Any], num_threads: int | None = None) -> list[np.ndarray]:
+        """Run the plan on numpy ``inputs`` (in @main argument order); returns new output arrays."""
+        if len(inputs) != len(self.inputs):
+            raise InterpreterError(f"the plan takes {len(self.inputs)} inputs, got {len(inputs)}")
+        values: dict[int, np.ndarray] = dict(self.constants)
+        bindings: dict[str, int] = {}
+        for n, (buffer, value) in enumerate(zip(self.inputs, inputs)):
+            t = self.buffers[buffer]
+            array = np.asarray(value)
+            if array.dtype != storage_dtype(t.element):
+                raise InterpreterError(
+                    f"input #{n}: expected dtype {storage_dtype(t.element)} for {t}, got {array.dtype}"
+                )
+            check_value(array, t, f"input #{n}", bindings)
+            values[buffer] = _c_array(array)
+        arenas = [np.empty(n, np.uint8) for n in self.memory.slot_bytes(self.buffers, bindings)]
+        for step in self.steps:
+            for b in step.outputs:
+                values[b] = self._allocate(b, arenas, bindings)
+            self.kernels.run(step.kernel, *(values[b] for b in (*step.inputs, *step.outputs)), num_threads=num_threads)
+        constant = {b for b, _ in self.constants}
+        return [values[b].copy() if b in constant else values[b] for b in self.outputs]
+
+    def _allocate(self, buffer: int, arenas: list[np.ndarray], bindings: dict[str, int]) -> np.ndarray:
+        t = self.buffers[buffer]
+        shape = tuple(d if isinstance(d, int) else bindings[d.name] for d in t.shape)  # type: ignore[index]
+        dtype = storage_dtype(t.element)
+        slot = self.memory.slots[buffer]
+        if slot is None:
+            return np.empty(shape, dtype)
+        return arenas[slot][: _nbytes(t, bindings)].view(dtype).reshape(shape)
+
+    # --- files -------------------------------------------------------------------------------------
+    def to_files(self, folder: str | os.PathLike[str]) -> Path:
+        """Write ``kernels.o`` (object code), ``plan.json`` (plan, kernel signatures, host) and ``kernels.mlir``."""
+        root = Path(folder)
+        root.mkdir(parents=True, exist_ok=True)
+        code = self.kernels.object_code
+        (root / OBJECT_FILE).write_bytes(code)
+        (root / LOOP_IR_FILE).write_text(self.loop_ir, encoding="utf-8")
+        plan = {
+            "format": EXECUTABLE_FORMAT,
+            "format_version": EXECUTABLE_VERSION,
+            "tensorium_version": __version__,
+            "host": {"triple": self.host.triple, "cpu": self.host.cpu, "features": self.host.features},
+            "object": {"file": OBJECT_FILE, "sha256": hashlib.sha256(code).hexdigest()},
+            "loop_ir": LOOP_IR_FILE,
+            "buffers": [str(t) for t in self.buffers],
+            "inputs": list(self.inputs),
+            "outputs": list(self.outputs),
+            "constants": [_constant_json(b, a) for b, a in self.constants],
+            "steps": [[s.kernel, list(s.inputs), list(s.outputs)] for s in self.steps],
+            "kernels": [
+                {
+                    "name": k.name,
+                    "symbol": k.symbol,
+                    "args": [str(t) for t in k.arg_types],
+                    "arg_names": list(k.arg_names),
+                    "written": sorted(k.written),
+                }
+                for k in self.kernels.kernels.values()
+            ],
+            "errors": list(self.kernels.errors),
+        }
+        (root / PLAN_FILE).write_text(json.dumps(plan, indent=1) + "\n", encoding="utf-8")
+        return root
+
+    @staticmethod
+    def from_files(folder: str | os.PathLike[str]) -> CpuExecutable:
+        """Load what :meth:`to_files` wrote, without compiling; ExecutableError names the file at fault."""
+        root = Path(folder)
+        file = root / PLAN_FILE
+        try:
+            meta = json.loads(file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ExecutableError(f"{file}: missing") from None
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            raise ExecutableError(f"{file}: not valid JSON ({e})") from None
+        if not isinstance(meta, dict) or meta.get("format") != EXECUTABLE_FORMAT:
+            raise ExecutableError(f"{file}: not a Tensorium CPU executable (format is not '{EXECUTABLE_FORMAT}')")
+        if meta.get("format_version") != EXECUTABLE_VERSION:
+            raise ExecutableError(f"{file}: executable format version {meta.get('format_version')!r} is not supported")
+        if meta.get("tensorium_version") != __version__:
+            raise ExecutableError(
+                f"{file}: compiled by Tensorium {meta.get('tensorium_version')}, but this is Tensorium "
+                f"{__version__}; compile the model again"
+            )
+        try:
+            return _load(root, file, meta)
+        except (KeyError, TypeError, ValueError, AttributeError, TensoriumError) as e:
+            if isinstance(e, ExecutableError):
+                raise
+            raise ExecutableError(f"{file}: malformed plan ({type(e).__name__}: {e})") from None
+
+
+def _c_array(array: np.ndarray) -> np.ndarray:
+    """``array`` itself when it is C-contiguous and aligned (zero copy), else a C-ordered copy (rank kept)."""
+    return array if array.flags.c_contiguous and array.flags.aligned else np.array(array, order="C")
+
+
+def _check_sizable(buffers: Sequence[TensorType], inputs: Sequence[int], steps: Sequence[Step]) -> None:
+    """CompileError unless the host can size every step's outputs from static dims and the inputs' named dims."""
+    named = {d.name for b in inputs for d in buffers[b].shape if isinstance(d, Sym) and d.name is not None}
+    for step in steps:
+        for b in step.outputs:
+            t = buffers[b]
+            bad = [d for d in t.shape if isinstance(d, Sym) and (d.name is None or d.name not in named)]
+            if bad:
+                raise CompileError(
+                    f"step '{step.kernel}' writes buffer #{b} of type {t}: the host cannot size dimension "
+                    f"{bad[0]} before running (only static dims and named dims of the inputs)"
+                )
+
+
+def _constant_json(buffer: int, array: np.ndarray) -> dict[str, Any]:
+    flat = array.reshape(-1)
+    splat = flat.size > 1 and bool((flat.view(np.uint8).reshape(flat.size, -1) == flat[:1].view(np.uint8)).all())
+    data = flat[:1] if splat else flat
+    return {
+        "buffer": buffer,
+        "dtype": str(array.dtype),
+        "shape": list(array.shape),
+        "splat": splat,
+        "data": data.tobytes().hex(),
+    }
+
+
+def _constant(entry: dict[str, Any], t: TensorType) -> tuple[int, np.ndarray]:
+    dtype = np.dtype(entry["dtype"])
+    shape = tuple(int(d) for d in entry["shape"])
+    if dtype != storage_dtype(t.element) or shape != t.shape:
+        raise ExecutableError(f"constant for buffer #{entry['buffer']} is not {t}")
+    flat = np.frombuffer(bytes.fromhex(entry["data"]), dtype)
+    array = np.broadcast_to(flat, shape) if entry["splat"] else flat.reshape(shape)
+    return int(entry["buffer"]), _c_array(array)
+
+
+def _tensor(text: str) -> TensorType:
+    t = parse_type_text(text)
+    if not isinstance(t, TensorType):
+        raise ExecutableError(f"buffer type {text} is not a tensor")
+    return t
+
+
+def _load(root: Path, file: Path, meta: dict[str, Any]) -> CpuExecutable:
+    recorded = HostInfo(**{k: str(meta["host"][k]) for k in ("triple", "cpu", "features")})
+    here = host_info()
+    if recorded.triple != here.triple:
+        raise ExecutableError(f"{file}: compiled for {recorded.triple}, but this host is {here.triple}")
+    missing = recorded.missing_features(here)
+    if missing:
+        raise ExecutableError(
+            f"{file}: compiled for CPU '{recorded.cpu}' with features this host ('{here.cpu}') lacks: "
+            f"{', '.join(missing)}; compile the model again on this machine"
+        )
+    obj = root / meta["object"]["file"]
+    if obj.resolve().parent != root.resolve():
+        raise ExecutableError(f"{file}: the object file must lie in {root}")
+    try:
+        code = obj.read_bytes()
+    except OSError as e:
+        raise ExecutableError(f"{obj}: unreadable object code ({e.strerror or e})") from None
+    if hashlib.sha256(code).hexdigest() != meta["object"]["sha256"]:
+        raise ExecutableError(f"{obj}: corrupt object code (its sha256 does not match {file.name})")
+    loop_ir = root / meta["loop_ir"]
+    try:
+        loop_text = loop_ir.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ExecutableError(f"{loop_ir}: unreadable loop IR ({e})") from None
+    buffers = tuple(_tensor(t) for t in meta["buffers"])
+    infos: dict[str, KernelInfo] = {}
+    for k in meta["kernels"]:
+        types: tuple[Type, ...] = tuple(parse_type_text(t) for t in k["args"])
+        names = tuple(None if n is None else str(n) for n in k["arg_names"])
+        written = frozenset(int(i) for i in k["written"])
+        infos[str(k["name"])] = KernelInfo(str(k["name"]), str(k["symbol"]), types, names, written)
+    steps = tuple(Step(str(k), tuple(int(b) for b in i), tuple(int(b) for b in o)) for k, i, o in meta["steps"])
+    for step in steps:
+        info = infos.get(step.kernel)
+        used = (*step.inputs, *step.outputs)
+        if info is None or len(used) != len(info.arg_types) or any(not 0 <= b < len(buffers) for b in used):
+            raise ExecutableError(f"{file}: step '{step.kernel}' does not match the kernels or buffers")
+        for b, t in zip(used, info.arg_types):
+            if not isinstance(t, BufferType) or t.shape != buffers[b].shape or t.element != buffers[b].element:
+                raise ExecutableError(f"{file}: step '{step.kernel}' passes buffer #{b} ({buffers[b]}) for {t}")
+    constants = tuple(_constant(c, buffers[int(c["buffer"])]) for c in meta["constants"])
+    inputs = tuple(int(b) for b in meta["inputs"])
+    outputs = tuple(int(b) for b in meta["outputs"])
+    if any(not 0 <= b < len(buffers) for b in (*inputs, *outputs)):
+        raise ExecutableError(f"{file}: an input or output names a buffer that does not exist")
+    engine = _engine(code)
+    for info in infos.values():
+        if not engine.get_function_address(info.symbol):
+            raise ExecutableError(f"{obj}: the object code has no kernel {info.symbol}")
+    kernels = CompiledKernels(infos, [str(e) for e in meta["errors"]], engine, "", "", code)
+    return CpuExecutable(kernels, buffers, inputs, outputs, constants, steps, loop_text, recorded)
+
+
+def _engine(code: bytes) -> llvm.ExecutionEngine:
+    """An MCJIT engine holding the object code ``code`` (linked against the runtime and libc), no codegen."""
+    register_runtime()
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), host_target_machine())
+    engine.add_object_file(llvm.ObjectFileRef.from_data(code))
+    engine.finalize_object()
+    return engine

@@ -1,0 +1,266 @@
+"""The CPU executable: plans run on LLVM kernels equal the interpreter; memory plan; files; load errors."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tensorium as tm
+from tensorium import nn
+from tensorium.backends import interp
+from tensorium.backends.cpu import CpuExecutable, ExecutableError, HostInfo, MemoryPlan, host_info
+from tensorium.backends.llvm import jit
+from tensorium.backends.llvm.emitter import LLVMEmitter
+from tensorium.errors import CompileError, InterpreterError
+from tensorium.ir.types import Sym, TensorType, f32
+from tensorium.lowering import LoweringError, Step
+
+RNG = np.random.default_rng(0)
+
+
+def rand(*shape: int) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def build(fn: Callable[..., Any], *args: np.ndarray, dynamic: dict[str, dict[int, str]] | None = None) -> Any:
+    """The traced module of ``fn`` and its CPU executable."""
+    module = tm.trace(fn, *args, dynamic=dynamic).module
+    return module, CpuExecutable.build(module)
+
+
+def same(module: Any, executable: CpuExecutable, args: list[np.ndarray]) -> None:
+    want = interp.run(module, args)
+    got = executable.run(args)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-6)
+
+
+def mlp(x: Any, w1: Any, b1: Any, w2: Any) -> Any:
+    return nn.log_softmax(nn.gelu(x @ w1 + b1) @ w2, axis=-1)
+
+
+MLP_WEIGHTS = [rand(16, 32), rand(32), rand(32, 10)]
+
+
+@pytest.fixture(scope="module")
+def mlp_exe() -> tuple[Any, CpuExecutable]:
+    return build(mlp, rand(4, 16), *MLP_WEIGHTS, dynamic={"x": {0: "batch"}})  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("batch", [1, 5, 0])
+def test_mlp_with_a_symbolic_batch_equals_the_interpreter(mlp_exe: tuple[Any, CpuExecutable], batch: int) -> None:
+    module, exe = mlp_exe
+    same(module, exe, [rand(batch, 16), *MLP_WEIGHTS])
+
+
+def test_attention_with_layer_norm_equals_the_interpreter() -> None:
+    def block(x: Any, wq: Any, wk: Any, wv: Any, g: Any, b: Any) -> Any:
+        h = nn.layer_norm(x, g, b, axis=-1)
+        q, k, v = h @ wq, h @ wk, h @ wv
+        attn = nn.softmax((q @ k.transpose(0, 2, 1)) * 0.25, axis=-1) @ v
+        return x + attn, attn.sum(axis=-1)
+
+    args = [rand(2, 6, 16), rand(16, 16), rand(16, 16), rand(16, 16), rand(16), rand(16)]
+    module, exe = build(block, *args)
+    same(module, exe, args)
+
+
+def test_small_cnn_equals_the_interpreter() -> None:
+    def cnn(x: Any, w1: Any, b1: Any, w2: Any, fc: Any) -> Any:
+        h = nn.max_pool2d(nn.relu(nn.conv2d(x, w1, b1, padding=1)), 2)
+        h = nn.global_avg_pool2d(nn.relu(nn.conv2d(h, w2, stride=2, groups=2)))
+        return h.reshape(h.shape[0], -1) @ fc
+
+    args = [rand(2, 3, 8, 8), rand(4, 3, 3, 3), rand(4), rand(6, 2, 1, 1), rand(6, 5)]
+    module, exe = build(cnn, *args)
+    assert [s.kernel.rsplit("_", 1)[0] for s in exe.steps][:3] == ["conv2d", "relu", "max_pool2d"]
+    same(module, exe, args)
+
+
+def test_constants_of_every_layout_and_rank_zero() -> None:
+    f_order = np.asfortranarray(np.arange(12, dtype=np.float32).reshape(3, 4))
+
+    def fn(x: Any) -> Any:
+        return (x @ f_order) * np.float32(0.5) + np.full((4,), 2, np.float32), (x > 0).astype(np.int32)
+
+    module, exe = build(fn, rand(2, 3))
+    assert sorted(a.shape for _, a in exe.constants) == [(), (), (3, 4), (4,)]
+    assert all(a.flags.c_contiguous for _, a in exe.constants)
+    same(module, exe, [rand(2, 3)])
+
+
+def test_inputs_are_passed_without_copies(mlp_exe: tuple[Any, CpuExecutable], monkeypatch: pytest.MonkeyPatch) -> None:
+    _, exe = mlp_exe
+    seen: list[tuple[np.ndarray, ...]] = []
+    real = exe.kernels.run
+
+    def spy(name: str, *arrays: np.ndarray, **kw: Any) -> None:
+        seen.append(arrays)
+        real(name, *arrays, **kw)
+
+    monkeypatch.setattr(exe.kernels, "run", spy)
+    x = rand(3, 16)
+    exe.run([x, *MLP_WEIGHTS])
+    assert seen[0][0] is x and seen[0][1] is MLP_WEIGHTS[0]
+    strided = rand(16, 3).T  # not C-contiguous: copied once, then correct
+    np.testing.assert_allclose(exe.run([strided, *MLP_WEIGHTS])[0], exe.run([strided.copy(), *MLP_WEIGHTS])[0])
+
+
+def test_memory_plan_reuses_slots_of_dead_buffers() -> None:
+    def chain(x: Any) -> Any:
+        return nn.exp(nn.relu(nn.sigmoid(nn.tanh(x) + 1.0)))
+
+    module, exe = build(chain, rand(8, 4))
+    kinds = [s.kernel.rsplit("_", 1)[0] for s in exe.steps]
+    assert kinds == ["tanh", "add", "sigmoid", "relu", "exp"]
+    pooled = [exe.memory.slots[b] for s in exe.steps[:-1] for b in s.outputs]
+    assert pooled == [0, 1, 0, 1]
+    assert exe.memory.slots[exe.outputs[0]] is None
+    assert exe.peak_bytes() == 2 * 8 * 4 * 4
+    assert exe.memory.describe(exe.buffers) == "256 bytes"
+    same(module, exe, [rand(8, 4)])
+
+
+def test_memory_plan_with_named_dims_and_mixed_slots() -> None:
+    n = Sym("n")
+    buffers = [TensorType((n, 4), f32), TensorType((n, 4), f32), TensorType((2, 3), f32), TensorType((n, 4), f32)]
+    steps = [Step("a", (0,), (1,)), Step("b", (1,), (2,)), Step("c", (2,), (3,))]
+    plan = MemoryPlan.build(buffers, steps, outputs=(3,))
+    assert plan.slots == (None, 0, 1, None)
+    assert plan.describe(buffers) == "24 + 16*n bytes"
+    assert plan.slot_bytes(buffers, {"n": 10}) == [160, 24]
+    shared = MemoryPlan.build(buffers, [Step("a", (0,), (2,)), Step("b", (2,), (1,)), Step("c", (1,), (3,))], (3,))
+    assert shared.slots == (None, 1, 0, None)
+    reuse = MemoryPlan.build(buffers, [*steps, Step("d", (3,), (1,))][1:], outputs=(1,))
+    assert reuse.slots == (None, None, 0, 1)
+
+
+def test_run_checks_the_inputs(mlp_exe: tuple[Any, CpuExecutable]) -> None:
+    _, exe = mlp_exe
+    with pytest.raises(InterpreterError, match="the plan takes 4 inputs, got 1"):
+        exe.run([rand(2, 16)])
+    with pytest.raises(InterpreterError, match=r"input #0: expected dtype float32 for tensor<\[batch\]x16xf32>"):
+        exe.run([rand(2, 16).astype(np.float64), *MLP_WEIGHTS])
+    with pytest.raises(InterpreterError, match=r"input #1: expected shape tensor<16x32xf32>, got \[16, 31\]"):
+        exe.run([rand(2, 16), rand(16, 31), *MLP_WEIGHTS[1:]])
+
+
+def test_named_dims_must_agree_across_inputs() -> None:
+    module, exe = build(lambda a, b: a + b, rand(2, 3), rand(2, 3), dynamic={"a": {0: "n"}, "b": {0: "n"}})
+    with pytest.raises(InterpreterError, match=r"input #1: dimension \[n\] is 4 here but 3 elsewhere"):
+        exe.run([rand(3, 3), rand(4, 3)])
+    same(module, exe, [rand(3, 3), rand(3, 3)])
+
+
+def test_ops_the_lowering_refuses_name_the_op_and_location() -> None:
+    module = tm.trace(lambda x: x[:2] * 2.0, rand(4, 3), dynamic={"x": {0: "n"}}).module
+    with pytest.raises(LoweringError, match=r"test_cpu_runtime.py:\d+:\d+: cannot lower 'graph.slice' to loops"):
+        CpuExecutable.build(module)
+
+
+def test_result_dims_the_host_cannot_size_are_refused() -> None:
+    text = """
+    func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      %0 = graph.exp %x : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      func.return %0 : tensor<?x4xf32>
+    }
+    """
+    with pytest.raises(CompileError, match=r"step 'exp_0' writes buffer #1 of type tensor<\?x4xf32>: the host cannot"):
+        CpuExecutable.build(tm.parse_module(text))
+
+
+# --- files -----------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory, mlp_exe: tuple[Any, CpuExecutable]) -> Path:
+    return mlp_exe[1].to_files(tmp_path_factory.mktemp("exe") / "cpu")
+
+
+def test_files_round_trip_without_code_generation(
+    stored: Path, mlp_exe: tuple[Any, CpuExecutable], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[Any] = []
+    monkeypatch.setattr(LLVMEmitter, "emit_module", lambda *a: calls.append(a))
+    monkeypatch.setattr(jit, "optimize", lambda *a: calls.append(a))
+    assert sorted(p.name for p in stored.iterdir()) == ["kernels.mlir", "kernels.o", "plan.json"]
+    loaded = CpuExecutable.from_files(stored)
+    assert calls == []
+    module, exe = mlp_exe
+    assert loaded.kernels.object_code == exe.kernels.object_code
+    assert loaded.loop_ir == exe.loop_ir and "func.func @matmul_0" in loaded.loop_ir
+    assert loaded.steps == exe.steps and loaded.memory == exe.memory and loaded.host == host_info()
+    same(module, loaded, [rand(6, 16), *MLP_WEIGHTS])
+
+
+def test_constants_round_trip_through_files(tmp_path: Path) -> None:
+    def fn(x: Any) -> Any:
+        return x * np.arange(3, dtype=np.float32) + np.float32(7) + np.ones((2, 3), np.float32)
+
+    module, exe = build(fn, rand(2, 3))
+    loaded = CpuExecutable.from_files(exe.to_files(tmp_path))
+    entries = json.loads((tmp_path / "plan.json").read_text())["constants"]
+    assert [e["splat"] for e in entries] == [False, False, True]
+    same(module, loaded, [rand(2, 3)])
+
+
+def _copy(stored: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "cpu"
+    target.mkdir()
+    for p in stored.iterdir():
+        (target / p.name).write_bytes(p.read_bytes())
+    return target
+
+
+def _edit(folder: Path, edit: Callable[[dict[str, Any]], None]) -> None:
+    meta = json.loads((folder / "plan.json").read_text())
+    edit(meta)
+    (folder / "plan.json").write_text(json.dumps(meta))
+
+
+def _flip(folder: Path) -> None:
+    code = bytearray((folder / "kernels.o").read_bytes())
+    code[len(code) // 2] ^= 0xFF
+    (folder / "kernels.o").write_bytes(bytes(code))
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (_flip, r"kernels.o: corrupt object code \(its sha256 does not match plan.json\)"),
+        (lambda p: (p / "kernels.o").unlink(), r"kernels.o: unreadable object code"),
+        (lambda p: (p / "plan.json").unlink(), r"plan.json: missing"),
+        (lambda p: (p / "plan.json").write_text("{"), r"plan.json: not valid JSON"),
+        (lambda p: _edit(p, lambda m: m.update(format="x")), "not a Tensorium CPU executable"),
+        (
+            lambda p: _edit(p, lambda m: m.update(tensorium_version="0.0.1")),
+            r"compiled by Tensorium 0.0.1, but this is Tensorium .*; compile the model again",
+        ),
+        (
+            lambda p: _edit(p, lambda m: m["host"].update(cpu="future", features="+avx,+hyper-fma,+mega-vec")),
+            r"compiled for CPU 'future' with features this host \('.*'\) lacks: hyper-fma, mega-vec; compile",
+        ),
+        (lambda p: _edit(p, lambda m: m["host"].update(triple="riscv64-unknown-linux")), "compiled for riscv64"),
+        (lambda p: _edit(p, lambda m: m["steps"][0].__setitem__(0, "nope")), "step 'nope' does not match"),
+        (lambda p: _edit(p, lambda m: m["steps"][0][1].__setitem__(0, 2)), r"step 'matmul_0' passes buffer #2"),
+        (lambda p: _edit(p, lambda m: m["kernels"][0].update(symbol="missing")), "the object code has no kernel"),
+        (lambda p: _edit(p, lambda m: m.pop("buffers")), r"malformed plan \(KeyError: 'buffers'\)"),
+        (lambda p: _edit(p, lambda m: m["object"].update(file="../x.o")), "the object file must lie in"),
+    ],
+)
+def test_broken_files_give_clear_errors(stored: Path, tmp_path: Path, damage: Any, message: str) -> None:
+    folder = _copy(stored, tmp_path)
+    damage(folder)
+    with pytest.raises(ExecutableError, match=message):
+        CpuExecutable.from_files(folder)
+
+
+def test_missing_features_ignore_disabled_ones() -> None:
+    recorded = HostInfo("t", "a", "+x,-y,+z")
+    assert recorded.missing_features(HostInfo("t", "b", "+x,+y")) == ["z"]
+    assert recorded.missing_features(HostInfo("t", "b", "+z,+x,-w")) == []
