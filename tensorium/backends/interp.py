@@ -16,27 +16,16 @@ from ..errors import InterpreterError
 from ..ir.core import Operation, Value
 from ..ir.dialects.builtin import func_body, func_name, pick_function
 from ..ir.evaluate import evaluate_op, op_location
-from ..ir.storage import coerce, round_to_bf16, wrap_integers
-from ..ir.types import Sym, TensorType, Type, storage_dtype
+from ..ir.storage import check_array, coerce, round_to_bf16, wrap_integers
+from ..ir.types import TensorType, Type
 
 __all__ = ["check_value", "coerce", "evaluate_op", "round_to_bf16", "run", "run_function", "wrap_integers"]
 
 
 def check_value(array: np.ndarray, t: Type, what: str, bindings: dict[str, int]) -> None:
     """Raise InterpreterError unless ``array`` fits tensor type ``t`` (binding named dims)."""
-    if not isinstance(t, TensorType):
-        return
-    if array.ndim != t.rank:
-        raise InterpreterError(f"{what}: expected rank {t.rank} ({t}), got shape {list(array.shape)}")
-    for axis, (dim, size) in enumerate(zip(t.shape, array.shape)):
-        if isinstance(dim, int) and dim != size:
-            raise InterpreterError(f"{what}: expected shape {t}, got {list(array.shape)} (axis {axis})")
-        if isinstance(dim, Sym) and dim.name is not None:
-            bound = bindings.setdefault(dim.name, int(size))
-            if bound != size:
-                raise InterpreterError(
-                    f"{what}: dimension [{dim.name}] is {size} here but {bound} elsewhere (axis {axis})"
-                )
+    if isinstance(t, TensorType):
+        check_array(array, t, what, bindings, dtype=False)
 
 
 def run_function(func: Operation, args: Sequence[Any]) -> list[np.ndarray]:
@@ -66,13 +55,9 @@ def run_function(func: Operation, args: Sequence[Any]) -> list[np.ndarray]:
 
 
 def _bind_input(arg: Value, value: Any, what: str, bindings: dict[str, int]) -> np.ndarray:
-    t = arg.type
     arr = np.asarray(value)
-    if isinstance(t, TensorType):
-        expected = storage_dtype(t.element)
-        if arr.dtype != expected:
-            raise InterpreterError(f"{what}: expected dtype {expected} for {t}, got {arr.dtype}")
-        check_value(arr, t, what, bindings)
+    if isinstance(arg.type, TensorType):
+        check_array(arr, arg.type, what, bindings)
     return arr
 
 

@@ -18,8 +18,8 @@ from ..errors import InterpreterError
 from ..ir.core import Block, Operation, Value
 from ..ir.dialects.builtin import func_body, func_name, pick_function
 from ..ir.evaluate import op_location
-from ..ir.storage import coerce
-from ..ir.types import BufferType, ScalarType, Sym, storage_dtype
+from ..ir.storage import check_array, coerce
+from ..ir.types import BufferType, ScalarType
 
 __all__ = ["run", "run_kernel"]
 
@@ -59,20 +59,7 @@ def run(module: Operation, args: Sequence[Any], func: str | None = None) -> list
 def _bind(arg: Value, value: Any, what: str, bindings: dict[str, int]) -> Any:
     t = arg.type
     if isinstance(t, BufferType):
-        if not isinstance(value, np.ndarray):
-            raise InterpreterError(f"{what}: expected a numpy array for {t}, got {type(value).__name__}")
-        expected = storage_dtype(t.element)
-        if value.dtype != expected:
-            raise InterpreterError(f"{what}: expected dtype {expected} for {t}, got {value.dtype}")
-        if value.ndim != t.rank:
-            raise InterpreterError(f"{what}: expected rank {t.rank} ({t}), got shape {list(value.shape)}")
-        for axis, (dim, size) in enumerate(zip(t.shape, value.shape)):
-            if isinstance(dim, int) and dim != size:
-                raise InterpreterError(f"{what}: expected shape {t}, got {list(value.shape)} (axis {axis})")
-            if isinstance(dim, Sym) and dim.name is not None:
-                bound = bindings.setdefault(dim.name, int(size))
-                if bound != size:
-                    raise InterpreterError(f"{what}: dimension [{dim.name}] is {size} here but {bound} elsewhere")
+        check_array(value, t, what, bindings)
         return value
     if not isinstance(t, ScalarType):
         raise InterpreterError(f"{what}: the loop interpreter takes buffers and scalars, not {t}")

@@ -9,9 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from .types import FloatType, IntegerType, QuantizedType, ScalarType, storage_dtype
+from ..errors import InterpreterError
+from .types import FloatType, IntegerType, QuantizedType, ScalarType, ShapedType, Sym, storage_dtype
 
-__all__ = ["coerce", "round_to_bf16", "storage_dtype", "wrap_integers"]
+__all__ = ["check_array", "coerce", "round_to_bf16", "storage_dtype", "wrap_integers"]
 
 
 def wrap_integers(array: np.ndarray, t: IntegerType) -> np.ndarray:
@@ -51,3 +52,25 @@ def coerce(array: Any, t: ScalarType) -> np.ndarray:
     elif isinstance(t, FloatType) and t.name == "bf16":
         arr = round_to_bf16(arr)
     return arr
+
+
+def check_array(value: Any, t: ShapedType, what: str, bindings: dict[str, int], dtype: bool = True) -> None:
+    """Raise InterpreterError unless ``value`` is a numpy array that fits ``t``; binds named dims.
+
+    Used wherever arrays meet typed IR: interpreter inputs and results, loop kernels, compiled kernels.
+    """
+    if not isinstance(value, np.ndarray):
+        raise InterpreterError(f"{what}: expected a numpy array for {t}, got {type(value).__name__}")
+    if dtype and value.dtype != storage_dtype(t.element):
+        raise InterpreterError(f"{what}: expected dtype {storage_dtype(t.element)} for {t}, got {value.dtype}")
+    if value.ndim != t.rank:
+        raise InterpreterError(f"{what}: expected rank {t.rank} ({t}), got shape {list(value.shape)}")
+    for axis, (dim, size) in enumerate(zip(t.shape, value.shape)):
+        if isinstance(dim, int) and dim != size:
+            raise InterpreterError(f"{what}: expected shape {t}, got {list(value.shape)} (axis {axis})")
+        if isinstance(dim, Sym) and dim.name is not None:
+            bound = bindings.setdefault(dim.name, int(size))
+            if bound != size:
+                raise InterpreterError(
+                    f"{what}: dimension [{dim.name}] is {size} here but {bound} elsewhere (axis {axis})"
+                )

@@ -15,8 +15,8 @@ from llvmlite import binding as llvm
 
 from ...errors import InterpreterError
 from ...ir.core import Operation
-from ...ir.storage import coerce
-from ...ir.types import BufferType, FloatType, ScalarType, Sym, storage_dtype
+from ...ir.storage import check_array, coerce
+from ...ir.types import BufferType, FloatType, ScalarType, Sym
 from ...ir.verifier import verify
 from .emitter import KernelInfo, LLVMEmitter
 from .runtime import POOL, RUNTIME_FAILED, register_runtime, thread_count
@@ -148,23 +148,8 @@ class CompiledKernels:
         return out
 
     def _buffer(self, t: BufferType, value: Any, label: str, bindings: dict[str, int], written: bool) -> list[int]:
-        if not isinstance(value, np.ndarray):
-            raise InterpreterError(f"{label}: expected a numpy array for {t}, got {type(value).__name__}")
-        expected = storage_dtype(t.element)
-        if value.dtype != expected:
-            raise InterpreterError(f"{label}: expected dtype {expected} for {t}, got {value.dtype}")
-        if value.ndim != t.rank:
-            raise InterpreterError(f"{label}: expected rank {t.rank} ({t}), got shape {list(value.shape)}")
-        sizes = []
-        for axis, (dim, size) in enumerate(zip(t.shape, value.shape)):
-            if isinstance(dim, int) and dim != size:
-                raise InterpreterError(f"{label}: expected shape {t}, got {list(value.shape)} (axis {axis})")
-            if isinstance(dim, Sym):
-                sizes.append(int(size))
-                if dim.name is not None and bindings.setdefault(dim.name, int(size)) != size:
-                    raise InterpreterError(
-                        f"{label}: dimension [{dim.name}] is {size} here but {bindings[dim.name]} elsewhere"
-                    )
+        check_array(value, t, label, bindings)
+        sizes = [int(size) for dim, size in zip(t.shape, value.shape) if isinstance(dim, Sym)]
         if not (value.flags.c_contiguous and value.flags.aligned):
             raise InterpreterError(f"{label}: the array must be C-contiguous and aligned (use np.ascontiguousarray)")
         if written and not value.flags.writeable:
