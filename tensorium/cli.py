@@ -17,6 +17,7 @@ import numpy as np
 
 from . import __version__
 from .backends.interp import check_value, coerce, run
+from .bench import add_bench_command
 from .cli_model import add_model_commands
 from .errors import InterpreterError, ParseError, TensoriumError, VerifyError
 from .fuzz.generator import random_array
@@ -277,6 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_ir.set_defaults(handler=cmd_run_ir)
 
     add_model_commands(sub)
+    add_bench_command(sub)
 
     ops = sub.add_parser("ops", help="list the registered ops")
     ops.add_argument("--dialect", metavar="NAME", help="only the ops of this dialect (e.g. graph)")

@@ -18,13 +18,13 @@ def _run(args: list[str]) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is not installed (pip install -e '.[dev]')")
 def test_ruff_check_is_clean() -> None:
-    result = _run(["ruff", "check", "tensorium", "tests", "examples"])
+    result = _run(["ruff", "check", "tensorium", "tests", "examples", "benchmarks"])
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 @pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is not installed (pip install -e '.[dev]')")
 def test_ruff_format_is_clean() -> None:
-    result = _run(["ruff", "format", "--check", "tensorium", "tests", "examples"])
+    result = _run(["ruff", "format", "--check", "tensorium", "tests", "examples", "benchmarks"])
     assert result.returncode == 0, result.stdout + result.stderr
 
 

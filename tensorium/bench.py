@@ -1,0 +1,166 @@
+"""``tensorium bench``: the command line of the benchmark harness in the repository's ``benchmarks/`` folder.
+
+The harness compares Tensorium with numpy, PyTorch eager, torch.compile and onnxruntime on fixed
+float32 workloads (see docs/benchmarks.md). It needs torch, and lives beside the package rather than
+in it, so it is imported only when the command runs; ``python -m benchmarks`` is the same program.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from .errors import TensoriumError
+
+WORKLOADS = ("gemm", "gemv", "mlp", "resnet_block", "encoder")
+RUNNERS = ("numpy", "eager", "compile", "onnxruntime", "tensorium")
+BENCHMARKS_DIR = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+class BenchError(TensoriumError):
+    """A benchmark request that cannot run: no benchmarks folder, torch missing, an unknown name."""
+
+
+def _names(choices: tuple[str, ...], what: str) -> Any:
+    def parse(text: str) -> list[str]:
+        names = [n.strip() for n in text.split(",") if n.strip()]
+        unknown = [n for n in names if n not in choices]
+        if unknown or not names:
+            raise argparse.ArgumentTypeError(f"unknown {what} '{','.join(unknown)}'; choose from {','.join(choices)}")
+        return names
+
+    return parse
+
+
+def _targets(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("expected a target name, or several separated by commas")
+    return list(dict.fromkeys(names))
+
+
+def _positive(kind: type) -> Any:
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a positive number, got '{text}'") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"expected a positive number, got '{text}'")
+        return value
+
+    return parse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``tensorium bench`` and ``python -m benchmarks``."""
+    parser.add_argument("--rounds", type=_positive(int), default=5, help="interleaved timing rounds (default 5)")
+    parser.add_argument(
+        "--target",
+        type=_targets,
+        default=["interp"],
+        metavar="LIST",
+        help="tensorium.compile targets, one runner each: interp, cpu or both as interp,cpu (default interp)",
+    )
+    parser.add_argument(
+        "--only", type=_names(WORKLOADS, "workload"), metavar="LIST", help=f"workloads to run: {','.join(WORKLOADS)}"
+    )
+    parser.add_argument(
+        "--runners", type=_names(RUNNERS, "runner"), metavar="LIST", help=f"runners (default all): {','.join(RUNNERS)}"
+    )
+    parser.add_argument("--out", metavar="FILE.md", help="write the markdown here and the JSON beside it (.json)")
+    parser.add_argument("--threads", type=_positive(int), default=2, help="threads per runner (default 2)")
+    parser.add_argument(
+        "--min-time", type=_positive(float), default=0.25, help="seconds of timed calls per runner per round (0.25)"
+    )
+    parser.add_argument(
+        "--params", choices=("constants", "inputs"), default="constants", help="tensorium.compile params= (constants)"
+    )
+    parser.add_argument(
+        "--smoke", action="store_true", help="tiny sizes: checks that the harness runs, times nothing real"
+    )
+
+
+def command_line(args: argparse.Namespace, prog: str) -> str:
+    """The full command that reproduces ``args`` (every option spelled out), for the report."""
+    parts = [prog, "--rounds", str(args.rounds), "--target", ",".join(args.target), "--threads", str(args.threads)]
+    parts += ["--min-time", f"{args.min_time:g}", "--params", args.params]
+    if args.only:
+        parts += ["--only", ",".join(args.only)]
+    if args.runners:
+        parts += ["--runners", ",".join(args.runners)]
+    if args.smoke:
+        parts.append("--smoke")
+    if args.out:
+        parts += ["--out", args.out]
+    return " ".join(parts)
+
+
+def load_benchmarks() -> ModuleType:
+    """The ``benchmarks`` package: the checkout's folder beside ``tensorium/`` when there, else an importable one."""
+    if "benchmarks" not in sys.modules and (BENCHMARKS_DIR / "__init__.py").is_file():
+        spec = importlib.util.spec_from_file_location(
+            "benchmarks", BENCHMARKS_DIR / "__init__.py", submodule_search_locations=[str(BENCHMARKS_DIR)]
+        )
+        assert spec is not None and spec.loader is not None
+        package = importlib.util.module_from_spec(spec)
+        sys.modules["benchmarks"] = package
+        spec.loader.exec_module(package)
+    try:
+        importlib.import_module("benchmarks.harness")
+        return importlib.import_module("benchmarks")
+    except ModuleNotFoundError as e:
+        if e.name in ("torch", "onnx"):
+            raise BenchError(f"tensorium bench needs {e.name}: pip install -e '.[torch,onnx]'") from None
+        if e.name is not None and e.name.startswith("benchmarks"):
+            raise BenchError("tensorium bench runs the benchmarks/ folder of a Tensorium source checkout") from None
+        raise
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Run the benchmarks, print the markdown table and write it (and the JSON) to ``--out``."""
+    from .api import check_target
+
+    for target in args.target:
+        check_target(target)
+    bench = load_benchmarks()
+    os.environ["TENSORIUM_NUM_THREADS"] = str(args.threads)
+    runners, missing = bench.runners.make_runners(args.runners or RUNNERS, args.target, args.threads, args.params)
+    report = bench.harness.run(
+        runners,
+        only=args.only,
+        rounds=args.rounds,
+        min_time=args.min_time,
+        smoke=args.smoke,
+        threads=args.threads,
+        command=command_line(args, args.bench_prog),
+        missing=missing,
+    )
+    bench.harness.write_report(report, args.out)
+    return 0
+
+
+def add_bench_command(subparsers: Any) -> None:
+    """Add ``bench`` to an argparse subparsers object (``tensorium bench``)."""
+    parser = subparsers.add_parser("bench", help="benchmark Tensorium against numpy, PyTorch and onnxruntime")
+    add_arguments(parser)
+    parser.set_defaults(handler=cmd_bench, func=cmd_bench, bench_prog="tensorium bench")
+
+
+def main(argv: list[str] | None = None, prog: str = "python -m benchmarks") -> int:
+    """``python -m benchmarks``: parse the options, run, and turn a TensoriumError into one line and status 1."""
+    parser = argparse.ArgumentParser(prog=prog, description="Benchmark Tensorium against its peers.")
+    add_arguments(parser)
+    parser.set_defaults(bench_prog=prog)
+    args = parser.parse_args(argv)
+    try:
+        return cmd_bench(args)
+    except TensoriumError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 1
