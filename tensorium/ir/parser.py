@@ -104,7 +104,7 @@ SCALAR_TYPE: /(bf16|f16|f32|f64|index|[iu][0-9]+)(?![A-Za-z0-9_])/
 BARE_ID: /[A-Za-z_][A-Za-z0-9_]*/
 FLOAT: /[-+]?(\d+\.\d*([eE][-+]?\d+)?|\d+[eE][-+]?\d+)/
 INT: /[-+]?\d+/
-ESCAPED_STRING: /"(\\.|[^"\\\n])*"/
+ESCAPED_STRING: /"[^"\\\n]*(?:\\.[^"\\\n]*)*"/
 COMMENT: /\/\/[^\n]*/
 
 %ignore COMMENT

@@ -131,3 +131,23 @@ def test_attributes_round_trip(value: object) -> None:
     (func,) = tm.ir.functions(module)
     assert attr_equal(func.attributes["a"], value)  # type: ignore[arg-type]
     assert tm.print_module(tm.parse_module(tm.print_module(module))) == tm.print_module(module)
+
+
+def test_large_hex_constant_parses_in_linear_memory() -> None:
+    """A string regex with a group per character once took gigabytes to lex a few MB of hex data."""
+    import tracemalloc
+
+    data = np.arange(1 << 18, dtype=np.float32)  # 1 MiB, printed as 2 MiB of hex
+    text = (
+        "func.func @main() -> tensor<262144xf32> {\n"
+        f"  %0 = graph.constant {{value = {format_attr(DenseAttr.of(data))}}} : () -> tensor<262144xf32>\n"
+        "  func.return %0 : tensor<262144xf32>\n}\n"
+    )
+    tracemalloc.start()
+    try:
+        module = tm.parse_module(text)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(run(module, [])[0], data)
+    assert peak < 64 * 2**20, f"parsing 2 MiB of text peaked at {peak / 2**20:.0f} MiB"
