@@ -185,9 +185,14 @@ def _main(module: Operation, what: str) -> Operation:
 
 
 def externalize(artifact: Artifact) -> tuple[str, list[tuple[str, np.ndarray]]]:
-    """The IR text with large constants turned into trailing @main arguments, and all bound parameters.
+    """The IR text with large constants turned into trailing @main arguments, and all bound parameters."""
+    module, params = externalized_module(artifact)
+    return print_module(module), params
 
-    Works on a parsed copy, so the artifact's own module is left as it is.
+
+def externalized_module(artifact: Artifact) -> tuple[Operation, list[tuple[str, np.ndarray]]]:
+    """A copy of the module with large constants turned into trailing @main arguments, and all bound
+    parameters; the artifact's own module is left as it is.
     """
     module = parse_module(print_module(artifact.module), "<artifact>")
     main = _main(module, "<artifact>")
@@ -211,7 +216,7 @@ def externalize(artifact: Artifact) -> tuple[str, list[tuple[str, np.ndarray]]]:
         params.append((name, np.asarray(value.array)))
     ftype = func_type(main)
     main.attributes["function_type"] = FunctionType(tuple(a.type for a in block.args), ftype.results)
-    return print_module(module), params
+    return module, params
 
 
 def build_executable(artifact: Artifact) -> None:
@@ -226,8 +231,7 @@ def build_executable(artifact: Artifact) -> None:
     from .lowering import LoweringError, lower_function
 
     original = artifact.module
-    text, params = externalize(artifact)
-    module = parse_module(text, "<artifact>") if len(params) != len(artifact.params) else original
+    module, params = externalized_module(artifact)
     try:
         executable = CpuExecutable.build(module)
     except LoweringError:
