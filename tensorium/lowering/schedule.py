@@ -292,14 +292,17 @@ def apply_schedule(kernel: Operation, schedule: Schedule) -> None:
             annotate(kernel, step.kind, step.loop, step.factor)
 
 
-def default_schedule(kernel: Operation, tile: int = 4, vector: int = 8) -> Schedule:
+def default_schedule(kernel: Operation, tile: int = 4, vector: int = 16) -> Schedule:
     """A reasonable schedule for a kernel built by the lowering, chosen from its loop names and nesting.
 
     matmul (loops ``i``, ``j``, ``k``): tile ``i`` and ``j`` by ``tile``, parallel outer rows. Otherwise,
     for each top-level nest: the outermost loop parallel when its iterations are independent, and the
     innermost loop of a perfect nest vectorized (split first when it is also the outermost).
     """
-    names = [loop_name(op) for op in loops_of(kernel)]
+    loops = loops_of(kernel)
+    if any(op.attr("kind", "serial") != "serial" for op in loops):
+        return Schedule(())  # the lowering built it scheduled (the blocked GEMM)
+    names = [loop_name(op) for op in loops]
     if {"i", "j", "k"} <= set(names):
         return Schedule(
             (Split("i", tile), Split("j", tile), Reorder(("i_o", "j_o", "i_i", "j_i")), Annotate("parallel", "i_o"))

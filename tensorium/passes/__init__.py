@@ -6,7 +6,7 @@ lower-to-loops).
 
 from __future__ import annotations
 
-from . import canonicalize, cse, dce, fold, lower_to_loops  # noqa: F401  (registers the passes)
+from . import canonicalize, cse, dce, fold, lower_to_loops, pack_weights  # noqa: F401  (registers the passes)
 from .base import Pass, get_pass, pass_names, register_pass
 from .manager import PassManager
 from .pipeline import Pipeline, parse_pipeline

@@ -14,7 +14,7 @@ from tensorium.errors import InterpreterError, TensoriumError
 from tensorium.ir import graph
 from tensorium.ir.attributes import DenseAttr
 from tensorium.ir.dialects.builtin import functions
-from tensorium.ir.types import Sym, TensorType, f32
+from tensorium.ir.types import Sym, TensorType, f32, f64
 from tensorium.lowering import (
     LaunchPlan,
     Schedule,
@@ -173,19 +173,22 @@ def test_schedules_keep_elementwise_results(text: str) -> None:
 
 def test_schedules_keep_matmul_and_reduction_results() -> None:
     tiled = "split(i, 2); split(j, 3); split(k, 2); reorder(i_o, j_o, i_i, j_i); parallel(i_o); unroll(k_i, 2)"
-    check_lowered(lambda a, b: graph.matmul(a, b), rand(5, 3), rand(3, 7), schedule=_fixed(tiled))
+    a64, b64 = rand(5, 3).astype(np.float64), rand(3, 7).astype(np.float64)  # f32 gets the blocked GEMM instead
+    check_lowered(lambda a, b: graph.matmul(a, b), a64, b64, schedule=_fixed(tiled))
     check_lowered(lambda a: graph.reduce_sum(a, axes=(0,)), rand(5, 3), schedule=_fixed("split(r0, 2); parallel(i0)"))
     for body in (lambda a: graph.softmax(a), lambda a: graph.layer_norm(a), lambda a: graph.reduce_max(a, axes=(0, 1))):
         check_lowered(body, rand(3, 5), schedule=default_schedule)
 
 
 def test_default_schedules() -> None:
-    module = build_module([TensorType((5, 7), f32)] * 2, lambda x, y: graph.matmul(x, y, transpose_b=True))
+    module = build_module([TensorType((5, 7), f64)] * 2, lambda x, y: graph.matmul(x, y, transpose_b=True))
     kernel = functions(lower_function(module))[0]
     assert str(default_schedule(kernel)) == "split(i, 4); split(j, 4); reorder(i_o, j_o, i_i, j_i); parallel(i_o)"
+    blocked = build_module([TensorType((5, 7), f32)] * 2, lambda x, y: graph.matmul(x, y, transpose_b=True))
+    assert str(default_schedule(functions(lower_function(blocked))[0])) == ""  # the lowering scheduled it
     vector = build_module([TensorType((9,), f32)], lambda x: graph.exp(x))
     kernel = functions(lower_function(vector))[0]
-    assert str(default_schedule(kernel)) == "split(i0, 8); parallel(i0_o); vectorize(i0_i, 8)"
+    assert str(default_schedule(kernel)) == "split(i0, 16); parallel(i0_o); vectorize(i0_i, 16)"
     reduction = build_module([TensorType((3, 4), f32)], lambda x: graph.reduce_sum(x, axes=(1,)))
     assert str(default_schedule(functions(lower_function(reduction))[0])) == "parallel(i0)"
 

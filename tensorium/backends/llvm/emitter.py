@@ -38,11 +38,14 @@ from .common import (
     register_type,
 )
 from .scalars import ScalarEmitter
+from .vectorize import VectorEmitter, vector_plan
 
 PARALLEL_FOR = "tensorium_parallel_for"
 """The runtime entry point: ``i32 (i64 threads, ptr body, ptr ctx, i64 trips)``."""
 
 CPU_KINDS = ("serial", "unroll", "vectorize", "parallel")
+MAX_UNROLL = 64
+"""``unroll`` loops with constant bounds and at most this many iterations are unrolled while emitting."""
 MAX_STACK_BYTES = 1 << 16
 """Static allocations up to this size live on the stack; larger and dynamic ones are malloc'ed."""
 
@@ -76,7 +79,11 @@ def captured_values(op: Operation) -> list[Value]:
     return list(seen.values())
 
 
-class LLVMEmitter(ScalarEmitter):
+def _is_one(v: ir.Value) -> bool:
+    return isinstance(v, ir.Constant) and v.constant == 1
+
+
+class LLVMEmitter(ScalarEmitter, VectorEmitter):
     """Turns a module of loop-level kernels into one LLVM module; emitter state lives on the instance.
 
     ``OPS`` maps op names to method names; a GPU emitter subclasses this and overrides what differs
@@ -224,10 +231,38 @@ class LLVMEmitter(ScalarEmitter):
             )
         lower, upper, step = self.operands(op)
         self.check(op, self.builder.icmp_signed("<=", step, I64(0)), "step must be positive")
+        body = op.regions[0].block
         if kind == "parallel" and self.parallel_depth == 0:
             self.emit_parallel(op, lower, upper, step)
+        elif kind == "unroll" and self.unrolled(op, lower, upper, step):
+            return
+        elif kind == "vectorize" and (op.attr("factor") or 0) > 1 and _is_one(step) and self.vectorized(op):
+            self.emit_vector_loop(body, lower, upper, int(op.attr("factor")), self.plan)
         else:
             self.emit_loop(op.regions[0].block, lower, upper, step, self.loop_hints(op))
+
+    def unrolled(self, op: Operation, lower: ir.Value, upper: ir.Value, step: ir.Value) -> bool:
+        """Emit the body once per iteration when the bounds are constants and the loop is short; else False."""
+        if not all(isinstance(v, ir.Constant) for v in (lower, upper, step)):
+            return False
+        first, end, stride = (int(v.constant) for v in (lower, upper, step))
+        trips = range(first, end, stride)
+        factor = op.attr("factor")
+        if len(trips) > MAX_UNROLL or (factor and factor < len(trips)):
+            return False
+        body = op.regions[0].block
+        for i in trips:
+            self.env[id(body.args[0])] = I64(i)
+            self.emit_block(body)
+        return True
+
+    def vectorized(self, op: Operation) -> bool:
+        """Whether the body of vectorize loop ``op`` can run in vector lanes (then ``self.plan`` holds how)."""
+        plan = vector_plan(op.regions[0].block)
+        if plan is None:
+            return False
+        self.plan = plan
+        return True
 
     def emit_loop(
         self, body: Block, lower: ir.Value, upper: ir.Value, step: ir.Value, hints: ir.MDValue | None
@@ -306,8 +341,22 @@ class LLVMEmitter(ScalarEmitter):
         trips = bl.select(
             bl.icmp_signed(">", span, I64(0)), bl.add(bl.sdiv(bl.sub(span, I64(1)), step), I64(1)), I64(0)
         )
+        # One thread (or one iteration) runs the body in place: no trip through the thread pool.
+        alone = bl.or_(bl.icmp_signed("<=", self.threads, I64(1)), bl.icmp_signed("<=", trips, I64(1)))
+        fn = bl.function
+        inline, pooled, joined = (fn.append_basic_block(n) for n in ("inline", "pooled", "joined"))
+        bl.cbranch(alone, inline, pooled)
+        bl.position_at_end(inline)
+        direct = bl.call(body, [ctx, I64(0), trips])
+        bl.branch(joined)
+        bl.position_at_end(pooled)
         runtime = self.intrinsic(PARALLEL_FOR, I32, [I64, PTR, PTR, I64])
-        status = bl.call(runtime, [self.threads, body, ctx, trips])
+        through_pool = bl.call(runtime, [self.threads, body, ctx, trips])
+        bl.branch(joined)
+        bl.position_at_end(joined)
+        status = bl.phi(I32)
+        status.add_incoming(direct, inline)
+        status.add_incoming(through_pool, pooled)
         self.return_if(bl.icmp_signed("!=", status, I32(0)), status)
 
     def fields(self, rep: object) -> list[ir.Value]:

@@ -122,10 +122,18 @@ class CompiledKernels:
         if threads < 1:
             raise InterpreterError(f"num_threads must be at least 1, got {threads}")
         status = self._functions[name](threads, *self._arguments(info, args))
+        if status:
+            self.raise_status(name, status)
+
+    def function(self, name: str) -> Any:
+        """The ctypes function of kernel ``name``: ``(threads, pointers and sizes...) -> status``, unchecked."""
+        return self._functions[name]
+
+    def raise_status(self, name: str, status: int) -> None:
+        """The InterpreterError for a nonzero status returned by kernel ``name``."""
         if status == RUNTIME_FAILED:
             raise InterpreterError(f"@{name}: the parallel runtime failed: {POOL.failures.pop()!r}")
-        if status:
-            raise InterpreterError(self.errors[status - 1])
+        raise InterpreterError(self.errors[status - 1])
 
     def _arguments(self, info: KernelInfo, args: tuple[Any, ...]) -> list[Any]:
         """The C arguments for ``args``: pointers and symbolic sizes of buffers, converted scalars."""

@@ -95,7 +95,10 @@ class ScalarEmitter:
     def call_math(self, name: str, *args: ir.Value) -> ir.Value:
         """``llvm.<name>`` on float or double arguments."""
         t = args[0].type
-        suffix = "f64" if t == F64 else "f32"
+        element = t.element if isinstance(t, ir.VectorType) else t
+        suffix = "f64" if element == F64 else "f32"
+        if isinstance(t, ir.VectorType):
+            suffix = f"v{t.count}{suffix}"
         return self.builder.call(self.intrinsic(f"llvm.{name}.{suffix}", t, [t] * len(args)), list(args))
 
     def round(self, v: ir.Value, t: Type) -> ir.Value:

@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 
-from ...attributes import BoolAttr, StrAttr
+from ...attributes import BoolAttr, IntAttr, StrAttr
 from ...opdef import InferError, define
 from ...shapes import broadcast_shapes, check_dims_match
 from ...types import Dim, TensorType, Type
@@ -47,6 +47,53 @@ matmul = define(
     reference=_matmul_reference,
     traits=("pure",),
     doc="Batched matrix product [..., M, K] x [..., K, N] -> [..., M, N]; batch dims broadcast.",
+)
+
+def _packed_infer(lhs: Type, packed: Type, *, cols: int, transpose_a: bool) -> Type:
+    a, p = tensors(lhs, packed)
+    element = same_element([a, p])
+    check_dtype(a, "float")
+    if a.rank < 2 or p.rank != 3:
+        raise InferError(f"matmul_packed needs lhs of rank >= 2 and packed panels of rank 3, got {a.rank} and {p.rank}")
+    panels, depth, width = p.shape
+    if not all(isinstance(d, int) for d in (panels, width)):
+        raise InferError("matmul_packed needs a static number and width of panels")
+    assert isinstance(panels, int) and isinstance(width, int)
+    if not (panels - 1) * width < cols <= panels * width:
+        raise InferError(f"{panels} panels of {width} columns cannot hold {cols} columns")
+    m, k = (a.shape[-1], a.shape[-2]) if transpose_a else (a.shape[-2], a.shape[-1])
+    check_dims_match(k, depth, "matmul_packed contraction dimensions differ")
+    return TensorType(a.shape[:-2] + (m, cols), element)
+
+
+def unpack_panels(packed: np.ndarray, cols: int) -> np.ndarray:
+    """The [K, N] matrix held in panels ``packed[p, k, j] = B[k, p * width + j]``."""
+    panels, depth, width = packed.shape
+    return np.ascontiguousarray(packed.transpose(1, 0, 2).reshape(depth, panels * width)[:, :cols])
+
+
+def pack_panels(b: np.ndarray, width: int) -> np.ndarray:
+    """``b`` [K, N] cut into ``ceil(N / width)`` panels of ``width`` columns, zero-padded: [P, K, width]."""
+    depth, cols = b.shape
+    panels = -(-cols // width)
+    padded = np.zeros((depth, panels * width), b.dtype)
+    padded[:, :cols] = b
+    return np.ascontiguousarray(padded.reshape(depth, panels, width).transpose(1, 0, 2))
+
+
+def _packed_reference(a: np.ndarray, packed: np.ndarray, *, cols: int, transpose_a: bool) -> np.ndarray:
+    return _matmul_reference(a, unpack_panels(packed, cols), transpose_a=transpose_a, transpose_b=False)
+
+
+matmul_packed = define(
+    "graph.matmul_packed",
+    operands=("lhs", "packed"),
+    attrs={"cols": IntAttr(), "transpose_a": BoolAttr(False)},
+    infer=_packed_infer,
+    reference=_packed_reference,
+    traits=("pure",),
+    doc="matmul with a right operand pre-packed in column panels [P, K, W] (B[k, p*W + j]; zero past `cols`): "
+    "[..., M, K] x panels -> [..., M, cols]. Made by the pack-weights pass for constant weights.",
 )
 
 _EINSUM = re.compile(r"([a-zA-Z]*(?:,[a-zA-Z]*)*)->([a-zA-Z]*)")

@@ -1,0 +1,171 @@
+"""Explicit vectorization in the LLVM emitter, the f32 vector polynomials, the blocked GEMM and packed weights."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tensorium as tm
+from tensorium.backends import interp, loop_interp
+from tensorium.backends.cpu import CpuExecutable
+from tensorium.backends.llvm import compile_module
+from tensorium.backends.llvm.vectorize import vector_plan
+from tensorium.ir.attributes import DenseAttr
+from tensorium.ir.dialects import graph
+from tensorium.ir.dialects.builtin import func_body, functions
+from tensorium.ir.dialects.graph.linalg import pack_panels, unpack_panels
+from tensorium.ir.types import TensorType, f32
+from tensorium.lowering import lower_function
+from tensorium.passes import PassManager
+from tensorium.testing import build_module
+
+RNG = np.random.default_rng(7)
+
+LOOP = """module {{
+  func.func @k(%a: buffer<[n]xf32, global>, %b: buffer<[n]xf32, global>) {{
+    %c0 = loop.const {{value = 0, dtype = index}} : () -> index
+    %c1 = loop.const {{value = 1, dtype = index}} : () -> index
+    %n = loop.dim %a {{axis = 0}} : (buffer<[n]xf32, global>) -> index
+    loop.for %c0, %n, %c1 (
+      {{
+      ^bb0(%i: index):
+{body}
+        loop.yield : () -> ()
+      }}
+    ) {{kind = "vectorize", factor = 8}} : (index, index, index) -> ()
+    func.return
+  }}
+}}"""
+
+ELEMENTWISE = """        %x = loop.load %a, %i : (buffer<[n]xf32, global>, index) -> f32
+        %y = loop.exp %x : (f32) -> f32
+        loop.store %y, %b, %i : (f32, buffer<[n]xf32, global>, index) -> ()"""
+# b[i] = b[i - 1] + a[i]: each iteration reads what the previous one wrote, so lanes may not run together.
+PREFIX = """        %c1b = loop.const {value = 1, dtype = index} : () -> index
+        %m = loop.max %i, %c1b : (index, index) -> index
+        %p = loop.sub %m, %c1b : (index, index) -> index
+        %prev = loop.load %b, %p : (buffer<[n]xf32, global>, index) -> f32
+        %x = loop.load %a, %i : (buffer<[n]xf32, global>, index) -> f32
+        %s = loop.add %prev, %x : (f32, f32) -> f32
+        loop.store %s, %b, %i : (f32, buffer<[n]xf32, global>, index) -> ()"""
+# b[n - 1 - i] = a[i] * 2: a reversed (stride -1) store, done lane by lane.
+REVERSE = """        %c1b = loop.const {value = 1, dtype = index} : () -> index
+        %two = loop.const {value = 2.0, dtype = f32} : () -> f32
+        %last = loop.sub %n, %c1b : (index, index) -> index
+        %j = loop.sub %last, %i : (index, index) -> index
+        %x = loop.load %a, %i : (buffer<[n]xf32, global>, index) -> f32
+        %y = loop.mul %x, %two : (f32, f32) -> f32
+        loop.store %y, %b, %j : (f32, buffer<[n]xf32, global>, index) -> ()"""
+
+
+def _kernel(body: str) -> Any:
+    return tm.parse_module(LOOP.format(body=body))
+
+
+def _loop_body(module: Any) -> Any:
+    (loop_op,) = [op for op in func_body(functions(module)[0]).ops if op.name == "loop.for"]
+    return loop_op.regions[0].block
+
+
+@pytest.mark.parametrize(("body", "vectorized"), [(ELEMENTWISE, True), (PREFIX, False), (REVERSE, True)])
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 21])
+def test_vector_loops_keep_the_sequential_meaning(body: str, vectorized: bool, n: int) -> None:
+    module = _kernel(body)
+    assert (vector_plan(_loop_body(module)) is not None) == vectorized
+    kernels = compile_module(module)
+    assert ("<8 x float>" in kernels.llvm_ir) == vectorized
+    a = RNG.standard_normal(n).astype(np.float32)
+    want = [a.copy(), np.zeros(n, np.float32)]
+    loop_interp.run(module, want)
+    got = [a.copy(), np.zeros(n, np.float32)]
+    kernels.run("k", *got)
+    np.testing.assert_allclose(got[1], want[1], rtol=2e-6, atol=1e-6)
+
+
+SPECIAL = np.array([0.0, -0.0, 1e-8, -1e-8, 0.05, 0.0999, 0.1001, 0.49, 0.51, 1.0, -1.0, 3.0, 9.5, -9.5, 20.0, 80.0])
+SPECIAL = np.concatenate([SPECIAL, [88.0, 89.0, -87.0, -88.0, -104.0, np.inf, -np.inf, np.nan]]).astype(np.float32)
+
+
+@pytest.mark.parametrize(
+    ("op", "reference", "rtol"),
+    [(graph.exp, np.exp, 3e-7), (graph.tanh, np.tanh, 1e-6), (graph.erf, None, 1e-6)],
+    ids=["exp", "tanh", "erf"],
+)
+def test_vector_math_polynomials_match_numpy(op: Any, reference: Any, rtol: float) -> None:
+    x = np.concatenate([SPECIAL, RNG.uniform(-12, 12, 2000).astype(np.float32)])
+    module = build_module([TensorType(x.shape, f32)], lambda v: op(v))
+    (got,) = CpuExecutable.build(module).run([x])
+    (want,) = interp.run(module, [x])
+    if reference is not None:
+        with np.errstate(over="ignore"):
+            want = reference(x.astype(np.float64)).astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        denormal = np.abs(want) < np.finfo(np.float32).tiny
+    np.testing.assert_allclose(got[~denormal], want[~denormal], rtol=rtol, atol=2e-7)
+    assert np.all(np.abs(got[denormal]) <= np.finfo(np.float32).tiny)  # denormal results may flush to zero
+
+
+@pytest.mark.parametrize(
+    ("m", "k", "n"), [(1, 1, 1), (6, 17, 64), (7, 5, 65), (13, 33, 130), (200, 9, 3), (3, 70, 200)]
+)
+@pytest.mark.parametrize(("ta", "tb"), [(False, False), (True, False), (False, True)])
+def test_blocked_gemm_tails_and_transposes(m: int, k: int, n: int, ta: bool, tb: bool) -> None:
+    a = RNG.standard_normal((k, m) if ta else (m, k)).astype(np.float32)
+    b = RNG.standard_normal((n, k) if tb else (k, n)).astype(np.float32)
+    module = build_module(
+        [TensorType(a.shape, f32), TensorType(b.shape, f32)],
+        lambda x, y: graph.matmul(x, y, transpose_a=ta, transpose_b=tb),
+    )
+    (got,) = CpuExecutable.build(module).run([a, b])
+    want = (a.T if ta else a) @ (b.T if tb else b)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_blocked_gemm_broadcasts_batch_dims() -> None:
+    a = RNG.standard_normal((2, 1, 9, 12)).astype(np.float32)
+    b = RNG.standard_normal((3, 12, 70)).astype(np.float32)
+    module = build_module([TensorType(a.shape, f32), TensorType(b.shape, f32)], lambda x, y: graph.matmul(x, y))
+    (got,) = CpuExecutable.build(module).run([a, b])
+    np.testing.assert_allclose(got, a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_panels_round_trip() -> None:
+    b = RNG.standard_normal((5, 70)).astype(np.float32)
+    packed = pack_panels(b, 64)
+    assert packed.shape == (2, 5, 64) and not packed[1, :, 6:].any()
+    np.testing.assert_array_equal(unpack_panels(packed, 70), b)
+
+
+@pytest.mark.parametrize("transpose_b", [False, True])
+def test_pack_weights_folds_the_packing_into_constants(transpose_b: bool) -> None:
+    w = RNG.standard_normal((70, 33) if transpose_b else (33, 70)).astype(np.float32)
+    x = RNG.standard_normal((9, 33)).astype(np.float32)
+
+    def body(v: Any) -> Any:
+        weight = graph.constant(value=DenseAttr(w, TensorType(w.shape, f32)))
+        return graph.matmul(v, weight, transpose_b=transpose_b)
+
+    module = build_module([TensorType(x.shape, f32)], body)
+    (before,) = interp.run(module, [x])
+    PassManager.parse("pack-weights{width=64}").run(module)
+    names = [op.name for op in func_body(functions(module)[0]).ops]
+    assert names == ["graph.constant", "graph.matmul_packed", "func.return"]
+    text = tm.print_module(module)
+    assert "cols = 70" in text and "tensor<2x33x64xf32>" in text
+    reparsed = tm.parse_module(text)
+    (after,) = interp.run(reparsed, [x])
+    np.testing.assert_allclose(after, before, rtol=1e-5, atol=1e-5)  # numpy sums in another order
+    lowered = lower_function(module)
+    allocations = [str(op.results[0].type) for op in lowered.walk() if op.name == "loop.alloc"]
+    assert allocations and not any("global" in t for t in allocations)  # the tile only: no packing at run time
+    (compiled,) = CpuExecutable.build(module).run([x])
+    np.testing.assert_allclose(compiled, before, rtol=1e-5, atol=1e-5)
+
+
+def test_matmul_packed_verifies_its_panels() -> None:
+    with pytest.raises(tm.TensoriumError, match="2 panels of 64 columns cannot hold 200 columns"):
+        build_module(
+            [TensorType((3, 5), f32), TensorType((2, 5, 64), f32)], lambda x, p: graph.matmul_packed(x, p, cols=200)
+        )
