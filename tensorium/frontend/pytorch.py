@@ -1,7 +1,7 @@
 """The PyTorch frontend: torch.export and TorchDynamo graphs translated into the graph IR.
 
 :func:`import_module` captures a model with ``torch.export``, runs the core ATen decompositions
-(keeping ``scaled_dot_product_attention`` and ``rms_norm``, which map to graph ops directly) and
+(keeping ``scaled_dot_product_attention``, ``rms_norm`` and ``mv``, which map to graph ops directly) and
 translates each ATen node through the converter table of :mod:`.pytorch_ops`.
 :func:`dynamo_backend` is the ``torch.compile(backend="tensorium")`` backend: TorchDynamo splits
 data-dependent Python control flow at graph breaks and each subgraph runs on Tensorium.
@@ -55,7 +55,7 @@ class DataDependentExportError(TensoriumError):
 
 
 _DATA_DEPENDENT = re.compile(r"data[- ]dependent", re.IGNORECASE)
-_KEPT_HIGH_LEVEL = ("scaled_dot_product_attention.default", "rms_norm.default")
+_KEPT_HIGH_LEVEL = ("scaled_dot_product_attention.default", "rms_norm.default", "mv.default")
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)\n\s*(.*)')
 

@@ -833,6 +833,14 @@ def _mm(cx: Context, a: Value, b: Value) -> Value:
     return graph.matmul(a, b)
 
 
+@converts("aten.mv.default")
+def _mv(cx: Context, a: Value, x: Value) -> Value:
+    """Matrix times vector as a matmul with a one-column right operand (kept whole: a mul + sum would
+    materialize the elementwise products)."""
+    column = graph.reshape(x, shape=[-1, 1])
+    return graph.reshape(graph.matmul(a, column), shape=[-1])
+
+
 @converts("aten.addmm.default", "aten.baddbmm.default")
 def _addmm(cx: Context, bias: Value, a: Value, b: Value, *, beta: Any = 1, alpha: Any = 1) -> Value:
     element = cx.out_element()

@@ -65,6 +65,9 @@ def emit_matmul(
     operands and result. Without an epilogue the accumulated value is converted to ``out``'s element type.
     """
     shape = shape_of(out)
+    if all(element_of(v) == f32 for v in (a, b, out)) and shape[-1] == 1 and not transpose_a:
+        emit_matvec(k, a, b, out, transpose_b, epilogue)
+        return
     if all(element_of(v) == f32 for v in (a, b, out)):
         emit_blocked_matmul(k, a, b, out, transpose_a, transpose_b, epilogue, DEFAULT_TILING)
         return
@@ -169,6 +172,58 @@ def emit_blocked_matmul(
         with loop.for_(k.index(0), outer[0], k.index(1), kind="parallel", name=outer[1]) as o:
             with loop.for_(k.index(0), inner[0], k.index(1), name=inner[1]) as n:
                 tiles_of(o, n) if by_panels else tiles_of(n, o)
+
+
+VECTOR, UNROLL = 16, 4
+"""The matrix-vector product's lanes and independent accumulators (4 x 16 f32: 4 AVX-512 registers)."""
+
+
+def emit_matvec(k: Kernel, a: Value, b: Value, out: Value, transpose_b: bool, epilogue: Epilogue | None = None) -> None:
+    """``out[..., i, 0] = dot(a[..., i, :], b[..., :, 0])`` for f32: rows in parallel, each a dot product on
+    ``UNROLL`` vector accumulators (a reassociated sum, like every BLAS), then the tail and a lane sum."""
+    shape = shape_of(out)
+    batch = len(shape) - 2
+    a_rank, b_rank = len(shape_of(a)), len(shape_of(b))
+    sizes = k.sizes(out)
+    depth = k.size(a, a_rank - 1)
+    block = VECTOR * UNROLL
+    with k.prologue():
+        blocked = loop.mul(loop.div(depth, k.index(block)), k.index(block))
+    with k.loops(sizes[:-2], [f"b{n}" for n in range(batch)]) as batch_ivs:
+        a_batch = k.broadcast_indices(a, a_rank - 2, shape[:-2], batch_ivs)
+        b_batch = k.broadcast_indices(b, b_rank - 2, shape[:-2], batch_ivs)
+
+        def rhs(kk: Value) -> Value:
+            return loop.load(b, b_batch + ([k.index(0), kk] if transpose_b else [kk, k.index(0)]))  # type: ignore[no-any-return]
+
+        with loop.for_(k.index(0), sizes[-2], k.index(1), kind="parallel", name="i") as i:
+            acc = loop.alloc(type=BufferType((UNROLL, VECTOR), f32, "local"))
+            with loop.for_(k.index(0), k.index(UNROLL), k.index(1), kind="unroll", name="u") as u:
+                with loop.for_(
+                    k.index(0), k.index(VECTOR), k.index(1), kind="vectorize", factor=VECTOR, name="l"
+                ) as lane:
+                    loop.store(k.const(0.0, f32), acc, [u, lane])
+            with loop.for_(k.index(0), blocked, k.index(block), name="kb") as kb:
+                with loop.for_(k.index(0), k.index(UNROLL), k.index(1), kind="unroll", name="u") as u:
+                    start = loop.add(kb, loop.mul(u, k.index(VECTOR)))
+                    with loop.for_(
+                        k.index(0), k.index(VECTOR), k.index(1), kind="vectorize", factor=VECTOR, name="l"
+                    ) as lane:
+                        kk = loop.add(start, lane)
+                        term = loop.fma(loop.load(a, [*a_batch, i, kk]), rhs(kk), loop.load(acc, [u, lane]))
+                        loop.store(term, acc, [u, lane])
+            total = loop.alloc(type=BufferType((), f32, "local"))
+            loop.store(k.const(0.0, f32), total)
+            with loop.for_(k.index(0), k.index(UNROLL), k.index(1), kind="unroll", name="u") as u:
+                with loop.for_(k.index(0), k.index(VECTOR), k.index(1), kind="unroll", name="l") as lane:
+                    loop.store(loop.add(loop.load(total), loop.load(acc, [u, lane])), total)
+            with loop.for_(blocked, depth, k.index(1), name="kt") as kk:
+                loop.store(loop.fma(loop.load(a, [*a_batch, i, kk]), rhs(kk), loop.load(total)), total)
+            indices = [*batch_ivs, i, k.index(0)]
+            value = loop.load(total)
+            if epilogue is not None:
+                value = epilogue(value, indices)
+            loop.store(value, out, indices)
 
 
 def _ceil_div(k: Kernel, size: Value, by: int) -> Value:

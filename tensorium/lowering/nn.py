@@ -17,7 +17,9 @@ from ..ir.dialects import loop
 from ..ir.dialects.graph.nn import _KERNEL_AXES, _LAYOUT_AXES
 from ..ir.shapes import normalize_axis
 from ..ir.types import BufferType, FloatType, IntegerType, ScalarType, f64, index
+from .conv import blocked_conv_applies, emit_blocked_conv2d
 from .kernel import Kernel, compute_type, convert, element_of, lowering, shape_of
+from .linalg import Epilogue
 
 Combine = Callable[[Value, Value], Value]
 
@@ -106,10 +108,22 @@ def _lowest(t: ScalarType) -> object:
 @lowering("graph.conv2d")
 def lower_conv2d(op: Operation, k: Kernel) -> None:
     """out[n, o, y, x] = bias[o] + sum over the group's channels and the taps of input * weight (zero padding)."""
-    x, w = k.inputs[0], k.inputs[1]
     bias = k.inputs[2] if len(k.inputs) == 3 else None
-    out = k.outputs[0]
+    emit_conv2d(k, op, k.inputs[0], k.inputs[1], bias, k.outputs[0])
+
+
+def emit_conv2d(
+    k: Kernel, op: Operation, x: Value, w: Value, bias: Value | None, out: Value, epilogue: Epilogue | None = None
+) -> None:
+    """Build loops computing ``out = epilogue(conv2d(x, w) + bias)`` for the graph conv2d ``op``'s attributes.
+
+    The blocked kernel of conv.py when it applies (f32 NCHW, stride 1, one group), else the simple nest.
+    ``epilogue(value, indices)`` turns each result element (bias added) into the value stored.
+    """
     attrs = op.opdef.attr_kwargs(op)
+    if blocked_conv_applies(op, attrs):
+        emit_blocked_conv2d(k, x, w, bias, out, attrs, epilogue)
+        return
     axes, kernel_axes = _LAYOUT_AXES[attrs["layout"]], _KERNEL_AXES[attrs["kernel_layout"]]
     strides, padding, dilations, groups = attrs["strides"], attrs["padding"], attrs["dilations"], attrs["groups"]
     acc_t = compute_type(element_of(out))
@@ -142,7 +156,10 @@ def lower_conv2d(op: Operation, k: Kernel) -> None:
         total = fold(k, acc_t, k.const(0, acc_t), [per_group, *taps], ["rc", "rh", "rw"], step, loop.add)
         if bias is not None:
             total = loop.add(total, convert(loop.load(bias, [o]), acc_t))
-        loop.store(convert(total, element_of(out)), out, place(axes, [n, o, oy, ox]))
+        indices = place(axes, [n, o, oy, ox])
+        if epilogue is not None:
+            total = epilogue(total, indices)
+        loop.store(convert(total, element_of(out)), out, indices)
 
 
 @lowering("graph.conv_transpose2d")

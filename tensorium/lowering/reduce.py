@@ -4,21 +4,28 @@ Each kept position owns a rank-0 ``local`` accumulator allocated inside the oute
 loops stay independent (parallelizable) and the inner ones carry the accumulation. Accumulators follow
 the references: f16 and bf16 accumulate in f32, integers in 64 bits (then wrap to the result type).
 Max and min, which have no identity, start from the first reduced element.
+f32 reductions whose innermost reduced dim is the fastest one run on ``LANES`` partial accumulators
+(a vector loop over blocks of the dim, then a sum of the lanes and the tail): a reassociated order,
+as numpy's pairwise sums and every BLAS use. Passes that write the result are vectorized likewise.
 Loop names: ``i0, i1, ...`` for kept dims, ``r0, r1, ...`` for reduced dims; softmax and the norms run
 several passes over the reduced dims, named by pass (``max_r0``, ``sum_r0``, ``out_r0``, ...).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 from ..ir.core import Operation, Value
 from ..ir.dialects import loop
 from ..ir.shapes import normalize_axes, normalize_axis
-from ..ir.types import BufferType, IntegerType, ScalarType, i64
+from ..ir.types import BufferType, IntegerType, ScalarType, f32, i64
 from .kernel import Kernel, compute_type, convert, element_of, lowering, shape_of
 
 Combine = Callable[[Value, Value], Value]
+
+LANES = 16
+"""Partial accumulators of a vectorized f32 reduction (one AVX-512 register)."""
 
 
 def _accumulator_type(name: str, t: ScalarType) -> ScalarType:
@@ -53,13 +60,50 @@ def accumulate(
     names: Sequence[str],
     term: Callable[[list[Value]], Value],
     combine: Combine,
+    lanes: int = 0,
 ) -> Value:
-    """Fold ``term(ivs)`` over the nest ``bounds`` into a new local accumulator from ``init``; its final value."""
+    """Fold ``term(ivs)`` over the nest ``bounds`` into a new local accumulator from ``init``; its final value.
+
+    With ``lanes`` (f32 only) the innermost bound is folded on that many partial accumulators, each
+    starting from ``init``, so ``init`` must be an identity of ``combine`` or absorbed by it (max of a
+    first element); every caller's is.
+    """
     acc = loop.alloc(type=BufferType((), t, "local"))
     loop.store(init, acc)
+    if lanes > 1 and t == f32 and bounds:
+        *outer_bounds, last = bounds
+        partial = loop.alloc(type=BufferType((lanes,), t, "local"))
+        base = names[-1]
+        with loop.for_(
+            k.index(0), k.index(lanes), k.index(1), kind="vectorize", factor=lanes, name=f"{base}_init"
+        ) as lane:
+            loop.store(init, partial, [lane])
+        with k.prologue():
+            blocked = loop.mul(loop.div(last, k.index(lanes)), k.index(lanes))
+        with k.loops(outer_bounds, names[:-1]) as ivs:
+            with loop.for_(k.index(0), blocked, k.index(lanes), name=f"{base}_b") as block:
+                with loop.for_(
+                    k.index(0), k.index(lanes), k.index(1), kind="vectorize", factor=lanes, name=f"{base}_v"
+                ) as lane:
+                    loop.store(
+                        combine(loop.load(partial, [lane]), term([*ivs, loop.add(block, lane)])), partial, [lane]
+                    )
+            with loop.for_(blocked, last, k.index(1), name=f"{base}_t") as tail:
+                loop.store(combine(loop.load(acc), term([*ivs, tail])), acc)
+        with loop.for_(k.index(0), k.index(lanes), k.index(1), kind="unroll", name=f"{base}_lanes") as lane:
+            loop.store(combine(loop.load(acc), loop.load(partial, [lane])), acc)
+        return loop.load(acc)  # type: ignore[no-any-return]
     with k.loops(bounds, names) as ivs:
         loop.store(combine(loop.load(acc), term(ivs)), acc)
     return loop.load(acc)  # type: ignore[no-any-return]
+
+
+@contextmanager
+def vector_loop(k: Kernel, bound: Value, name: str, lanes: int) -> Iterator[Value]:
+    """``for name in [0, bound)``, vectorized by ``lanes`` when it is more than 1; yields the induction variable."""
+    kind, factor = ("vectorize", lanes) if lanes > 1 else ("serial", None)
+    with loop.for_(k.index(0), bound, k.index(1), kind=kind, factor=factor, name=name) as iv:
+        yield iv
 
 
 def _copy(k: Kernel) -> None:
@@ -105,6 +149,7 @@ def lower_reduction(op: Operation, k: Kernel) -> None:
             [f"r{n}" for n in range(len(axes))],
             term,
             _combine(op.name, acc_t),
+            LANES if axes[-1] == rank - 1 else 0,
         )
         if op.name == "graph.reduce_mean":
             count = k.product([sizes[a] for a in axes])
@@ -142,11 +187,19 @@ def lower_softmax(op: Operation, k: Kernel) -> None:
         def element(ivs: list[Value]) -> Value:
             return convert(loop.load(x, at(ivs[0])), acc_t)
 
-        top = accumulate(k, acc_t, k.const(float("-inf"), acc_t), [sizes[axis]], ["max_r0"], element, loop.max)
+        lanes = LANES if axis == rank - 1 else 0
+        top = accumulate(k, acc_t, k.const(float("-inf"), acc_t), [sizes[axis]], ["max_r0"], element, loop.max, lanes)
         total = accumulate(
-            k, acc_t, k.const(0.0, acc_t), [sizes[axis]], ["sum_r0"], lambda ivs: loop.exp(shifted(ivs, top)), loop.add
+            k,
+            acc_t,
+            k.const(0.0, acc_t),
+            [sizes[axis]],
+            ["sum_r0"],
+            lambda ivs: loop.exp(shifted(ivs, top)),
+            loop.add,
+            lanes,
         )
-        with k.loops([sizes[axis]], ["out_r0"]) as (j,):
+        with vector_loop(k, sizes[axis], "out_r0", lanes) as j:
             s = shifted([j], top)
             y = loop.sub(s, loop.log(total)) if op.name == "graph.log_softmax" else loop.div(loop.exp(s), total)
             loop.store(convert(y, element_of(out)), out, at(j))
@@ -175,7 +228,8 @@ def lower_norm(op: Operation, k: Kernel) -> None:
         mean = zero
         if op.name == "graph.layer_norm":
             mean = loop.div(
-                accumulate(k, acc_t, zero, inner_sizes, [f"mean_r{n}" for n in range(inner)], load, loop.add), count
+                accumulate(k, acc_t, zero, inner_sizes, [f"mean_r{n}" for n in range(inner)], load, loop.add, LANES),
+                count,
             )
 
         def square(ivs: list[Value]) -> Value:
@@ -183,13 +237,16 @@ def lower_norm(op: Operation, k: Kernel) -> None:
             return loop.mul(centered, centered)  # type: ignore[no-any-return]
 
         var = loop.div(
-            accumulate(k, acc_t, zero, inner_sizes, [f"var_r{n}" for n in range(inner)], square, loop.add), count
+            accumulate(k, acc_t, zero, inner_sizes, [f"var_r{n}" for n in range(inner)], square, loop.add, LANES),
+            count,
         )
         scale = loop.sqrt(loop.add(var, k.const(attrs["eps"], acc_t)))
-        with k.loops(inner_sizes, [f"out_r{n}" for n in range(inner)]) as ivs:
-            y = loop.div(loop.sub(load(ivs), mean), scale)
-            if weight is not None:
-                y = loop.mul(y, convert(loop.load(weight, ivs), acc_t))
-            if bias is not None:
-                y = loop.add(y, convert(loop.load(bias, ivs), acc_t))
-            loop.store(convert(y, element_of(out)), out, outer + ivs)
+        with k.loops(inner_sizes[:-1], [f"out_r{n}" for n in range(inner - 1)]) as ivs_outer:
+            with vector_loop(k, inner_sizes[-1], f"out_r{inner - 1}", LANES) as last:
+                ivs = [*ivs_outer, last]
+                y = loop.div(loop.sub(load(ivs), mean), scale)
+                if weight is not None:
+                    y = loop.mul(y, convert(loop.load(weight, ivs), acc_t))
+                if bias is not None:
+                    y = loop.add(y, convert(loop.load(bias, ivs), acc_t))
+                loop.store(convert(y, element_of(out)), out, outer + ivs)

@@ -300,8 +300,8 @@ def default_schedule(kernel: Operation, tile: int = 4, vector: int = 16) -> Sche
     innermost loop of a perfect nest vectorized (split first when it is also the outermost).
     """
     loops = loops_of(kernel)
-    if any(op.attr("kind", "serial") != "serial" for op in loops):
-        return Schedule(())  # the lowering built it scheduled (the blocked GEMM)
+    if any(op.attr("kind", "serial") == "parallel" for op in loops):
+        return Schedule(())  # the lowering built it scheduled (the blocked GEMM and convolution)
     names = [loop_name(op) for op in loops]
     if {"i", "j", "k"} <= set(names):
         return Schedule(
@@ -316,7 +316,7 @@ def default_schedule(kernel: Operation, tile: int = 4, vector: int = 16) -> Sche
                 break
             chain.append(body[0])
         outer, inner = loop_name(chain[0]), loop_name(chain[-1])
-        if not _independent(chain[0]):
+        if chain[0].attr("kind", "serial") != "serial" or not _independent(chain[0]):
             continue
         perfect = not any(o.name == "loop.for" for o in list(chain[-1].walk())[1:])
         if len(chain) == 1 and perfect:

@@ -18,6 +18,7 @@ from tensorium.ir.dialects.builtin import func_body, functions
 from tensorium.ir.dialects.graph.linalg import pack_panels, unpack_panels
 from tensorium.ir.types import TensorType, f32
 from tensorium.lowering import lower_function
+from tensorium.lowering.schedule import loop_name, loops_of
 from tensorium.passes import PassManager
 from tensorium.testing import build_module
 
@@ -169,3 +170,64 @@ def test_matmul_packed_verifies_its_panels() -> None:
         build_module(
             [TensorType((3, 5), f32), TensorType((2, 5, 64), f32)], lambda x, p: graph.matmul_packed(x, p, cols=200)
         )
+
+
+@pytest.mark.parametrize("shape", [(3, 37), (2, 130), (1, 16), (4, 5)])
+@pytest.mark.parametrize(
+    "body",
+    [
+        lambda v: graph.reduce_sum(v, axes=(1,)),
+        lambda v: graph.reduce_mean(v, axes=(-1,), keepdims=True),
+        lambda v: graph.reduce_max(v, axes=(1,)),
+        lambda v: graph.reduce_min(v, axes=(0, 1)),
+        lambda v: graph.softmax(v, axis=-1),
+        lambda v: graph.log_softmax(v, axis=1),
+        lambda v: graph.layer_norm(v, axis=-1),
+        lambda v: graph.rms_norm(v, axis=-1),
+    ],
+    ids=["sum", "mean", "max", "min_all", "softmax", "log_softmax", "layer_norm", "rms_norm"],
+)
+def test_reductions_on_partial_accumulators_and_tails(shape: tuple[int, int], body: Any) -> None:
+    x = (RNG.standard_normal(shape) * 3).astype(np.float32)
+    x.flat[-1] = 9.0  # the maximum in the tail
+    module = build_module([TensorType(shape, f32)], body)
+    (got,) = CpuExecutable.build(module).run([x])
+    (want,) = interp.run(module, [x])
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+
+
+def test_matvec_rows_tails_and_batches() -> None:
+    for a_shape, b_shape in [((5, 133), (133, 1)), ((2, 3, 64), (64, 1)), ((7, 1), (1, 1))]:
+        a = RNG.standard_normal(a_shape).astype(np.float32)
+        b = RNG.standard_normal(b_shape).astype(np.float32)
+        module = build_module([TensorType(a.shape, f32), TensorType(b.shape, f32)], lambda x, y: graph.matmul(x, y))
+        kernel = functions(lower_function(module))[0]
+        assert {"i", "kb", "kt"} <= {loop_name(op) for op in loops_of(kernel)}  # the dot-product kernel
+        (got,) = CpuExecutable.build(module).run([a, b])
+        np.testing.assert_allclose(got, a @ b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("x_shape", "w_shape", "attrs"),
+    [
+        ((1, 3, 9, 11), (7, 3, 3, 3), {"padding": [1, 1, 1, 1]}),
+        ((2, 5, 6, 70), (13, 5, 3, 2), {"padding": [0, 2, 1, 0], "dilations": [1, 2]}),
+        ((1, 4, 5, 5), (6, 4, 1, 1), {}),
+        ((1, 2, 8, 8), (3, 2, 5, 5), {"padding": [2, 2, 2, 2], "dilations": [2, 1]}),
+    ],
+)
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_blocked_convolution_matches_the_interpreter(
+    x_shape: tuple[int, ...], w_shape: tuple[int, ...], attrs: dict[str, Any], with_bias: bool
+) -> None:
+    x = RNG.standard_normal(x_shape).astype(np.float32)
+    w = RNG.standard_normal(w_shape).astype(np.float32)
+    b = RNG.standard_normal(w_shape[0]).astype(np.float32)
+    types = [TensorType(x.shape, f32), TensorType(w.shape, f32)] + ([TensorType(b.shape, f32)] if with_bias else [])
+    module = build_module(types, lambda *vs: graph.conv2d(*vs, **attrs))
+    kernel = functions(lower_function(module))[0]
+    assert {"oh", "ob", "wb"} <= {loop_name(op) for op in loops_of(kernel)}  # the blocked kernel
+    inputs = [x, w, b] if with_bias else [x, w]
+    (got,) = CpuExecutable.build(module).run(inputs)
+    (want,) = interp.run(module, inputs)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)

@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 
 from tensorium.backends import interp, loop_interp
+from tensorium.backends.llvm import compile_module
 from tensorium.ir import Operation
 from tensorium.ir.dialects.builtin import func_body, functions, make_module
 from tensorium.ir.types import ScalarType, TensorType, scalar_type_of, storage_dtype
 from tensorium.ir.verifier import verify
-from tensorium.backends.llvm import compile_module
 from tensorium.lowering import Schedule, apply_schedule, default_schedule, lower_op
 from tensorium.testing import build_module
 

@@ -199,7 +199,7 @@ def _kernel(body: Any, *types: TensorType) -> tm.ir.Operation:
 
 def test_schedule_errors() -> None:
     t = TensorType((4, 6), f32)
-    kernel = _kernel(lambda a: graph.reduce_sum(a, axes=(1,)), t)
+    kernel = _kernel(lambda a: graph.reduce_sum(a, axes=(1,)), TensorType((4, 6), f64))  # f32 gets lanes
     with pytest.raises(ScheduleError, match=r"@reduce_sum_0 has no loop named 'x' \(loops: i0, r0\)"):
         apply_schedule(kernel, Schedule.parse("parallel(x)"))
     with pytest.raises(ScheduleError, match="loop 'r0' cannot be parallel: its iterations all write one element"):

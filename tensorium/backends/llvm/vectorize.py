@@ -20,12 +20,13 @@ lanes, and this file is how the CPU backend does that.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from llvmlite import ir
 
 from ...ir.core import Block, Operation, Value
 from ...ir.types import FloatType, IndexType, IntegerType, ScalarType
-from .common import F16, F32, I64, BufferRef, memory_type, register_type
+from .common import F16, I64, BufferRef, memory_type, register_type
 from .vector_math import VECTOR_MATH
 
 _AFFINE_OPS = ("loop.add", "loop.sub", "loop.mul")
@@ -93,8 +94,9 @@ def vector_plan(body: Block) -> VectorPlan | None:
         varying.update(id(r) for r in op.results)
         if op.name in _AFFINE_OPS and isinstance(op.results[0].type, IndexType):
             a, b = op.operands
-            sa, sb = strides.get(id(a), 0 if id(a) not in varying else None), strides.get(
-                id(b), 0 if id(b) not in varying else None
+            sa, sb = (
+                strides.get(id(a), 0 if id(a) not in varying else None),
+                strides.get(id(b), 0 if id(b) not in varying else None),
             )
             if sa is None or sb is None:
                 continue
@@ -135,7 +137,7 @@ class VectorEmitter:
 
     builder: ir.IRBuilder
     env: dict[int, object]
-    OPS: dict[str, str]
+    OPS: ClassVar[dict[str, str]]
 
     def emit_vector_loop(self, body: Block, lower: ir.Value, upper: ir.Value, width: int, plan: VectorPlan) -> None:
         """``for i in [lower, upper)`` as a vector main loop of ``width`` lanes and a scalar remainder loop."""
@@ -171,7 +173,9 @@ class VectorEmitter:
                 self.vector_store(op)
             elif op.name in VECTOR_MATH and op.operands[0].type == FloatType("f32"):
                 self.env[id(op.results[0])] = VECTOR_MATH[op.name](
-                    self.builder, self.as_vector(op.operands[0]), self.call_math  # type: ignore[attr-defined]
+                    self.builder,
+                    self.as_vector(op.operands[0]),
+                    self.call_math,  # type: ignore[attr-defined]
                 )
             elif op.name == "loop.cast" and (cast := self.vector_cast(op)) is not None:
                 self.env[id(op.results[0])] = cast
@@ -241,7 +245,7 @@ class VectorEmitter:
             if src == dst:
                 return value
             return bl.fpext(value, target) if dst.name == "f64" else bl.fptrunc(value, target)
-        signed = isinstance(src, IndexType) or src.signed
+        signed = isinstance(src, IndexType) or (isinstance(src, IntegerType) and src.signed)
         return bl.sitofp(value, target) if signed else bl.uitofp(value, target)
 
     def with_operands(self, op: Operation, operands: list[ir.Value]) -> ir.Value:
@@ -266,10 +270,16 @@ class VectorEmitter:
             out = bl.insert_element(out, r, I64(n))
         return out
 
-    def contiguous(self, indices: list[Value]) -> bool:
-        """Whether only the last index varies, with stride 1."""
-        *outer, last = indices
-        return all(id(i) not in self.plan.varying for i in outer) and self.plan.strides.get(id(last)) == 1
+    def contiguous(self, indices: list[Value], ref: BufferRef) -> bool:
+        """Whether the lanes address consecutive elements: one varying index, affine, whose stride times the
+        (static) sizes of the dimensions after it is 1 (the last index with stride 1, or one before size-1 dims)."""
+        moving = [d for d, i in enumerate(indices) if id(i) in self.plan.varying]
+        if len(moving) != 1:
+            return False
+        (d,) = moving
+        stride = self.plan.strides.get(id(indices[d]))
+        inner = ref.type.shape[d + 1 :]
+        return stride == 1 and all(size == 1 for size in inner)
 
     def vector_address(self, ref: BufferRef, indices: list[Value]) -> ir.Value:
         """The address of lane 0's element, as a pointer to a vector (stack slots have typed pointers)."""
@@ -282,7 +292,7 @@ class VectorEmitter:
         """A vector load when the lanes read consecutive elements of a plain-typed buffer, else lane loads."""
         ref: BufferRef = self.buffer(op.operands[0])  # type: ignore[attr-defined]
         indices = list(op.operands[1:])
-        if indices and self.contiguous(indices) and self._plain(ref.type.element):
+        if indices and self.contiguous(indices, ref) and self._plain(ref.type.element):
             element = memory_type(ref.type.element)
             address = self.vector_address(ref, indices)
             return self.builder.load(address, typ=self.vector_type(element), align=_alignment(element))
@@ -292,7 +302,7 @@ class VectorEmitter:
         """A vector store to consecutive elements, else one store per lane in lane order."""
         ref: BufferRef = self.buffer(op.operands[1])  # type: ignore[attr-defined]
         value, indices = op.operands[0], list(op.operands[2:])
-        if self.contiguous(indices) and self._plain(ref.type.element):
+        if self.contiguous(indices, ref) and self._plain(ref.type.element):
             element = memory_type(ref.type.element)
             address = self.vector_address(ref, indices)
             self.builder.store(self.as_vector(value), address, align=_alignment(element))

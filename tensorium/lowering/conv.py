@@ -1,0 +1,157 @@
+"""The register-blocked direct convolution for f32 NCHW / OIHW, stride 1, one group.
+
+Per image, the input is first copied into a zero-padded buffer (one extra channel plane of zeros at
+the end, so that vector reads running past a row's end stay inside it). Then, for each output row and
+each tile of ``mr`` output channels x ``nr`` output columns, the tile is accumulated over every input
+channel and tap with one fused multiply-add per element: the ``nr`` columns on vector lanes read
+consecutive padded-input elements, the ``mr`` rows unrolled broadcast one weight each, so the tile
+stays in vector registers as in the blocked GEMM. Output rows run in parallel.
+
+The accumulated tile is copied through a small staging buffer to the output (``nr`` or fewer columns)
+with the optional ``epilogue`` (bias is applied the same way), so a row narrower than ``nr`` costs
+only lanes, not a slower kernel. Other convolutions (strided, grouped, NHWC, f16, ...) use the simple
+nest in nn.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ir.core import Operation, Value
+from ..ir.dialects import loop
+from ..ir.types import BufferType, f32
+from .kernel import Kernel, shape_of
+from .linalg import Epilogue
+
+MR, NR = 6, 64
+"""Output channels x output columns per register tile (24 AVX-512 accumulators, as the GEMM's)."""
+
+
+def blocked_conv_applies(op: Operation, attrs: dict[str, Any]) -> bool:
+    """Whether ``emit_blocked_conv2d`` handles this conv2d (f32, NCHW/OIHW, stride 1, one group, static)."""
+    types = [v.type for v in op.operands] + [op.results[0].type]
+    return (
+        all(getattr(t, "element", None) == f32 and getattr(t, "is_static", False) for t in types)
+        and attrs["layout"] == "NCHW"
+        and attrs["kernel_layout"] == "OIHW"
+        and tuple(attrs["strides"]) == (1, 1)
+        and attrs["groups"] == 1
+    )
+
+
+def emit_blocked_conv2d(
+    k: Kernel,
+    x: Value,
+    w: Value,
+    bias: Value | None,
+    out: Value,
+    attrs: dict[str, Any],
+    epilogue: Epilogue | None = None,
+) -> None:
+    """Build the blocked convolution ``out = epilogue(conv(x, w) + bias)`` (see the module docstring)."""
+    batch, channels, height, width = _static(x)
+    outs, _, taps_h, taps_w = _static(w)
+    out_h, out_w = _static(out)[2:]
+    top, left, bottom, right = attrs["padding"]
+    dil_h, dil_w = attrs["dilations"]
+    padded_h, padded_w = height + top + bottom, width + left + right
+    plane = padded_h * padded_w
+    tiles_o, tiles_w = -(-outs // MR), -(-out_w // NR)
+    # Flat, with zeros after the last plane, so that the lanes past a row's end read in bounds.
+    furthest = (channels - 1) * plane + (padded_h - 1) * padded_w + tiles_w * NR + (taps_w - 1) * dil_w
+    padded = loop.alloc(type=BufferType((max(channels * plane, furthest),), f32, "global"))
+    zero = k.const(0.0, f32)
+    idx = k.index
+    with k.loops([idx(batch)], ["n"]) as (n,):
+        _pad_input(k, x, padded, n, (channels, padded_h, padded_w), (height, width), (top, left))
+        with loop.for_(idx(0), idx(out_h), idx(1), kind="parallel", name="oh") as oh:
+            with loop.for_(idx(0), idx(tiles_o), idx(1), name="ob") as ob:
+                with loop.for_(idx(0), idx(tiles_w), idx(1), name="wb") as wb:
+                    o0, w0 = loop.mul(ob, idx(MR)), loop.mul(wb, idx(NR))
+                    acc = loop.alloc(type=BufferType((MR, NR), f32, "local"))
+                    with loop.for_(idx(0), idx(MR), idx(1), kind="unroll", name="ii") as ii:
+                        with loop.for_(idx(0), idx(NR), idx(1), kind="vectorize", factor=NR, name="jj") as jj:
+                            loop.store(zero, acc, [ii, jj])
+                    with loop.for_(idx(0), idx(channels), idx(1), name="c") as c:
+                        base = loop.mul(c, idx(plane))
+                        with loop.for_(idx(0), idx(taps_h), idx(1), name="kh") as kh:
+                            row = loop.add(oh, loop.mul(kh, idx(dil_h)))
+                            with loop.for_(idx(0), idx(taps_w), idx(1), name="kw") as kw:
+                                column = loop.add(w0, loop.mul(kw, idx(dil_w)))
+                                with loop.for_(idx(0), idx(MR), idx(1), kind="unroll", name="ii") as ii:
+                                    o = loop.min(loop.add(o0, ii), idx(outs - 1))
+                                    weight = loop.load(w, [o, c, kh, kw])
+                                    with loop.for_(
+                                        idx(0), idx(NR), idx(1), kind="vectorize", factor=NR, name="jj"
+                                    ) as jj:
+                                        at = loop.add(loop.add(base, loop.mul(row, idx(padded_w))), column)
+                                        value = loop.load(padded, [loop.add(at, jj)])
+                                        loop.store(loop.fma(weight, value, loop.load(acc, [ii, jj])), acc, [ii, jj])
+                    _store_tile(k, acc, out, bias, epilogue, n, oh, o0, w0, outs, out_w)
+
+
+def _static(buffer: Value) -> list[int]:
+    """The static shape of a buffer (``blocked_conv_applies`` checked there is one)."""
+    dims = shape_of(buffer)
+    assert all(isinstance(d, int) for d in dims)
+    return [int(d) for d in dims]  # type: ignore[arg-type]
+
+
+def _pad_input(
+    k: Kernel,
+    x: Value,
+    padded: Value,
+    n: Value,
+    padded_shape: tuple[int, int, int],
+    size: tuple[int, int],
+    offset: tuple[int, int],
+) -> None:
+    """Copy image ``n`` of ``x`` inside a zero border into the flat ``padded``, whose tail past the planes is zeroed."""
+    idx = k.index
+    planes, rows, cols = padded_shape
+    total = shape_of(padded)[0]
+    assert isinstance(total, int)
+    with loop.for_(idx(planes * rows * cols), idx(total), idx(1), kind="vectorize", factor=16, name="pt") as pt:
+        loop.store(k.const(0.0, f32), padded, [pt])
+    with loop.for_(idx(0), idx(planes), idx(1), kind="parallel", name="pc") as c:
+        start = loop.mul(c, idx(rows * cols))
+        with loop.for_(idx(0), idx(rows * cols), idx(1), kind="vectorize", factor=16, name="px") as px:
+            loop.store(k.const(0.0, f32), padded, [loop.add(start, px)])
+        with loop.for_(idx(0), idx(size[0]), idx(1), name="y") as y:
+            row = loop.add(start, loop.add(loop.mul(loop.add(y, idx(offset[0])), idx(cols)), idx(offset[1])))
+            with loop.for_(idx(0), idx(size[1]), idx(1), kind="vectorize", factor=16, name="x") as xx:
+                loop.store(loop.load(x, [n, c, y, xx]), padded, [loop.add(row, xx)])
+
+
+def _store_tile(
+    k: Kernel,
+    acc: Value,
+    out: Value,
+    bias: Value | None,
+    epilogue: Epilogue | None,
+    n: Value,
+    oh: Value,
+    o0: Value,
+    w0: Value,
+    outs: int,
+    out_w: int,
+) -> None:
+    """Copy the tile to a staging buffer (constant indices keep ``acc`` in registers), then to the output."""
+    idx = k.index
+    staged = loop.alloc(type=BufferType((MR, NR), f32, "local"))
+    with loop.for_(idx(0), idx(MR), idx(1), kind="unroll", name="ii") as ii:
+        with loop.for_(idx(0), idx(NR), idx(1), kind="vectorize", factor=NR, name="jj") as jj:
+            loop.store(loop.load(acc, [ii, jj]), staged, [ii, jj])
+    columns = loop.min(idx(NR), loop.sub(idx(out_w), w0))
+    with loop.for_(idx(0), idx(MR), idx(1), name="si") as si:
+        o = loop.add(o0, si)
+        with loop.if_(loop.cmp(o, idx(outs), predicate="lt")):
+            shift = loop.load(bias, [o]) if bias is not None else None
+            with loop.for_(idx(0), columns, idx(1), kind="vectorize", factor=16, name="sj") as sj:
+                indices = [n, o, oh, loop.add(w0, sj)]
+                value = loop.load(staged, [si, sj])
+                if shift is not None:
+                    value = loop.add(value, shift)
+                if epilogue is not None:
+                    value = epilogue(value, indices)
+                loop.store(value, out, indices)
