@@ -49,6 +49,7 @@ matmul = define(
     doc="Batched matrix product [..., M, K] x [..., K, N] -> [..., M, N]; batch dims broadcast.",
 )
 
+
 def _packed_infer(lhs: Type, packed: Type, *, cols: int, transpose_a: bool) -> Type:
     a, p = tensors(lhs, packed)
     element = same_element([a, p])
