@@ -29,7 +29,7 @@ from .errors import TensoriumError
 from .frontend.common import ImportedGraph
 from .ir.core import Operation
 from .ir.dialects.builtin import func_body, func_type, lookup_func
-from .ir.printer import print_module
+from .ir.printer import fingerprint
 from .ir.types import FloatType, Sym, TensorType, Type, storage_dtype
 from .ir.verifier import verify
 from .tensor import DynamicSpec, bind_arguments, is_static, trace_function
@@ -38,6 +38,9 @@ __all__ = ["DEFAULT_PIPELINE", "TARGETS", "CacheInfo", "CompiledModel", "LoadedM
 
 DEFAULT_PIPELINE = "canonicalize,cse,fold,dce"
 TARGETS = ("interp", "cpu")
+TARGET_PASSES = {"interp": "", "cpu": "pack-weights"}
+"""Passes each target appends to every pipeline, what its code generator relies on: for the CPU, constant
+matmul weights packed into the GEMM micro-kernel's panel layout at compile time instead of at every run."""
 PLANNED_TARGETS = ("cuda", "webgpu", "mlir")
 
 
@@ -53,11 +56,12 @@ def check_target(target: str) -> None:
     raise TensoriumError(f"unknown target '{target}'; available targets: {', '.join(TARGETS)}")
 
 
-def check_pipeline(passes: str | None) -> str:
-    """The pipeline text to run (the default when None); PassError when it names an unknown pass."""
+def check_pipeline(passes: str | None, target: str = "interp") -> str:
+    """The pipeline text to run: ``passes`` (the default when None) then the target's own passes
+    (:data:`TARGET_PASSES`); PassError when it names an unknown pass."""
     from .passes import PassManager
 
-    text = DEFAULT_PIPELINE if passes is None else passes
+    text = ",".join(p for p in (DEFAULT_PIPELINE if passes is None else passes, TARGET_PASSES[target]) if p)
     PassManager.parse(text)
     return text
 
@@ -142,7 +146,7 @@ def compile_graph(
 ) -> Artifact:
     """The artifact of an imported graph: from the cache when there, else verified, optimized and stored."""
     module = imported.module
-    text = print_module(module)
+    text = fingerprint(module)
     lifted = imported.metadata.get("params") or {}
     if lifted:
         digest = hashlib.sha256()
@@ -323,7 +327,7 @@ class CompiledModel:
             raise TensoriumError(f"params must be 'constants' or 'inputs', got {params!r}")
         self.model = model
         self.target = target
-        self.pipeline = check_pipeline(passes)
+        self.pipeline = check_pipeline(passes, target)
         self.dynamic = _check_dynamic(dynamic)
         self.cache = cache
         self.params = params

@@ -194,7 +194,7 @@ def externalized_module(artifact: Artifact) -> tuple[Operation, list[tuple[str, 
     """A copy of the module with large constants turned into trailing @main arguments, and all bound
     parameters; the artifact's own module is left as it is.
     """
-    module = parse_module(print_module(artifact.module), "<artifact>")
+    module = artifact.module.clone()
     main = _main(module, "<artifact>")
     block = func_body(main)
     params = list(artifact.params)

@@ -127,7 +127,7 @@ def _import(spec: str) -> tuple[ImportedGraph, str]:
 def cmd_compile(args: argparse.Namespace) -> int:
     """Import MODEL, run the pass pipeline and write an artifact folder."""
     check_target(args.target)
-    pipeline = check_pipeline(args.passes)
+    pipeline = check_pipeline(args.passes, args.target)
     progress = Progress(4 if args.target == "cpu" else 3)
     with progress.stage("import", args.model) as note:
         imported, frontend = _import(args.model)
@@ -307,6 +307,10 @@ def _print_executable(executable: CpuExecutable) -> None:
         ins = ", ".join(f"#{b}" for b in step.inputs)
         outs = ", ".join(f"#{b}" for b in step.outputs)
         print(f"  {step.kernel:<{width}}  ({ins}) -> ({outs})")
+    if executable.views:
+        print(f"views (no kernel, no copy): {len(executable.views)}")
+        for view in executable.views:
+            print(f"  #{view.buffer} = #{view.source} from element {view.offset} as {executable.buffers[view.buffer]}")
     pooled = sum(slot is not None for slot in executable.memory.slots)
     peak = executable.memory.describe(executable.buffers)
     if peak.removesuffix(" bytes").isdigit():
@@ -329,7 +333,11 @@ def add_model_commands(subparsers: Any) -> None:
     compile_p.add_argument("model", metavar="MODEL", help="an .onnx file, or path.py:factory returning (model, inputs)")
     compile_p.add_argument("-t", "--target", default="cpu", help="backend target: cpu or interp (default: cpu)")
     compile_p.add_argument("-o", "--output", required=True, metavar="OUT", help="artifact folder to write")
-    compile_p.add_argument("--passes", metavar="PIPELINE", help="pass pipeline (default: canonicalize,cse,fold,dce)")
+    compile_p.add_argument(
+        "--passes",
+        metavar="PIPELINE",
+        help="pass pipeline (default: canonicalize,cse,fold,dce; the target adds its own passes, cpu: pack-weights)",
+    )
     _handle(compile_p, cmd_compile)
 
     run_p = subparsers.add_parser("run", help="run a compiled artifact on .npy inputs")

@@ -3,11 +3,13 @@
 :meth:`CpuExecutable.build` lowers ``@main`` with the default schedules (:mod:`tensorium.lowering`),
 compiles every kernel once (:mod:`tensorium.backends.llvm`) and plans the memory of the intermediate
 buffers: a buffer takes a slot freed by a buffer whose last use came before it, so buffers whose
-lifetimes do not overlap share memory. ``run`` binds inputs and constants without copying, allocates
-the slots and the outputs with numpy (sizes from the named dims of the inputs) and calls the kernels
-in order. :meth:`CpuExecutable.to_files` keeps the object code, the plan (JSON) and the loop IR;
-:meth:`CpuExecutable.from_files` loads that object code into the JIT, with no LLVM code generation,
-after checking that it was built by this Tensorium version for a CPU with features this host has.
+lifetimes do not overlap share memory; a view (a reshape, say) has no memory of its own and keeps its
+source alive. ``run`` binds inputs and constants without copying, allocates the slots and the outputs
+with numpy (sizes from the named dims of the inputs) and calls the kernels in order; the slots' memory is
+kept for the next run with the same dims. :meth:`CpuExecutable.to_files` keeps the object code, the plan
+(JSON) and the loop IR; :meth:`CpuExecutable.from_files` loads that object code into the JIT, with no LLVM
+code generation, after checking that it was built by this Tensorium version for a CPU with features this
+host has.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,15 +32,16 @@ from ..ir.core import Operation
 from ..ir.parser import parse_type_text
 from ..ir.printer import print_module
 from ..ir.types import BufferType, Sym, TensorType, Type, storage_dtype
-from ..lowering import Step, default_schedule, lower_function, plan_of
+from ..lowering import Step, View, default_schedule, lower_function, plan_of
 from .interp import check_value
 from .llvm import CompiledKernels, KernelInfo, compile_module, host_target_machine
 from .llvm.runtime import register_runtime, thread_count
+from .plan_runner import view_of
 
 __all__ = ["EXECUTABLE_FORMAT", "CpuExecutable", "ExecutableError", "HostInfo", "MemoryPlan", "host_info"]
 
 EXECUTABLE_FORMAT = "tensorium-cpu-executable"
-EXECUTABLE_VERSION = 1
+EXECUTABLE_VERSION = 2
 PLAN_FILE = "plan.json"
 OBJECT_FILE = "kernels.o"
 LOOP_IR_FILE = "kernels.mlir"
@@ -100,9 +104,15 @@ class MemoryPlan:
     count: int
 
     @staticmethod
-    def build(buffers: Sequence[TensorType], steps: Sequence[Step], outputs: Sequence[int]) -> MemoryPlan:
-        """Greedy slot assignment in step order; a free slot of buffers with the same named dims is preferred."""
-        last = {b: s for s, step in enumerate(steps) for b in (*step.inputs, *step.outputs)}
+    def build(
+        buffers: Sequence[TensorType], steps: Sequence[Step], outputs: Sequence[int], views: Sequence[View] = ()
+    ) -> MemoryPlan:
+        """Greedy slot assignment in step order; a free slot of buffers with the same named dims is preferred.
+
+        A view has no slot of its own: a step that reads it keeps its source alive.
+        """
+        root = {v.buffer: v.source for v in views}
+        last = {root.get(b, b): s for s, step in enumerate(steps) for b in (*step.inputs, *step.outputs)}
         slots: list[int | None] = [None] * len(buffers)
         members: list[list[int]] = []
         free: list[int] = []
@@ -119,7 +129,7 @@ class MemoryPlan:
                     members.append([])
                 members[slot].append(b)
                 slots[b] = slot
-            for b in dict.fromkeys((*step.inputs, *step.outputs)):
+            for b in dict.fromkeys(root.get(b, b) for b in (*step.inputs, *step.outputs)):
                 held = slots[b]
                 if held is not None and last[b] == s:
                     free.append(held)
@@ -170,6 +180,7 @@ class CpuExecutable:
         steps: tuple[Step, ...],
         loop_ir: str,
         host: HostInfo,
+        views: tuple[View, ...] = (),
     ) -> None:
         self.kernels = kernels
         self.buffers = buffers
@@ -177,14 +188,18 @@ class CpuExecutable:
         self.outputs = outputs
         self.constants = constants
         self.steps = steps
+        self.views = views
         self.loop_ir = loop_ir
         self.host = host
-        self.memory = MemoryPlan.build(buffers, steps, outputs)
-        _check_sizable(buffers, inputs, steps)
+        self.memory = MemoryPlan.build(buffers, steps, outputs, views)
+        _check_sizable(buffers, inputs, steps, views)
         self._static = all(t.is_static for t in buffers)
         self._fresh = sorted({b for step in steps for b in step.outputs})
         self._output_set = set(outputs)
         self._calls = [(kernels.function(s.kernel), (*s.inputs, *s.outputs), s.kernel) for s in steps]
+        self._arena_lock = threading.Lock()
+        self._arena_key: tuple[tuple[str, int], ...] | None = None
+        self._arena_pool: list[list[np.ndarray]] = []
 
     @staticmethod
     def build(module: Operation, func: str = "main") -> CpuExecutable:
@@ -197,7 +212,15 @@ class CpuExecutable:
         kernels = compile_module(lowered)
         constants = tuple((b, _c_array(c.array)) for b, c in plan.constants)
         return CpuExecutable(
-            kernels, plan.buffers, plan.inputs, plan.outputs, constants, plan.steps, print_module(lowered), host_info()
+            kernels,
+            plan.buffers,
+            plan.inputs,
+            plan.outputs,
+            constants,
+            plan.steps,
+            print_module(lowered),
+            host_info(),
+            plan.views,
         )
 
     @property
@@ -224,15 +247,39 @@ class CpuExecutable:
                 )
             check_value(array, t, f"input #{n}", bindings)
             values[buffer] = _c_array(array)
-        arenas = [np.empty(n, np.uint8) for n in self.memory.slot_bytes(self.buffers, bindings)]
-        if self._static:
-            return self._run_static(values, arenas, num_threads)
-        for step in self.steps:
-            for b in step.outputs:
+        key, arenas = self._take_arenas(bindings)
+        try:
+            if self._static:
+                return self._run_static(values, arenas, num_threads)
+            for b in self._fresh:
                 values[b] = self._allocate(b, arenas, bindings)
-            self.kernels.run(step.kernel, *(values[b] for b in (*step.inputs, *step.outputs)), num_threads=num_threads)
-        constant = {b for b, _ in self.constants}
-        return [values[b].copy() if b in constant else values[b] for b in self.outputs]
+            for view in self.views:
+                values[view.buffer] = view_of(values[view.source], view.offset, self.buffers[view.buffer], bindings)
+            for step in self.steps:
+                self.kernels.run(
+                    step.kernel, *(values[b] for b in (*step.inputs, *step.outputs)), num_threads=num_threads
+                )
+            constant = {b for b, _ in self.constants}
+            return [values[b].copy() if b in constant else values[b] for b in self.outputs]
+        finally:
+            self._give_back_arenas(key, arenas)
+
+    def _take_arenas(self, bindings: dict[str, int]) -> tuple[tuple[tuple[str, int], ...], list[np.ndarray]]:
+        """The memory of the plan's slots for the named dims ``bindings``: kept from an earlier run when one
+        with the same dims has finished (fresh allocations of large arenas page-fault on every call), else new.
+        """
+        key = tuple(sorted(bindings.items()))
+        with self._arena_lock:
+            if self._arena_key == key and self._arena_pool:
+                return key, self._arena_pool.pop()
+        return key, [np.empty(n, np.uint8) for n in self.memory.slot_bytes(self.buffers, bindings)]
+
+    def _give_back_arenas(self, key: tuple[tuple[str, int], ...], arenas: list[np.ndarray]) -> None:
+        """Keep ``arenas`` for the next run; only the latest dims' arenas are kept, one set per concurrent run."""
+        with self._arena_lock:
+            if self._arena_key != key:
+                self._arena_key, self._arena_pool = key, []
+            self._arena_pool.append(arenas)
 
     def _run_static(
         self, values: dict[int, np.ndarray], arenas: list[np.ndarray], num_threads: int | None
@@ -254,6 +301,9 @@ class CpuExecutable:
                 pointers[b] = values[b].ctypes.data
             else:
                 pointers[b] = bases[slot]  # a slot's buffers all start at the arena's first byte
+        for view in self.views:
+            itemsize = storage_dtype(self.buffers[view.buffer].element).itemsize
+            pointers[view.buffer] = pointers[view.source] + view.offset * itemsize
         for fn, args, kernel in self._calls:
             status = fn(threads, *[pointers[b] for b in args])
             if status:
@@ -290,6 +340,7 @@ class CpuExecutable:
             "outputs": list(self.outputs),
             "constants": [_constant_json(b, a) for b, a in self.constants],
             "steps": [[s.kernel, list(s.inputs), list(s.outputs)] for s in self.steps],
+            "views": [[v.buffer, v.source, v.offset] for v in self.views],
             "kernels": [
                 {
                     "name": k.name,
@@ -338,18 +389,22 @@ def _c_array(array: np.ndarray) -> np.ndarray:
     return array if array.flags.c_contiguous and array.flags.aligned else np.array(array, order="C")
 
 
-def _check_sizable(buffers: Sequence[TensorType], inputs: Sequence[int], steps: Sequence[Step]) -> None:
-    """CompileError unless the host can size every step's outputs from static dims and the inputs' named dims."""
+def _check_sizable(
+    buffers: Sequence[TensorType], inputs: Sequence[int], steps: Sequence[Step], views: Sequence[View]
+) -> None:
+    """CompileError unless the host can size every step's outputs and every view from static dims and the
+    inputs' named dims."""
     named = {d.name for b in inputs for d in buffers[b].shape if isinstance(d, Sym) and d.name is not None}
-    for step in steps:
-        for b in step.outputs:
-            t = buffers[b]
-            bad = [d for d in t.shape if isinstance(d, Sym) and (d.name is None or d.name not in named)]
-            if bad:
-                raise CompileError(
-                    f"step '{step.kernel}' writes buffer #{b} of type {t}: the host cannot size dimension "
-                    f"{bad[0]} before running (only static dims and named dims of the inputs)"
-                )
+    made = [(f"step '{step.kernel}' writes", b) for step in steps for b in step.outputs]
+    made += [(f"the view of buffer #{v.source} is", v.buffer) for v in views]
+    for what, b in made:
+        t = buffers[b]
+        bad = [d for d in t.shape if isinstance(d, Sym) and (d.name is None or d.name not in named)]
+        if bad:
+            raise CompileError(
+                f"{what} buffer #{b} of type {t}: the host cannot size dimension {bad[0]} before running "
+                "(only static dims and named dims of the inputs)"
+            )
 
 
 def _constant_json(buffer: int, array: np.ndarray) -> dict[str, Any]:
@@ -423,6 +478,9 @@ def _load(root: Path, file: Path, meta: dict[str, Any]) -> CpuExecutable:
         for b, t in zip(used, info.arg_types):
             if not isinstance(t, BufferType) or t.shape != buffers[b].shape or t.element != buffers[b].element:
                 raise ExecutableError(f"{file}: step '{step.kernel}' passes buffer #{b} ({buffers[b]}) for {t}")
+    views = tuple(View(int(b), int(src), int(o)) for b, src, o in meta["views"])
+    for view in views:
+        _check_view(file, view, buffers)
     constants = tuple(_constant(c, buffers[int(c["buffer"])]) for c in meta["constants"])
     inputs = tuple(int(b) for b in meta["inputs"])
     outputs = tuple(int(b) for b in meta["outputs"])
@@ -433,7 +491,19 @@ def _load(root: Path, file: Path, meta: dict[str, Any]) -> CpuExecutable:
         if not engine.get_function_address(info.symbol):
             raise ExecutableError(f"{obj}: the object code has no kernel {info.symbol}")
     kernels = CompiledKernels(infos, [str(e) for e in meta["errors"]], engine, "", "", code)
-    return CpuExecutable(kernels, buffers, inputs, outputs, constants, steps, loop_text, recorded)
+    return CpuExecutable(kernels, buffers, inputs, outputs, constants, steps, loop_text, recorded, views)
+
+
+def _check_view(file: Path, view: View, buffers: Sequence[TensorType]) -> None:
+    """ExecutableError unless ``view`` names two buffers of one element type and, for static shapes, stays
+    inside its source (a corrupt plan must not make kernels read past an allocation)."""
+    if not (0 <= view.buffer < len(buffers) and 0 <= view.source < len(buffers)) or view.offset < 0:
+        raise ExecutableError(f"{file}: a view names a buffer that does not exist")
+    t, source = buffers[view.buffer], buffers[view.source]
+    if t.element != source.element:
+        raise ExecutableError(f"{file}: view buffer #{view.buffer} ({t}) is not of its source's type {source}")
+    if t.is_static and source.is_static and view.offset + (t.num_elements or 0) > (source.num_elements or 0):
+        raise ExecutableError(f"{file}: view buffer #{view.buffer} ({t}) does not fit in buffer #{view.source}")
 
 
 def _engine(code: bytes) -> llvm.ExecutionEngine:

@@ -1,8 +1,9 @@
 """Running a lowered module's launch plan on the loop interpreter (the oracle for later backends).
 
 Inputs are bound to their buffers (checking dtypes and shapes and binding named dims), constants are
-copied out of the plan, and each step's output buffers are allocated from their types before the
-kernel runs. A buffer whose size is an anonymous run-time dim cannot be allocated by the host.
+copied out of the plan, every step's output buffers are allocated from their types and the plan's views
+made over their sources before the kernels run. A buffer whose size is an anonymous run-time dim cannot be
+allocated by the host.
 """
 
 from __future__ import annotations
@@ -50,7 +51,16 @@ def run_plan(module: Operation, inputs: Sequence[Any]) -> list[np.ndarray]:
     for buffer, constant in plan.constants:
         values[buffer] = np.array(constant.array)
     for step in plan.steps:
-        outs = [_allocate(plan.buffers[b], bindings, f"buffer #{b}") for b in step.outputs]
-        run(module, [values[b] for b in step.inputs] + outs, func=step.kernel)
-        values.update(zip(step.outputs, outs))
+        values.update((b, _allocate(plan.buffers[b], bindings, f"buffer #{b}")) for b in step.outputs)
+    for view in plan.views:
+        values[view.buffer] = view_of(values[view.source], view.offset, plan.buffers[view.buffer], bindings)
+    for step in plan.steps:
+        run(module, [values[b] for b in (*step.inputs, *step.outputs)], func=step.kernel)
     return [values[b] for b in plan.outputs]
+
+
+def view_of(source: np.ndarray, offset: int, t: TensorType, bindings: dict[str, int]) -> np.ndarray:
+    """The elements of ``source`` (row-major) from ``offset`` on, shaped as ``t`` with the named dims ``bindings``."""
+    shape = [d if isinstance(d, int) else bindings[d.name] for d in t.shape]  # type: ignore[index]
+    size = int(np.prod(shape, dtype=np.int64))
+    return source.reshape(-1)[offset : offset + size].reshape(shape)

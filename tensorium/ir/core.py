@@ -199,6 +199,35 @@ class Operation:
         if self.parent is not None:
             self.parent.remove(self)
 
+    def clone(self, mapping: dict[Value, Value] | None = None) -> Operation:
+        """A detached deep copy of this op and its regions, as MLIR's ``Operation::clone``.
+
+        Operands found in ``mapping`` are replaced by their mapped values (others are kept, so a clone of an
+        op inside a block uses the same outer values); ``mapping`` is extended with this op's results and
+        every value defined inside its regions. Attributes are immutable and shared, so large constants are
+        not copied.
+        """
+        mapping = {} if mapping is None else mapping
+        copy = Operation(
+            self.name,
+            [mapping.get(v, v) for v in self._operands],
+            [r.type for r in self.results],
+            self.attributes,
+            loc=self.loc,
+        )
+        for old, new in zip(self.results, copy.results):
+            new.name_hint = old.name_hint
+            mapping[old] = new
+        for region in self.regions:
+            cloned = Region()
+            for block in region.blocks:
+                new_block = cloned.add_block(Block([a.type for a in block.args], [a.name_hint for a in block.args]))
+                mapping.update(zip(block.args, new_block.args))
+                for op in block.ops:
+                    new_block.append(op.clone(mapping))
+            copy.add_region(cloned)
+        return copy
+
     def has_trait(self, trait: str) -> bool:
         """True when this op's declaration lists ``trait`` (False for undeclared ops)."""
         opdef = self.opdef

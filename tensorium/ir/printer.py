@@ -14,6 +14,7 @@ Attributes equal to their declared default are left out.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -47,13 +48,21 @@ def _format_scalar(x: object) -> str:
     return str(int(x))  # type: ignore[call-overload]
 
 
-def format_dense(attr: DenseAttr) -> str:
-    """``dense<...> : tensor<...>``: a splat, nested lists, or hex bytes for large constants."""
+def format_dense(attr: DenseAttr, digest: bool = False) -> str:
+    """``dense<...> : tensor<...>``: a splat, nested lists, or hex bytes for large constants.
+
+    With ``digest`` a large constant prints as ``"sha256:..."`` of its bytes instead: text for fingerprints
+    (cache keys), which costs a hash instead of a hex dump and does not parse back.
+    """
     arr = attr.array
     if attr.is_splat:
         body = _format_scalar(arr.reshape(-1)[0])
     elif arr.size > DENSE_HEX_THRESHOLD or arr.size == 0:
-        body = '"0x' + arr.astype(arr.dtype.newbyteorder("<")).tobytes().hex().upper() + '"'
+        data = np.ascontiguousarray(arr.astype(arr.dtype.newbyteorder("<"), copy=False))
+        if digest:
+            body = '"sha256:' + hashlib.sha256(data.data).hexdigest() + '"'
+        else:
+            body = '"0x' + data.tobytes().hex().upper() + '"'
     else:
         body = _format_nested(arr)
     return f"dense<{body}> : {attr.type}"
@@ -65,8 +74,8 @@ def _format_nested(arr: np.ndarray) -> str:
     return "[" + ", ".join(_format_nested(a) for a in arr) + "]"
 
 
-def format_attr(value: Attr) -> str:
-    """The text of one attribute value."""
+def format_attr(value: Attr, digest: bool = False) -> str:
+    """The text of one attribute value (``digest``: see :func:`format_dense`)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -76,18 +85,18 @@ def format_attr(value: Attr) -> str:
     if isinstance(value, str):
         return json.dumps(value)
     if isinstance(value, tuple):
-        return "[" + ", ".join(format_attr(v) for v in value) + "]"
+        return "[" + ", ".join(format_attr(v, digest) for v in value) + "]"
     if isinstance(value, DenseAttr):
-        return format_dense(value)
+        return format_dense(value, digest)
     if isinstance(value, Type):
         return str(value)
     raise TypeError(f"cannot print attribute value {value!r}")
 
 
-def format_attr_dict(attrs: dict[str, Attr]) -> str:
+def format_attr_dict(attrs: dict[str, Attr], digest: bool = False) -> str:
     if not attrs:
         return ""
-    return "{" + ", ".join(f"{k} = {format_attr(v)}" for k, v in attrs.items()) + "}"
+    return "{" + ", ".join(f"{k} = {format_attr(v, digest)}" for k, v in attrs.items()) + "}"
 
 
 def _types(types: Iterable[Type]) -> str:
@@ -134,8 +143,9 @@ class _Namer:
 class Printer:
     """Prints ops with consistent names; one instance per printed module or function."""
 
-    def __init__(self, indent: str = "  "):
+    def __init__(self, indent: str = "  ", digest: bool = False):
         self.indent = indent
+        self.digest = digest
         self.lines: list[str] = []
         self.namer = _Namer()
 
@@ -149,7 +159,7 @@ class Printer:
         pad = self.indent * depth
         if op.name == "builtin.module":
             head = "module"
-            extra = format_attr_dict(op.attributes)
+            extra = format_attr_dict(op.attributes, self.digest)
             if extra:
                 head += " attributes " + extra
             self.lines.append(pad + head + " {")
@@ -175,7 +185,7 @@ class Printer:
             head += " -> " + format_result_types(list(ftype.results))
         extra = {k: v for k, v in op.attributes.items() if k not in ("sym_name", "function_type")}
         if extra:
-            head += " attributes " + format_attr_dict(extra)
+            head += " attributes " + format_attr_dict(extra, self.digest)
         self.lines.append(pad + head + " {")
         for inner in block.ops:
             self.print_op(inner, depth + 1)
@@ -216,7 +226,7 @@ class Printer:
         else:
             pad = self.indent * depth
         if attrs:
-            text += " " + format_attr_dict(attrs)
+            text += " " + format_attr_dict(attrs, self.digest)
         text += f" : ({_types(v.type for v in op.operands)}) -> "
         text += format_result_types(op.result_types) if op.results else "()"
         self.lines.append(pad + text)
@@ -236,9 +246,9 @@ class Printer:
             self.print_op(op, depth)
 
 
-def print_op(op: Operation) -> str:
-    """The text of ``op`` (a module, a function or any single op)."""
-    p = Printer()
+def print_op(op: Operation, digest: bool = False) -> str:
+    """The text of ``op`` (a module, a function or any single op); ``digest``: see :func:`fingerprint`."""
+    p = Printer(digest=digest)
     if op.name != "func.func" and op.name != "builtin.module":
         for operand in op.operands:
             p.namer.define(operand)
@@ -249,3 +259,9 @@ def print_op(op: Operation) -> str:
 def print_module(module: Operation) -> str:
     """The text of a module, ready to be parsed back."""
     return print_op(module)
+
+
+def fingerprint(module: Operation) -> str:
+    """The module's text with each large constant replaced by the sha256 of its bytes (see
+    :func:`format_dense`): equal for equal modules, and cheap for models with large weights. Not parseable."""
+    return print_op(module, digest=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from . import elementwise, indexing, linalg, misc, nn, reduce, shape  # noqa: F401  (registers the lowerings)
 from .kernel import LOWERINGS, LoweringError, lower_op
-from .plan import LaunchPlan, Step, lower_function, plan_of
+from .plan import LaunchPlan, Step, View, lower_function, plan_of, view_offset
 from .schedule import Schedule, ScheduleError, apply_schedule, default_schedule
 
 __all__ = [
@@ -20,9 +20,11 @@ __all__ = [
     "Schedule",
     "ScheduleError",
     "Step",
+    "View",
     "apply_schedule",
     "default_schedule",
     "lower_function",
     "lower_op",
     "plan_of",
+    "view_offset",
 ]

@@ -54,10 +54,10 @@ def _gelu(k: Kernel, xs: list[Value], attrs: dict[str, Any], t: ScalarType) -> V
     (x,) = xs
     half_x = loop.mul(k.const(0.5, t), x)
     if attrs["approximate"] == "tanh":
-        cube = loop.pow(x, k.const(3.0, t))
+        cube = loop.mul(loop.mul(x, x), x)
         inner = loop.mul(k.const(math.sqrt(2 / math.pi), t), loop.add(x, loop.mul(k.const(0.044715, t), cube)))
         return loop.mul(half_x, loop.add(k.const(1.0, t), loop.tanh(inner)))  # type: ignore[no-any-return]
-    scaled = loop.div(x, k.const(math.sqrt(2), t))
+    scaled = loop.mul(x, k.const(math.sqrt(0.5), t))
     return loop.mul(half_x, loop.add(k.const(1.0, t), loop.erf(scaled)))  # type: ignore[no-any-return]
 
 

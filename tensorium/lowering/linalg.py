@@ -4,8 +4,8 @@ f32 matmuls get the blocked GEMM of :class:`GemmTiling`: the result is cut into 
 accumulated in a local tile over the whole contraction with one fused multiply-add per element and step,
 the ``nr`` columns on vector lanes and the ``mr`` rows unrolled, so that the tile lives in vector
 registers (the register-blocked micro-kernel); B is read in ``nr``-column panels, packed into a
-contiguous, zero-padded copy when it is transposed or reused by many row tiles; the panels (or the row
-tiles, when there are few panels) run in parallel.
+contiguous, zero-padded copy when it is transposed; the (batch, panel) pairs (or (batch, row tile) pairs,
+when there are few panels) run in parallel.
 
 Other element types use the simple nest: loops over batch dims and the result's rows ``i`` and columns
 ``j``, a local accumulator and the contraction loop ``k`` inside. Batch dims broadcast as in the graph
@@ -36,14 +36,15 @@ class GemmTiling:
     """How the blocked GEMM cuts the work: data for the autotuner, not a code path.
 
     ``mr`` rows x ``nr`` columns per register tile (``nr`` a multiple of the vector width: 6 x 64 keeps
-    24 of the 32 AVX-512 registers accumulating); ``pack_rows``: pack B when the result has at least this
-    many rows (the packing pays for itself by reuse), always when B is transposed; ``parallel_panels``:
-    run column panels in parallel when there are at least this many, else the row tiles.
+    24 of the 32 AVX-512 registers accumulating); ``pack_b``: copy B into contiguous panels even when it is
+    not transposed (a transposed B is always packed, since its columns are strided; row-major panels are
+    read well by the prefetchers, and measured on this machine packing them never paid, up to 1024^3);
+    ``parallel_panels``: run column panels in parallel when there are at least this many, else row tiles.
     """
 
     mr: int = 6
     nr: int = 64
-    pack_rows: int = 16
+    pack_b: bool = False
     parallel_panels: int = 4
 
 
@@ -106,15 +107,16 @@ def emit_blocked_matmul(
 ) -> None:
     """The register-blocked f32 GEMM (see the module docstring), over the batch dims of ``out``.
 
-    With ``prepacked``, ``b`` already holds the panels ``[P, K, nr]`` (graph.matmul_packed).
+    One parallel loop runs over every (batch, panel or row tile) pair, so batched products of small
+    matrices (attention heads) keep every thread busy. With ``prepacked``, ``b`` already holds the panels
+    ``[P, K, nr]`` (graph.matmul_packed).
     """
     shape = shape_of(out)
-    batch = len(shape) - 2
     a_rank, b_rank = len(shape_of(a)), 2 if prepacked else len(shape_of(b))
     if prepacked:
         width = shape_of(b)[-1]
         assert isinstance(width, int)
-        tiling = GemmTiling(tiling.mr, width, tiling.pack_rows, tiling.parallel_panels)
+        tiling = GemmTiling(tiling.mr, width, tiling.pack_b, tiling.parallel_panels)
     sizes = k.sizes(out)
     rows, cols = sizes[-2], sizes[-1]
     depth = k.size(a, a_rank - 2 if transpose_a else a_rank - 1)
@@ -122,56 +124,67 @@ def emit_blocked_matmul(
     panels = _ceil_div(k, cols, nr)
     tiles = _ceil_div(k, rows, mr)
     last_row = loop.sub(rows, k.index(1))
-    rows_static, cols_static = shape[-2], shape[-1]
-    pack = not prepacked and (transpose_b or not isinstance(rows_static, int) or rows_static >= tiling.pack_rows)
+    cols_static = shape[-1]
     by_panels = not (isinstance(cols_static, int) and -(-cols_static // nr) < tiling.parallel_panels)
     zero = k.const(0.0, f32)
-    with k.loops(sizes[:-2], [f"b{n}" for n in range(batch)]) as batch_ivs:
+    b_batch_sizes = [] if prepacked else k.sizes(b)[: b_rank - 2]
+    packed = b if prepacked else None
+    if not prepacked and (transpose_b or tiling.pack_b):
+        packed = _pack_b(k, b, b_batch_sizes, transpose_b, cols, depth, panels, nr)
+
+    def tile(batch_ivs: list[Value], panel: Value | None, jb: Value, ib: Value, width: Value) -> None:
+        """One ``mr x width`` tile of the result (``width`` is ``nr`` but in the last, partial panel)."""
         a_batch = k.broadcast_indices(a, a_rank - 2, shape[:-2], batch_ivs)
         b_batch = [] if prepacked else k.broadcast_indices(b, b_rank - 2, shape[:-2], batch_ivs)
-        packed = b if prepacked else _pack_b(k, b, b_batch, transpose_b, cols, depth, panels, nr) if pack else None
-
-        def tile(jb: Value, ib: Value, width: Value) -> None:
-            """One ``mr x width`` tile of the result (``width`` is ``nr`` but in the last, partial panel)."""
-            j0, i0 = loop.mul(jb, k.index(nr)), loop.mul(ib, k.index(mr))
-            acc = loop.alloc(type=BufferType((mr, nr), f32, "local"))
+        j0, i0 = loop.mul(jb, k.index(nr)), loop.mul(ib, k.index(mr))
+        acc = loop.alloc(type=BufferType((mr, nr), f32, "local"))
+        with loop.for_(k.index(0), k.index(mr), k.index(1), kind="unroll", name="ii") as ii:
+            with loop.for_(k.index(0), k.index(nr), k.index(1), kind="vectorize", factor=nr, name="jj") as jj:
+                loop.store(zero, acc, [ii, jj])
+        # Past the last column the packed panel holds zeros; unpacked, only ``width`` columns are read.
+        read = k.index(nr) if packed is not None else width
+        with loop.for_(k.index(0), depth, k.index(1), name="k") as kk:
             with loop.for_(k.index(0), k.index(mr), k.index(1), kind="unroll", name="ii") as ii:
-                with loop.for_(k.index(0), k.index(nr), k.index(1), kind="vectorize", factor=nr, name="jj") as jj:
-                    loop.store(zero, acc, [ii, jj])
-            # Past the last column the packed panel holds zeros; unpacked, only ``width`` columns are read.
-            read = k.index(nr) if packed is not None else width
-            with loop.for_(k.index(0), depth, k.index(1), name="k") as kk:
-                with loop.for_(k.index(0), k.index(mr), k.index(1), kind="unroll", name="ii") as ii:
-                    row = loop.min(loop.add(i0, ii), last_row)
-                    lhs = loop.load(a, a_batch + ([kk, row] if transpose_a else [row, kk]))
-                    with loop.for_(k.index(0), read, k.index(1), kind="vectorize", factor=nr, name="jj") as jj:
-                        if packed is not None:
-                            rhs = loop.load(packed, [jb, kk, jj])
-                        else:
-                            rhs = loop.load(b, b_batch + [kk, loop.add(j0, jj)])
-                        loop.store(loop.fma(lhs, rhs, loop.load(acc, [ii, jj])), acc, [ii, jj])
-            with loop.for_(k.index(0), k.index(mr), k.index(1), kind="unroll", name="ii") as ii:
-                i = loop.add(i0, ii)
-                with loop.if_(loop.cmp(i, rows, predicate="lt")):
-                    with loop.for_(k.index(0), width, k.index(1), kind="vectorize", factor=nr, name="jj") as jj:
-                        indices = [*batch_ivs, i, loop.add(j0, jj)]
-                        value = loop.load(acc, [ii, jj])
-                        if epilogue is not None:
-                            value = epilogue(value, indices)
-                        loop.store(convert(value, f32), out, indices)
+                row = loop.min(loop.add(i0, ii), last_row)
+                lhs = loop.load(a, a_batch + ([kk, row] if transpose_a else [row, kk]))
+                with loop.for_(k.index(0), read, k.index(1), kind="vectorize", factor=nr, name="jj") as jj:
+                    if packed is not None:
+                        assert panel is not None
+                        rhs = loop.load(packed, [panel, kk, jj])
+                    else:
+                        rhs = loop.load(b, b_batch + [kk, loop.add(j0, jj)])
+                    loop.store(loop.fma(lhs, rhs, loop.load(acc, [ii, jj])), acc, [ii, jj])
+        with loop.for_(k.index(0), k.index(mr), k.index(1), kind="unroll", name="ii") as ii:
+            i = loop.add(i0, ii)
+            with loop.if_(loop.cmp(i, rows, predicate="lt")):
+                with loop.for_(k.index(0), width, k.index(1), kind="vectorize", factor=nr, name="jj") as jj:
+                    indices = [*batch_ivs, i, loop.add(j0, jj)]
+                    value = loop.load(acc, [ii, jj])
+                    if epilogue is not None:
+                        value = epilogue(value, indices)
+                    loop.store(convert(value, f32), out, indices)
 
-        def tiles_of(jb: Value, ib: Value) -> None:
-            # Two copies of the tile: with a constant width (the tile stays in registers) and the last panel's.
-            left = loop.sub(cols, loop.mul(jb, k.index(nr)))
-            with loop.if_(loop.cmp(left, k.index(nr), predicate="ge")):
-                tile(jb, ib, k.index(nr))
-            with loop.if_(loop.cmp(left, k.index(nr), predicate="lt")):
-                tile(jb, ib, left)
+    def tiles_of(batch_ivs: list[Value], jb: Value, ib: Value) -> None:
+        # Two copies of the tile: with a constant width (the tile stays in registers) and the last panel's.
+        panel = None
+        if packed is not None:
+            b_batch = [] if prepacked else k.broadcast_indices(b, b_rank - 2, shape[:-2], batch_ivs)
+            panel = loop.add(loop.mul(_linear(k, b_batch, b_batch_sizes), panels), jb)
+        left = loop.sub(cols, loop.mul(jb, k.index(nr)))
+        with loop.if_(loop.cmp(left, k.index(nr), predicate="ge")):
+            tile(batch_ivs, panel, jb, ib, k.index(nr))
+        with loop.if_(loop.cmp(left, k.index(nr), predicate="lt")):
+            tile(batch_ivs, panel, jb, ib, left)
 
-        outer, inner = ((panels, "jb"), (tiles, "ib")) if by_panels else ((tiles, "ib"), (panels, "jb"))
-        with loop.for_(k.index(0), outer[0], k.index(1), kind="parallel", name=outer[1]) as o:
-            with loop.for_(k.index(0), inner[0], k.index(1), name=inner[1]) as n:
-                tiles_of(o, n) if by_panels else tiles_of(n, o)
+    outer, inner = ((panels, "jb"), (tiles, "ib")) if by_panels else ((tiles, "ib"), (panels, "jb"))
+    batches = _product(k, sizes[:-2])
+    with k.prologue():
+        work = loop.mul(batches, outer[0])
+    with loop.for_(k.index(0), work, k.index(1), kind="parallel", name="t") as t:
+        o = loop.rem(t, outer[0])
+        batch_ivs = _unflatten(loop.div(t, outer[0]), sizes[:-2])
+        with loop.for_(k.index(0), inner[0], k.index(1), name=inner[1]) as n:
+            tiles_of(batch_ivs, o, n) if by_panels else tiles_of(batch_ivs, n, o)
 
 
 VECTOR, UNROLL = 16, 4
@@ -232,13 +245,46 @@ def _ceil_div(k: Kernel, size: Value, by: int) -> Value:
         return loop.div(loop.add(size, k.index(by - 1)), k.index(by))  # type: ignore[no-any-return]
 
 
+def _product(k: Kernel, sizes: list[Value]) -> Value:
+    """The product of index values (1 for none), in the prologue."""
+    total = k.index(1)
+    for size in sizes:
+        with k.prologue():
+            total = loop.mul(total, size)
+    return total
+
+
+def _unflatten(linear: Value, sizes: list[Value]) -> list[Value]:
+    """The row-major indices of position ``linear`` in a nest of ``sizes``."""
+    out: list[Value] = []
+    for size in reversed(sizes[1:]):
+        out.append(loop.rem(linear, size))
+        linear = loop.div(linear, size)
+    if sizes:
+        out.append(linear)
+    return out[::-1]
+
+
+def _linear(k: Kernel, indices: list[Value], sizes: list[Value]) -> Value:
+    """The row-major position of ``indices`` in a nest of ``sizes`` (0 for none)."""
+    linear = k.index(0)
+    for i, size in zip(indices, sizes):
+        linear = loop.add(loop.mul(linear, size), i)
+    return linear
+
+
 def _pack_b(
-    k: Kernel, b: Value, b_batch: list[Value], transposed: bool, cols: Value, depth: Value, panels: Value, nr: int
+    k: Kernel, b: Value, batch_sizes: list[Value], transposed: bool, cols: Value, depth: Value, panels: Value, nr: int
 ) -> Value:
-    """B copied into ``nr``-column panels ``packed[jb, kk, jj] = B[kk, jb * nr + jj]``, zero past the last column."""
-    packed = loop.alloc(panels, depth, type=BufferType((DYN, DYN, nr), f32, "global"))
+    """B copied into ``nr``-column panels, zero past the last column: ``packed[q * P + jb, kk, jj] =
+    B[q][kk, jb * nr + jj]`` for each of B's own batch positions ``q``, all panels in one parallel loop."""
+    with k.prologue():
+        count = loop.mul(_product(k, batch_sizes), panels)
+    packed = loop.alloc(count, depth, type=BufferType((DYN, DYN, nr), f32, "global"))
     last_col = loop.sub(cols, k.index(1))
-    with loop.for_(k.index(0), panels, k.index(1), kind="parallel", name="pb") as jb:
+    with loop.for_(k.index(0), count, k.index(1), kind="parallel", name="pb") as pb:
+        jb = loop.rem(pb, panels)
+        b_batch = _unflatten(loop.div(pb, panels), batch_sizes)
         j0 = loop.mul(jb, k.index(nr))
         full = loop.cmp(loop.sub(cols, j0), k.index(nr), predicate="ge")
         for clamp in (False, True):
@@ -251,7 +297,7 @@ def _pack_b(
                         value = loop.load(b, b_batch + ([column, kk] if transposed else [kk, column]))
                         if clamp:
                             value = loop.select(loop.cmp(j, cols, predicate="lt"), value, k.const(0.0, f32))
-                        loop.store(value, packed, [jb, kk, jj])
+                        loop.store(value, packed, [pb, kk, jj])
     return packed
 
 

@@ -8,7 +8,9 @@ whose attributes hold the :class:`LaunchPlan`, so the plan prints, parses and tr
                        plan_steps = [["add_0", [0, 1], [3]], ...]} { func.func @add_0(...) ... }
 
 Buffers are numbered; each has a tensor type (symbolic dims are named dims of the inputs, resolved when
-the inputs are bound). A step runs one kernel with its input buffers then its output buffers.
+the inputs are bound). A step runs one kernel with its input buffers then its output buffers. Ops that
+only reinterpret row-major memory (reshape, squeeze, unsqueeze, a slice that keeps one contiguous run of
+elements) get no kernel: their result is a :class:`View` of the operand's memory (``plan_views``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from ..errors import TensoriumError
 from ..ir.attributes import DenseAttr
 from ..ir.core import Operation, Value
 from ..ir.dialects.builtin import func_body, func_return, lookup_func, make_module
-from ..ir.types import TensorType
+from ..ir.dialects.graph.shape import slice_plan
+from ..ir.types import Sym, TensorType
 from .kernel import lower_op, lowering_error
 from .schedule import Schedule, apply_schedule
 
@@ -36,14 +39,29 @@ class Step:
 
 
 @dataclass(frozen=True)
+class View:
+    """Buffer ``buffer`` is the memory of buffer ``source`` from element ``offset`` on, read with its own shape.
+
+    ``source`` is never itself a view (chains are resolved when the plan is built); a view is never a
+    program output, and no kernel writes it.
+    """
+
+    buffer: int
+    source: int
+    offset: int
+
+
+@dataclass(frozen=True)
 class LaunchPlan:
-    """Buffers by number (their tensor types), which are the program's inputs, outputs and constants, and the steps."""
+    """Buffers by number (their tensor types), which are the program's inputs, outputs and constants, the
+    steps, and the buffers that are views of others."""
 
     buffers: tuple[TensorType, ...]
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
     constants: tuple[tuple[int, DenseAttr], ...]
     steps: tuple[Step, ...]
+    views: tuple[View, ...] = ()
 
     def attributes(self) -> dict[str, object]:
         """The plan as module attributes (``plan_buffers``, ``plan_inputs``, ...)."""
@@ -53,6 +71,7 @@ class LaunchPlan:
             "plan_outputs": self.outputs,
             "plan_constants": self.constants,
             "plan_steps": tuple((s.kernel, s.inputs, s.outputs) for s in self.steps),
+            "plan_views": tuple((v.buffer, v.source, v.offset) for v in self.views),
         }
 
 
@@ -67,7 +86,46 @@ def plan_of(module: Operation) -> LaunchPlan:
         outputs=tuple(attrs["plan_outputs"]),
         constants=tuple((int(i), c) for i, c in attrs["plan_constants"]),
         steps=tuple(Step(str(k), tuple(i), tuple(o)) for k, i, o in attrs["plan_steps"]),
+        views=tuple(View(int(b), int(s), int(o)) for b, s, o in attrs.get("plan_views", ())),
     )
+
+
+def view_offset(op: Operation) -> int | None:
+    """The element offset at which ``op``'s result is its operand's row-major memory, or None when it is not
+    a view: reshape, squeeze and unsqueeze always are (offset 0); a slice is when the elements it keeps are
+    one contiguous run (the axes before the last cut one kept at one index, that one cut to a range with
+    step 1, the rest whole), with static shapes."""
+    if op.name in ("graph.reshape", "graph.squeeze", "graph.unsqueeze"):
+        return 0
+    if op.name != "graph.slice":
+        return None
+    source, result = op.operands[0].type, op.result.type
+    if not (isinstance(source, TensorType) and source.is_static and isinstance(result, TensorType)):
+        return None
+    attrs = op.opdef.attr_kwargs(op)
+    shape = source.static_shape
+    first = [0] * len(shape)
+    count = list(shape)
+    for axis, start, end, step in slice_plan(len(shape), attrs["starts"], attrs["ends"], attrs["axes"], attrs["steps"]):
+        kept = range(*slice(start, end, step).indices(shape[axis]))
+        if len(kept) > 1 and step != 1:
+            return None
+        first[axis], count[axis] = (kept[0] if kept else 0), len(kept)
+    if 0 in count:
+        return None
+    partial = [a for a in range(len(shape)) if count[a] != shape[a]]
+    if partial and any(count[a] != 1 for a in range(partial[-1])):
+        return None
+    offset, stride = 0, 1
+    for axis in reversed(range(len(shape))):
+        offset += first[axis] * stride
+        stride *= shape[axis]
+    return offset
+
+
+def _sizable_by_host(t: object) -> bool:
+    """True when the host can size a tensor of type ``t`` from the inputs (no anonymous dims)."""
+    return isinstance(t, TensorType) and all(not isinstance(d, Sym) or d.name is not None for d in t.shape)
 
 
 def lower_function(
@@ -75,9 +133,10 @@ def lower_function(
 ) -> Operation:
     """A new module with one kernel per graph op of ``@func`` and the launch plan in its attributes.
 
-    Constants become plan constants (host buffers), not kernels. ``schedule``, when given, picks a
-    schedule for each kernel (``default_schedule`` for the built-in ones). Raises LoweringError for an
-    op without a lowering.
+    Constants become plan constants (host buffers), not kernels; ops that are views (:func:`view_offset`)
+    become plan views, except those whose result is returned (outputs are fresh arrays). ``schedule``,
+    when given, picks a schedule for each kernel (``default_schedule`` for the built-in ones). Raises
+    LoweringError for an op without a lowering.
     """
     target = lookup_func(module, func)
     if target is None:
@@ -96,7 +155,9 @@ def lower_function(
     inputs = tuple(number(a) for a in func_body(target).args)
     constants: list[tuple[int, DenseAttr]] = []
     steps: list[Step] = []
+    views: dict[int, View] = {}
     kernels: list[Operation] = []
+    returned = {id(v) for v in func_return(target).operands}
     for op in func_body(target).ops:
         if op.name == "func.return":
             continue
@@ -104,6 +165,15 @@ def lower_function(
             raise lowering_error(op, "ops with regions have no loop lowering")
         if op.name == "graph.constant":
             constants.append((number(op.result), op.attributes["value"]))  # type: ignore[arg-type]
+            continue
+        offset = view_offset(op)
+        if offset is not None and id(op.result) not in returned and _sizable_by_host(op.result.type):
+            source = ids[id(op.operands[0])]
+            outer = views.get(source)
+            if outer is not None:
+                source, offset = outer.source, outer.offset + offset
+            buffer = number(op.result)
+            views[buffer] = View(buffer, source, offset)
             continue
         kernel = lower_op(op, f"{op.name.split('.', 1)[1]}_{len(kernels)}")
         if schedule is not None:
@@ -113,7 +183,7 @@ def lower_function(
         outs = tuple(number(r) for r in op.results)
         steps.append(Step(kernel.attributes["sym_name"], ins, outs))  # type: ignore[arg-type]
     outputs = tuple(ids[id(v)] for v in func_return(target).operands)
-    plan = LaunchPlan(tuple(buffers), inputs, outputs, tuple(constants), tuple(steps))
+    plan = LaunchPlan(tuple(buffers), inputs, outputs, tuple(constants), tuple(steps), tuple(views.values()))
     lowered = make_module(kernels, loc=module.loc)
     lowered.attributes.update(plan.attributes())  # type: ignore[arg-type]
     return lowered

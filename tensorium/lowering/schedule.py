@@ -296,8 +296,9 @@ def default_schedule(kernel: Operation, tile: int = 4, vector: int = 16) -> Sche
     """A reasonable schedule for a kernel built by the lowering, chosen from its loop names and nesting.
 
     matmul (loops ``i``, ``j``, ``k``): tile ``i`` and ``j`` by ``tile``, parallel outer rows. Otherwise,
-    for each top-level nest: the outermost loop parallel when its iterations are independent, and the
-    innermost loop of a perfect nest vectorized (split first when it is also the outermost).
+    for each top-level nest: the outermost loop that has more than one trip parallel when its iterations
+    are independent, and the innermost loop of a perfect nest vectorized (split first when it is also the
+    outermost).
     """
     loops = loops_of(kernel)
     if any(op.attr("kind", "serial") == "parallel" for op in loops):
@@ -315,10 +316,13 @@ def default_schedule(kernel: Operation, tile: int = 4, vector: int = 16) -> Sche
             if len(body) != 1 or body[0].name != "loop.for":
                 break
             chain.append(body[0])
+        perfect = not any(o.name == "loop.for" for o in list(chain[-1].walk())[1:])
+        # Loops over size-1 dims (a batch of one) are skipped: parallel, they would leave threads idle.
+        while len(chain) > 1 and _trips(chain[0]) == 1 and (not perfect or len(chain) > 2):
+            chain = chain[1:]
         outer, inner = loop_name(chain[0]), loop_name(chain[-1])
         if chain[0].attr("kind", "serial") != "serial" or not _independent(chain[0]):
             continue
-        perfect = not any(o.name == "loop.for" for o in list(chain[-1].walk())[1:])
         if len(chain) == 1 and perfect:
             steps += [
                 Split(outer, vector),
@@ -330,6 +334,18 @@ def default_schedule(kernel: Operation, tile: int = 4, vector: int = 16) -> Sche
         if perfect and _independent(chain[-1]):
             steps.append(Annotate("vectorize", inner, vector))
     return Schedule(tuple(steps))
+
+
+def _trips(op: Operation) -> int | None:
+    """The trip count of a ``loop.for`` with constant bounds and step, else None."""
+    values = []
+    for v in op.operands:
+        d = v.defining_op()
+        if d is None or d.name != "loop.const" or not isinstance(d.attr("value"), int):
+            return None
+        values.append(int(d.attr("value")))
+    lower, upper, step = values
+    return len(range(lower, upper, step)) if step > 0 else None
 
 
 def _independent(op: Operation) -> bool:

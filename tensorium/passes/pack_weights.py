@@ -20,11 +20,15 @@ from ..ir.rewrite import PatternRewriter, RewritePattern, apply_patterns_greedil
 from ..ir.types import TensorType, f32
 from .base import Pass, register_pass
 
+LANES = 16
+"""f32 lanes of the host's widest vectors (AVX-512); a panel narrower than this would waste the vector width."""
+
 
 @register_pass
 @dataclass(frozen=True)
 class PackWeights(Pass):
-    """Pack constant f32 matmul weights into ``width``-column panels (see the module docstring)."""
+    """Pack constant f32 matmul weights into ``width``-column panels (see the module docstring); a weight
+    with fewer columns gets one panel as wide as its columns rounded up to the 16 lanes of a vector."""
 
     name: ClassVar[str] = "pack-weights"
     width: int = 64
@@ -53,7 +57,7 @@ def _pack(op: Operation, rewriter: PatternRewriter, width: int) -> bool:
     value = producer.attributes["value"]
     assert isinstance(value, DenseAttr)
     weight = value.array.T if op.attr("transpose_b", False) else value.array
-    panels = pack_panels(weight, width)
+    panels = pack_panels(weight, min(width, -(-int(weight.shape[1]) // LANES) * LANES))
     packed = rewriter.create_before(
         op, "graph.constant", [], {"value": DenseAttr(panels, TensorType(panels.shape, f32))}
     ).result

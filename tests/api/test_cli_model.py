@@ -147,7 +147,8 @@ def test_compile_the_onnx_example(tmp_path: Path, capsys: pytest.CaptureFixture[
     text = capsys.readouterr().out
     assert "  image: tensor<1x1x8x8xf32>" in text and "  logits: tensor<1x3xf32>" in text
     assert "graph.conv2d" in text and "graph.max_pool2d" in text
-    assert "1 in files (768 B)" in text
+    assert "1 in files (4.0 KiB)" in text  # the 64x3 weight packed into one 16-column panel
+    assert "views (no kernel, no copy): 1" in text and "#7 = #6 from element 0 as tensor<1x64xf32>" in text
     meta = json.loads((out / "metadata.json").read_text())
     assert meta["source"]["framework"] == "onnx"
 

@@ -216,7 +216,7 @@ def test_cli_compile_inspect_and_run(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert cli("inspect", str(out)) == 0
     text = capsys.readouterr().out
     assert "  target: cpu\n" in text
-    assert "kernels: 4 (" in text and "  matmul_0   (#0, #1) -> (#2)\n" in text
+    assert "kernels: 4 (" in text and "  matmul_packed_0  (#0, #1) -> (#2)\n" in text
     assert "peak intermediate memory: 48 B (3 intermediate buffers in 2 slots)\n" in text
     x = np.arange(8, dtype=np.float32).reshape(2, 4)
     np.save(tmp_path / "x.npy", x)
@@ -235,3 +235,23 @@ def test_cli_run_refuses_a_mismatched_artifact(tmp_path: Path) -> None:
     _edit_plan(out, "tensorium_version", "0.0.0")
     with pytest.raises(ArtifactError, match=r"plan.json: compiled by Tensorium 0.0.0, but this is Tensorium"):
         cli("run", str(out), "--random-inputs")
+
+
+def test_compiling_never_prints_large_weights_as_text(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Large constants are hashed for the cache key, cloned (not printed and parsed) for the executable and
+    written as .npy files; printing megabytes of hex made compiles of real models take seconds."""
+    from tensorium.ir import printer
+
+    weight = np.random.default_rng(0).standard_normal((300, 200)).astype(np.float32)
+    original = printer.format_dense
+
+    def guarded(attr: Any, digest: bool = False) -> str:
+        assert digest or attr.array.size <= printer.DENSE_HEX_THRESHOLD or attr.is_splat, "printed a large constant"
+        return original(attr, digest)
+
+    monkeypatch.setattr(printer, "format_dense", guarded)
+    model = tm.compile(lambda x: x @ weight, cache=False)
+    x = np.ones((3, 300), np.float32)
+    np.testing.assert_allclose(model(x), x @ weight, rtol=1e-4)
+    model.save(tmp_path / "m.tsm")
+    np.testing.assert_allclose(tm.load(tmp_path / "m.tsm")(x), x @ weight, rtol=1e-4)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -142,6 +143,72 @@ def test_memory_plan_with_named_dims_and_mixed_slots() -> None:
     assert reuse.slots == (None, None, 0, 1)
 
 
+def test_views_read_their_source_without_copies() -> None:
+    def heads(x: Any) -> Any:
+        qkv = nn.exp(x).reshape(3, 2, 4)  # a view of the exp's buffer
+        q, k = qkv[0], qkv[1]  # views from elements 0 and 8
+        return nn.softmax(q @ k.T, axis=-1) + 1.0
+
+    module, exe = build(heads, rand(6, 4))
+    assert [s.kernel.rsplit("_", 1)[0] for s in exe.steps] == ["exp", "transpose", "matmul", "softmax", "add"]
+    assert len(exe.views) >= 3
+    same(module, exe, [rand(6, 4)])
+
+
+def test_views_with_named_dims() -> None:
+    def fn(x: Any) -> Any:
+        return nn.relu(nn.tanh(x).reshape(x.shape[0], 2, 4)) * 2.0
+
+    module, exe = build(fn, rand(3, 8), dynamic={"x": {0: "n"}})
+    assert exe.views and not exe._static
+    for n in (1, 5):
+        same(module, exe, [rand(n, 8)])
+
+
+def test_a_view_keeps_its_source_alive_in_the_memory_plan() -> None:
+    def fn(x: Any) -> Any:
+        a = nn.exp(x)
+        flat = a.reshape(32)  # read again at the very end
+        b = nn.tanh(nn.sigmoid(nn.relu(x)))
+        return b.reshape(32) + flat
+
+    module, exe = build(fn, rand(8, 4))
+    exp_out = exe.steps[0].outputs[0]
+    view = next(v for v in exe.views if v.source == exp_out)
+    others = [exe.memory.slots[b] for s in exe.steps[1:-1] for b in s.outputs]
+    assert exe.memory.slots[exp_out] not in others
+    assert exe.steps[-1].inputs[-1] == view.buffer
+    same(module, exe, [rand(8, 4)])
+
+
+def test_runs_reuse_their_arenas_and_may_overlap() -> None:
+    def chain(x: Any) -> Any:
+        return nn.exp(nn.relu(nn.sigmoid(nn.tanh(x) + 1.0)))
+
+    module, exe = build(chain, rand(64, 32))
+    inputs = [rand(64, 32) for _ in range(8)]
+    first = exe.run([inputs[0]])[0]
+    arenas = exe._arena_pool[0]
+    second = exe.run([inputs[1]])[0]
+    assert exe._arena_pool[0] is arenas and len(exe._arena_pool) == 1  # kept, not allocated again
+    assert first is not second and not np.shares_memory(first, second)
+    np.testing.assert_allclose(first, interp.run(module, [inputs[0]])[0], rtol=1e-5)
+    results: dict[int, np.ndarray] = {}
+
+    def work(n: int) -> None:
+        for _ in range(20):
+            results[n] = exe.run([inputs[n]])[0]
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for n in range(8):
+        np.testing.assert_allclose(results[n], interp.run(module, [inputs[n]])[0], rtol=1e-5)
+    assert 1 <= len(exe._arena_pool) <= 8
+
+
 def test_run_checks_the_inputs(mlp_exe: tuple[Any, CpuExecutable]) -> None:
     _, exe = mlp_exe
     with pytest.raises(InterpreterError, match="the plan takes 4 inputs, got 1"):
@@ -251,6 +318,7 @@ def _flip(folder: Path) -> None:
         (lambda p: _edit(p, lambda m: m["kernels"][0].update(symbol="missing")), "the object code has no kernel"),
         (lambda p: _edit(p, lambda m: m.pop("buffers")), r"malformed plan \(KeyError: 'buffers'\)"),
         (lambda p: _edit(p, lambda m: m["object"].update(file="../x.o")), "the object file must lie in"),
+        (lambda p: _edit(p, lambda m: m.update(views=[[0, 99, 0]])), "a view names a buffer that does not exist"),
     ],
 )
 def test_broken_files_give_clear_errors(stored: Path, tmp_path: Path, damage: Any, message: str) -> None:

@@ -15,9 +15,11 @@ import numpy as np
 import pytest
 
 import tensorium as tm
+from tensorium import nn
 from tensorium.backends import loop_interp
-from tensorium.backends.llvm import CompiledKernels, CompileError, compile_module, thread_count
-from tensorium.backends.llvm.runtime import BODY, POOL
+from tensorium.backends.cpu import CpuExecutable
+from tensorium.backends.llvm import CompiledKernels, CompileError, compile_module, runtime, thread_count
+from tensorium.backends.llvm.runtime import BODY, PARALLEL_FOR_TYPE, POOL
 from tensorium.errors import InterpreterError
 from tensorium.ir import InsertionPoint, Operation, func_body, make_func, make_module, set_results
 from tensorium.ir.dialects import loop
@@ -316,7 +318,16 @@ def test_loop_hints_and_object_code(custom: tuple[Operation, CompiledKernels]) -
         assert kernels.object_code[:4] == b"\x7fELF"
 
 
-def test_thread_pool_splits_iterations_over_threads() -> None:
+def _openmp_parallel_for() -> Any:
+    address = runtime._openmp_address()
+    if address is None:
+        pytest.skip("libgomp (the GNU OpenMP runtime) is not installed here")
+    return PARALLEL_FOR_TYPE(address)
+
+
+@pytest.mark.parametrize("implementation", ["python", "openmp"])
+def test_parallel_for_splits_iterations_over_threads(implementation: str) -> None:
+    parallel_for = POOL.parallel_for if implementation == "python" else _openmp_parallel_for()
     calls: list[tuple[int, int, int]] = []
     lock = threading.Lock()
 
@@ -328,15 +339,32 @@ def test_thread_pool_splits_iterations_over_threads() -> None:
     callback = BODY(body)
     address = ctypes.cast(callback, ctypes.c_void_p).value
     assert address is not None
-    assert POOL.parallel_for(2, address, 0, 10) == 7
+    assert parallel_for(2, address, 0, 10) == 7
     assert sorted(c[:2] for c in calls) == [(0, 5), (5, 10)]
     assert len({c[2] for c in calls}) == 2
     calls.clear()
-    assert POOL.parallel_for(4, address, 0, 3) == 0
+    assert parallel_for(4, address, 0, 3) == 0
     assert sorted(c[:2] for c in calls) == [(0, 1), (1, 2), (2, 3)]
     calls.clear()
-    assert POOL.parallel_for(3, address, 0, 0) == 0
+    assert parallel_for(3, address, 0, 0) == 0
     assert calls[0][:2] == (0, 0)
+
+
+def test_kernels_give_the_same_results_on_either_parallel_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
+    _openmp_parallel_for()
+    x = np.random.default_rng(3).standard_normal((37, 300)).astype(np.float32)
+    module = tm.trace(lambda v: nn.softmax(v * 2.0, axis=-1), x).module
+    results = {}
+    for implementation in ("python", "openmp"):
+        monkeypatch.setenv(runtime.RUNTIME_ENV, implementation)
+        assert runtime.parallel_runtime() == implementation
+        results[implementation] = CpuExecutable.build(module).run([x], num_threads=2)[0]
+    np.testing.assert_array_equal(results["python"], results["openmp"])
+    monkeypatch.setenv(runtime.RUNTIME_ENV, "fibers")
+    with pytest.raises(InterpreterError, match="TENSORIUM_PARALLEL_RUNTIME must be 'openmp' or 'python', got 'fibers'"):
+        runtime.register_runtime()
+    monkeypatch.delenv(runtime.RUNTIME_ENV)
+    assert runtime.parallel_runtime() == "openmp"
 
 
 def test_thread_count_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

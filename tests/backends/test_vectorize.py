@@ -124,6 +124,19 @@ def test_blocked_gemm_tails_and_transposes(m: int, k: int, n: int, ta: bool, tb:
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize(
+    ("a_shape", "b_shape"), [((3, 2, 9, 12), (2, 70, 12)), ((4, 7, 5), (70, 5)), ((1, 5, 3), (4, 70, 3))]
+)
+def test_batched_gemm_packs_each_batch_of_a_transposed_b(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> None:
+    a = RNG.standard_normal(a_shape).astype(np.float32)
+    b = RNG.standard_normal(b_shape).astype(np.float32)
+    module = build_module(
+        [TensorType(a.shape, f32), TensorType(b.shape, f32)], lambda x, y: graph.matmul(x, y, transpose_b=True)
+    )
+    (got,) = CpuExecutable.build(module).run([a, b])
+    np.testing.assert_allclose(got, a @ np.swapaxes(b, -1, -2), rtol=1e-5, atol=1e-5)
+
+
 def test_blocked_gemm_broadcasts_batch_dims() -> None:
     a = RNG.standard_normal((2, 1, 9, 12)).astype(np.float32)
     b = RNG.standard_normal((3, 12, 70)).astype(np.float32)
@@ -163,6 +176,20 @@ def test_pack_weights_folds_the_packing_into_constants(transpose_b: bool) -> Non
     assert allocations and not any("global" in t for t in allocations)  # the tile only: no packing at run time
     (compiled,) = CpuExecutable.build(module).run([x])
     np.testing.assert_allclose(compiled, before, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(("cols", "panels"), [(3, "1x8x16"), (20, "1x8x32"), (64, "1x8x64"), (65, "2x8x64")])
+def test_narrow_weights_get_narrow_panels(cols: int, panels: str) -> None:
+    w = RNG.standard_normal((8, cols)).astype(np.float32)
+    x = RNG.standard_normal((5, 8)).astype(np.float32)
+    module = build_module(
+        [TensorType(x.shape, f32)],
+        lambda v: graph.matmul(v, graph.constant(value=DenseAttr(w, TensorType(w.shape, f32)))),
+    )
+    PassManager.parse("pack-weights").run(module)
+    assert f"tensor<{panels}xf32>" in tm.print_module(module)
+    (compiled,) = CpuExecutable.build(module).run([x])
+    np.testing.assert_allclose(compiled, x @ w, rtol=1e-5, atol=1e-5)
 
 
 def test_matmul_packed_verifies_its_panels() -> None:

@@ -360,3 +360,33 @@ def test_print_op_of_a_single_op_and_empty_module() -> None:
     assert str(add) == tm.ir.print_op(add)
     round_trip("module {\n}\n")
     round_trip("module attributes {a = [1, 2]} {\n}\n")
+
+
+def test_clone_copies_nested_regions_and_shares_attributes() -> None:
+    module = tm.parse_module(REGIONS, verify=False)
+    copy = module.clone()
+    assert tm.print_module(copy) == REGIONS
+    original_ops, copied_ops = list(module.walk()), list(copy.walk())
+    assert len(original_ops) == len(copied_ops)
+    assert all(a is not b and a.attributes == b.attributes for a, b in zip(original_ops, copied_ops))
+    inner = func_body(functions(copy)[0]).ops[0].regions[1].block
+    add = inner.ops[1].regions[0].block.ops[0]
+    assert add.operands[1] is inner.args[0]  # uses inside the copy point at the copy's own values
+    assert not func_body(functions(module)[0]).args[0].uses == []  # the original keeps its uses
+    func_body(functions(copy)[0]).ops[0].attributes["extra"] = 1
+    assert "extra" not in func_body(functions(module)[0]).ops[0].attributes
+
+
+def test_fingerprints_hash_large_constants_instead_of_printing_them() -> None:
+    def module_of(weight: np.ndarray) -> Operation:
+        return tm.trace(lambda x: x @ weight, np.ones((2, weight.shape[0]), np.float32)).module
+
+    weight = np.arange(4096, dtype=np.float32).reshape(64, 64)
+    text = tm.ir.printer.fingerprint(module_of(weight))
+    assert '"sha256:' in text and "0x" not in text and len(text) < 2000
+    assert tm.ir.printer.fingerprint(module_of(weight.copy())) == text
+    changed = weight.copy()
+    changed[5, 7] = -1
+    assert tm.ir.printer.fingerprint(module_of(changed)) != text
+    small = np.ones((2, 2), np.float32) * np.arange(2, dtype=np.float32)
+    assert "dense<[[0.0, 1.0], [0.0, 1.0]]>" in tm.ir.printer.fingerprint(module_of(small))

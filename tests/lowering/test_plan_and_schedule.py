@@ -24,6 +24,7 @@ from tensorium.lowering import (
     default_schedule,
     lower_function,
     plan_of,
+    view_offset,
 )
 from tensorium.lowering.schedule import Annotate, Reorder, Split, find_loop
 from tensorium.passes import PassManager
@@ -191,6 +192,9 @@ def test_default_schedules() -> None:
     assert str(default_schedule(kernel)) == "split(i0, 16); parallel(i0_o); vectorize(i0_i, 16)"
     reduction = build_module([TensorType((3, 4), f32)], lambda x: graph.reduce_sum(x, axes=(1,)))
     assert str(default_schedule(functions(lower_function(reduction))[0])) == "parallel(i0)"
+    batch_of_one = build_module([TensorType((1, 1, 6, 40), f32)], lambda x: graph.exp(x))
+    kernel = functions(lower_function(batch_of_one))[0]
+    assert str(default_schedule(kernel)) == "parallel(i2); vectorize(i3, 16)"  # not the loops of one trip
 
 
 def _kernel(body: Any, *types: TensorType) -> tm.ir.Operation:
@@ -215,3 +219,60 @@ def test_schedule_errors() -> None:
     with pytest.raises(ScheduleError, match="loops 'i0' and 'i1_i' are not directly nested"):
         apply_schedule(split_kernel, Schedule.parse("reorder(i1_i, i0)"))
     assert find_loop(split_kernel, "i1_o").attributes["kind"] == "serial"
+
+
+# --- views -------------------------------------------------------------------------------------------
+def _random_slice(rng: np.random.Generator, shape: tuple[int, ...]) -> tuple[list[int], list[int], list[int]]:
+    starts, ends, steps = [], [], []
+    for d in shape:
+        a, b = sorted(int(v) for v in rng.integers(-1, d + 1, 2))
+        step = int(rng.choice([1, 1, 1, 2, -1]))
+        if step < 0:
+            a, b = b, a - 1 if a > 0 else -d - 1
+        starts.append(a)
+        ends.append(b)
+        steps.append(step)
+    return starts, ends, steps
+
+
+def test_a_slice_is_a_view_exactly_when_it_keeps_one_contiguous_run() -> None:
+    rng = np.random.default_rng(1)
+    views = 0
+    for _ in range(400):
+        shape = tuple(int(d) for d in rng.integers(1, 4, int(rng.integers(1, 4))))
+        starts, ends, steps = _random_slice(rng, shape)
+        module = build_module(
+            [TensorType(shape, f32)],
+            lambda x, s=starts, e=ends, t=steps: graph.slice(x, starts=s, ends=e, axes=list(range(len(s))), steps=t),
+            check_text=False,
+        )
+        op = next(op for op in functions(module)[0].regions[0].block.ops if op.name == "graph.slice")
+        kept = interp.run(module, [np.arange(np.prod(shape), dtype=np.float32).reshape(shape)])[0].reshape(-1)
+        contiguous = kept.size > 0 and np.array_equal(kept, np.arange(kept[0], kept[0] + kept.size))
+        offset = view_offset(op)
+        assert (offset is not None) == contiguous, (shape, starts, ends, steps, kept)
+        if offset is not None:
+            views += 1
+            assert offset == kept[0]
+    assert views > 50
+
+
+def test_reshapes_and_contiguous_slices_are_views_not_kernels() -> None:
+    def body(x: Any) -> Any:
+        rows = graph.reshape(x, shape=[6, 4])  # a view of x
+        middle = graph.slice(rows, starts=[2], ends=[4], axes=[0])  # rows 2..3: a view of x from element 8
+        flat = graph.reshape(graph.exp(middle), shape=[8])  # a view of the exp's buffer
+        strided = graph.slice(rows, starts=[0], ends=[4], axes=[1], steps=[2])  # not contiguous: a kernel
+        return graph.add(flat, flat), graph.reshape(strided, shape=[12])  # a returned reshape copies
+
+    module = build_module([TensorType((2, 3, 4), f32)], body)
+    plan = plan_of(lower_function(module))
+    assert [s.kernel for s in plan.steps] == ["exp_0", "slice_1", "add_2", "reshape_3"]
+    assert [(v.buffer, v.source, v.offset) for v in plan.views] == [(1, 0, 0), (2, 0, 8), (4, 3, 0)]
+    x = rand(2, 3, 4)
+    got = run_pl(module, [x])
+    for g, w in zip(got, interp.run(module, [x])):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+    text = tm.print_module(lower_function(module))
+    assert "plan_views = [[1, 0, 0], [2, 0, 8], [4, 3, 0]]" in text
+    assert plan_of(tm.parse_module(text)) == plan

@@ -1,9 +1,18 @@
 """The run-time support of compiled kernels: the thread pool behind parallel loops and its size.
 
 A kernel calls ``tensorium_parallel_for(threads, body, ctx, trips)`` for each outermost parallel
-loop. The call comes back into Python (through a ctypes callback), which splits the iterations
-``[0, trips)`` into one contiguous chunk per thread and calls the outlined ``body(ctx, start, end)``
-on the pool's threads; ctypes releases the GIL around each call, so the chunks run at once.
+loop, which splits the iterations ``[0, trips)`` into one contiguous chunk per thread and runs the
+outlined ``body(ctx, start, end)`` on each. The symbol is bound when kernels are loaded, so object code
+does not depend on which implementation runs it:
+
+- ``openmp`` (the default where the GNU OpenMP runtime, libgomp, loads): a few lines of LLVM IR built
+  here that hand the chunks to ``GOMP_parallel``, whose threads wait for work by spinning briefly, so a
+  parallel loop costs microseconds;
+- ``python`` (the fallback): a ctypes callback into a Python thread pool; ctypes releases the GIL around
+  each chunk, so the chunks run at once, but each parallel loop costs tens of microseconds of GIL
+  hand-offs.
+
+``TENSORIUM_PARALLEL_RUNTIME=python`` picks the fallback.
 """
 
 from __future__ import annotations
@@ -15,9 +24,13 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from llvmlite import binding as llvm
+from llvmlite import ir
 
 from ...errors import InterpreterError
+from .common import I32, I64, PTR
 from .emitter import PARALLEL_FOR
+
+RUNTIME_ENV = "TENSORIUM_PARALLEL_RUNTIME"
 
 NUM_THREADS_ENV = "TENSORIUM_NUM_THREADS"
 RUNTIME_FAILED = -1
@@ -81,12 +94,103 @@ def _parallel_for(threads: int, body: int, ctx: int, trips: int) -> int:
 _CALLBACK = PARALLEL_FOR_TYPE(_parallel_for)
 
 
+def openmp_runtime_ir(triple: str) -> str:
+    """``tensorium_parallel_for`` on libgomp: ``GOMP_parallel`` runs a worker on each thread of the team,
+    which takes its chunk by ``omp_get_thread_num``; the first nonzero status of a chunk is returned."""
+    module = ir.Module("tensorium_runtime")
+    module.triple = triple
+    task = ir.LiteralStructType([PTR, PTR, I64, I32])  # body, ctx, trips, status
+    body_type = ir.FunctionType(I32, [PTR, I64, I64])
+    team_size = ir.Function(module, ir.FunctionType(I32, []), "omp_get_num_threads")
+    member = ir.Function(module, ir.FunctionType(I32, []), "omp_get_thread_num")
+    gomp_parallel = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, PTR, I32, I32]), "GOMP_parallel")
+
+    worker = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR]), "tensorium_omp_worker")
+    worker.linkage = "internal"
+    b = ir.IRBuilder(worker.append_basic_block("entry"))
+    (data,) = worker.args
+    field = [b.gep(data, [I32(0), I32(n)], inbounds=True, source_etype=task) for n in range(4)]
+    trips = b.load(field[2], typ=I64)
+    threads, rank = b.sext(b.call(team_size, []), I64), b.sext(b.call(member, []), I64)
+    start = b.sdiv(b.mul(trips, rank), threads)
+    end = b.sdiv(b.mul(trips, b.add(rank, I64(1))), threads)
+    body = b.load(field[0], typ=body_type.as_pointer())  # a typed pointer value tells the call its signature
+    status = b.call(body, [b.load(field[1], typ=PTR), start, end])
+    failed = b.function.append_basic_block("failed")
+    done = b.function.append_basic_block("done")
+    b.cbranch(b.icmp_signed("!=", status, I32(0)), failed, done)
+    b.position_at_end(failed)
+    b.cmpxchg(field[3], I32(0), status, "monotonic", "monotonic")
+    b.branch(done)
+    b.position_at_end(done)
+    b.ret_void()
+
+    entry = ir.Function(module, ir.FunctionType(I32, [I64, PTR, PTR, I64]), PARALLEL_FOR + "_openmp")
+    b = ir.IRBuilder(entry.append_basic_block("entry"))
+    threads, body, ctx, trips = entry.args
+    data = b.alloca(task)
+    field = [b.gep(data, [I32(0), I32(n)], inbounds=True) for n in range(4)]
+    for n, value in enumerate([body, ctx, trips, I32(0)]):
+        b.store(value, field[n])
+    fewer = b.select(b.icmp_signed("<", trips, threads), trips, threads)
+    team = b.trunc(b.select(b.icmp_signed("<", fewer, I64(1)), I64(1), fewer), I32)
+    b.call(gomp_parallel, [worker, data, team, I32(0)])
+    b.ret(b.load(field[3], typ=I32))
+    return str(module)
+
+
+_OPENMP_ENGINE: llvm.ExecutionEngine | None = None
+_BOUND: str | None = None
+
+
+def _openmp_address() -> int | None:
+    """The address of the libgomp ``tensorium_parallel_for``, compiled once; None when libgomp does not load."""
+    global _OPENMP_ENGINE
+    if _OPENMP_ENGINE is None:
+        path = ctypes.util.find_library("gomp")
+        try:
+            if path is None:
+                return None
+            llvm.load_library_permanently(path)
+        except RuntimeError:
+            return None
+        from .jit import host_target_machine
+
+        machine = host_target_machine()
+        module = llvm.parse_assembly(openmp_runtime_ir(machine.triple))
+        module.verify()
+        engine = llvm.create_mcjit_compiler(module, machine)
+        engine.finalize_object()
+        _OPENMP_ENGINE = engine
+    return int(_OPENMP_ENGINE.get_function_address(PARALLEL_FOR + "_openmp"))
+
+
+def parallel_runtime() -> str:
+    """Which implementation kernels compiled or loaded now call: ``openmp`` or ``python``."""
+    register_runtime()
+    assert _BOUND is not None
+    return _BOUND
+
+
 def register_runtime() -> None:
-    """Make the runtime's symbols and the C library (malloc, and the libm calls LLVM emits) visible to JIT code."""
+    """Make the runtime's symbols and the C library (malloc, and the libm calls LLVM emits) visible to JIT code.
+
+    ``tensorium_parallel_for`` is bound to the implementation ``TENSORIUM_PARALLEL_RUNTIME`` asks for
+    (``openmp`` by default, ``python`` when libgomp is missing); engines finalized later use that one.
+    """
+    global _BOUND
+    wanted = os.environ.get(RUNTIME_ENV, "openmp").strip() or "openmp"
+    if wanted not in ("openmp", "python"):
+        raise InterpreterError(f"{RUNTIME_ENV} must be 'openmp' or 'python', got '{wanted}'")
+    if _BOUND is not None and wanted == _BOUND:
+        return
     for name in ("c", "m"):
         path = ctypes.util.find_library(name)
         if path is not None:
             llvm.load_library_permanently(path)
-    address = ctypes.cast(_CALLBACK, ctypes.c_void_p).value
+    address = _openmp_address() if wanted == "openmp" else None
+    _BOUND = "openmp" if address is not None else "python"
+    if address is None:
+        address = ctypes.cast(_CALLBACK, ctypes.c_void_p).value
     assert address is not None
     llvm.add_symbol(PARALLEL_FOR, address)

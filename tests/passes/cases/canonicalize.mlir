@@ -153,6 +153,34 @@ module {
 }
 // -----
 // RUN: canonicalize
+// A transpose of the last two axes feeding a matmul becomes the matmul's transpose flag (flipping a
+// flag already set); a transpose that moves a batch axis stays.
+module {
+  func.func @main(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<2x3x5xf32>, %c: tensor<2x5x6xf32>, %d: tensor<5x6xf32>) -> (tensor<4x16xf32>, tensor<4x4xf32>, tensor<2x3x6xf32>, tensor<3x2x6xf32>) {
+    %0 = graph.transpose %w {perm = [1, 0]} : (tensor<16x8xf32>) -> tensor<8x16xf32>
+    %1 = graph.matmul %x, %0 : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+    %2 = graph.transpose %x {perm = [1, 0]} : (tensor<4x8xf32>) -> tensor<8x4xf32>
+    %3 = graph.matmul %2, %2 {transpose_a = true} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+    %4 = graph.transpose %b {perm = [0, 2, 1]} : (tensor<2x3x5xf32>) -> tensor<2x5x3xf32>
+    %5 = graph.matmul %4, %c {transpose_a = true} : (tensor<2x5x3xf32>, tensor<2x5x6xf32>) -> tensor<2x3x6xf32>
+    %6 = graph.transpose %b {perm = [1, 0, 2]} : (tensor<2x3x5xf32>) -> tensor<3x2x5xf32>
+    %7 = graph.matmul %6, %d : (tensor<3x2x5xf32>, tensor<5x6xf32>) -> tensor<3x2x6xf32>
+    func.return %1, %3, %5, %7 : tensor<4x16xf32>, tensor<4x4xf32>, tensor<2x3x6xf32>, tensor<3x2x6xf32>
+  }
+}
+// EXPECTED:
+module {
+  func.func @main(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<2x3x5xf32>, %c: tensor<2x5x6xf32>, %d: tensor<5x6xf32>) -> (tensor<4x16xf32>, tensor<4x4xf32>, tensor<2x3x6xf32>, tensor<3x2x6xf32>) {
+    %0 = graph.matmul %x, %w {transpose_b = true} : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+    %1 = graph.matmul %x, %x {transpose_b = true} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x4xf32>
+    %2 = graph.matmul %b, %c : (tensor<2x3x5xf32>, tensor<2x5x6xf32>) -> tensor<2x3x6xf32>
+    %3 = graph.transpose %b {perm = [1, 0, 2]} : (tensor<2x3x5xf32>) -> tensor<3x2x5xf32>
+    %4 = graph.matmul %3, %d : (tensor<3x2x5xf32>, tensor<5x6xf32>) -> tensor<3x2x6xf32>
+    func.return %0, %1, %2, %4 : tensor<4x16xf32>, tensor<4x4xf32>, tensor<2x3x6xf32>, tensor<3x2x6xf32>
+  }
+}
+// -----
+// RUN: canonicalize
 // reshape(reshape) becomes one reshape (a 0 that copied a dim of the middle value is resolved);
 // a reshape back to the input's static type disappears.
 module {

@@ -181,6 +181,34 @@ def transpose_chain(op: Operation, rewriter: PatternRewriter) -> bool:
     return _rebuild(rewriter, op, "graph.transpose", source, {"perm": composed})
 
 
+def _swaps_last_two(op: Operation) -> bool:
+    """True for a transpose that swaps the last two axes and keeps the others in place."""
+    perm = _ints(op, "perm")
+    n = len(perm)
+    return n >= 2 and perm == (*range(n - 2), n - 1, n - 2)
+
+
+@pattern("graph.matmul", canonical=True)
+def matmul_transposed_operand(op: Operation, rewriter: PatternRewriter) -> bool:
+    """matmul(transpose(x) swapping the last two axes, ...) -> matmul(x, ...) with that side's flag flipped,
+    so a weight stored as [out, in] (torch Linear) is read in place rather than transposed at run time."""
+    operands = list(op.operands)
+    attrs = dict(op.attributes)
+    changed = False
+    for side, flag in enumerate(("transpose_a", "transpose_b")):
+        inner = producer(operands[side], "graph.transpose")
+        if inner is not None and _swaps_last_two(inner):
+            operands[side] = inner.operands[0]
+            attrs[flag] = not bool(op.attr(flag, False))
+            changed = True
+    if not changed:
+        return False
+    new = Operation(op.name, operands, op.result_types, attrs, loc=op.loc)
+    rewriter.insert_before(op, new)
+    rewriter.replace_op(op, new.results)
+    return True
+
+
 @pattern("graph.reshape", canonical=True)
 def reshape_chain(op: Operation, rewriter: PatternRewriter) -> bool:
     """reshape to x's own type -> x; reshape(reshape(x)) -> one reshape of x."""

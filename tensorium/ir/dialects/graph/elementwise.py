@@ -39,10 +39,11 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 
 
 def _gelu(x: np.ndarray, *, approximate: str) -> np.ndarray:
+    # As PyTorch computes them: x * x * x for the cube, a multiplication by 1/sqrt(2) rather than a division.
     if approximate == "tanh":
         c = np.sqrt(2 / np.pi).astype(x.dtype)
-        return (0.5 * x * (1 + np.tanh(c * (x + 0.044715 * x**3)))).astype(x.dtype)
-    return (0.5 * x * (1 + erf(x / np.sqrt(2).astype(x.dtype)))).astype(x.dtype)
+        return (0.5 * x * (1 + np.tanh(c * (x + 0.044715 * (x * x * x))))).astype(x.dtype)
+    return (0.5 * x * (1 + erf(x * np.sqrt(0.5).astype(x.dtype)))).astype(x.dtype)
 
 
 def _safe(fn: Any) -> Any:
