@@ -36,7 +36,7 @@ from .tensor import DynamicSpec, bind_arguments, is_static, trace_function
 
 __all__ = ["DEFAULT_PIPELINE", "TARGETS", "CacheInfo", "CompiledModel", "LoadedModel", "compile", "load"]
 
-DEFAULT_PIPELINE = "canonicalize,cse,fold,dce"
+DEFAULT_PIPELINE = "canonicalize,fold-batch-norm,cse,fold,dce"
 TARGETS = ("interp", "cpu")
 TARGET_PASSES = {"interp": "", "cpu": "pack-weights"}
 """Passes each target appends to every pipeline, what its code generator relies on: for the CPU, constant

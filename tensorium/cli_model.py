@@ -336,7 +336,8 @@ def add_model_commands(subparsers: Any) -> None:
     compile_p.add_argument(
         "--passes",
         metavar="PIPELINE",
-        help="pass pipeline (default: canonicalize,cse,fold,dce; the target adds its own passes, cpu: pack-weights)",
+        help="pass pipeline (default: canonicalize,fold-batch-norm,cse,fold,dce; the target appends its own "
+        "passes, for cpu: pack-weights)",
     )
     _handle(compile_p, cmd_compile)
 

@@ -1,12 +1,20 @@
 """Passes over modules: the Pass base and registry, pipeline text, the PassManager and the passes.
 
 Importing this package registers every pass shipped with Tensorium (canonicalize, cse, dce, fold,
-lower-to-loops).
+fold-batch-norm, pack-weights, lower-to-loops).
 """
 
 from __future__ import annotations
 
-from . import canonicalize, cse, dce, fold, lower_to_loops, pack_weights  # noqa: F401  (registers the passes)
+from . import (  # noqa: F401  (registers the passes)
+    canonicalize,
+    cse,
+    dce,
+    fold,
+    fold_batch_norm,
+    lower_to_loops,
+    pack_weights,
+)
 from .base import Pass, get_pass, pass_names, register_pass
 from .manager import PassManager
 from .pipeline import Pipeline, parse_pipeline

@@ -59,7 +59,7 @@ def test_layout_and_metadata(saved: Path) -> None:
     assert meta["format_version"] == FORMAT_VERSION
     assert meta["tensorium_version"] == tm.__version__
     assert meta["target"] == "interp"
-    assert meta["pipeline"] == "canonicalize,cse,fold,dce"
+    assert meta["pipeline"] == "canonicalize,fold-batch-norm,cse,fold,dce"
     assert meta["inputs"] == [{"name": "x", "type": "tensor<3x16xf32>"}]
     assert meta["outputs"] == [
         {"name": "output0", "type": "tensor<3x8xf32>"},

@@ -62,7 +62,7 @@ def test_compile_run_inspect_a_traced_factory(
     err = capsys.readouterr().err.splitlines()
     assert err[0] == f"[1/3] import: {factory_file}:factory ..."
     assert err[1].startswith("[1/3] import: done in ") and err[1].endswith(" s (tensorium.trace, 6 ops)")
-    assert err[2] == "[2/3] passes: canonicalize,cse,fold,dce ..."
+    assert err[2] == "[2/3] passes: canonicalize,fold-batch-norm,cse,fold,dce ..."
     assert err[4] == f"[3/3] write: {out} ..."
     assert err[5].endswith(" s (1 inputs, 2 outputs)")
     x = np.array([[1, 0, 0, 0], [0, 1, 2, 3]], np.float32)
