@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import InterpreterError
 from ..ir.core import Operation, Value
 from ..ir.dialects.builtin import func_body, func_name, pick_function
-from ..ir.evaluate import evaluate_op, op_location
+from ..ir.evaluate import COMPUTES_REGION, evaluate_op, op_location
 from ..ir.storage import check_array, coerce, round_to_bf16, wrap_integers
 from ..ir.types import TensorType, Type
 
@@ -43,7 +43,7 @@ def run_function(func: Operation, args: Sequence[Any]) -> list[np.ndarray]:
         if op.name == "func.return":
             outs = [env[id(v)] for v in op.operands]
             return [a if a.flags.writeable else a.copy() for a in outs]
-        if op.regions:
+        if op.regions and not op.has_trait(COMPUTES_REGION):
             raise InterpreterError(
                 f"{op_location(op)}'{op.name}' has regions; the interpreter runs graph-level ops only"
             )

@@ -76,22 +76,28 @@ class Kernel:
         self.body: Block = func_body(self.func)
         self.inputs: list[Value] = list(self.body.args[: len(ins)])
         self.outputs: list[Value] = list(self.body.args[len(ins) :])
-        self._prologue_size = 0
+        self._prologue: list[Operation] = []
         self._memo: dict[Any, Value] = {}
 
     @contextmanager
     def prologue(self) -> Iterator[None]:
-        """Build at the end of the prologue."""
+        """Build at the end of the prologue.
+
+        The prologue's ops are the first ops of the body; they are remembered as ops rather than counted,
+        so that erasing some of them (as fused lowerings do with their placeholders) keeps the end right.
+        """
         block = self.body
-        before = block.ops[self._prologue_size] if self._prologue_size < len(block.ops) else None
+        size = sum(1 for op in self._prologue if op.parent is block)
+        before = block.ops[size] if size < len(block.ops) else None
         with InsertionPoint(block, before):
             yield
-        # Recomputed rather than counted, so that prologues opened while building one nest correctly.
-        self._prologue_size = block.index_of(before) if before is not None else len(block.ops)
+        end = block.index_of(before) if before is not None else len(block.ops)
+        self._prologue = block.ops[:end]
 
     def _hoisted(self, key: Any, build: Callable[[], Value]) -> Value:
         found = self._memo.get(key)
-        if found is None:
+        defined_by = found.defining_op() if found is not None else None
+        if found is None or (defined_by is not None and defined_by.parent is None):  # erased since
             with self.prologue():
                 found = build()
             self._memo[key] = found

@@ -23,9 +23,9 @@ from ..errors import TensoriumError
 from ..ir.attributes import DenseAttr
 from ..ir.core import Operation, Value
 from ..ir.dialects.builtin import func_body, func_return, lookup_func, make_module
-from ..ir.dialects.graph.shape import slice_plan
+from ..ir.dialects.graph.shape import view_offset
 from ..ir.types import Sym, TensorType
-from .kernel import lower_op, lowering_error
+from .kernel import LOWERINGS, lower_op, lowering_error
 from .schedule import Schedule, apply_schedule
 
 
@@ -90,37 +90,13 @@ def plan_of(module: Operation) -> LaunchPlan:
     )
 
 
-def view_offset(op: Operation) -> int | None:
-    """The element offset at which ``op``'s result is its operand's row-major memory, or None when it is not
-    a view: reshape, squeeze and unsqueeze always are (offset 0); a slice is when the elements it keeps are
-    one contiguous run (the axes before the last cut one kept at one index, that one cut to a range with
-    step 1, the rest whole), with static shapes."""
-    if op.name in ("graph.reshape", "graph.squeeze", "graph.unsqueeze"):
-        return 0
-    if op.name != "graph.slice":
-        return None
-    source, result = op.operands[0].type, op.result.type
-    if not (isinstance(source, TensorType) and source.is_static and isinstance(result, TensorType)):
-        return None
-    attrs = op.opdef.attr_kwargs(op)
-    shape = source.static_shape
-    first = [0] * len(shape)
-    count = list(shape)
-    for axis, start, end, step in slice_plan(len(shape), attrs["starts"], attrs["ends"], attrs["axes"], attrs["steps"]):
-        kept = range(*slice(start, end, step).indices(shape[axis]))
-        if len(kept) > 1 and step != 1:
-            return None
-        first[axis], count[axis] = (kept[0] if kept else 0), len(kept)
-    if 0 in count:
-        return None
-    partial = [a for a in range(len(shape)) if count[a] != shape[a]]
-    if partial and any(count[a] != 1 for a in range(partial[-1])):
-        return None
-    offset, stride = 0, 1
-    for axis in reversed(range(len(shape))):
-        offset += first[axis] * stride
-        stride *= shape[axis]
-    return offset
+def kernel_name(op: Operation) -> str:
+    """A kernel's name without its number: the op's short name; for a fused group, its ops' names joined
+    (``matmul_add_relu``), the first three and a count past five."""
+    if op.name != "graph.fused":
+        return op.name.split(".", 1)[1]
+    names = [o.name.split(".", 1)[1] for o in op.regions[0].block.ops if not o.has_trait("terminator")]
+    return "_".join(names if len(names) <= 5 else [*names[:3], f"and{len(names) - 3}more"])
 
 
 def _sizable_by_host(t: object) -> bool:
@@ -161,7 +137,7 @@ def lower_function(
     for op in func_body(target).ops:
         if op.name == "func.return":
             continue
-        if op.regions:
+        if op.regions and op.name not in LOWERINGS:
             raise lowering_error(op, "ops with regions have no loop lowering")
         if op.name == "graph.constant":
             constants.append((number(op.result), op.attributes["value"]))  # type: ignore[arg-type]
@@ -175,7 +151,7 @@ def lower_function(
             buffer = number(op.result)
             views[buffer] = View(buffer, source, offset)
             continue
-        kernel = lower_op(op, f"{op.name.split('.', 1)[1]}_{len(kernels)}")
+        kernel = lower_op(op, f"{kernel_name(op)}_{len(kernels)}")
         if schedule is not None:
             apply_schedule(kernel, schedule(kernel))
         kernels.append(kernel)

@@ -1,7 +1,7 @@
 """Passes over modules: the Pass base and registry, pipeline text, the PassManager and the passes.
 
 Importing this package registers every pass shipped with Tensorium (canonicalize, cse, dce, fold,
-fold-batch-norm, pack-weights, lower-to-loops).
+fold-batch-norm, pack-weights, fuse, lower-to-loops).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from . import (  # noqa: F401  (registers the passes)
     dce,
     fold,
     fold_batch_norm,
+    fuse,
     lower_to_loops,
     pack_weights,
 )

@@ -212,12 +212,12 @@ def test_cli_compile_inspect_and_run(tmp_path: Path, capsys: pytest.CaptureFixtu
     out = tmp_path / "m.tsm"
     assert cli("compile", f"{tmp_path}/f.py:factory", "-o", str(out)) == 0
     err = capsys.readouterr().err
-    assert "[3/4] codegen: done in" in err and "(4 kernels, " in err
+    assert "[3/4] codegen: done in" in err and "(2 kernels, " in err
     assert cli("inspect", str(out)) == 0
     text = capsys.readouterr().out
     assert "  target: cpu\n" in text
-    assert "kernels: 4 (" in text and "  matmul_packed_0  (#0, #1) -> (#2)\n" in text
-    assert "peak intermediate memory: 48 B (3 intermediate buffers in 2 slots)\n" in text
+    assert "kernels: 2 (" in text and "  matmul_packed_relu_sub_0  (#0, #1, #2) -> (#3)\n" in text  # fused
+    assert "peak intermediate memory: 24 B (1 intermediate buffers in 1 slots)\n" in text
     x = np.arange(8, dtype=np.float32).reshape(2, 4)
     np.save(tmp_path / "x.npy", x)
     codegen.clear()

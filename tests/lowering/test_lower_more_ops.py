@@ -444,7 +444,8 @@ def test_a_small_cnn_runs_through_the_plan_with_default_schedules() -> None:
 
 
 def test_every_graph_op_has_a_lowering() -> None:
-    assert sorted(op.name for op in registered_ops("graph") if op.name not in LOWERINGS) == []
+    missing = [op.name for op in registered_ops("graph") if op.name not in LOWERINGS and not op.has_trait("terminator")]
+    assert missing == []
 
 
 def test_symbolic_dims_are_read_at_run_time() -> None:

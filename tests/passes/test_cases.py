@@ -14,7 +14,7 @@ import pytest
 
 import tensorium as tm
 from tensorium.errors import TensoriumError
-from tensorium.passes import PassManager
+from tensorium.passes import PassManager, get_pass, pass_names
 
 CASES_DIR = Path(__file__).parent / "cases"
 SEPARATOR = "// -----"
@@ -88,6 +88,7 @@ def test_case(case: Case) -> None:
 
 def test_there_are_cases_for_every_pass() -> None:
     pipelines = ",".join(c.pipeline for c in ALL_CASES)
-    for name in ("canonicalize", "fold", "cse", "dce"):
-        assert name in pipelines
+    shipped = [n for n in pass_names() if get_pass(n).__module__.startswith("tensorium.passes.")]
+    for name in shipped:
+        assert name in pipelines or name == "lower-to-loops", f"no textual case runs {name}"
     assert len(ALL_CASES) >= 20

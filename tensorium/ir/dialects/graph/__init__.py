@@ -11,6 +11,7 @@ from ...opdef import OpDef, lookup
 from . import (  # noqa: F401  (registers the ops)
     canonical,
     elementwise,
+    fused,
     indexing,
     linalg,
     misc,

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from ...attributes import BoolAttr, FloatAttr, IntAttr, IntsAttr, ScalarTypeAttr, StrAttr
+from ...core import Operation
 from ...opdef import InferError, define
 from ...shapes import check_dims_match, normalize_axes, normalize_axis, solve_reshape
 from ...types import DYN, Dim, FloatType, IntegerType, ScalarType, Sym, TensorType, Type
@@ -456,3 +457,47 @@ tril = define(
     traits=("pure",),
     doc="Zero the elements above diagonal `k` of the last two dims (numpy.tril).",
 )
+
+
+def is_unit_reshape(op: Operation) -> bool:
+    """True for a reshape, squeeze or unsqueeze that only adds or drops size-1 dims (statically), so the
+    elements keep their order and each index maps to an index of the other shape."""
+    if op.name not in ("graph.reshape", "graph.squeeze", "graph.unsqueeze"):
+        return False
+    source, result = op.operands[0].type, op.results[0].type
+    if not (isinstance(source, TensorType) and isinstance(result, TensorType)):
+        return False
+    return [d for d in source.shape if d != 1] == [d for d in result.shape if d != 1]
+
+
+def view_offset(op: Operation) -> int | None:
+    """The element offset at which ``op``'s result is its operand's row-major memory, or None when it is not
+    a view: reshape, squeeze and unsqueeze always are (offset 0); a slice is when the elements it keeps are
+    one contiguous run (the axes before the last cut one kept at one index, that one cut to a range with
+    step 1, the rest whole), with static shapes."""
+    if op.name in ("graph.reshape", "graph.squeeze", "graph.unsqueeze"):
+        return 0
+    if op.name != "graph.slice":
+        return None
+    source, result = op.operands[0].type, op.result.type
+    if not (isinstance(source, TensorType) and source.is_static and isinstance(result, TensorType)):
+        return None
+    attrs = op.opdef.attr_kwargs(op)
+    shape = source.static_shape
+    first = [0] * len(shape)
+    count = list(shape)
+    for axis, start, end, step in slice_plan(len(shape), attrs["starts"], attrs["ends"], attrs["axes"], attrs["steps"]):
+        kept = range(*slice(start, end, step).indices(shape[axis]))
+        if len(kept) > 1 and step != 1:
+            return None
+        first[axis], count[axis] = (kept[0] if kept else 0), len(kept)
+    if 0 in count:
+        return None
+    partial = [a for a in range(len(shape)) if count[a] != shape[a]]
+    if partial and any(count[a] != 1 for a in range(partial[-1])):
+        return None
+    offset, stride = 0, 1
+    for axis in reversed(range(len(shape))):
+        offset += first[axis] * stride
+        stride *= shape[axis]
+    return offset

@@ -1,0 +1,197 @@
+"""fuse: group ops into ``graph.fused`` ops, each computed as one kernel.
+
+The plan is made on the dataflow graph of each function's top-level ops (a networkx DiGraph of groups).
+Every op starts in a group of its own; in program order, an op's group takes in the group that produces
+one of its operands when the rules below hold, and the two groups are contracted in the graph:
+
+- the operand is the producer group's only result and has no other use, so nothing outside needs it;
+- the union holds at most one *anchor* (an op that is not elementwise: matmul, conv, a reduction, a norm,
+  softmax, a transpose, ...); the others are elementwise ops and reshapes that only add or drop size-1
+  dims;
+- no recomputation blow-up: the operand is not broadcast by the op that reads it (an elementwise value
+  is computed once per element of the result), and elementwise producers are taken into an anchor only
+  when the anchor reads each input element a few times (reductions, norms, softmax, transposes; never a
+  matmul or convolution, which read each element once per output tile and have their own schedule);
+- no cycle: no other path leads from the producer group to the op's group (networkx ``has_path``);
+- at most ``max-ops`` ops per group, and no anonymous (``?``) dims, which a kernel could not size.
+
+So a matmul or convolution takes its epilogue (bias, activation, residual add, scale, cast: *vertical*
+fusion into the producer), a softmax or layer norm takes the elementwise ops that feed it, and
+elementwise chains become one loop nest. ``epilogues=false`` and ``producers=false`` turn the two kinds
+of anchor fusion off; ``max-ops=1`` turns fusion off.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import networkx as nx
+
+from ..errors import PassError
+from ..ir.builder import InsertionPoint
+from ..ir.core import Block, Operation, Region, Value
+from ..ir.dialects.builtin import func_body, functions
+from ..ir.dialects.graph.fused import fused, yield_
+from ..ir.dialects.graph.shape import is_unit_reshape, view_offset
+from ..ir.rewrite import PatternRewriter
+from ..ir.types import Sym, TensorType
+from .base import Pass, register_pass
+
+READS_FEW_TIMES = {
+    "graph.softmax",
+    "graph.log_softmax",
+    "graph.layer_norm",
+    "graph.rms_norm",
+    "graph.batch_norm",
+    "graph.reduce_sum",
+    "graph.reduce_mean",
+    "graph.reduce_max",
+    "graph.reduce_min",
+    "graph.reduce_prod",
+    "graph.transpose",
+}
+"""Anchors that read each element of an input a small, fixed number of times, so elementwise producers
+can be recomputed at their loads."""
+
+UNFUSABLE = {"graph.constant", "graph.fused", "graph.split"}
+"""Ops that never join a group: constants are kernel inputs, groups do not nest, several results."""
+
+
+def _fusable(op: Operation) -> bool:
+    """Ops that may join a group: not UNFUSABLE, one result, and not a view of their operand's memory other
+    than a unit reshape (a reshape or contiguous slice costs nothing as a view; grouped, it would be copied)."""
+    if op.name in UNFUSABLE or len(op.results) != 1 or not _sizable(op.result.type):
+        return False
+    return is_unit_reshape(op) or view_offset(op) is None
+
+
+def is_elementwise(op: Operation) -> bool:
+    """True for ops computed element by element in a fused kernel: elementwise ops and unit reshapes."""
+    return op.has_trait("elementwise") or is_unit_reshape(op)
+
+
+def _sizable(t: object) -> bool:
+    return isinstance(t, TensorType) and all(not isinstance(d, Sym) or d.name is not None for d in t.shape)
+
+
+def _elements(t: object) -> tuple[object, ...]:
+    """The dims of a tensor type other than 1 (equal for types that hold the same elements in order)."""
+    assert isinstance(t, TensorType)
+    return tuple(d for d in t.shape if d != 1)
+
+
+@dataclass
+class Group:
+    """Ops computed as one kernel: ``ops`` in program order, its output ``ops[-1]``'s result."""
+
+    ops: list[Operation]
+    anchor: Operation | None = field(default=None)
+
+    @property
+    def output(self) -> Value:
+        return self.ops[-1].results[0]
+
+
+@register_pass
+@dataclass(frozen=True)
+class Fuse(Pass):
+    """Group ops into ``graph.fused`` ops (see the module docstring)."""
+
+    name: ClassVar[str] = "fuse"
+    max_ops: int = 32
+    epilogues: bool = True
+    producers: bool = True
+
+    def __post_init__(self) -> None:
+        if self.max_ops < 1:
+            raise PassError(f"max-ops must be at least 1, got {self.max_ops}")
+
+    def run(self, module: Operation) -> None:
+        for func in functions(module):
+            block = func_body(func)
+            for group in self.plan(block):
+                if len(group.ops) > 1 and not all(is_unit_reshape(op) for op in group.ops):
+                    _outline(group)
+
+    def plan(self, block: Block) -> list[Group]:
+        """The groups of ``block``'s ops (every fusable op in exactly one), in program order of their outputs."""
+        ops = [op for op in block.ops if not op.has_trait("terminator")]
+        position = {id(op): n for n, op in enumerate(ops)}
+        group_of: dict[int, int] = {}
+        groups: dict[int, Group] = {}
+        graph: nx.DiGraph = nx.DiGraph()
+        for n, op in enumerate(ops):
+            group_of[id(op)] = n
+            groups[n] = Group([op], None if is_elementwise(op) else op)
+            graph.add_node(n)
+            for v in op.operands:
+                producer = v.defining_op()
+                if producer is not None and id(producer) in group_of:
+                    graph.add_edge(group_of[id(producer)], n)
+        for op in ops:
+            if not _fusable(op):
+                continue
+            for v in dict.fromkeys(op.operands):
+                producer = v.defining_op()
+                if producer is None or id(producer) not in group_of:
+                    continue
+                mine, theirs = group_of[id(op)], group_of[id(producer)]
+                if mine != theirs and self._may_merge(op, v, groups[theirs], groups[mine], graph, theirs, mine):
+                    merged = Group(groups[theirs].ops + groups[mine].ops, groups[theirs].anchor or groups[mine].anchor)
+                    merged.ops.sort(key=lambda o: position[id(o)])
+                    groups[mine] = merged
+                    for member in groups.pop(theirs).ops:
+                        group_of[id(member)] = mine
+                    nx.contracted_nodes(graph, mine, theirs, self_loops=False, copy=False)
+        return sorted(groups.values(), key=lambda g: position[id(g.ops[-1])])
+
+    def _may_merge(
+        self, op: Operation, value: Value, producer: Group, consumer: Group, graph: nx.DiGraph, theirs: int, mine: int
+    ) -> bool:
+        """Whether ``consumer`` (holding ``op``) may take in ``producer`` (whose output ``op`` reads as ``value``)."""
+        if not _fusable(producer.ops[-1]) or value is not producer.output:
+            return False
+        if len(value.uses) != 1 or not _sizable(value.type):
+            return False
+        if len(producer.ops) + len(consumer.ops) > self.max_ops:
+            return False
+        if producer.anchor is not None and consumer.anchor is not None:
+            return False
+        if producer.anchor is not None:  # op is an epilogue of the producer's anchor
+            if not self.epilogues or not is_elementwise(op) or _elements(value.type) != _elements(op.result.type):
+                return False
+        elif consumer.anchor is op:  # elementwise producers recomputed at the anchor's loads of its data
+            if not self.producers or op.name not in READS_FEW_TIMES or op.operands[0] is not value:
+                return False
+        elif _elements(value.type) != _elements(op.result.type):  # elementwise into elementwise: no broadcast
+            return False
+        others = [s for s in graph.successors(theirs) if s != mine]
+        return not any(nx.has_path(graph, s, mine) for s in others)
+
+
+def _outline(group: Group) -> None:
+    """Replace the ops of ``group`` by one ``graph.fused`` op holding copies of them."""
+    members = {id(op) for op in group.ops}
+    inputs: list[Value] = []
+    for op in group.ops:
+        for v in op.operands:
+            producer = v.defining_op()
+            if (producer is None or id(producer) not in members) and v not in inputs:
+                inputs.append(v)
+    output = group.output
+    last = group.ops[-1]
+    body = Block([v.type for v in inputs], [v.name_hint for v in inputs])
+    mapping: dict[Value, Value] = dict(zip(inputs, body.args))
+    for op in group.ops:
+        body.append(op.clone(mapping))
+    with InsertionPoint(body):
+        yield_(mapping[output])
+    op = fused.build(inputs, result_types=[output.type], loc=last.loc)
+    op.add_region(Region([body]))
+    op.results[0].name_hint = output.name_hint
+    rewriter = PatternRewriter()
+    rewriter.insert_before(last, op)
+    output.replace_all_uses_with(op.results[0])
+    for member in reversed(group.ops):
+        rewriter.erase_op(member)

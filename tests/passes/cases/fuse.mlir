@@ -1,0 +1,184 @@
+// RUN: fuse
+// A matmul takes its epilogue: the bias add, a reshape that only adds a size-1 dim, the residual add and
+// the activation become one graph.fused group with the matmul as its anchor.
+module {
+  func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>, %b: tensor<3xf32>, %r: tensor<1x4x3xf32>) -> tensor<1x4x3xf32> {
+    %0 = graph.matmul %x, %w : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+    %1 = graph.add %0, %b : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+    %2 = graph.reshape %1 {shape = [1, 4, 3]} : (tensor<4x3xf32>) -> tensor<1x4x3xf32>
+    %3 = graph.add %2, %r : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+    %4 = graph.relu %3 : (tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+    func.return %4 : tensor<1x4x3xf32>
+  }
+}
+// EXPECTED:
+module {
+  func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>, %b: tensor<3xf32>, %r: tensor<1x4x3xf32>) -> tensor<1x4x3xf32> {
+    %0 = graph.fused %x, %w, %b, %r (
+      {
+      ^bb0(%arg0: tensor<4x8xf32>, %arg1: tensor<8x3xf32>, %arg2: tensor<3xf32>, %arg3: tensor<1x4x3xf32>):
+        %1 = graph.matmul %arg0, %arg1 : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+        %2 = graph.add %1, %arg2 : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+        %3 = graph.reshape %2 {shape = [1, 4, 3]} : (tensor<4x3xf32>) -> tensor<1x4x3xf32>
+        %4 = graph.add %3, %arg3 : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+        %5 = graph.relu %4 : (tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+        graph.yield %5 : (tensor<1x4x3xf32>) -> ()
+      }
+    ) : (tensor<4x8xf32>, tensor<8x3xf32>, tensor<3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+    func.return %0 : tensor<1x4x3xf32>
+  }
+}
+// -----
+// RUN: fuse
+// A softmax takes the elementwise op that feeds its data (recomputed at its loads); an elementwise chain
+// becomes one group.
+module {
+  func.func @main(%x: tensor<2x5xf32>, %y: tensor<2x5xf32>, %s: tensor<f32>) -> (tensor<2x5xf32>, tensor<2x5xf32>) {
+    %0 = graph.mul %x, %s : (tensor<2x5xf32>, tensor<f32>) -> tensor<2x5xf32>
+    %1 = graph.softmax %0 : (tensor<2x5xf32>) -> tensor<2x5xf32>
+    %2 = graph.add %x, %y : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+    %3 = graph.exp %2 : (tensor<2x5xf32>) -> tensor<2x5xf32>
+    %4 = graph.neg %3 : (tensor<2x5xf32>) -> tensor<2x5xf32>
+    func.return %1, %4 : tensor<2x5xf32>, tensor<2x5xf32>
+  }
+}
+// EXPECTED:
+module {
+  func.func @main(%x: tensor<2x5xf32>, %y: tensor<2x5xf32>, %s: tensor<f32>) -> (tensor<2x5xf32>, tensor<2x5xf32>) {
+    %0 = graph.fused %x, %s (
+      {
+      ^bb0(%arg0: tensor<2x5xf32>, %arg1: tensor<f32>):
+        %1 = graph.mul %arg0, %arg1 : (tensor<2x5xf32>, tensor<f32>) -> tensor<2x5xf32>
+        %2 = graph.softmax %1 : (tensor<2x5xf32>) -> tensor<2x5xf32>
+        graph.yield %2 : (tensor<2x5xf32>) -> ()
+      }
+    ) : (tensor<2x5xf32>, tensor<f32>) -> tensor<2x5xf32>
+    %3 = graph.fused %x, %y (
+      {
+      ^bb0(%arg2: tensor<2x5xf32>, %arg3: tensor<2x5xf32>):
+        %4 = graph.add %arg2, %arg3 : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+        %5 = graph.exp %4 : (tensor<2x5xf32>) -> tensor<2x5xf32>
+        %6 = graph.neg %5 : (tensor<2x5xf32>) -> tensor<2x5xf32>
+        graph.yield %6 : (tensor<2x5xf32>) -> ()
+      }
+    ) : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+    func.return %0, %3 : tensor<2x5xf32>, tensor<2x5xf32>
+  }
+}
+// -----
+// RUN: fuse
+// Not fused: an elementwise producer of a matmul operand (it would be recomputed for every column tile),
+// the epilogue past a value that is used twice (%2 is returned), a producer whose result is broadcast
+// (sqrt of a [3] vector added to [4, 3]), and a contiguous slice (a free view, not a kernel).
+module {
+  func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>, %v: tensor<3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<2x8xf32>) {
+    %0 = graph.exp %x : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    %1 = graph.matmul %0, %w : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+    %2 = graph.relu %1 : (tensor<4x3xf32>) -> tensor<4x3xf32>
+    %3 = graph.neg %2 : (tensor<4x3xf32>) -> tensor<4x3xf32>
+    %4 = graph.sqrt %v : (tensor<3xf32>) -> tensor<3xf32>
+    %5 = graph.add %3, %4 : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+    %6 = graph.slice %x {starts = [1], ends = [3]} : (tensor<4x8xf32>) -> tensor<2x8xf32>
+    %7 = graph.tanh %6 : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    func.return %2, %5, %5, %7 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<2x8xf32>
+  }
+}
+// EXPECTED:
+module {
+  func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>, %v: tensor<3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<2x8xf32>) {
+    %0 = graph.exp %x : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    %1 = graph.fused %0, %w (
+      {
+      ^bb0(%arg0: tensor<4x8xf32>, %arg1: tensor<8x3xf32>):
+        %2 = graph.matmul %arg0, %arg1 : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+        %3 = graph.relu %2 : (tensor<4x3xf32>) -> tensor<4x3xf32>
+        graph.yield %3 : (tensor<4x3xf32>) -> ()
+      }
+    ) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+    %4 = graph.sqrt %v : (tensor<3xf32>) -> tensor<3xf32>
+    %5 = graph.fused %1, %4 (
+      {
+      ^bb0(%arg2: tensor<4x3xf32>, %arg3: tensor<3xf32>):
+        %6 = graph.neg %arg2 : (tensor<4x3xf32>) -> tensor<4x3xf32>
+        %7 = graph.add %6, %arg3 : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+        graph.yield %7 : (tensor<4x3xf32>) -> ()
+      }
+    ) : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+    %8 = graph.slice %x {starts = [1], ends = [3]} : (tensor<4x8xf32>) -> tensor<2x8xf32>
+    %9 = graph.tanh %8 : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    func.return %1, %5, %5, %9 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<2x8xf32>
+  }
+}
+// -----
+// RUN: fuse{epilogues=false}
+// Without epilogue fusion the matmul stays alone; the elementwise ops after it still form one group.
+module {
+  func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>, %b: tensor<3xf32>, %r: tensor<1x4x3xf32>) -> tensor<1x4x3xf32> {
+    %0 = graph.matmul %x, %w : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+    %1 = graph.add %0, %b : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+    %2 = graph.reshape %1 {shape = [1, 4, 3]} : (tensor<4x3xf32>) -> tensor<1x4x3xf32>
+    %3 = graph.add %2, %r : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+    %4 = graph.relu %3 : (tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+    func.return %4 : tensor<1x4x3xf32>
+  }
+}
+// EXPECTED:
+module {
+  func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>, %b: tensor<3xf32>, %r: tensor<1x4x3xf32>) -> tensor<1x4x3xf32> {
+    %0 = graph.matmul %x, %w : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+    %1 = graph.fused %0, %b, %r (
+      {
+      ^bb0(%arg0: tensor<4x3xf32>, %arg1: tensor<3xf32>, %arg2: tensor<1x4x3xf32>):
+        %2 = graph.add %arg0, %arg1 : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+        %3 = graph.reshape %2 {shape = [1, 4, 3]} : (tensor<4x3xf32>) -> tensor<1x4x3xf32>
+        %4 = graph.add %3, %arg2 : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+        %5 = graph.relu %4 : (tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+        graph.yield %5 : (tensor<1x4x3xf32>) -> ()
+      }
+    ) : (tensor<4x3xf32>, tensor<3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+    func.return %1 : tensor<1x4x3xf32>
+  }
+}
+// -----
+// RUN: fuse{producers=false,max-ops=2}
+// Without producer fusion the softmax stays alone; groups hold at most two ops.
+module {
+  func.func @main(%x: tensor<2x5xf32>, %y: tensor<2x5xf32>, %s: tensor<f32>) -> (tensor<2x5xf32>, tensor<2x5xf32>) {
+    %0 = graph.mul %x, %s : (tensor<2x5xf32>, tensor<f32>) -> tensor<2x5xf32>
+    %1 = graph.softmax %0 : (tensor<2x5xf32>) -> tensor<2x5xf32>
+    %2 = graph.add %x, %y : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+    %3 = graph.exp %2 : (tensor<2x5xf32>) -> tensor<2x5xf32>
+    %4 = graph.neg %3 : (tensor<2x5xf32>) -> tensor<2x5xf32>
+    func.return %1, %4 : tensor<2x5xf32>, tensor<2x5xf32>
+  }
+}
+// EXPECTED:
+module {
+  func.func @main(%x: tensor<2x5xf32>, %y: tensor<2x5xf32>, %s: tensor<f32>) -> (tensor<2x5xf32>, tensor<2x5xf32>) {
+    %0 = graph.mul %x, %s : (tensor<2x5xf32>, tensor<f32>) -> tensor<2x5xf32>
+    %1 = graph.softmax %0 : (tensor<2x5xf32>) -> tensor<2x5xf32>
+    %2 = graph.fused %x, %y (
+      {
+      ^bb0(%arg0: tensor<2x5xf32>, %arg1: tensor<2x5xf32>):
+        %3 = graph.add %arg0, %arg1 : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+        %4 = graph.exp %3 : (tensor<2x5xf32>) -> tensor<2x5xf32>
+        graph.yield %4 : (tensor<2x5xf32>) -> ()
+      }
+    ) : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+    %5 = graph.neg %2 : (tensor<2x5xf32>) -> tensor<2x5xf32>
+    func.return %1, %5 : tensor<2x5xf32>, tensor<2x5xf32>
+  }
+}
+// -----
+// RUN: fuse{max-ops=0}
+module {
+  func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>, %b: tensor<3xf32>, %r: tensor<1x4x3xf32>) -> tensor<1x4x3xf32> {
+    %0 = graph.matmul %x, %w : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+    %1 = graph.add %0, %b : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+    %2 = graph.reshape %1 {shape = [1, 4, 3]} : (tensor<4x3xf32>) -> tensor<1x4x3xf32>
+    %3 = graph.add %2, %r : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+    %4 = graph.relu %3 : (tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+    func.return %4 : tensor<1x4x3xf32>
+  }
+}
+// ERROR: max-ops must be at least 1, got 0
