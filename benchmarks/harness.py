@@ -135,6 +135,7 @@ class Row:
     rate: float | None = None
     unit: str = ""
     percent: float | None = None
+    stats: dict[str, Any] | None = None
 
 
 def _log(stream: TextIO, text: str) -> None:
@@ -202,6 +203,7 @@ def bench_workload(
             _log(stream, f"[{workload.name}] {runner.name}: FAILED {row.detail}")
             continue
         row.compile_s = prepared.compile_s
+        row.stats = prepared.stats
         if not ok:
             row.status = "mismatch"
         seconds = _median_of_calls(prepared.call, 1)
@@ -299,7 +301,33 @@ class Report:
         ]
         lines += [_markdown_row(row) for row in self.rows]
         lines += ["", *self._tensorium_summary()]
+        configurations = self._configurations()
+        if configurations:
+            lines += ["", *configurations]
         return "\n".join(lines) + "\n"
+
+    def _configurations(self) -> list[str]:
+        """Each Tensorium runner's kernels per call, peak intermediate memory and median, per workload; with
+        several configurations, how much faster each is than the one with the most stages disabled."""
+        out = [
+            "| workload | Tensorium configuration | kernels | peak intermediate memory | median | x faster than the "
+            "most disabled |",
+            "| --- | --- | ---: | ---: | ---: | ---: |",
+        ]
+        for name in dict.fromkeys(row.workload for row in self.rows):
+            mine = [r for r in self.rows if r.workload == name and _is_tensorium(r) and r.stats is not None]
+            if not mine:
+                continue
+            base = max(mine, key=lambda r: r.runner.count("-"))
+            for row in mine:
+                assert row.stats is not None
+                speedup = "-"
+                if row.best_s is not None and base.best_s is not None and len(mine) > 1:
+                    speedup = f"{base.best_s / row.best_s:.2f}x"
+                median = _ms(row.best_s) if row.best_s is not None else "-"
+                peak = _memory(int(row.stats["peak_intermediate_bytes"]))
+                out.append(f"| {row.title} | {row.runner} | {row.stats['kernels']} | {peak} | {median} | {speedup} |")
+        return out if len(out) > 2 else []
 
     def _tensorium_summary(self) -> list[str]:
         out = ["| workload | Tensorium | best peer | Tensorium / best peer |", "| --- | ---: | --- | ---: |"]
@@ -321,6 +349,10 @@ class Report:
 
 def _is_tensorium(row: Row) -> bool:
     return row.runner.startswith("tensorium")
+
+
+def _memory(n: int) -> str:
+    return f"{n / 2**20:.2f} MiB" if n >= 2**20 else f"{n / 2**10:.1f} KiB" if n >= 2**10 else f"{n} B"
 
 
 def _ms(seconds: float) -> str:

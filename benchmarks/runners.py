@@ -39,6 +39,8 @@ class Prepared:
     call: Callable[[], Any]
     to_numpy: Callable[[Any], np.ndarray]
     compile_s: float | None = None
+    stats: dict[str, Any] | None = None
+    """Tensorium's ``CompiledModel.stats()`` (kernels, peak intermediate bytes), for the other runners None."""
 
 
 def _pointwise(x: torch.Tensor) -> torch.Tensor:
@@ -181,37 +183,50 @@ class OnnxRuntimeRunner(Runner):
 
 
 class TensoriumRunner(Runner):
-    """``tensorium.compile(module, target=T)`` called with numpy arrays, compiled cold (no cache) by its first call."""
+    """``tensorium.compile(module, target=T)`` called with numpy arrays, compiled cold (no cache) by its first call.
 
-    def __init__(self, target: str, params: str = "constants") -> None:
+    ``disable`` names passes and codegen stages to leave out (``tensorium.compile(disable=...)``), for
+    measuring what each is worth; the runner's name lists them (``tensorium (cpu, -fuse)``).
+    """
+
+    def __init__(self, target: str, params: str = "constants", disable: Sequence[str] = ()) -> None:
         import tensorium
 
         tensorium.api.check_target(target)
+        tensorium.api.check_pipeline(None, target, disable)
         self.tensorium = tensorium
         self.target = target
         self.params = params
-        self.name = f"tensorium ({target})"
+        self.disable = tuple(disable)
+        self.name = f"tensorium ({', '.join([target, *(f'-{n}' for n in self.disable)])})"
 
     def warm_up(self) -> None:
         compiled = self.tensorium.compile(Pointwise(), target=self.target, cache=False)
         compiled(np.ones(8, np.float32))
 
     def prepare(self, inst: Instance) -> Prepared:
-        compiled = self.tensorium.compile(inst.module, target=self.target, cache=False, params=self.params)
+        compiled = self.tensorium.compile(
+            inst.module, target=self.target, cache=False, params=self.params, disable=self.disable
+        )
         inputs = inst.inputs
 
         def call() -> Any:
             return compiled(*inputs)
 
         _, seconds = _timed_first_call(call)
-        return Prepared(call, np.asarray, seconds)
+        return Prepared(call, np.asarray, seconds, compiled.stats())
 
 
 def make_runners(
-    keys: Sequence[str], targets: Sequence[str], threads: int, params: str = "constants"
+    keys: Sequence[str],
+    targets: Sequence[str],
+    threads: int,
+    params: str = "constants",
+    ablations: Sequence[Sequence[str]] = (),
 ) -> tuple[list[Runner], dict[str, str]]:
     """The runners named by ``keys`` (from ``RUNNERS``: numpy, eager, compile, onnxruntime, tensorium, the last
-    once per target) that can be built here, in table order, and for the others their name and why not."""
+    once per target, and once more per target and set of names in ``ablations`` to disable) that can be built
+    here, in table order, and for the others their name and why not."""
     runners: list[Runner] = []
     missing: dict[str, str] = {}
     for key in RUNNERS:
@@ -229,5 +244,5 @@ def make_runners(
             except ImportError as e:
                 missing[OnnxRuntimeRunner.name] = f"not run: {e.name} is not installed"
         else:
-            runners += [TensoriumRunner(target, params) for target in targets]
+            runners += [TensoriumRunner(target, params, disable) for target in targets for disable in [(), *ablations]]
     return runners, missing

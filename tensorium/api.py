@@ -24,7 +24,15 @@ from typing import Any
 import numpy as np
 
 from . import cache as _cache
-from .artifact import Artifact, Tree, build_executable, read_artifact, unflatten_tree, write_artifact
+from .artifact import (
+    Artifact,
+    Tree,
+    artifact_stats,
+    build_executable,
+    read_artifact,
+    unflatten_tree,
+    write_artifact,
+)
 from .errors import TensoriumError
 from .frontend.common import ImportedGraph
 from .ir.core import Operation
@@ -43,6 +51,9 @@ TARGET_PASSES = {"interp": "", "cpu": "pack-weights,fuse"}
 matmul weights packed into the GEMM micro-kernel's panel layout at compile time instead of at every run, and
 ops grouped into fused kernels."""
 PLANNED_TARGETS = ("cuda", "webgpu", "mlir")
+CODEGEN_STAGES = ("memory-plan",)
+"""Stages of code generation that ``disable=`` can turn off besides passes: ``memory-plan`` (intermediate
+buffers share memory when their lifetimes do not overlap, and elementwise kernels write in place)."""
 
 
 def check_target(target: str) -> None:
@@ -57,14 +68,24 @@ def check_target(target: str) -> None:
     raise TensoriumError(f"unknown target '{target}'; available targets: {', '.join(TARGETS)}")
 
 
-def check_pipeline(passes: str | None, target: str = "interp") -> str:
+def check_pipeline(passes: str | None, target: str = "interp", disable: Sequence[str] = ()) -> str:
     """The pipeline text to run: ``passes`` (the default when None) then the target's own passes
-    (:data:`TARGET_PASSES`); PassError when it names an unknown pass."""
-    from .passes import PassManager
+    (:data:`TARGET_PASSES`), without the passes named in ``disable``; PassError when it names an unknown
+    pass, TensoriumError when ``disable`` names something that is neither a pass nor a codegen stage."""
+    from .passes import parse_pipeline, pass_names
 
+    known = [*pass_names(), *CODEGEN_STAGES]
+    for name in disable:
+        if name not in known:
+            raise TensoriumError(f"disable: '{name}' is not a pass or a codegen stage; known: {', '.join(known)}")
     text = ",".join(p for p in (DEFAULT_PIPELINE if passes is None else passes, TARGET_PASSES[target]) if p)
-    PassManager.parse(text)
-    return text
+    pipeline = parse_pipeline(text)
+    return ",".join(str(p) for p in pipeline if p.name not in disable)
+
+
+def disabled_stages(disable: Sequence[str]) -> tuple[str, ...]:
+    """The codegen stages among the names of ``disable`` (the passes are left out of the pipeline instead)."""
+    return tuple(n for n in CODEGEN_STAGES if n in disable)
 
 
 def _torch() -> Any:
@@ -144,8 +165,11 @@ def compile_graph(
     tree: Tree | None,
     cache: bool = True,
     info: CacheInfo | None = None,
+    disabled: tuple[str, ...] = (),
 ) -> Artifact:
-    """The artifact of an imported graph: from the cache when there, else verified, optimized and stored."""
+    """The artifact of an imported graph: from the cache when there, else verified, optimized and stored.
+
+    ``disabled`` names codegen stages to leave out (:data:`CODEGEN_STAGES`)."""
     module = imported.module
     text = fingerprint(module)
     lifted = imported.metadata.get("params") or {}
@@ -154,7 +178,8 @@ def compile_graph(
         for name, array in lifted.items():
             digest.update(name.encode() + np.ascontiguousarray(array).tobytes())
         text += f"\n// bound parameters {digest.hexdigest()}"
-    key = _cache.cache_key(text, imported.input_names, imported.output_names, tree, target, pipeline)
+    stages = pipeline + "".join(f" -{name}" for name in disabled)
+    key = _cache.cache_key(text, imported.input_names, imported.output_names, tree, target, stages)
     if cache:
         found, where = _cache.lookup(key)
         if found is not None:
@@ -169,7 +194,7 @@ def compile_graph(
     verify(module)
     PassManager.parse(pipeline).run(module)
     verify(module)
-    artifact = artifact_of(imported, target, pipeline, tree)
+    artifact = artifact_of(imported, target, pipeline, tree, disabled)
     build_executable(artifact)
     if info is not None:
         info.compiles += 1
@@ -178,7 +203,9 @@ def compile_graph(
     return artifact
 
 
-def artifact_of(imported: ImportedGraph, target: str, pipeline: str, tree: Tree | None) -> Artifact:
+def artifact_of(
+    imported: ImportedGraph, target: str, pipeline: str, tree: Tree | None, disabled: tuple[str, ...] = ()
+) -> Artifact:
     """An Artifact for an already optimized imported graph (frontend parameters become bound parameters)."""
     main = lookup_func(imported.module, "main")
     if main is None:
@@ -195,6 +222,7 @@ def artifact_of(imported: ImportedGraph, target: str, pipeline: str, tree: Tree 
         output_tree=tree,
         params=[(n, np.asarray(a)) for n, a in lifted.items()],
         source=dict(imported.metadata),
+        disabled=disabled,
     )
 
 
@@ -281,6 +309,10 @@ class LoadedModel:
         """Write the artifact folder to ``path``."""
         return write_artifact(self.artifact, path)
 
+    def stats(self) -> dict[str, Any]:
+        """Kernels per call and peak intermediate memory (see :func:`tensorium.artifact.artifact_stats`)."""
+        return artifact_stats(self.artifact)
+
     def __repr__(self) -> str:
         ins = ", ".join(f"{n}: {t}" for n, t in self.artifact.inputs)
         return f"<LoadedModel ({ins}) target={self.artifact.target}>"
@@ -322,13 +354,15 @@ class CompiledModel:
         dynamic: DynamicSpec | None = None,
         cache: bool = True,
         params: str = "constants",
+        disable: Sequence[str] = (),
     ):
         check_target(target)
         if params not in ("constants", "inputs"):
             raise TensoriumError(f"params must be 'constants' or 'inputs', got {params!r}")
         self.model = model
         self.target = target
-        self.pipeline = check_pipeline(passes, target)
+        self.pipeline = check_pipeline(passes, target, disable)
+        self.disabled = disabled_stages(disable)
         self.dynamic = _check_dynamic(dynamic)
         self.cache = cache
         self.params = params
@@ -378,6 +412,12 @@ class CompiledModel:
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the most recent specialization as an artifact folder (see :func:`tensorium.load`)."""
         return write_artifact(self.artifact, path)
+
+    def stats(self) -> dict[str, Any]:
+        """The most recent specialization's kernels per call and peak intermediate memory (for the shapes of
+        the last call), and its op counts: ``{"kernels": int, "peak_intermediate_bytes": int, ...}`` (see
+        :func:`tensorium.artifact.artifact_stats`)."""
+        return artifact_stats(self.artifact)
 
     def __repr__(self) -> str:
         return f"<CompiledModel of {self._kind} target={self.target} specializations={len(self._specs)}>"
@@ -435,7 +475,7 @@ class CompiledModel:
         return self._compile(imported, json_tree(imported))
 
     def _compile(self, imported: ImportedGraph, tree: Tree | None) -> _Specialization:
-        artifact = compile_graph(imported, self.target, self.pipeline, tree, self.cache, self._info)
+        artifact = compile_graph(imported, self.target, self.pipeline, tree, self.cache, self._info, self.disabled)
         return _Specialization(artifact, imported)
 
     # ONNX ------------------------------------------------------------------------------------------
@@ -582,18 +622,20 @@ def compile(
     dynamic: DynamicSpec | None = None,
     cache: bool = True,
     params: str = "constants",
+    disable: Sequence[str] = (),
 ) -> Any:
     """Compile a torch module, a function or an .onnx path; usable as ``@compile`` or ``@compile(...)``.
 
     ``target`` is ``"cpu"`` (kernels compiled by LLVM for this machine) or ``"interp"`` (the reference
     interpreter); ``dynamic={"x": {0: "batch"}}`` keeps axis 0 of argument ``x`` symbolic (no recompiles
     when it changes); ``passes`` overrides the default pipeline; ``params="inputs"`` passes torch
-    parameters as inputs instead of constants.
+    parameters as inputs instead of constants; ``disable=("fuse", "memory-plan")`` turns passes and codegen
+    stages off by name (as TVM's disabled passes do).
     """
     if model is None:
 
         def decorate(fn: Any) -> CompiledModel:
-            return CompiledModel(fn, target, passes, dynamic, cache, params)
+            return CompiledModel(fn, target, passes, dynamic, cache, params, disable)
 
         return decorate
-    return CompiledModel(model, target, passes, dynamic, cache, params)
+    return CompiledModel(model, target, passes, dynamic, cache, params, disable)

@@ -36,7 +36,7 @@ from .ir.core import Operation
 from .ir.dialects.builtin import func_body, func_type, lookup_func
 from .ir.parser import parse_module, parse_type_text
 from .ir.printer import DENSE_HEX_THRESHOLD, print_module
-from .ir.types import FunctionType, TensorType, Type, storage_dtype
+from .ir.types import FunctionType, Sym, TensorType, Type, storage_dtype
 
 __all__ = [
     "EXECUTABLE_DIR",
@@ -157,6 +157,8 @@ class Artifact:
     params: list[tuple[str, np.ndarray]] = field(default_factory=list)
     source: dict[str, Any] = field(default_factory=dict)
     executable: Any = None
+    disabled: tuple[str, ...] = ()
+    """Codegen stages left out (``memory-plan``), as ``tensorium.compile(disable=...)`` asked."""
 
     def run(self, arrays: Sequence[np.ndarray], params: Sequence[np.ndarray] = ()) -> list[np.ndarray]:
         """Execute on numpy arrays given in input order; ``params`` replace the first bound parameters."""
@@ -233,11 +235,80 @@ def build_executable(artifact: Artifact) -> None:
     original = artifact.module
     module, params = externalized_module(artifact)
     try:
-        executable = CpuExecutable.build(module)
+        executable = CpuExecutable.build(module, memory_plan="memory-plan" not in artifact.disabled)
     except LoweringError:
         lower_function(original)  # the same refusal, naming the op's location in the user's source
         raise
     artifact.module, artifact.params, artifact.executable = module, params, executable
+
+
+def artifact_stats(artifact: Artifact, bindings: dict[str, int] | None = None) -> dict[str, Any]:
+    """What running ``artifact`` costs in kernels and memory, for the named dims ``bindings``.
+
+    ``kernels``: kernel launches per call (CPU), or graph ops run one by one (interpreter);
+    ``peak_intermediate_bytes``: the most memory intermediate results take at once (CPU: the memory plan's
+    slots; interpreter: the live results at the worst point); ``graph_ops`` and ``fused_ops``: ops in
+    ``@main`` and ops inside fused groups; CPU only: ``views`` (reshapes run as views) and ``memory_slots``.
+    Named dims without a binding count as 1 in the bytes.
+    """
+    body = func_body(_main(artifact.module, "<artifact>"))
+    top = [op for op in body.ops if op.name not in ("graph.constant", "func.return")]
+    fused = [op for op in top if op.name == "graph.fused"]
+    stats: dict[str, Any] = {
+        "graph_ops": len(top),
+        "fused_groups": len(fused),
+        "fused_ops": sum(len(op.regions[0].block.ops) - 1 for op in fused),
+    }
+    executable = artifact.executable
+    if executable is not None:
+        bindings = bindings if bindings is not None else executable.last_bindings or {}
+        stats["kernels"] = len(executable.steps)
+        stats["views"] = len(executable.views)
+        stats["memory_slots"] = executable.memory.count
+        stats["peak_intermediate_bytes"] = executable.peak_bytes(_complete(bindings, executable.buffers))
+    else:
+        stats["kernels"] = len(top)
+        stats["peak_intermediate_bytes"] = _peak_live_bytes(body, bindings or {})
+    return stats
+
+
+def _complete(bindings: dict[str, int], types: Any) -> dict[str, int]:
+    """``bindings`` with every other named dim of ``types`` bound to 1."""
+    out = dict(bindings)
+    for t in types:
+        for d in getattr(t, "shape", ()):
+            if isinstance(d, Sym) and d.name is not None:
+                out.setdefault(d.name, 1)
+    return out
+
+
+def _peak_live_bytes(body: Any, bindings: dict[str, int]) -> int:
+    """The largest total size of op results alive at once while the interpreter runs ``body`` in order
+    (a result lives from its op to its last use; returned results and constants are not counted)."""
+    returned = {id(v) for v in body.ops[-1].operands}
+    last: dict[int, int] = {}
+    for n, op in enumerate(body.ops):
+        for v in op.operands:
+            last[id(v)] = n
+    live: dict[int, int] = {}
+    peak = 0
+    for n, op in enumerate(body.ops):
+        if op.name != "graph.constant":
+            for r in op.results:
+                if id(r) not in returned and isinstance(r.type, TensorType):
+                    live[id(r)] = _bytes_of(r.type, bindings)
+        peak = max(peak, sum(live.values()))
+        for v in op.operands:
+            if last.get(id(v)) == n:
+                live.pop(id(v), None)
+    return peak
+
+
+def _bytes_of(t: TensorType, bindings: dict[str, int]) -> int:
+    size = storage_dtype(t.element).itemsize
+    for d in t.shape:
+        size *= d if isinstance(d, int) else bindings.get(d.name or "", 1)  # type: ignore[union-attr]
+    return size
 
 
 def is_artifact_dir(path: Path) -> bool:
@@ -292,6 +363,7 @@ def write_artifact(artifact: Artifact, path: str | os.PathLike[str]) -> Path:
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "target": artifact.target,
             "pipeline": artifact.pipeline,
+            "disabled": list(artifact.disabled),
             "inputs": [{"name": n, "type": str(t)} for n, t in artifact.inputs],
             "outputs": [{"name": n, "type": str(t)} for n, t in artifact.outputs],
             "output_tree": artifact.output_tree,
@@ -406,6 +478,7 @@ def read_artifact(path: str | os.PathLike[str]) -> Artifact:
         output_tree=tree,
         params=params,
         source=source if isinstance(source, dict) else {},
+        disabled=tuple(str(n) for n in meta.get("disabled", ())),
         executable=_read_executable(root, model_file, [a.type for a in args], list(results))
         if target == "cpu"
         else None,

@@ -85,6 +85,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--smoke", action="store_true", help="tiny sizes: checks that the harness runs, times nothing real"
     )
+    parser.add_argument(
+        "--ablate",
+        action="append",
+        default=[],
+        metavar="NAMES",
+        help="one more Tensorium runner per target with these passes or stages disabled, comma-separated "
+        "(repeatable: --ablate fuse --ablate fuse,memory-plan)",
+    )
 
 
 def command_line(args: argparse.Namespace, prog: str) -> str:
@@ -97,6 +105,8 @@ def command_line(args: argparse.Namespace, prog: str) -> str:
         parts += ["--runners", ",".join(args.runners)]
     if args.smoke:
         parts.append("--smoke")
+    for names in args.ablate:
+        parts += ["--ablate", names]
     if args.out:
         parts += ["--out", args.out]
     return " ".join(parts)
@@ -131,7 +141,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         check_target(target)
     bench = load_benchmarks()
     os.environ["TENSORIUM_NUM_THREADS"] = str(args.threads)
-    runners, missing = bench.runners.make_runners(args.runners or RUNNERS, args.target, args.threads, args.params)
+    ablations = [[n.strip() for n in names.split(",") if n.strip()] for names in args.ablate]
+    runners, missing = bench.runners.make_runners(
+        args.runners or RUNNERS, args.target, args.threads, args.params, ablations
+    )
     report = bench.harness.run(
         runners,
         only=args.only,

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
-from .api import artifact_of, check_pipeline, check_target, json_tree
+from .api import artifact_of, check_pipeline, check_target, disabled_stages, json_tree
 from .artifact import Artifact, build_executable, read_artifact, write_artifact
 from .errors import TensoriumError
 from .frontend.common import ImportedGraph
@@ -127,29 +127,58 @@ def _import(spec: str) -> tuple[ImportedGraph, str]:
 def cmd_compile(args: argparse.Namespace) -> int:
     """Import MODEL, run the pass pipeline and write an artifact folder."""
     check_target(args.target)
-    pipeline = check_pipeline(args.passes, args.target)
+    disable = [n.strip() for n in (args.disable or "").split(",") if n.strip()]
+    pipeline = check_pipeline(args.passes, args.target, disable)
+    dump = IRDump(Path(args.dump_ir)) if args.dump_ir else None
     progress = Progress(4 if args.target == "cpu" else 3)
     with progress.stage("import", args.model) as note:
         imported, frontend = _import(args.model)
         note["text"] = f"{frontend}, {_op_count(imported)} ops"
+    if dump is not None:
+        dump.write("imported.mlir", print_module(imported.module))
     with progress.stage("passes", pipeline) as note:
         from .ir.verifier import verify
         from .passes import PassManager
 
         verify(imported.module)
-        PassManager.parse(pipeline).run(imported.module)
+        after = None if dump is None else lambda name, module: dump.write(f"{name}.mlir", print_module(module))
+        PassManager.parse(pipeline, after_pass=after).run(imported.module)
         verify(imported.module)
         note["text"] = f"{_op_count(imported)} ops"
-    artifact = artifact_of(imported, args.target, pipeline, json_tree(imported))
+    artifact = artifact_of(imported, args.target, pipeline, json_tree(imported), disabled_stages(disable))
     if args.target == "cpu":
         with progress.stage("codegen", "lower to loops, compile with LLVM for this CPU") as note:
             build_executable(artifact)
-            code = artifact.executable.kernels.object_code
-            note["text"] = f"{len(artifact.executable.steps)} kernels, {_bytes(len(code))} of object code"
+            executable = artifact.executable
+            code = executable.kernels.object_code
+            note["text"] = f"{len(executable.steps)} kernels, {_bytes(len(code))} of object code"
+        if dump is not None:
+            dump.write("loops.mlir", executable.loop_ir)
+            dump.write("llvm.ll", executable.kernels.llvm_ir)
+            dump.write("llvm-O3.ll", executable.kernels.optimized_ir)
     with progress.stage("write", args.output) as note:
         write_artifact(artifact, args.output)
         note["text"] = f"{len(artifact.inputs)} inputs, {len(artifact.outputs)} outputs"
+    if dump is not None:
+        print(f"IR after each stage: {dump.folder} ({dump.count} files)", file=sys.stderr)
     return 0
+
+
+class IRDump:
+    """Numbered files of IR, one per compilation stage, in a folder (``tensorium compile --dump-ir``)."""
+
+    def __init__(self, folder: Path):
+        if folder.exists() and not folder.is_dir():
+            raise ModelCommandError(f"{folder}: exists and is not a folder")
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder = folder
+        self.count = 0
+
+    def write(self, name: str, text: str) -> None:
+        """Write ``text`` as the next stage's file, ``NN-name`` (pass options are left out of the name)."""
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", re.sub(r"\{[^}]*\}", "", name))
+        (self.folder / f"{self.count:02d}-{safe}").write_text(text, encoding="utf-8")
+        self.count += 1
 
 
 def _op_count(imported: ImportedGraph) -> int:
@@ -306,7 +335,9 @@ def _print_executable(executable: CpuExecutable) -> None:
     for step in executable.steps:
         ins = ", ".join(f"#{b}" for b in step.inputs)
         outs = ", ".join(f"#{b}" for b in step.outputs)
-        print(f"  {step.kernel:<{width}}  ({ins}) -> ({outs})")
+        ops = executable.kernels.kernels[step.kernel].ops
+        fused = f"  [{len(ops)} fused ops: {', '.join(ops)}]" if len(ops) > 1 else ""
+        print(f"  {step.kernel:<{width}}  ({ins}) -> ({outs}){fused}")
     if executable.views:
         print(f"views (no kernel, no copy): {len(executable.views)}")
         for view in executable.views:
@@ -337,7 +368,15 @@ def add_model_commands(subparsers: Any) -> None:
         "--passes",
         metavar="PIPELINE",
         help="pass pipeline (default: canonicalize,fold-batch-norm,cse,fold,dce; the target appends its own "
-        "passes, for cpu: pack-weights)",
+        "passes, for cpu: pack-weights,fuse)",
+    )
+    compile_p.add_argument(
+        "--disable",
+        metavar="NAMES",
+        help="passes or codegen stages to leave out, comma-separated (e.g. fuse,memory-plan)",
+    )
+    compile_p.add_argument(
+        "--dump-ir", metavar="DIR", help="write the IR after each stage (imported, each pass, loops, LLVM) to DIR"
     )
     _handle(compile_p, cmd_compile)
 

@@ -223,3 +223,31 @@ def test_bench_subcommand_parses() -> None:
     assert bench.command_line(args, args.bench_prog) == (
         "tensorium bench --rounds 3 --target interp,cpu --threads 2 --min-time 0.25 --params constants --only gemm,gemv"
     )
+
+
+def test_ablations_add_runners_and_a_configuration_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    monkeypatch.setenv("TENSORIUM_NUM_THREADS", "2")
+    out = tmp_path / "RESULTS.md"
+    argv = ["--smoke", "--rounds", "1", "--only", "mlp", "--runners", "tensorium", "--target", "cpu"]
+    assert (
+        bench.main(
+            [*argv, "--min-time", "0.001", "--ablate", "fuse", "--ablate", "fuse,memory-plan", "--out", str(out)]
+        )
+        == 0
+    )
+    text = out.read_text()
+    assert "--ablate fuse --ablate fuse,memory-plan" in text
+    lines = [line for line in text.splitlines() if line.startswith("| MLP 8-16-16-4 GELU, batch 2 | tensorium (cpu")]
+    configurations = [line.split(" | ") for line in lines if line.count("|") == 7]
+    assert [c[1] for c in configurations] == [
+        "tensorium (cpu)",
+        "tensorium (cpu, -fuse)",
+        "tensorium (cpu, -fuse, -memory-plan)",
+    ]
+    assert [c[2] for c in configurations] == ["3", "8", "8"]  # kernels: fused, then one per op
+    assert [c[3] for c in configurations] == ["256 B", "256 B", "800 B"]  # planning shares memory
+    assert configurations[-1][5] == "1.00x |"
+    assert bench.main([*argv, "--ablate", "fusion"]) == 1
+    assert "disable: 'fusion' is not a pass" in capsys.readouterr().err

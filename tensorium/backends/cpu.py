@@ -105,11 +105,19 @@ class MemoryPlan:
 
     @staticmethod
     def build(
-        buffers: Sequence[TensorType], steps: Sequence[Step], outputs: Sequence[int], views: Sequence[View] = ()
+        buffers: Sequence[TensorType],
+        steps: Sequence[Step],
+        outputs: Sequence[int],
+        views: Sequence[View] = (),
+        reuse: bool = True,
+        inplace: Sequence[frozenset[tuple[int, int]]] = (),
     ) -> MemoryPlan:
         """Greedy slot assignment in step order; a free slot of buffers with the same named dims is preferred.
 
-        A view has no slot of its own: a step that reads it keeps its source alive.
+        A view has no slot of its own: a step that reads it keeps its source alive. ``inplace[s]`` holds
+        the (input, output) argument pairs of step ``s``'s kernel that may share memory: an output takes the
+        slot of such an input when that input dies at the step (and is no view's source). Without ``reuse``
+        (the ``memory-plan`` stage disabled) every buffer gets a slot of its own.
         """
         root = {v.buffer: v.source for v in views}
         last = {root.get(b, b): s for s, step in enumerate(steps) for b in (*step.inputs, *step.outputs)}
@@ -117,8 +125,15 @@ class MemoryPlan:
         members: list[list[int]] = []
         free: list[int] = []
         for s, step in enumerate(steps):
+            taken = (
+                _in_place(step, inplace[s] if s < len(inplace) else frozenset(), slots, last, root, s) if reuse else {}
+            )
             for b in step.outputs:
                 if b in outputs:
+                    continue
+                if b in taken:
+                    slots[b] = slots[taken[b]]
+                    members[slots[b]].append(b)  # type: ignore[index]
                     continue
                 same = [k for k in free if _symbols(buffers[members[k][0]]) == _symbols(buffers[b])]
                 if same or free:
@@ -129,9 +144,11 @@ class MemoryPlan:
                     members.append([])
                 members[slot].append(b)
                 slots[b] = slot
+            if not reuse:
+                continue
             for b in dict.fromkeys(root.get(b, b) for b in (*step.inputs, *step.outputs)):
                 held = slots[b]
-                if held is not None and last[b] == s:
+                if held is not None and last[b] == s and b not in taken.values():
                     free.append(held)
         return MemoryPlan(tuple(slots), len(members))
 
@@ -162,6 +179,32 @@ class MemoryPlan:
         return " + ".join(terms + maxima or ["0"]) + " bytes"
 
 
+def _in_place(
+    step: Step,
+    pairs: frozenset[tuple[int, int]],
+    slots: list[int | None],
+    last: dict[int, int],
+    root: dict[int, int],
+    s: int,
+) -> dict[int, int]:
+    """The outputs of ``step`` that take over the slot of an input, as ``{output: input}``: the input is pooled,
+    dies at this step, is no view's source, and every argument position it fills pairs with that output."""
+    args = (*step.inputs, *step.outputs)
+    sources = set(root.values())
+    taken: dict[int, int] = {}
+    for i, o in sorted(pairs):
+        if i >= len(step.inputs) or o < len(step.inputs):
+            continue
+        source, out = args[i], args[o]
+        if out in taken or source in taken.values() or source in root or source in sources:
+            continue
+        if slots[source] is None or last.get(source) != s:
+            continue
+        if all((n, o) in pairs for n, b in enumerate(step.inputs) if b == source):
+            taken[out] = source
+    return taken
+
+
 def _monomial(n: int, symbols: tuple[str, ...]) -> str:
     return "*".join([str(n), *symbols])
 
@@ -181,6 +224,7 @@ class CpuExecutable:
         loop_ir: str,
         host: HostInfo,
         views: tuple[View, ...] = (),
+        memory_plan: bool = True,
     ) -> None:
         self.kernels = kernels
         self.buffers = buffers
@@ -191,7 +235,11 @@ class CpuExecutable:
         self.views = views
         self.loop_ir = loop_ir
         self.host = host
-        self.memory = MemoryPlan.build(buffers, steps, outputs, views)
+        self.memory_plan = memory_plan
+        inplace = [kernels.kernels[s.kernel].inplace for s in steps]
+        self.memory = MemoryPlan.build(buffers, steps, outputs, views, reuse=memory_plan, inplace=inplace)
+        self.last_bindings: dict[str, int] | None = None
+        """The named dims of the most recent run (None before the first)."""
         _check_sizable(buffers, inputs, steps, views)
         self._static = all(t.is_static for t in buffers)
         self._fresh = sorted({b for step in steps for b in step.outputs})
@@ -202,10 +250,11 @@ class CpuExecutable:
         self._arena_pool: list[list[np.ndarray]] = []
 
     @staticmethod
-    def build(module: Operation, func: str = "main") -> CpuExecutable:
+    def build(module: Operation, func: str = "main", memory_plan: bool = True) -> CpuExecutable:
         """Lower ``@func`` with the default schedules and compile its kernels for this host.
 
-        Raises LoweringError (naming the op and its location) for an op the lowering refuses.
+        ``memory_plan=False`` gives every intermediate buffer its own memory. Raises LoweringError (naming
+        the op and its location) for an op the lowering refuses.
         """
         lowered = lower_function(module, func, schedule=default_schedule)
         plan = plan_of(lowered)
@@ -221,6 +270,7 @@ class CpuExecutable:
             print_module(lowered),
             host_info(),
             plan.views,
+            memory_plan,
         )
 
     @property
@@ -247,6 +297,7 @@ class CpuExecutable:
                 )
             check_value(array, t, f"input #{n}", bindings)
             values[buffer] = _c_array(array)
+        self.last_bindings = bindings
         key, arenas = self._take_arenas(bindings)
         try:
             if self._static:
@@ -341,6 +392,7 @@ class CpuExecutable:
             "constants": [_constant_json(b, a) for b, a in self.constants],
             "steps": [[s.kernel, list(s.inputs), list(s.outputs)] for s in self.steps],
             "views": [[v.buffer, v.source, v.offset] for v in self.views],
+            "memory_plan": self.memory_plan,
             "kernels": [
                 {
                     "name": k.name,
@@ -348,6 +400,8 @@ class CpuExecutable:
                     "args": [str(t) for t in k.arg_types],
                     "arg_names": list(k.arg_names),
                     "written": sorted(k.written),
+                    "ops": list(k.ops),
+                    "inplace": sorted(list(p) for p in k.inplace),
                 }
                 for k in self.kernels.kernels.values()
             ],
@@ -468,7 +522,9 @@ def _load(root: Path, file: Path, meta: dict[str, Any]) -> CpuExecutable:
         types: tuple[Type, ...] = tuple(parse_type_text(t) for t in k["args"])
         names = tuple(None if n is None else str(n) for n in k["arg_names"])
         written = frozenset(int(i) for i in k["written"])
-        infos[str(k["name"])] = KernelInfo(str(k["name"]), str(k["symbol"]), types, names, written)
+        ops = tuple(str(o) for o in k.get("ops", ()))
+        inplace = frozenset((int(i), int(o)) for i, o in k.get("inplace", ()))
+        infos[str(k["name"])] = KernelInfo(str(k["name"]), str(k["symbol"]), types, names, written, ops, inplace)
     steps = tuple(Step(str(k), tuple(int(b) for b in i), tuple(int(b) for b in o)) for k, i, o in meta["steps"])
     for step in steps:
         info = infos.get(step.kernel)
@@ -491,7 +547,8 @@ def _load(root: Path, file: Path, meta: dict[str, Any]) -> CpuExecutable:
         if not engine.get_function_address(info.symbol):
             raise ExecutableError(f"{obj}: the object code has no kernel {info.symbol}")
     kernels = CompiledKernels(infos, [str(e) for e in meta["errors"]], engine, "", "", code)
-    return CpuExecutable(kernels, buffers, inputs, outputs, constants, steps, loop_text, recorded, views)
+    memory_plan = bool(meta.get("memory_plan", True))
+    return CpuExecutable(kernels, buffers, inputs, outputs, constants, steps, loop_text, recorded, views, memory_plan)
 
 
 def _check_view(file: Path, view: View, buffers: Sequence[TensorType]) -> None:

@@ -90,12 +90,17 @@ def plan_of(module: Operation) -> LaunchPlan:
     )
 
 
+def source_ops(op: Operation) -> tuple[str, ...]:
+    """The graph ops a kernel computes: ``op``'s name, or for a fused group the names of its body's ops."""
+    if op.name != "graph.fused":
+        return (op.name,)
+    return tuple(o.name for o in op.regions[0].block.ops if not o.has_trait("terminator"))
+
+
 def kernel_name(op: Operation) -> str:
     """A kernel's name without its number: the op's short name; for a fused group, its ops' names joined
     (``matmul_add_relu``), the first three and a count past five."""
-    if op.name != "graph.fused":
-        return op.name.split(".", 1)[1]
-    names = [o.name.split(".", 1)[1] for o in op.regions[0].block.ops if not o.has_trait("terminator")]
+    names = [name.split(".", 1)[1] for name in source_ops(op)]
     return "_".join(names if len(names) <= 5 else [*names[:3], f"and{len(names) - 3}more"])
 
 
@@ -152,6 +157,7 @@ def lower_function(
             views[buffer] = View(buffer, source, offset)
             continue
         kernel = lower_op(op, f"{kernel_name(op)}_{len(kernels)}")
+        kernel.attributes["source_ops"] = source_ops(op)
         if schedule is not None:
             apply_schedule(kernel, schedule(kernel))
         kernels.append(kernel)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 from ..errors import PassError, VerifyError
@@ -30,8 +31,12 @@ class PassManager:
         timing: bool = False,
         print_ir_after_all: bool = False,
         ir_stream: TextIO | None = None,
+        after_pass: Callable[[str, Operation], None] | None = None,
     ):
+        """``after_pass(pass_text, module)`` is called after each pass (``tensorium compile --dump-ir`` writes
+        the IR with it)."""
         self.pipeline = pipeline
+        self.after_pass = after_pass
         self.verify_each = verify_each
         self.timing = timing
         self.print_ir_after_all = print_ir_after_all
@@ -47,9 +52,10 @@ class PassManager:
         timing: bool = False,
         print_ir_after_all: bool = False,
         ir_stream: TextIO | None = None,
+        after_pass: Callable[[str, Operation], None] | None = None,
     ) -> PassManager:
         """A pass manager for pipeline text; PassError when the text names an unknown pass or option."""
-        return cls(parse_pipeline(pipeline_text), verify_each, timing, print_ir_after_all, ir_stream)
+        return cls(parse_pipeline(pipeline_text), verify_each, timing, print_ir_after_all, ir_stream, after_pass)
 
     def run(self, module: Operation) -> None:
         """Run every pass on ``module``; VerifyError names the pass after which the IR broke."""
@@ -69,6 +75,8 @@ class PassManager:
                 stream.write(f"// -----// IR Dump After {p} //----- //\n{print_module(module)}\n")
             if self.verify_each:
                 self._verify(module, str(p))
+            if self.after_pass is not None:
+                self.after_pass(str(p), module)
 
     def _verify(self, module: Operation, pass_label: str | None) -> None:
         start = time.perf_counter()

@@ -216,7 +216,7 @@ def test_cli_compile_inspect_and_run(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert cli("inspect", str(out)) == 0
     text = capsys.readouterr().out
     assert "  target: cpu\n" in text
-    assert "kernels: 2 (" in text and "  matmul_packed_relu_sub_0  (#0, #1, #2) -> (#3)\n" in text  # fused
+    assert "kernels: 2 (" in text and "  matmul_packed_relu_sub_0  (#0, #1, #2) -> (#3)  [3 fused ops: " in text
     assert "peak intermediate memory: 24 B (1 intermediate buffers in 1 slots)\n" in text
     x = np.arange(8, dtype=np.float32).reshape(2, 4)
     np.save(tmp_path / "x.npy", x)

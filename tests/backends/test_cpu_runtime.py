@@ -122,11 +122,30 @@ def test_memory_plan_reuses_slots_of_dead_buffers() -> None:
     kinds = [s.kernel.rsplit("_", 1)[0] for s in exe.steps]
     assert kinds == ["tanh", "add", "sigmoid", "relu", "exp"]
     pooled = [exe.memory.slots[b] for s in exe.steps[:-1] for b in s.outputs]
-    assert pooled == [0, 1, 0, 1]
+    assert pooled == [0, 0, 0, 0]  # each elementwise kernel writes over the input that dies with it
     assert exe.memory.slots[exe.outputs[0]] is None
-    assert exe.peak_bytes() == 2 * 8 * 4 * 4
-    assert exe.memory.describe(exe.buffers) == "256 bytes"
+    assert exe.peak_bytes() == 8 * 4 * 4
+    assert exe.memory.describe(exe.buffers) == "128 bytes"
     same(module, exe, [rand(8, 4)])
+    separate = CpuExecutable.build(module, memory_plan=False)
+    assert separate.peak_bytes() == 4 * 8 * 4 * 4 and separate.memory.count == 4
+    same(module, separate, [rand(8, 4)])
+
+
+def test_in_place_needs_the_input_to_die_and_to_be_read_where_it_is_written() -> None:
+    def fn(x: Any, w: Any) -> Any:
+        a = nn.tanh(x)
+        b = nn.sigmoid(a)  # a is read again below: no in place
+        c = b @ w  # a matmul reads a whole row of b for each output: no in place
+        return nn.relu(c) + a
+
+    module, exe = build(fn, rand(6, 6), rand(6, 6))
+    slots = {s.kernel.rsplit("_", 1)[0]: exe.memory.slots[s.outputs[0]] for s in exe.steps}
+    assert slots["tanh"] != slots["sigmoid"] and slots["sigmoid"] != slots["matmul"]
+    assert slots["relu"] == slots["matmul"]  # relu reads c only at the element it writes
+    assert exe.kernels.kernels[exe.steps[0].kernel].inplace == frozenset({(0, 1)})
+    assert exe.kernels.kernels[exe.steps[2].kernel].inplace == frozenset()
+    same(module, exe, [rand(6, 6), rand(6, 6)])
 
 
 def test_memory_plan_with_named_dims_and_mixed_slots() -> None:

@@ -24,6 +24,7 @@ from ...ir.dialects.loop import GPU_KINDS
 from ...ir.evaluate import op_location
 from ...ir.shapes import normalize_axis
 from ...ir.types import BufferType, FloatType, IntegerType, ScalarType, Sym, Type, storage_dtype
+from ...lowering.inplace import inplace_pairs
 from .common import (
     F16,
     F32,
@@ -60,6 +61,10 @@ class KernelInfo:
     arg_names: tuple[str | None, ...]
     written: frozenset[int]
     """Indices of the buffer arguments the kernel stores into."""
+    ops: tuple[str, ...] = ()
+    """The graph ops the kernel computes (its function's ``source_ops`` attribute; one, or a fused group)."""
+    inplace: frozenset[tuple[int, int]] = frozenset()
+    """Argument index pairs (input, output) that may share memory (:func:`tensorium.lowering.inplace_pairs`)."""
 
 
 def captured_values(op: Operation) -> list[Value]:
@@ -161,7 +166,13 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter):
             if op.operands[1] is arg
         }
         self.kernels[name] = KernelInfo(
-            name, symbol, tuple(a.type for a in block.args), tuple(a.name_hint for a in block.args), frozenset(written)
+            name,
+            symbol,
+            tuple(a.type for a in block.args),
+            tuple(a.name_hint for a in block.args),
+            frozenset(written),
+            tuple(str(n) for n in func.attributes.get("source_ops", ())),  # type: ignore[union-attr]
+            inplace_pairs(func),
         )
 
     def abi_type(self, t: ScalarType) -> ir.Type:
