@@ -1,5 +1,7 @@
-"""The register-blocked direct convolution for f32 NCHW / OIHW, stride 1, one group.
+"""Register-blocked convolutions for f32, one group: direct NCHW / OIHW (stride 1), and NHWC / HWIO as an
+implicit GEMM (any strides and dilations).
 
+**NCHW.**
 Per image, the input is first copied into a zero-padded buffer (one extra channel plane of zeros at
 the end, so that vector reads running past a row's end stay inside it). Then, for each output row and
 each tile of ``mr`` output channels x ``nr`` output columns, the tile is accumulated over every input
@@ -9,8 +11,17 @@ stays in vector registers as in the blocked GEMM. Output rows run in parallel.
 
 The accumulated tile is copied through a small staging buffer to the output (``nr`` or fewer columns)
 with the optional ``epilogue`` (bias is applied the same way), so a row narrower than ``nr`` costs
-only lanes, not a slower kernel. Other convolutions (strided, grouped, NHWC, f16, ...) use the simple
-nest in nn.py.
+only lanes, not a slower kernel.
+
+**NHWC.** A convolution is a matrix product of the im2col matrix (one row per output pixel, one column per
+tap and input channel) and the HWIO weight read as a [KH * KW * C, O] matrix, whose rows are contiguous:
+the GEMM's B panels without packing. The input is copied into a zero-padded NHWC buffer when there is
+padding; then each tile of ``mr`` output pixels (counted across rows and images, so no lanes are lost at a
+row's end) x ``nr`` output channels is accumulated in vector registers as in the blocked GEMM, each
+pixel's row of the im2col matrix read in place from the padded input. Pixel tiles (or channel panels when
+there are many) run in parallel. The layout pass turns convolution nets to this form.
+
+Other convolutions (grouped, f16, other layout pairs, ...) use the simple nest in nn.py.
 """
 
 from __future__ import annotations
@@ -27,16 +38,127 @@ MR, NR = 6, 64
 """Output channels x output columns per register tile (24 AVX-512 accumulators, as the GEMM's)."""
 
 
-def blocked_conv_applies(op: Operation, attrs: dict[str, Any]) -> bool:
-    """Whether ``emit_blocked_conv2d`` handles this conv2d (f32, NCHW/OIHW, stride 1, one group, static)."""
+def _f32_static_one_group(op: Operation, attrs: dict[str, Any]) -> bool:
     types = [v.type for v in op.operands] + [op.results[0].type]
     return (
         all(getattr(t, "element", None) == f32 and getattr(t, "is_static", False) for t in types)
+        and attrs["groups"] == 1
+    )
+
+
+def blocked_conv_applies(op: Operation, attrs: dict[str, Any]) -> bool:
+    """Whether ``emit_blocked_conv2d`` handles this conv2d (f32, NCHW/OIHW, stride 1, one group, static)."""
+    return (
+        _f32_static_one_group(op, attrs)
         and attrs["layout"] == "NCHW"
         and attrs["kernel_layout"] == "OIHW"
         and tuple(attrs["strides"]) == (1, 1)
-        and attrs["groups"] == 1
     )
+
+
+def nhwc_conv_applies(op: Operation, attrs: dict[str, Any]) -> bool:
+    """Whether ``emit_nhwc_conv2d`` handles this conv2d (f32, NHWC/HWIO, one group, static)."""
+    return _f32_static_one_group(op, attrs) and attrs["layout"] == "NHWC" and attrs["kernel_layout"] == "HWIO"
+
+
+def emit_nhwc_conv2d(k: Kernel, x: Value, w: Value, bias: Value | None, out: Value, attrs: dict[str, Any]) -> None:
+    """The implicit-GEMM convolution ``out = conv(x, w) + bias`` for NHWC / HWIO (see the module docstring)."""
+    batch, height, width, channels = _static(x)
+    taps_h, taps_w, _, outs = _static(w)
+    out_h, out_w = _static(out)[1:3]
+    top, left, bottom, right = attrs["padding"]
+    (stride_h, stride_w), (dil_h, dil_w) = attrs["strides"], attrs["dilations"]
+    padded_h, padded_w = height + top + bottom, width + left + right
+    idx = k.index
+    source = x
+    if top or left or bottom or right:
+        source = loop.alloc(type=BufferType((batch * padded_h * padded_w * channels,), f32, "global"))
+        _pad_nhwc(k, x, source, (batch, height, width, channels), (padded_h, padded_w), (top, left))
+    flat = source is not x
+    pixels = batch * out_h * out_w
+    nr = min(NR, -(-outs // 16) * 16)
+    tiles, panels = -(-pixels // MR), -(-outs // nr)
+    zero = k.const(0.0, f32)
+
+    def tile(ib: Value, jb: Value, width_: Value) -> None:
+        j0 = loop.mul(jb, idx(nr))
+        acc = loop.alloc(type=BufferType((MR, nr), f32, "local"))
+        with loop.for_(idx(0), idx(MR), idx(1), kind="unroll", name="ii") as ii:
+            with loop.for_(idx(0), idx(nr), idx(1), kind="vectorize", factor=nr, name="jj") as jj:
+                loop.store(zero, acc, [ii, jj])
+        with loop.for_(idx(0), idx(taps_h), idx(1), name="kh") as kh:
+            with loop.for_(idx(0), idx(taps_w), idx(1), name="kw") as kw:
+                with loop.for_(idx(0), idx(channels), idx(1), name="c") as c:
+                    with loop.for_(idx(0), idx(MR), idx(1), kind="unroll", name="ii") as ii:
+                        p = loop.min(loop.add(loop.mul(ib, idx(MR)), ii), idx(pixels - 1))
+                        n, oh, ow = _pixel(k, p, out_h, out_w)
+                        iy = loop.add(loop.mul(oh, idx(stride_h)), loop.mul(kh, idx(dil_h)))
+                        ix = loop.add(loop.mul(ow, idx(stride_w)), loop.mul(kw, idx(dil_w)))
+                        if flat:
+                            row = loop.add(loop.mul(n, idx(padded_h)), iy)
+                            at = loop.add(loop.mul(loop.add(loop.mul(row, idx(padded_w)), ix), idx(channels)), c)
+                            lhs = loop.load(source, [at])
+                        else:
+                            lhs = loop.load(source, [n, iy, ix, c])
+                        with loop.for_(idx(0), width_, idx(1), kind="vectorize", factor=nr, name="jj") as jj:
+                            rhs = loop.load(w, [kh, kw, c, loop.add(j0, jj)])
+                            loop.store(loop.fma(lhs, rhs, loop.load(acc, [ii, jj])), acc, [ii, jj])
+        with loop.for_(idx(0), idx(MR), idx(1), kind="unroll", name="ii") as ii:
+            p = loop.add(loop.mul(ib, idx(MR)), ii)
+            with loop.if_(loop.cmp(p, idx(pixels), predicate="lt")):
+                n, oh, ow = _pixel(k, p, out_h, out_w)
+                with loop.for_(idx(0), width_, idx(1), kind="vectorize", factor=nr, name="jj") as jj:
+                    j = loop.add(j0, jj)
+                    value = loop.load(acc, [ii, jj])
+                    if bias is not None:
+                        value = loop.add(value, loop.load(bias, [j]))
+                    loop.store(value, out, [n, oh, ow, j])
+
+    def tiles_of(ib: Value, jb: Value) -> None:
+        left_ = loop.sub(idx(outs), loop.mul(jb, idx(nr)))
+        with loop.if_(loop.cmp(left_, idx(nr), predicate="ge")):
+            tile(ib, jb, idx(nr))
+        with loop.if_(loop.cmp(left_, idx(nr), predicate="lt")):
+            tile(ib, jb, left_)
+
+    by_panels = panels >= 4
+    outer, inner = ((panels, "jb"), (tiles, "ib")) if by_panels else ((tiles, "ib"), (panels, "jb"))
+    with loop.for_(idx(0), idx(outer[0]), idx(1), kind="parallel", name=outer[1]) as o:
+        with loop.for_(idx(0), idx(inner[0]), idx(1), name=inner[1]) as i:
+            tiles_of(i, o) if by_panels else tiles_of(o, i)
+
+
+def _pixel(k: Kernel, p: Value, out_h: int, out_w: int) -> tuple[Value, Value, Value]:
+    """Image, row and column of output pixel number ``p``."""
+    row, ow = loop.div(p, k.index(out_w)), loop.rem(p, k.index(out_w))
+    return loop.div(row, k.index(out_h)), loop.rem(row, k.index(out_h)), ow
+
+
+def _pad_nhwc(
+    k: Kernel,
+    x: Value,
+    padded: Value,
+    shape: tuple[int, int, int, int],
+    padded_size: tuple[int, int],
+    offset: tuple[int, int],
+) -> None:
+    """Copy ``x`` [N, H, W, C] into the flat ``padded`` [N, Hp, Wp, C] inside a border of zeros, rows in parallel."""
+    idx = k.index
+    batch, height, width, channels = shape
+    padded_h, padded_w = padded_size
+    row_len = padded_w * channels
+    with loop.for_(idx(0), idx(batch * padded_h), idx(1), kind="parallel", name="pr") as r:
+        start = loop.mul(r, idx(row_len))
+        with loop.for_(idx(0), idx(row_len), idx(1), kind="vectorize", factor=16, name="pz") as z:
+            loop.store(k.const(0.0, f32), padded, [loop.add(start, z)])
+        n, y = loop.div(r, idx(padded_h)), loop.sub(loop.rem(r, idx(padded_h)), idx(offset[0]))
+        inside = loop.and_(loop.cmp(y, idx(0), predicate="ge"), loop.cmp(y, idx(height), predicate="lt"))
+        with loop.if_(inside):
+            first = loop.add(start, idx(offset[1] * channels))
+            with loop.for_(idx(0), idx(width), idx(1), name="px") as xx:
+                at = loop.add(first, loop.mul(xx, idx(channels)))
+                with loop.for_(idx(0), idx(channels), idx(1), kind="vectorize", factor=16, name="pc") as c:
+                    loop.store(loop.load(x, [n, y, xx, c]), padded, [loop.add(at, c)])
 
 
 def emit_blocked_conv2d(

@@ -17,7 +17,7 @@ from ..ir.dialects import loop
 from ..ir.dialects.graph.nn import _KERNEL_AXES, _LAYOUT_AXES
 from ..ir.shapes import normalize_axis
 from ..ir.types import BufferType, FloatType, IntegerType, ScalarType, f64, index
-from .conv import blocked_conv_applies, emit_blocked_conv2d
+from .conv import blocked_conv_applies, emit_blocked_conv2d, emit_nhwc_conv2d, nhwc_conv_applies
 from .kernel import Kernel, compute_type, convert, element_of, lowering, shape_of
 from .linalg import Epilogue
 
@@ -123,6 +123,9 @@ def emit_conv2d(
     attrs = op.opdef.attr_kwargs(op)
     if blocked_conv_applies(op, attrs):
         emit_blocked_conv2d(k, x, w, bias, out, attrs, epilogue)
+        return
+    if nhwc_conv_applies(op, attrs) and epilogue is None:
+        emit_nhwc_conv2d(k, x, w, bias, out, attrs)
         return
     axes, kernel_axes = _LAYOUT_AXES[attrs["layout"]], _KERNEL_AXES[attrs["kernel_layout"]]
     strides, padding, dilations, groups = attrs["strides"], attrs["padding"], attrs["dilations"], attrs["groups"]

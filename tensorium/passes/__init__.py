@@ -1,7 +1,7 @@
 """Passes over modules: the Pass base and registry, pipeline text, the PassManager and the passes.
 
 Importing this package registers every pass shipped with Tensorium (canonicalize, cse, dce, fold,
-fold-batch-norm, pack-weights, fuse, lower-to-loops).
+fold-batch-norm, layout, pack-weights, fuse, lower-to-loops).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from . import (  # noqa: F401  (registers the passes)
     fold,
     fold_batch_norm,
     fuse,
+    layout,
     lower_to_loops,
     pack_weights,
 )

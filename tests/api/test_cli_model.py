@@ -148,8 +148,9 @@ def test_compile_the_onnx_example(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "  image: tensor<1x1x8x8xf32>" in text and "  logits: tensor<1x3xf32>" in text
     assert "graph.conv2d" in text and "graph.max_pool2d" in text
     assert "1 in files (4.0 KiB)" in text  # the 64x3 weight packed into one 16-column panel
-    assert "views (no kernel, no copy): 1" in text and "#6 = #5 from element 0 as tensor<1x64xf32>" in text
-    assert "  conv2d_relu_0 " in text  # the convolution and its activation are one kernel
+    assert "views (no kernel, no copy): 2" in text and " from element 0 as tensor<1x64xf32>" in text
+    assert " from element 0 as tensor<1x8x8x1xf32>" in text  # to NHWC with one channel: a view
+    assert "  conv2d_relu_0 " in text  # the convolution (NHWC after the layout pass) and its activation
     meta = json.loads((out / "metadata.json").read_text())
     assert meta["source"]["framework"] == "onnx"
 

@@ -29,11 +29,11 @@ def test_disabling_passes_and_memory_planning_keeps_the_results() -> None:
     x = RNG.standard_normal((8, 16)).astype(np.float32)
     full = tm.compile(block, cache=False)
     want = full(x)
-    assert full.pipeline == "canonicalize,fold-batch-norm,cse,fold,dce,pack-weights,fuse"
+    assert full.pipeline == "canonicalize,fold-batch-norm,cse,fold,dce,layout,pack-weights,fuse"
     stats = full.stats()
     assert stats["kernels"] == 3 and stats["fused_groups"] == 2 and stats["fused_ops"] == 5
     plain = tm.compile(block, cache=False, disable=("fuse", "memory-plan"))
-    assert plain.pipeline == "canonicalize,fold-batch-norm,cse,fold,dce,pack-weights"
+    assert plain.pipeline == "canonicalize,fold-batch-norm,cse,fold,dce,layout,pack-weights"
     np.testing.assert_allclose(plain(x), want, rtol=1e-5, atol=1e-6)
     unplanned = plain.stats()
     assert unplanned["kernels"] == 6 and unplanned["fused_groups"] == 0
@@ -82,7 +82,7 @@ def test_cli_dumps_the_ir_of_each_stage(tmp_path: Path, capsys: pytest.CaptureFi
     dump = tmp_path / "ir"
     args = ["compile", f"{tmp_path}/f.py:factory", "-o", str(tmp_path / "m.tsm"), "--dump-ir", str(dump)]
     assert cli(*args, "--disable", "cse,memory-plan") == 0
-    assert f"IR after each stage: {dump} (10 files)" in capsys.readouterr().err
+    assert f"IR after each stage: {dump} (11 files)" in capsys.readouterr().err
     names = sorted(p.name for p in dump.iterdir())
     assert (
         names
@@ -92,15 +92,16 @@ def test_cli_dumps_the_ir_of_each_stage(tmp_path: Path, capsys: pytest.CaptureFi
             "02-fold-batch-norm.mlir",
             "03-fold.mlir",
             "04-dce.mlir",
-            "05-pack-weights.mlir",
-            "06-fuse.mlir",
-            "07-loops.mlir",
-            "08-llvm.ll",
-            "09-llvm-O3.ll",
+            "05-layout.mlir",
+            "06-pack-weights.mlir",
+            "07-fuse.mlir",
+            "08-loops.mlir",
+            "09-llvm.ll",
+            "10-llvm-O3.ll",
         ][: len(names)]
     )
-    assert "graph.fused" in (dump / "06-fuse.mlir").read_text()
-    assert "graph.fused" not in (dump / "05-pack-weights.mlir").read_text()
-    assert "loop.for" in (dump / "07-loops.mlir").read_text() and "define" in (dump / "08-llvm.ll").read_text()
+    assert "graph.fused" in (dump / "07-fuse.mlir").read_text()
+    assert "graph.fused" not in (dump / "06-pack-weights.mlir").read_text()
+    assert "loop.for" in (dump / "08-loops.mlir").read_text() and "define" in (dump / "09-llvm.ll").read_text()
     assert cli("compile", f"{tmp_path}/f.py:factory", "-o", str(tmp_path / "x.tsm"), "--disable", "fusion") == 1
     assert "disable: 'fusion' is not a pass" in capsys.readouterr().err

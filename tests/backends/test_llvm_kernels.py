@@ -326,7 +326,9 @@ def _openmp_parallel_for() -> Any:
 
 
 @pytest.mark.parametrize("implementation", ["python", "openmp"])
-def test_parallel_for_splits_iterations_over_threads(implementation: str) -> None:
+def test_parallel_for_covers_the_iterations_once_and_reports_a_failed_chunk(implementation: str) -> None:
+    """The Python pool splits into one chunk per thread; the OpenMP one into CHUNKS_PER_THREAD per thread,
+    claimed as threads get free. Either way the chunks tile [0, trips) and a nonzero status comes back."""
     parallel_for = POOL.parallel_for if implementation == "python" else _openmp_parallel_for()
     calls: list[tuple[int, int, int]] = []
     lock = threading.Lock()
@@ -334,20 +336,27 @@ def test_parallel_for_splits_iterations_over_threads(implementation: str) -> Non
     def body(ctx: int, start: int, end: int) -> int:
         with lock:
             calls.append((start, end, threading.get_ident()))
-        return 7 if start == 5 else 0
+        return 7 if start <= 5 < end else 0
 
     callback = BODY(body)
     address = ctypes.cast(callback, ctypes.c_void_p).value
     assert address is not None
-    assert parallel_for(2, address, 0, 10) == 7
-    assert sorted(c[:2] for c in calls) == [(0, 5), (5, 10)]
-    assert len({c[2] for c in calls}) == 2
-    calls.clear()
-    assert parallel_for(4, address, 0, 3) == 0
-    assert sorted(c[:2] for c in calls) == [(0, 1), (1, 2), (2, 3)]
-    calls.clear()
-    assert parallel_for(3, address, 0, 0) == 0
-    assert calls[0][:2] == (0, 0)
+    for threads, trips in [(2, 10), (4, 3), (3, 0), (2, 1000)]:
+        calls.clear()
+        status = parallel_for(threads, address, 0, trips)
+        assert status == (7 if trips > 5 else 0)
+        chunks = sorted(c[:2] for c in calls)
+        covered = [i for start, end in chunks for i in range(start, end)]
+        if trips:
+            assert covered == list(range(trips)) or status == 7  # a failed chunk may stop the others early
+        if implementation == "python" and trips:
+            assert len(chunks) == min(threads, trips)
+        if implementation == "python" and threads == 2:
+            assert len({c[2] for c in calls}) == 2  # the caller runs one chunk, a pool thread the other
+    if implementation == "openmp":
+        calls.clear()
+        assert parallel_for(2, address, 0, 16) == 7
+        assert {end - start for start, end, _ in calls} <= {2}  # 16 trips / (2 threads x 4 chunks)
 
 
 def test_kernels_give_the_same_results_on_either_parallel_runtime(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -258,3 +258,30 @@ def test_blocked_convolution_matches_the_interpreter(
     (got,) = CpuExecutable.build(module).run(inputs)
     (want,) = interp.run(module, inputs)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("x_shape", "w_shape", "attrs"),
+    [
+        ((1, 9, 11, 3), (3, 3, 3, 7), {"padding": [1, 1, 1, 1]}),
+        ((2, 6, 70, 5), (3, 2, 5, 13), {"padding": [0, 2, 1, 0], "dilations": [1, 2]}),
+        ((1, 5, 5, 4), (1, 1, 4, 70), {}),
+        ((3, 9, 8, 2), (3, 3, 2, 130), {"strides": [2, 3], "padding": [1, 0, 2, 1]}),
+        ((1, 12, 12, 1), (5, 5, 1, 16), {"padding": [2, 2, 2, 2], "dilations": [2, 1], "strides": [2, 2]}),
+    ],
+)
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_nhwc_implicit_gemm_convolution_matches_the_interpreter(
+    x_shape: tuple[int, ...], w_shape: tuple[int, ...], attrs: dict[str, Any], with_bias: bool
+) -> None:
+    x = RNG.standard_normal(x_shape).astype(np.float32)
+    w = RNG.standard_normal(w_shape).astype(np.float32)
+    b = RNG.standard_normal(w_shape[-1]).astype(np.float32)
+    types = [TensorType(x.shape, f32), TensorType(w.shape, f32)] + ([TensorType(b.shape, f32)] if with_bias else [])
+    module = build_module(types, lambda *vs: graph.conv2d(*vs, layout="NHWC", kernel_layout="HWIO", **attrs))
+    kernel = functions(lower_function(module))[0]
+    assert {"kh", "kw", "c", "ii", "jj"} <= {loop_name(op) for op in loops_of(kernel)}  # the implicit GEMM
+    inputs = [x, w, b] if with_bias else [x, w]
+    (got,) = CpuExecutable.build(module).run(inputs)
+    (want,) = interp.run(module, inputs)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)

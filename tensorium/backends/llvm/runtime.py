@@ -6,8 +6,9 @@ outlined ``body(ctx, start, end)`` on each. The symbol is bound when kernels are
 does not depend on which implementation runs it:
 
 - ``openmp`` (the default where the GNU OpenMP runtime, libgomp, loads): a few lines of LLVM IR built
-  here that hand the chunks to ``GOMP_parallel``, whose threads wait for work by spinning briefly, so a
-  parallel loop costs microseconds;
+  here that run a worker on each thread of a ``GOMP_parallel`` team; the workers claim chunks of
+  iterations from an atomic counter (:data:`CHUNKS_PER_THREAD` per thread), and idle team threads spin
+  briefly before they sleep (:data:`SPIN_COUNT`), so a parallel loop costs microseconds;
 - ``python`` (the fallback): a ctypes callback into a Python thread pool; ctypes releases the GIL around
   each chunk, so the chunks run at once, but each parallel loop costs tens of microseconds of GIL
   hand-offs.
@@ -94,31 +95,45 @@ def _parallel_for(threads: int, body: int, ctx: int, trips: int) -> int:
 _CALLBACK = PARALLEL_FOR_TYPE(_parallel_for)
 
 
+CHUNKS_PER_THREAD = 4
+"""The OpenMP runtime cuts a loop into this many chunks per thread, claimed one at a time, so a thread the
+OS preempts (a shared machine) or one with slower iterations delays the others by one chunk at most."""
+
+SPIN_COUNT = "10000"
+"""libgomp's ``GOMP_SPINCOUNT`` unless the user sets it or ``OMP_WAIT_POLICY``: idle team threads spin this
+many times (tens of microseconds, enough for back-to-back kernels) before they sleep. libgomp's default
+(300000, milliseconds) made every kernel 6x slower when another process held a core, since a spinning
+thread keeps the core a working one needs."""
+
+
 def openmp_runtime_ir(triple: str) -> str:
-    """``tensorium_parallel_for`` on libgomp: ``GOMP_parallel`` runs a worker on each thread of the team,
-    which takes its chunk by ``omp_get_thread_num``; the first nonzero status of a chunk is returned."""
+    """``tensorium_parallel_for`` on libgomp: ``GOMP_parallel`` runs a worker on each thread of the team, which
+    claims chunks of iterations from an atomic counter until none is left; the first nonzero status of a
+    chunk is returned."""
     module = ir.Module("tensorium_runtime")
     module.triple = triple
-    task = ir.LiteralStructType([PTR, PTR, I64, I32])  # body, ctx, trips, status
+    task = ir.LiteralStructType([PTR, PTR, I64, I32, I64, I64])  # body, ctx, trips, status, next, grain
     body_type = ir.FunctionType(I32, [PTR, I64, I64])
-    team_size = ir.Function(module, ir.FunctionType(I32, []), "omp_get_num_threads")
-    member = ir.Function(module, ir.FunctionType(I32, []), "omp_get_thread_num")
     gomp_parallel = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, PTR, I32, I32]), "GOMP_parallel")
 
     worker = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR]), "tensorium_omp_worker")
     worker.linkage = "internal"
     b = ir.IRBuilder(worker.append_basic_block("entry"))
     (data,) = worker.args
-    field = [b.gep(data, [I32(0), I32(n)], inbounds=True, source_etype=task) for n in range(4)]
-    trips = b.load(field[2], typ=I64)
-    threads, rank = b.sext(b.call(team_size, []), I64), b.sext(b.call(member, []), I64)
-    start = b.sdiv(b.mul(trips, rank), threads)
-    end = b.sdiv(b.mul(trips, b.add(rank, I64(1))), threads)
+    field = [b.gep(data, [I32(0), I32(n)], inbounds=True, source_etype=task) for n in range(6)]
+    trips, grain = b.load(field[2], typ=I64), b.load(field[5], typ=I64)
     body = b.load(field[0], typ=body_type.as_pointer())  # a typed pointer value tells the call its signature
-    status = b.call(body, [b.load(field[1], typ=PTR), start, end])
-    failed = b.function.append_basic_block("failed")
-    done = b.function.append_basic_block("done")
-    b.cbranch(b.icmp_signed("!=", status, I32(0)), failed, done)
+    ctx = b.load(field[1], typ=PTR)
+    claim, run, failed, done = (worker.append_basic_block(n) for n in ("claim", "run", "failed", "done"))
+    b.branch(claim)
+    b.position_at_end(claim)
+    start = b.atomic_rmw("add", field[4], grain, "monotonic")
+    b.cbranch(b.icmp_signed("<", start, trips), run, done)
+    b.position_at_end(run)
+    end = b.add(start, grain)
+    end = b.select(b.icmp_signed("<", end, trips), end, trips)
+    status = b.call(body, [ctx, start, end])
+    b.cbranch(b.icmp_signed("!=", status, I32(0)), failed, claim)
     b.position_at_end(failed)
     b.cmpxchg(field[3], I32(0), status, "monotonic", "monotonic")
     b.branch(done)
@@ -127,14 +142,17 @@ def openmp_runtime_ir(triple: str) -> str:
 
     entry = ir.Function(module, ir.FunctionType(I32, [I64, PTR, PTR, I64]), PARALLEL_FOR + "_openmp")
     b = ir.IRBuilder(entry.append_basic_block("entry"))
-    threads, body, ctx, trips = entry.args
+    threads, body_ptr, ctx_ptr, trips = entry.args
     data = b.alloca(task)
-    field = [b.gep(data, [I32(0), I32(n)], inbounds=True) for n in range(4)]
-    for n, value in enumerate([body, ctx, trips, I32(0)]):
-        b.store(value, field[n])
+    field = [b.gep(data, [I32(0), I32(n)], inbounds=True) for n in range(6)]
     fewer = b.select(b.icmp_signed("<", trips, threads), trips, threads)
-    team = b.trunc(b.select(b.icmp_signed("<", fewer, I64(1)), I64(1), fewer), I32)
-    b.call(gomp_parallel, [worker, data, team, I32(0)])
+    team = b.select(b.icmp_signed("<", fewer, I64(1)), I64(1), fewer)
+    chunks = b.mul(team, I64(CHUNKS_PER_THREAD))
+    grain = b.sdiv(b.add(trips, b.sub(chunks, I64(1))), chunks)
+    grain = b.select(b.icmp_signed("<", grain, I64(1)), I64(1), grain)
+    for n, value in enumerate([body_ptr, ctx_ptr, trips, I32(0), I64(0), grain]):
+        b.store(value, field[n])
+    b.call(gomp_parallel, [worker, data, b.trunc(team, I32), I32(0)])
     b.ret(b.load(field[3], typ=I32))
     return str(module)
 
@@ -148,6 +166,8 @@ def _openmp_address() -> int | None:
     global _OPENMP_ENGINE
     if _OPENMP_ENGINE is None:
         path = ctypes.util.find_library("gomp")
+        if "OMP_WAIT_POLICY" not in os.environ:
+            os.environ.setdefault("GOMP_SPINCOUNT", SPIN_COUNT)  # read once, when libgomp loads
         try:
             if path is None:
                 return None

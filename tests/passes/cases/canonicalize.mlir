@@ -384,3 +384,24 @@ module {
     func.return %0, %2 : tensor<?x2xf32>, tensor<?x4xf32>
   }
 }
+// -----
+// RUN: canonicalize
+// A transpose that only moves dims of size 1 keeps the elements in order: a reshape (a free view on the
+// CPU). One that reorders larger dims stays.
+module {
+  func.func @main(%x: tensor<1x1x8x8xf32>, %y: tensor<2x1x3xf32>) -> (tensor<1x8x8x1xf32>, tensor<1x2x3xf32>, tensor<3x1x2xf32>) {
+    %0 = graph.transpose %x {perm = [0, 2, 3, 1]} : (tensor<1x1x8x8xf32>) -> tensor<1x8x8x1xf32>
+    %1 = graph.transpose %y {perm = [1, 0, 2]} : (tensor<2x1x3xf32>) -> tensor<1x2x3xf32>
+    %2 = graph.transpose %y {perm = [2, 1, 0]} : (tensor<2x1x3xf32>) -> tensor<3x1x2xf32>
+    func.return %0, %1, %2 : tensor<1x8x8x1xf32>, tensor<1x2x3xf32>, tensor<3x1x2xf32>
+  }
+}
+// EXPECTED:
+module {
+  func.func @main(%x: tensor<1x1x8x8xf32>, %y: tensor<2x1x3xf32>) -> (tensor<1x8x8x1xf32>, tensor<1x2x3xf32>, tensor<3x1x2xf32>) {
+    %0 = graph.reshape %x {shape = [1, 8, 8, 1]} : (tensor<1x1x8x8xf32>) -> tensor<1x8x8x1xf32>
+    %1 = graph.reshape %y {shape = [1, 2, 3]} : (tensor<2x1x3xf32>) -> tensor<1x2x3xf32>
+    %2 = graph.transpose %y {perm = [2, 1, 0]} : (tensor<2x1x3xf32>) -> tensor<3x1x2xf32>
+    func.return %0, %1, %2 : tensor<1x8x8x1xf32>, tensor<1x2x3xf32>, tensor<3x1x2xf32>
+  }
+}

@@ -166,10 +166,17 @@ def neg_neg(op: Operation, rewriter: PatternRewriter) -> bool:
 # shape ops ----------------------------------------------------------------------------------
 @pattern("graph.transpose", canonical=True)
 def transpose_chain(op: Operation, rewriter: PatternRewriter) -> bool:
-    """transpose(x, identity) -> x; transpose(transpose(x, p), q) -> transpose(x, p[q]) or x."""
+    """transpose(x, identity) -> x; a transpose that keeps the order of the dims larger than 1 -> a reshape
+    (the same elements in the same order, static shapes); transpose(transpose(x, p), q) -> transpose(x, p[q])
+    or x."""
     perm = _ints(op, "perm")
     if perm == tuple(range(len(perm))):
         return _replace_if_same_type(rewriter, op, op.operands[0])
+    in_type, out_type = op.operands[0].type, op.result.type
+    if isinstance(in_type, TensorType) and isinstance(out_type, TensorType) and in_type.is_static:
+        moved = [a for a in perm if in_type.shape[a] != 1]
+        if moved == sorted(moved):
+            return _rebuild(rewriter, op, "graph.reshape", op.operands[0], {"shape": out_type.static_shape})
     inner = producer(op.operands[0], "graph.transpose")
     if inner is None:
         return False
