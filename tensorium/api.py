@@ -46,7 +46,7 @@ __all__ = ["DEFAULT_PIPELINE", "TARGETS", "CacheInfo", "CompiledModel", "LoadedM
 
 DEFAULT_PIPELINE = "canonicalize,fold-batch-norm,cse,fold,dce"
 TARGETS = ("interp", "cpu")
-TARGET_PASSES = {"interp": "", "cpu": "layout,pack-weights,fuse"}
+TARGET_PASSES = {"interp": "", "cpu": "layout,fuse-siblings,fuse-attention,pack-weights,fuse"}
 """Passes each target appends to every pipeline, what its code generator relies on: for the CPU, constant
 matmul weights packed into the GEMM micro-kernel's panel layout at compile time instead of at every run, and
 ops grouped into fused kernels."""

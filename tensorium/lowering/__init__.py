@@ -8,7 +8,17 @@ The plan runner on the loop interpreter is :func:`tensorium.backends.plan_runner
 
 from __future__ import annotations
 
-from . import elementwise, fused, indexing, linalg, misc, nn, reduce, shape  # noqa: F401  (registers the lowerings)
+from . import (  # noqa: F401  (registers the lowerings)
+    attention,
+    elementwise,
+    fused,
+    indexing,
+    linalg,
+    misc,
+    nn,
+    reduce,
+    shape,
+)
 from .kernel import LOWERINGS, LoweringError, lower_op
 from .plan import LaunchPlan, Step, View, lower_function, plan_of, view_offset
 from .schedule import Schedule, ScheduleError, apply_schedule, default_schedule

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-from ..ir.core import Operation, Value
+from ..ir.core import Block, Operation, Value
 from ..ir.dialects import loop
 from ..ir.shapes import normalize_axes, normalize_axis
 from ..ir.types import BufferType, IntegerType, ScalarType, f32, i64
@@ -167,14 +167,28 @@ def _outer_inner(k: Kernel, x: Value, first: int) -> tuple[list[Value], list[Val
 @lowering("graph.softmax", "graph.log_softmax")
 def lower_softmax(op: Operation, k: Kernel) -> None:
     """Three passes along ``axis``: the maximum, the sum of exp(x - max), then the result, in at least f32."""
-    x, out = k.inputs[0], k.outputs[0]
+    axis = op.opdef.attr_kwargs(op)["axis"]
+    emit_softmax(k, k.inputs[0], k.outputs[0], axis, log=op.name == "graph.log_softmax")
+
+
+def emit_softmax(k: Kernel, x: Value, out: Value, axis: int, log: bool = False, parallel: bool = False) -> None:
+    """(log) softmax of buffer ``x`` along ``axis`` into ``out``, which may be ``x`` itself: ``out`` is written in
+    the last pass only, at the element just read. ``parallel`` runs the first loop with more than one trip
+    over the kept dims in parallel (the lowerings leave that to the default schedule)."""
     rank = len(shape_of(x))
-    axis = normalize_axis(op.opdef.attr_kwargs(op)["axis"], rank)
+    axis = normalize_axis(axis, rank)
     t = element_of(x)
     acc_t = compute_type(t)
     sizes = k.sizes(x)
     kept = [a for a in range(rank) if a != axis]
+    shape = shape_of(x)
     with k.loops([sizes[a] for a in kept], [f"i{n}" for n in range(len(kept))]) as outer:
+        if parallel:
+            moving = [iv for a, iv in zip(kept, outer) if shape[a] != 1]
+            if moving:
+                block = moving[0].owner
+                assert isinstance(block, Block) and block.parent is not None and block.parent.parent is not None
+                block.parent.parent.attributes["kind"] = "parallel"
 
         def at(j: Value) -> list[Value]:
             position = dict(zip(kept, outer))
@@ -201,7 +215,7 @@ def lower_softmax(op: Operation, k: Kernel) -> None:
         )
         with vector_loop(k, sizes[axis], "out_r0", lanes) as j:
             s = shifted([j], top)
-            y = loop.sub(s, loop.log(total)) if op.name == "graph.log_softmax" else loop.div(loop.exp(s), total)
+            y = loop.sub(s, loop.log(total)) if log else loop.div(loop.exp(s), total)
             loop.store(convert(y, element_of(out)), out, at(j))
 
 

@@ -1,7 +1,7 @@
 """Passes over modules: the Pass base and registry, pipeline text, the PassManager and the passes.
 
 Importing this package registers every pass shipped with Tensorium (canonicalize, cse, dce, fold,
-fold-batch-norm, layout, pack-weights, fuse, lower-to-loops).
+fold-batch-norm, layout, fuse-siblings, fuse-attention, pack-weights, fuse, lower-to-loops).
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from . import (  # noqa: F401  (registers the passes)
     fold,
     fold_batch_norm,
     fuse,
+    fuse_attention,
+    fuse_siblings,
     layout,
     lower_to_loops,
     pack_weights,

@@ -32,7 +32,7 @@ from ..errors import PassError
 from ..ir.builder import InsertionPoint
 from ..ir.core import Block, Operation, Region, Value
 from ..ir.dialects.builtin import func_body, functions
-from ..ir.dialects.graph.fused import fused, yield_
+from ..ir.dialects.graph.fusion import fused, yield_
 from ..ir.dialects.graph.shape import is_unit_reshape, view_offset
 from ..ir.rewrite import PatternRewriter
 from ..ir.types import Sym, TensorType

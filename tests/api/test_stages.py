@@ -11,6 +11,7 @@ import pytest
 
 import tensorium as tm
 from tensorium import nn
+from tensorium.api import DEFAULT_PIPELINE, TARGET_PASSES
 from tensorium.cli import main
 from tensorium.errors import TensoriumError
 
@@ -29,11 +30,11 @@ def test_disabling_passes_and_memory_planning_keeps_the_results() -> None:
     x = RNG.standard_normal((8, 16)).astype(np.float32)
     full = tm.compile(block, cache=False)
     want = full(x)
-    assert full.pipeline == "canonicalize,fold-batch-norm,cse,fold,dce,layout,pack-weights,fuse"
+    assert full.pipeline == f"{DEFAULT_PIPELINE},{TARGET_PASSES['cpu']}"
     stats = full.stats()
     assert stats["kernels"] == 3 and stats["fused_groups"] == 2 and stats["fused_ops"] == 5
     plain = tm.compile(block, cache=False, disable=("fuse", "memory-plan"))
-    assert plain.pipeline == "canonicalize,fold-batch-norm,cse,fold,dce,layout,pack-weights"
+    assert plain.pipeline == full.pipeline.removesuffix(",fuse")
     np.testing.assert_allclose(plain(x), want, rtol=1e-5, atol=1e-6)
     unplanned = plain.stats()
     assert unplanned["kernels"] == 6 and unplanned["fused_groups"] == 0
@@ -82,26 +83,15 @@ def test_cli_dumps_the_ir_of_each_stage(tmp_path: Path, capsys: pytest.CaptureFi
     dump = tmp_path / "ir"
     args = ["compile", f"{tmp_path}/f.py:factory", "-o", str(tmp_path / "m.tsm"), "--dump-ir", str(dump)]
     assert cli(*args, "--disable", "cse,memory-plan") == 0
-    assert f"IR after each stage: {dump} (11 files)" in capsys.readouterr().err
-    names = sorted(p.name for p in dump.iterdir())
-    assert (
-        names
-        == [
-            "00-imported.mlir",
-            "01-canonicalize.mlir",
-            "02-fold-batch-norm.mlir",
-            "03-fold.mlir",
-            "04-dce.mlir",
-            "05-layout.mlir",
-            "06-pack-weights.mlir",
-            "07-fuse.mlir",
-            "08-loops.mlir",
-            "09-llvm.ll",
-            "10-llvm-O3.ll",
-        ][: len(names)]
+    passes = [p for p in f"{DEFAULT_PIPELINE},{TARGET_PASSES['cpu']}".split(",") if p != "cse"]
+    stages = ["imported.mlir", *(f"{p}.mlir" for p in passes), "loops.mlir", "llvm.ll", "llvm-O3.ll"]
+    expected = [f"{n:02d}-{name}" for n, name in enumerate(stages)]
+    assert f"IR after each stage: {dump} ({len(expected)} files)" in capsys.readouterr().err
+    assert sorted(p.name for p in dump.iterdir()) == expected
+    fuse, packed, loops, llvm = (
+        dump / expected[stages.index(n)] for n in ("fuse.mlir", "pack-weights.mlir", "loops.mlir", "llvm.ll")
     )
-    assert "graph.fused" in (dump / "07-fuse.mlir").read_text()
-    assert "graph.fused" not in (dump / "06-pack-weights.mlir").read_text()
-    assert "loop.for" in (dump / "08-loops.mlir").read_text() and "define" in (dump / "09-llvm.ll").read_text()
+    assert "graph.fused" in fuse.read_text() and "graph.fused" not in packed.read_text()
+    assert "loop.for" in loops.read_text() and "define" in llvm.read_text()
     assert cli("compile", f"{tmp_path}/f.py:factory", "-o", str(tmp_path / "x.tsm"), "--disable", "fusion") == 1
     assert "disable: 'fusion' is not a pass" in capsys.readouterr().err

@@ -11,12 +11,13 @@ from ...opdef import OpDef, lookup
 from . import (  # noqa: F401  (registers the ops)
     canonical,
     elementwise,
-    fused,
+    fusion,
     indexing,
     linalg,
     misc,
     nn,
     reduce,
+    sdpa,
     shape,
 )
 

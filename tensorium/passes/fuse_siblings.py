@@ -1,0 +1,130 @@
+"""fuse-siblings: horizontal fusion of matmuls that read the same input with constant weights.
+
+Sibling matmuls ``x @ W_g`` (``g`` = 1..G) with one left operand ``x``, the same flags and constant weights
+of one shape become one batched matmul over the stacked weight, whose results are contiguous slices:
+
+    y = matmul(x, stack(W_1, ..., W_G))        # [G, ..., M, N]: x broadcast over the stack
+    r_g = reshape(slice(y, [g, g + 1]))        # views on the CPU, no copies
+
+A transposed weight (``transpose_b``, as torch Linear stores it) is transposed when stacked, at compile
+time. When every sibling's only use adds a constant bias of its own, the biases are stacked too and added
+once to ``y``, so that the fuse pass keeps the bias as the GEMM's epilogue. The q, k and v projections of
+an attention layer thus run as one GEMM over three times the columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ..ir.attributes import DenseAttr
+from ..ir.core import Operation, Value
+from ..ir.dialects.builtin import func_body, functions
+from ..ir.rewrite import PatternRewriter
+from ..ir.types import TensorType
+from .base import Pass, register_pass
+
+
+@register_pass
+@dataclass(frozen=True)
+class FuseSiblings(Pass):
+    """Stack sibling matmuls with constant weights into one batched matmul (see the module docstring)."""
+
+    name: ClassVar[str] = "fuse-siblings"
+    min_siblings: int = 2
+
+    def run(self, module: Operation) -> None:
+        rewriter = PatternRewriter()
+        for func in functions(module):
+            groups: dict[tuple[object, ...], list[Operation]] = {}
+            for op in func_body(func).ops:
+                key = _sibling_key(op)
+                if key is not None:
+                    groups.setdefault(key, []).append(op)
+            for siblings in groups.values():
+                if len(siblings) >= max(2, self.min_siblings):
+                    _stack(siblings, rewriter)
+
+
+def _constant(value: Value) -> np.ndarray | None:
+    op = value.defining_op()
+    if op is None or op.name != "graph.constant":
+        return None
+    attr = op.attributes["value"]
+    assert isinstance(attr, DenseAttr)
+    return attr.array
+
+
+def _sibling_key(op: Operation) -> tuple[object, ...] | None:
+    """What siblings share (left operand, flags, weight type), or None for a matmul that cannot be stacked."""
+    if op.name != "graph.matmul":
+        return None
+    lhs, rhs = op.operands
+    if _constant(rhs) is None or not isinstance(rhs.type, TensorType) or rhs.type.rank != 2:
+        return None
+    if not isinstance(lhs.type, TensorType) or lhs.type.rank < 2 or not op.result.type.is_static:  # type: ignore[attr-defined]
+        return None
+    return (id(lhs), bool(op.attr("transpose_a", False)), bool(op.attr("transpose_b", False)), rhs.type)
+
+
+def _bias(op: Operation) -> tuple[Operation, np.ndarray] | None:
+    """The add of a constant that is ``op``'s only use, with the bias broadcast to [N], or None."""
+    users = op.result.users
+    if len(op.result.uses) != 1 or users[0].name != "graph.add":
+        return None
+    add = users[0]
+    other = add.operands[1] if add.operands[0] is op.result else add.operands[0]
+    array = _constant(other)
+    result = op.result.type
+    if array is None or add.result.type != result or not isinstance(result, TensorType):
+        return None
+    n = result.shape[-1]
+    if not isinstance(n, int) or (array.ndim > 1 and any(d != 1 for d in array.shape[:-1])):
+        return None
+    if array.ndim > 1 and any(d != 1 for d in array.shape[:-1]):
+        return None
+    if array.shape[-1:] not in ((n,), (1,)):
+        return None
+    return add, np.broadcast_to(array.reshape(-1), (n,))
+
+
+def _stack(siblings: list[Operation], rewriter: PatternRewriter) -> None:
+    first = siblings[0]
+    lhs = first.operands[0]
+    transpose_a, transpose_b = bool(first.attr("transpose_a", False)), bool(first.attr("transpose_b", False))
+    weights = [_constant(op.operands[1]) for op in siblings]
+    stacked = np.stack([w.T if transpose_b else w for w in weights if w is not None])
+    x_type, out_type = lhs.type, first.result.type
+    assert isinstance(x_type, TensorType) and isinstance(out_type, TensorType)
+    batch = (1,) * (x_type.rank - 2)
+    stacked = np.ascontiguousarray(stacked.reshape((len(siblings), *batch, *stacked.shape[1:])))
+    element = out_type.element
+    weight = rewriter.create_before(
+        first, "graph.constant", [], {"value": DenseAttr(stacked, TensorType(stacked.shape, element))}
+    ).result
+    y = rewriter.create_before(first, "graph.matmul", [lhs, weight], {"transpose_a": transpose_a}).result
+    biases = [_bias(op) for op in siblings]
+    if all(b is not None for b in biases):
+        stacked_bias = np.stack([b[1] for b in biases if b is not None])
+        shape = (len(siblings), *(1,) * (out_type.rank - 1), stacked_bias.shape[-1])
+        attr = DenseAttr(stacked_bias.reshape(shape), TensorType(shape, element))
+        bias = rewriter.create_before(first, "graph.constant", [], {"value": attr}).result
+        y = rewriter.create_before(first, "graph.add", [y, bias]).result
+        replaced: list[Operation] = [b[0] for b in biases if b is not None]
+    else:
+        replaced = siblings
+    unused = [v.defining_op() for old in replaced for v in old.operands[1:] if v.defining_op() is not None]
+    unused += [op.operands[1].defining_op() for op in siblings]
+    parts = []
+    for g in range(len(siblings)):
+        part = rewriter.create_before(first, "graph.slice", [y], {"starts": (g,), "ends": (g + 1,), "axes": (0,)})
+        parts.append(rewriter.create_before(first, "graph.reshape", [part.result], {"shape": out_type.static_shape}))
+    for op, old, value in zip(siblings, replaced, parts):
+        rewriter.replace_op(old, value.results)
+        if old is not op:
+            rewriter.erase_op(op)
+    for constant in dict.fromkeys(unused):
+        if constant is not None and constant.name == "graph.constant" and not constant.results[0].uses:
+            rewriter.erase_op(constant)
