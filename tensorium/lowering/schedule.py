@@ -8,22 +8,33 @@ schedules. Primitives:
 - ``split(l, f)``: ``l`` becomes ``l_o`` (step ``f * step``) around ``l_i``, which runs
   ``[l_o, min(l_o + f * step, upper))`` with the old body; the remainder needs no guard.
 - ``reorder(a, b, ...)``: permute a perfectly nested band of loops (only pure ops between them).
+- ``fuse(a, b)``: two directly nested loops (``b``'s bounds not depending on ``a``) become one loop
+  ``a_b`` over the product of their trip counts, each iteration recovering both induction variables; the
+  usual way to give ``parallel`` more iterations than one loop has.
+- ``cache(l, buffer)``: copy the part of ``buffer`` that loop ``l`` reads into a ``local`` buffer just
+  before ``l`` and read it from there (a tile of a matrix into a faster, contiguous buffer). Every read of
+  ``buffer`` inside ``l`` must index each dim by a value defined outside ``l`` or by the induction variable
+  of a loop inside ``l`` (``l`` included) whose bounds are defined outside ``l``; ``l`` must not write it.
 - ``parallel(l)``, ``vectorize(l[, f])``, ``unroll(l[, f])``: set the loop's kind; parallel and
   vectorize loops must write every buffer from outside the loop at an index depending on the loop.
+
+Buffers are named as the kernel's arguments (``in0``, ``out0``) or by their name hints.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
+from contextlib import ExitStack
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import ScheduleError
 from ..ir.builder import InsertionPoint
 from ..ir.core import Block, Operation, Value
 from ..ir.dialects import loop
 from ..ir.dialects.builtin import func_body, func_name
-from ..ir.types import index
+from ..ir.types import DYN, BufferType, index
 
 
 @dataclass(frozen=True)
@@ -59,7 +70,29 @@ class Annotate:
         return f"{self.kind}({self.loop}{'' if self.factor is None else f', {self.factor}'})"
 
 
-Primitive = Split | Reorder | Annotate
+@dataclass(frozen=True)
+class Fuse:
+    """Collapse ``outer`` and the loop ``inner`` directly inside it into one loop ``outer_inner``."""
+
+    outer: str
+    inner: str
+
+    def __str__(self) -> str:
+        return f"fuse({self.outer}, {self.inner})"
+
+
+@dataclass(frozen=True)
+class Cache:
+    """Read the part of ``buffer`` that ``loop`` reads from a local copy made just before ``loop``."""
+
+    loop: str
+    buffer: str
+
+    def __str__(self) -> str:
+        return f"cache({self.loop}, {self.buffer})"
+
+
+Primitive = Split | Reorder | Annotate | Fuse | Cache
 
 
 @dataclass(frozen=True)
@@ -94,6 +127,10 @@ def _primitive(name: str, args: list[str], text: str) -> Primitive:
             return Split(args[0], int(args[1]))
         if name == "reorder" and len(args) >= 2:
             return Reorder(tuple(args))
+        if name == "fuse" and len(args) == 2:
+            return Fuse(args[0], args[1])
+        if name == "cache" and len(args) == 2:
+            return Cache(args[0], args[1])
         if name in _ANNOTATIONS and len(args) in (1, 2) and (name != "parallel" or len(args) == 1):
             return Annotate(name, args[0], int(args[1]) if len(args) == 2 else None)
     except ValueError:
@@ -151,6 +188,148 @@ def split(kernel: Operation, name: str, factor: int) -> None:
     inner.attributes.pop("factor", None)
     inner.attributes["kind"] = "serial"
     _iv(inner).name_hint = f"{name}_i"
+
+
+def fuse(kernel: Operation, outer_name: str, inner_name: str) -> None:
+    """Apply ``fuse(outer, inner)`` to ``kernel`` in place (see the module docstring)."""
+    outer, inner = find_loop(kernel, outer_name), find_loop(kernel, inner_name)
+    if inner.parent_op is not outer:
+        raise ScheduleError(f"loop '{inner_name}' is not directly inside loop '{outer_name}'")
+    body = outer.regions[0].block
+    for op in body.ops:
+        if op is not inner and op.name != "loop.yield" and not op.has_trait("pure"):
+            raise ScheduleError(f"loop '{outer_name}' holds '{op.name}' besides loop '{inner_name}'")
+    if any(_defined_inside(v, outer) for v in inner.operands):
+        raise ScheduleError(f"the bounds of loop '{inner_name}' depend on loop '{outer_name}'")
+    with InsertionPoint.before_op(outer):
+        trips = [_trip_count(op) for op in (outer, inner)]
+        total = loop.mul(trips[0], trips[1])
+        fused = loop.build_for(loop.const(value=0, dtype=index), total, loop.const(value=1, dtype=index))
+    fused_body = fused.regions[0].block
+    iv = fused_body.args[0]
+    iv.name_hint = f"{outer_name}_{inner_name}"
+    assert outer.parent is not None
+    outer.parent.insert_before(outer, fused)
+    with InsertionPoint(fused_body, before=fused_body.terminator):
+        positions = [loop.div(iv, trips[1]), loop.rem(iv, trips[1])]
+        for op, position in zip((outer, inner), positions):
+            lower, _, step = op.operands
+            _iv(op).replace_all_uses_with(loop.add(lower, loop.mul(position, step)))
+    for op in [o for o in body.ops if o is not inner and o.name != "loop.yield"]:
+        body.remove(op)
+        fused_body.insert_before(fused_body.terminator, op)  # type: ignore[arg-type]
+    inner_body = inner.regions[0].block
+    for op in [o for o in inner_body.ops if o.name != "loop.yield"]:
+        inner_body.remove(op)
+        fused_body.insert_before(fused_body.terminator, op)  # type: ignore[arg-type]
+    outer.erase()
+
+
+def _trip_count(op: Operation) -> Value:
+    """``ceil((upper - lower) / step)`` of a loop, built at the current insertion point."""
+    lower, upper, step = op.operands
+    one = loop.const(value=1, dtype=index)
+    return loop.div(loop.add(loop.sub(upper, lower), loop.sub(step, one)), step)  # type: ignore[no-any-return]
+
+
+def _defined_inside(value: Value, op: Operation) -> bool:
+    """True when ``value`` is defined in one of ``op``'s regions, at any depth."""
+    owner = value.defining_op()
+    block = value.owner if owner is None else owner.parent
+    while isinstance(block, Block):
+        parent = block.parent.parent if block.parent is not None else None
+        if parent is op:
+            return True
+        if parent is None:
+            return False
+        block = parent.parent
+    return False
+
+
+def cache(kernel: Operation, loop_name_: str, buffer_name: str) -> None:
+    """Apply ``cache(l, buffer)`` to ``kernel`` in place (see the module docstring)."""
+    target = find_loop(kernel, loop_name_)
+    buffer = _find_buffer(kernel, buffer_name)
+    loads = [op for op in target.walk() if op.name == "loop.load" and op.operands[0] is buffer]
+    if any(op.name == "loop.store" and op.operands[1] is buffer for op in target.walk()):
+        raise ScheduleError(f"loop '{loop_name_}' writes '{buffer_name}', so it cannot be cached")
+    if not loads:
+        raise ScheduleError(f"loop '{loop_name_}' does not read '{buffer_name}'")
+    ranges: list[tuple[Value, Value] | None] = []
+    for axis in range(len(loads[0].operands) - 1):
+        kinds = {_index_range(op.operands[1 + axis], target) for op in loads}
+        if len(kinds) != 1 or "varying" in kinds:
+            raise ScheduleError(
+                f"cache({loop_name_}, {buffer_name}): dim {axis} is not read at one value from outside the loop "
+                "or along one loop's range in every read"
+            )
+        (kind,) = kinds
+        ranges.append(None if kind == "fixed" else kind)  # type: ignore[arg-type]
+    if all(r is None for r in ranges):
+        raise ScheduleError(f"cache({loop_name_}, {buffer_name}): every read is of one element; nothing to tile")
+    element = buffer.type.element  # type: ignore[attr-defined]
+    with InsertionPoint.before_op(target):
+        extents = [loop.sub(hi, lo) for lo, hi in (r for r in ranges if r is not None)]
+        shape = tuple(_static(e) for e in extents)
+        dynamic = [e for e, d in zip(extents, shape) if d == DYN]
+        local = loop.alloc(*dynamic, type=BufferType(shape, element, "local"))
+        with ExitStack() as stack:
+            ivs: list[Value] = []
+            for n, extent in enumerate(extents):
+                zero, one = loop.const(value=0, dtype=index), loop.const(value=1, dtype=index)
+                ivs.append(stack.enter_context(loop.for_(zero, extent, one, name=f"{loop_name_}_c{n}")))
+            source, it = [], iter(zip(ivs, (r for r in ranges if r is not None)))
+            for axis, r in enumerate(ranges):
+                if r is None:
+                    source.append(loads[0].operands[1 + axis])
+                else:
+                    local_iv, (lo, _) = next(it)
+                    source.append(loop.add(local_iv, lo))
+            loop.store(loop.load(buffer, source), local, ivs)
+    for op in loads:
+        with InsertionPoint.before_op(op):
+            indices = [loop.sub(op.operands[1 + a], r[0]) for a, r in enumerate(ranges) if r is not None]
+            value = loop.load(local, indices)
+        op.results[0].replace_all_uses_with(value)
+        op.erase()
+
+
+def _static(value: Value) -> Any:
+    """The constant an index value folds to (for ``c - c'`` of two constants), else DYN."""
+    op = value.defining_op()
+    if op is not None and op.name == "loop.sub":
+        a, b = (x.defining_op() for x in op.operands)
+        if a is not None and b is not None and a.name == b.name == "loop.const":
+            return int(a.attr("value")) - int(b.attr("value"))
+    return DYN
+
+
+def _index_range(value: Value, target: Operation) -> Any:
+    """How a read inside ``target`` indexes one dim: ``"fixed"`` (defined outside ``target``), the (lower,
+    upper) values of the loop whose induction variable it is (a loop inside ``target`` or ``target`` itself,
+    with bounds defined outside it), or ``"varying"``."""
+    if not _defined_inside(value, target) and value is not _iv(target):
+        return "fixed"
+    block = value.owner
+    if value.defining_op() is None and isinstance(block, Block) and block.parent is not None:
+        owner = block.parent.parent
+        if owner is not None and owner.name == "loop.for" and (owner is target or _defined_inside(value, target)):
+            lower, upper, step = owner.operands
+            if not any(_defined_inside(v, target) for v in (lower, upper, step)):
+                step_op = step.defining_op()
+                if step_op is not None and step_op.name == "loop.const" and step_op.attr("value") == 1:
+                    return (lower, upper)
+    return "varying"
+
+
+def _find_buffer(kernel: Operation, name: str) -> Value:
+    """The kernel argument or allocated buffer named ``name``; ScheduleError listing the names otherwise."""
+    candidates = list(func_body(kernel).args) + [op.results[0] for op in kernel.walk() if op.name == "loop.alloc"]
+    found = [v for v in candidates if v.name_hint == name]
+    if len(found) != 1:
+        known = ", ".join(v.name_hint or "?" for v in candidates)
+        raise ScheduleError(f"@{func_name(kernel)} has no single buffer named '{name}' (buffers: {known})")
+    return found[0]
 
 
 def _right_after(value: Value) -> InsertionPoint:
@@ -288,6 +467,10 @@ def apply_schedule(kernel: Operation, schedule: Schedule) -> None:
             split(kernel, step.loop, step.factor)
         elif isinstance(step, Reorder):
             reorder(kernel, step.loops)
+        elif isinstance(step, Fuse):
+            fuse(kernel, step.outer, step.inner)
+        elif isinstance(step, Cache):
+            cache(kernel, step.loop, step.buffer)
         else:
             annotate(kernel, step.kind, step.loop, step.factor)
 

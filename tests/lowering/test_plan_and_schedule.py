@@ -26,7 +26,7 @@ from tensorium.lowering import (
     plan_of,
     view_offset,
 )
-from tensorium.lowering.schedule import Annotate, Reorder, Split, find_loop
+from tensorium.lowering.schedule import Annotate, Cache, Fuse, Reorder, Split, find_loop
 from tensorium.passes import PassManager
 from tensorium.passes.lower_to_loops import LowerToLoops
 from tensorium.testing import build_module
@@ -144,9 +144,16 @@ def test_plan_of_an_unlowered_module() -> None:
 
 def test_schedule_text_round_trips() -> None:
     schedule = Schedule(
-        (Split("i", 4), Reorder(("i_o", "j", "i_i")), Annotate("parallel", "i_o"), Annotate("unroll", "k", 2))
+        (
+            Split("i", 4),
+            Reorder(("i_o", "j", "i_i")),
+            Annotate("parallel", "i_o"),
+            Annotate("unroll", "k", 2),
+            Fuse("i_o", "j"),
+            Cache("i_i", "in0"),
+        )
     )
-    text = "split(i, 4); reorder(i_o, j, i_i); parallel(i_o); unroll(k, 2)"
+    text = "split(i, 4); reorder(i_o, j, i_i); parallel(i_o); unroll(k, 2); fuse(i_o, j); cache(i_i, in0)"
     assert str(schedule) == text
     assert Schedule.parse(text) == schedule
     with pytest.raises(ScheduleError, match=r"bad schedule primitive 'tile\(i\)'"):
@@ -166,6 +173,10 @@ def _fixed(text: str) -> Any:
         "reorder(i1, i0); unroll(i0, 2)",
         "split(i1, 4); reorder(i1_o, i0); parallel(i1_o)",
         "split(i0, 1); split(i0_i, 5)",
+        "fuse(i0, i1); parallel(i0_i1)",
+        "split(i1, 2); fuse(i0, i1_o); vectorize(i1_i, 2)",
+        "cache(i0, in0); parallel(i0)",
+        "cache(i1, in1)",
     ],
 )
 def test_schedules_keep_elementwise_results(text: str) -> None:
@@ -176,6 +187,8 @@ def test_schedules_keep_matmul_and_reduction_results() -> None:
     tiled = "split(i, 2); split(j, 3); split(k, 2); reorder(i_o, j_o, i_i, j_i); parallel(i_o); unroll(k_i, 2)"
     a64, b64 = rand(5, 3).astype(np.float64), rand(3, 7).astype(np.float64)  # f32 gets the blocked GEMM instead
     check_lowered(lambda a, b: graph.matmul(a, b), a64, b64, schedule=_fixed(tiled))
+    cached = "cache(i, in1); fuse(i, j); parallel(i_j)"  # all of B in a local buffer, then one loop of i x j
+    check_lowered(lambda a, b: graph.matmul(a, b), a64, b64, schedule=_fixed(cached))
     check_lowered(lambda a: graph.reduce_sum(a, axes=(0,)), rand(5, 3), schedule=_fixed("split(r0, 2); parallel(i0)"))
     for body in (lambda a: graph.softmax(a), lambda a: graph.layer_norm(a), lambda a: graph.reduce_max(a, axes=(0, 1))):
         check_lowered(body, rand(3, 5), schedule=default_schedule)
@@ -219,6 +232,15 @@ def test_schedule_errors() -> None:
     with pytest.raises(ScheduleError, match="loops 'i0' and 'i1_i' are not directly nested"):
         apply_schedule(split_kernel, Schedule.parse("reorder(i1_i, i0)"))
     assert find_loop(split_kernel, "i1_o").attributes["kind"] == "serial"
+    with pytest.raises(ScheduleError, match="loop 'i1_i' is not directly inside loop 'i0'"):
+        apply_schedule(split_kernel, Schedule.parse("fuse(i0, i1_i)"))
+    with pytest.raises(ScheduleError, match="loop 'i0' writes 'out0', so it cannot be cached"):
+        apply_schedule(_kernel(lambda a: graph.cumsum(a, axis=1), t), Schedule.parse("cache(i0, out0)"))
+    with pytest.raises(ScheduleError, match=r"has no single buffer named 'w' \(buffers: in0, out0"):
+        apply_schedule(_kernel(lambda a: graph.exp(a), t), Schedule.parse("cache(i0, w)"))
+    with pytest.raises(ScheduleError, match="every read is of one element; nothing to tile"):
+        scalar = _kernel(lambda a, b: graph.add(a, b), t, TensorType((), f32))
+        apply_schedule(scalar, Schedule.parse("cache(i1, in1)"))
 
 
 # --- views -------------------------------------------------------------------------------------------
