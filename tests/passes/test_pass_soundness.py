@@ -14,7 +14,18 @@ from tensorium.errors import LoweringError
 from tensorium.fuzz.generator import generate_module, random_inputs
 from tensorium.passes import PassManager
 
-SINGLE_PASSES = ["canonicalize", "fold", "cse", "dce", "fold-batch-norm", "pack-weights", "fuse"]
+SINGLE_PASSES = [
+    "canonicalize",
+    "fold",
+    "cse",
+    "dce",
+    "fold-batch-norm",
+    "layout",
+    "fuse-siblings",
+    "fuse-attention",
+    "pack-weights",
+    "fuse",
+]
 PIPELINES = [
     *SINGLE_PASSES,
     "canonicalize,cse,fold,canonicalize,dce",
