@@ -43,11 +43,16 @@ def close(got: Any, want: Any) -> None:
     np.testing.assert_array_equal(got["top"], want["top"])
 
 
+def _generated_once(calls: list[str]) -> bool:
+    """One emission of LLVM modules followed by their optimization (one optimize call per kernel)."""
+    return calls[:1] == ["emit"] and calls.count("emit") == 1 and "optimize" in calls
+
+
 @pytest.fixture
 def codegen(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Counts LLVM code generation from IR: emitting the LLVM module and optimizing it."""
+    """Counts LLVM code generation from IR: emitting the LLVM modules, then optimizing each (on threads)."""
     calls: list[str] = []
-    emit, optimize = LLVMEmitter.emit_module, jit.optimize
+    emit, optimize = LLVMEmitter.emit_modules, jit.optimize
 
     def counted_emit(self: LLVMEmitter, module: Any) -> Any:
         calls.append("emit")
@@ -57,7 +62,7 @@ def codegen(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
         calls.append("optimize")
         optimize(*args)
 
-    monkeypatch.setattr(LLVMEmitter, "emit_module", counted_emit)
+    monkeypatch.setattr(LLVMEmitter, "emit_modules", counted_emit)
     monkeypatch.setattr(jit, "optimize", counted_optimize)
     yield calls
 
@@ -73,7 +78,7 @@ def compiled(codegen: list[str]) -> Any:
 
 def test_cpu_is_the_default_and_matches_the_interpreter(compiled: Any, codegen: list[str]) -> None:
     assert compiled.artifact.target == "cpu"
-    assert compiled.cache_info().imports == 1 and codegen == ["emit", "optimize"]
+    assert compiled.cache_info().imports == 1 and _generated_once(codegen)
     assert [n for n, _ in compiled.artifact.params] == ["const0", "const1"]
     assert all(a.size <= 64 for _, a in compiled.artifact.executable.constants)
 
@@ -113,7 +118,7 @@ def test_a_cache_entry_for_another_cpu_is_rebuilt(compiled: Any, isolated_cache:
     with pytest.warns(UserWarning, match="ignoring corrupt cache entry .*lacks: quantum-fma"):
         again = tm.compile(head, dynamic={"x": {0: "batch"}})
         again(rand(2, 16))
-    assert again.cache_info().compiles == 1 and codegen == ["emit", "optimize"]
+    assert again.cache_info().compiles == 1 and _generated_once(codegen)
 
 
 def _edit_plan(folder: Path, key: str, value: Any) -> None:

@@ -272,7 +272,7 @@ def test_files_round_trip_without_code_generation(
     stored: Path, mlp_exe: tuple[Any, CpuExecutable], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[Any] = []
-    monkeypatch.setattr(LLVMEmitter, "emit_module", lambda *a: calls.append(a))
+    monkeypatch.setattr(LLVMEmitter, "emit_modules", lambda *a: calls.append(a))
     monkeypatch.setattr(jit, "optimize", lambda *a: calls.append(a))
     assert sorted(p.name for p in stored.iterdir()) == ["kernels.mlir", "kernels.o", "plan.json"]
     loaded = CpuExecutable.from_files(stored)

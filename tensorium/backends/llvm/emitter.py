@@ -112,6 +112,7 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter):
         module.triple = triple
         module.data_layout = data_layout
         super().__init__(module)
+        self.triple, self.data_layout = triple, data_layout
         self.kernels: dict[str, KernelInfo] = {}
         self.errors: list[str] = []
         self.allocas = ir.IRBuilder()
@@ -124,6 +125,17 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter):
         for func in functions(module):
             self.emit_function(func)
         return self.module
+
+    def emit_modules(self, module: Operation) -> list[ir.Module]:
+        """Emit each function of ``module`` as a kernel in an LLVM module of its own (the run-time check
+        messages stay numbered across all of them), so that they can be optimized in parallel."""
+        modules = []
+        for func in functions(module):
+            self.module = ir.Module(name=f"tensorium.{func_name(func)}")
+            self.module.triple, self.module.data_layout = self.triple, self.data_layout
+            self.emit_function(func)
+            modules.append(self.module)
+        return modules
 
     def emit_function(self, func: Operation) -> None:
         """Emit one kernel (see the module docstring for its signature)."""

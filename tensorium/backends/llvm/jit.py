@@ -8,6 +8,7 @@ through ctypes, which releases the GIL; buffers are passed by pointer, without c
 from __future__ import annotations
 
 import ctypes
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -49,21 +50,37 @@ def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine, opt_level: int
 
 
 def compile_module(module: Operation, opt_level: int = 3) -> CompiledKernels:
-    """Verify, emit, optimize and JIT-compile every kernel of a loop-level ``module`` for the host CPU."""
+    """Verify, emit, optimize and JIT-compile every kernel of a loop-level ``module`` for the host CPU.
+
+    Each kernel is optimized in an LLVM module and context of its own, on several threads (llvmlite's calls
+    release the GIL); the optimized modules are then linked into one and turned into one object file.
+    """
     verify(module)
     machine = host_target_machine(opt_level)
     emitter = LLVMEmitter(triple=machine.triple, data_layout=str(machine.target_data))
-    llvm_ir = str(emitter.emit_module(module))
-    compiled = llvm.parse_assembly(llvm_ir)
-    compiled.verify()
-    optimize(compiled, machine, opt_level)
-    optimized_ir = str(compiled)
+    texts = [str(m) for m in emitter.emit_modules(module)]
+    workers = max(1, min(len(texts), thread_count()))
+    with ThreadPoolExecutor(workers, thread_name_prefix="tensorium-llvm") as pool:
+        optimized = list(pool.map(lambda text: _optimized_bitcode(text, opt_level), texts))
+    compiled = llvm.parse_assembly("")
+    compiled.triple, compiled.data_layout = machine.triple, str(machine.target_data)
+    for bitcode in optimized:
+        compiled.link_in(llvm.parse_bitcode(bitcode))
     object_code = machine.emit_object(compiled)
     register_runtime()
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
     engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
     engine.finalize_object()
-    return CompiledKernels(emitter.kernels, emitter.errors, engine, llvm_ir, optimized_ir, object_code)
+    return CompiledKernels(emitter.kernels, emitter.errors, engine, "\n".join(texts), str(compiled), object_code)
+
+
+def _optimized_bitcode(text: str, opt_level: int) -> bytes:
+    """One kernel's LLVM IR parsed, verified and optimized in a context of its own, as bitcode."""
+    context = llvm.create_context()
+    parsed = llvm.parse_assembly(text, context=context)
+    parsed.verify()
+    optimize(parsed, host_target_machine(opt_level), opt_level)
+    return bytes(parsed.as_bitcode())
 
 
 def _ctype(t: Any) -> type:
