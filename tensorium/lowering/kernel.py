@@ -173,6 +173,25 @@ class Kernel:
         return self.func
 
 
+def linearize(indices: Sequence[Value], sizes: Sequence[Value], zero: Value) -> Value:
+    """The row-major position of ``indices`` in a nest of ``sizes`` (``zero`` for none)."""
+    linear = indices[0] if indices else zero
+    for i, size in zip(indices[1:], sizes[1:]):
+        linear = loop.add(loop.mul(linear, size), i)
+    return linear
+
+
+def delinearize(linear: Value, sizes: Sequence[Value]) -> list[Value]:
+    """The row-major indices of position ``linear`` in a nest of ``sizes``."""
+    out: list[Value] = []
+    for size in reversed(sizes[1:]):
+        out.append(loop.rem(linear, size))
+        linear = loop.div(linear, size)
+    if sizes:
+        out.append(linear)
+    return out[::-1]
+
+
 def element_of(value: Value) -> ScalarType:
     """The element type of a buffer value."""
     t = value.type

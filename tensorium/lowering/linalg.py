@@ -24,7 +24,17 @@ from dataclasses import dataclass
 from ..ir.core import Operation, Value
 from ..ir.dialects import loop
 from ..ir.types import DYN, BufferType, f32, i1
-from .kernel import Kernel, compute_type, convert, element_of, lowering, lowering_error, shape_of
+from .kernel import (
+    Kernel,
+    compute_type,
+    convert,
+    delinearize,
+    element_of,
+    linearize,
+    lowering,
+    lowering_error,
+    shape_of,
+)
 from .reduce import accumulate
 
 Epilogue = Callable[[Value, list[Value]], Value]
@@ -169,7 +179,7 @@ def emit_blocked_matmul(
         panel = None
         if packed is not None:
             b_batch = [] if prepacked else k.broadcast_indices(b, b_rank - 2, shape[:-2], batch_ivs)
-            panel = loop.add(loop.mul(_linear(k, b_batch, b_batch_sizes), panels), jb)
+            panel = loop.add(loop.mul(linearize(b_batch, b_batch_sizes, k.index(0)), panels), jb)
         left = loop.sub(cols, loop.mul(jb, k.index(nr)))
         with loop.if_(loop.cmp(left, k.index(nr), predicate="ge")):
             tile(batch_ivs, panel, jb, ib, k.index(nr))
@@ -182,7 +192,7 @@ def emit_blocked_matmul(
         work = loop.mul(batches, outer[0])
     with loop.for_(k.index(0), work, k.index(1), kind="parallel", name="t") as t:
         o = loop.rem(t, outer[0])
-        batch_ivs = _unflatten(loop.div(t, outer[0]), sizes[:-2])
+        batch_ivs = delinearize(loop.div(t, outer[0]), sizes[:-2])
         with loop.for_(k.index(0), inner[0], k.index(1), name=inner[1]) as n:
             tiles_of(batch_ivs, o, n) if by_panels else tiles_of(batch_ivs, n, o)
 
@@ -254,25 +264,6 @@ def _product(k: Kernel, sizes: list[Value]) -> Value:
     return total
 
 
-def _unflatten(linear: Value, sizes: list[Value]) -> list[Value]:
-    """The row-major indices of position ``linear`` in a nest of ``sizes``."""
-    out: list[Value] = []
-    for size in reversed(sizes[1:]):
-        out.append(loop.rem(linear, size))
-        linear = loop.div(linear, size)
-    if sizes:
-        out.append(linear)
-    return out[::-1]
-
-
-def _linear(k: Kernel, indices: list[Value], sizes: list[Value]) -> Value:
-    """The row-major position of ``indices`` in a nest of ``sizes`` (0 for none)."""
-    linear = k.index(0)
-    for i, size in zip(indices, sizes):
-        linear = loop.add(loop.mul(linear, size), i)
-    return linear
-
-
 def _pack_b(
     k: Kernel, b: Value, batch_sizes: list[Value], transposed: bool, cols: Value, depth: Value, panels: Value, nr: int
 ) -> Value:
@@ -284,7 +275,7 @@ def _pack_b(
     last_col = loop.sub(cols, k.index(1))
     with loop.for_(k.index(0), count, k.index(1), kind="parallel", name="pb") as pb:
         jb = loop.rem(pb, panels)
-        b_batch = _unflatten(loop.div(pb, panels), batch_sizes)
+        b_batch = delinearize(loop.div(pb, panels), batch_sizes)
         j0 = loop.mul(jb, k.index(nr))
         full = loop.cmp(loop.sub(cols, j0), k.index(nr), predicate="ge")
         for clamp in (False, True):

@@ -10,7 +10,7 @@ from ..ir.core import Operation, Value
 from ..ir.dialects import loop
 from ..ir.dialects.graph.shape import is_full_range, slice_plan
 from ..ir.shapes import normalize_axis
-from .kernel import Kernel, lowering, lowering_error, shape_of
+from .kernel import Kernel, delinearize, linearize, lowering, lowering_error, shape_of
 
 
 def _result_nest_names(rank: int) -> list[str]:
@@ -36,16 +36,8 @@ def lower_reshape(op: Operation, k: Kernel) -> None:
     x_sizes = k.sizes(x)
     rank = len(shape_of(out))
     with k.loops(k.sizes(out), _result_nest_names(rank)) as ivs:
-        linear = ivs[0] if ivs else k.index(0)
-        for iv, size in zip(ivs[1:], k.sizes(out)[1:]):
-            linear = loop.add(loop.mul(linear, size), iv)
-        source: list[Value] = []
-        for size in reversed(x_sizes[1:]):
-            source.append(loop.rem(linear, size))
-            linear = loop.div(linear, size)
-        if x_sizes:
-            source.append(linear)
-        loop.store(loop.load(x, source[::-1]), out, ivs)
+        linear = linearize(ivs, k.sizes(out), k.index(0))
+        loop.store(loop.load(x, delinearize(linear, x_sizes)), out, ivs)
 
 
 @lowering("graph.broadcast_to")

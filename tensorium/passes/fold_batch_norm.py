@@ -20,7 +20,8 @@ from typing import ClassVar
 import numpy as np
 
 from ..ir.attributes import DenseAttr
-from ..ir.core import Operation, Value
+from ..ir.core import Operation
+from ..ir.dialects.graph.canonical import constant_array
 from ..ir.rewrite import PatternRewriter, RewritePattern, apply_patterns_greedily
 from ..ir.shapes import normalize_axis
 from ..ir.types import TensorType, storage_dtype
@@ -38,16 +39,6 @@ class FoldBatchNorm(Pass):
         apply_patterns_greedily(module, [RewritePattern("fold_batch_norm_into_conv", ("graph.batch_norm",), _fold)])
 
 
-def _constant(value: Value | None) -> np.ndarray | None:
-    """The array of a ``graph.constant`` defining ``value``, else None."""
-    op = value.defining_op() if value is not None else None
-    if op is None or op.name != "graph.constant":
-        return None
-    attr = op.attributes["value"]
-    assert isinstance(attr, DenseAttr)
-    return attr.array
-
-
 def _fold(bn: Operation, rewriter: PatternRewriter) -> bool:
     conv = bn.operands[0].defining_op()
     if conv is None or conv.name != "graph.conv2d" or len(conv.result.uses) != 1:
@@ -58,9 +49,9 @@ def _fold(bn: Operation, rewriter: PatternRewriter) -> bool:
     channel_axis = 1 if attrs["layout"] == "NCHW" else 3
     if normalize_axis(int(bn.attr("axis", 1)), out_type.rank) != channel_axis:
         return False
-    weight = _constant(conv.operands[1])
-    bias = _constant(conv.operands[2]) if len(conv.operands) > 2 else np.zeros(1)
-    params = [_constant(v) for v in bn.operands[1:]]
+    weight = constant_array(conv.operands[1])
+    bias = constant_array(conv.operands[2]) if len(conv.operands) > 2 else np.zeros(1)
+    params = [constant_array(v) for v in bn.operands[1:]]
     if weight is None or bias is None or any(p is None for p in params):
         return False
     scale, beta, mean, var = (np.asarray(p, np.float64) for p in params)  # type: ignore[arg-type]

@@ -18,8 +18,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..ir.attributes import DenseAttr
 from ..ir.core import Operation, Value
+from ..ir.dialects.graph.canonical import constant_array, splat_value
 from ..ir.dialects.graph.shape import is_unit_reshape
 from ..ir.opdef import InferError, lookup
 from ..ir.rewrite import PatternRewriter, RewritePattern, apply_patterns_greedily
@@ -61,28 +61,14 @@ def _single_producer(value: Value, name: str | tuple[str, ...]) -> Operation | N
         value = op.operands[0]
 
 
-def _splat(value: Value) -> float | None:
-    op = value.defining_op()
-    if op is None or op.name != "graph.constant":
-        return None
-    attr = op.attributes["value"]
-    assert isinstance(attr, DenseAttr)
-    flat = attr.array.reshape(-1)
-    return float(flat[0]) if attr.is_splat or flat.size == 1 else None
-
-
-def _constant(value: Value) -> np.ndarray | None:
-    op = value.defining_op()
-    if op is None or op.name != "graph.constant":
-        return None
-    attr = op.attributes["value"]
-    assert isinstance(attr, DenseAttr)
-    return attr.array
+def _scalar(value: Value) -> float | None:
+    """The value of a splat float constant, else None."""
+    splat = splat_value(value)
+    return float(splat) if isinstance(splat, float) else None
 
 
 def _is_minus_inf(value: Value) -> bool:
-    splat = _splat(value)
-    return splat is not None and splat == float("-inf")
+    return _scalar(value) == float("-inf")
 
 
 def _attention(m2: Operation, rewriter: PatternRewriter) -> bool:
@@ -150,12 +136,12 @@ def _scale(op: Operation) -> tuple[float | None, Value | None]:
     """The scale and the scaled value of ``x * c``, ``c * x`` or ``x / c`` with a scalar constant ``c``."""
     a, b = op.operands
     if op.name == "graph.div":
-        c = _splat(b)
+        c = _scalar(b)
         return (1.0 / c if c else None), a
-    if _splat(b) is not None and _tensor(b).rank == 0:
-        return _splat(b), a
-    if _splat(a) is not None and _tensor(a).rank == 0:
-        return _splat(a), b
+    if _scalar(b) is not None and _tensor(b).rank == 0:
+        return _scalar(b), a
+    if _scalar(a) is not None and _tensor(a).rank == 0:
+        return _scalar(a), b
     return None, None
 
 
@@ -166,7 +152,7 @@ def _mask(op: Operation, scores: Value) -> tuple[bool, Value | None, Value] | No
         if not _is_minus_inf(other):
             return None
         rows, cols = _tensor(kept).shape[-2:]
-        triangle = _constant(cond)
+        triangle = constant_array(cond)
         if triangle is not None and isinstance(rows, int) and isinstance(cols, int) and triangle.ndim == 2:
             if triangle.shape == (rows, cols) and np.array_equal(triangle, np.tril(np.ones((rows, cols), np.bool_))):
                 return True, None, kept

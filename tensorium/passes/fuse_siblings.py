@@ -20,8 +20,9 @@ from typing import ClassVar
 import numpy as np
 
 from ..ir.attributes import DenseAttr
-from ..ir.core import Operation, Value
+from ..ir.core import Operation
 from ..ir.dialects.builtin import func_body, functions
+from ..ir.dialects.graph.canonical import constant_array
 from ..ir.rewrite import PatternRewriter
 from ..ir.types import TensorType
 from .base import Pass, register_pass
@@ -48,21 +49,12 @@ class FuseSiblings(Pass):
                     _stack(siblings, rewriter)
 
 
-def _constant(value: Value) -> np.ndarray | None:
-    op = value.defining_op()
-    if op is None or op.name != "graph.constant":
-        return None
-    attr = op.attributes["value"]
-    assert isinstance(attr, DenseAttr)
-    return attr.array
-
-
 def _sibling_key(op: Operation) -> tuple[object, ...] | None:
     """What siblings share (left operand, flags, weight type), or None for a matmul that cannot be stacked."""
     if op.name != "graph.matmul":
         return None
     lhs, rhs = op.operands
-    if _constant(rhs) is None or not isinstance(rhs.type, TensorType) or rhs.type.rank != 2:
+    if constant_array(rhs) is None or not isinstance(rhs.type, TensorType) or rhs.type.rank != 2:
         return None
     if not isinstance(lhs.type, TensorType) or lhs.type.rank < 2 or not op.result.type.is_static:  # type: ignore[attr-defined]
         return None
@@ -76,7 +68,7 @@ def _bias(op: Operation) -> tuple[Operation, np.ndarray] | None:
         return None
     add = users[0]
     other = add.operands[1] if add.operands[0] is op.result else add.operands[0]
-    array = _constant(other)
+    array = constant_array(other)
     result = op.result.type
     if array is None or add.result.type != result or not isinstance(result, TensorType):
         return None
@@ -94,7 +86,7 @@ def _stack(siblings: list[Operation], rewriter: PatternRewriter) -> None:
     first = siblings[0]
     lhs = first.operands[0]
     transpose_a, transpose_b = bool(first.attr("transpose_a", False)), bool(first.attr("transpose_b", False))
-    weights = [_constant(op.operands[1]) for op in siblings]
+    weights = [constant_array(op.operands[1]) for op in siblings]
     stacked = np.stack([w.T if transpose_b else w for w in weights if w is not None])
     x_type, out_type = lhs.type, first.result.type
     assert isinstance(x_type, TensorType) and isinstance(out_type, TensorType)

@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import PassError
 from ..ir.attributes import DenseAttr
 from ..ir.core import Operation, Value
-from ..ir.dialects.graph.canonical import transpose_chain
+from ..ir.dialects.graph.canonical import constant_array, transpose_chain
 from ..ir.rewrite import PatternRewriter, RewritePattern, apply_patterns_greedily
 from ..ir.types import TensorType, f32
 from .base import Pass, register_pass
@@ -78,19 +78,10 @@ def _producer(value: Value, name: str) -> Operation | None:
     return op if op is not None and op.name == name else None
 
 
-def _constant(value: Value) -> np.ndarray | None:
-    op = _producer(value, "graph.constant")
-    if op is None:
-        return None
-    attr = op.attributes["value"]
-    assert isinstance(attr, DenseAttr)
-    return attr.array
-
-
 def _transposed(value: Value, perm: tuple[int, ...], anchor: Operation, rewriter: PatternRewriter) -> Value:
     """``value`` transposed by ``perm`` before ``anchor``: a folded constant (a lower rank is first given leading
     dims of 1, as broadcasting does), an existing transpose of it, or a new transpose op."""
-    array = _constant(value)
+    array = constant_array(value)
     if array is not None:
         full = array.reshape((1,) * (len(perm) - array.ndim) + array.shape)
         folded = np.ascontiguousarray(full.transpose(perm))
@@ -171,7 +162,7 @@ def _sink_transpose(op: Operation, rewriter: PatternRewriter) -> bool:
             operands.append(inner.operands[0])
         elif all(d == 1 for d in t.shape) and t.rank <= len(shape):
             operands.append(v)
-        elif (_constant(v) is not None and t.rank <= len(shape)) or (
+        elif (constant_array(v) is not None and t.rank <= len(shape)) or (
             t.rank == len(shape) and _existing_transpose(v, inverse, op) is not None
         ):
             operands.append(_transposed(v, inverse, op, rewriter))

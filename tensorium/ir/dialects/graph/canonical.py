@@ -39,6 +39,16 @@ def producer(value: Value, name: str) -> Operation | None:
     return op if op is not None and op.name == name else None
 
 
+def constant_array(value: Value | None) -> np.ndarray | None:
+    """The array of the ``graph.constant`` defining ``value``, else None."""
+    op = producer(value, "graph.constant") if value is not None else None
+    if op is None:
+        return None
+    attr = op.attributes["value"]
+    assert isinstance(attr, DenseAttr)
+    return attr.array
+
+
 def splat_value(value: Value) -> Any:
     """The one element of a splat ``graph.constant`` defining ``value`` (a Python scalar), or None.
 
