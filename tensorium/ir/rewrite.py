@@ -178,7 +178,8 @@ def canonicalization_patterns() -> list[RewritePattern]:
 
 
 class _Worklist(RewriteListener):
-    """Ops waiting to be visited, each at most once; erased ops leave, their producers come back."""
+    """Ops waiting to be visited, each at most once; erased ops leave, the producers and other users of
+    their operands come back."""
 
     def __init__(self) -> None:
         self.queue: deque[Operation] = deque()
@@ -212,12 +213,25 @@ class _Worklist(RewriteListener):
             producer = operand.defining_op()
             if producer is not None:
                 self.push(producer)
+            for user in operand.users:  # one use fewer: a pattern that wants a single-use operand may fire now
+                if user is not op:
+                    self.push(user)
 
 
 def is_trivially_dead(op: Operation) -> bool:
     """True for a pure op none of whose results is used."""
     opdef = op.opdef
     return opdef is not None and opdef.has_trait("pure") and not any(r.uses for r in op.results)
+
+
+def _within(op: Operation, root: Operation) -> bool:
+    """Whether ``op`` is still nested in ``root`` (not erased, nor inside an erased op)."""
+    while op is not root:
+        parent = op.parent_op
+        if parent is None:
+            return False
+        op = parent
+    return True
 
 
 def apply_patterns_greedily(
@@ -228,9 +242,9 @@ def apply_patterns_greedily(
     """Apply ``patterns`` to the ops nested in ``root`` until none fires; True when the IR changed.
 
     Ops are visited in order, producers first; after a change, the ops it touched (new ops, users of
-    replaced values, producers of erased operands) are visited again. Trivially dead pure ops are
-    erased. Patterns may fire ``max_iterations`` times per op of the input on average; past that the
-    pattern set does not converge and PassError names the patterns that fired most.
+    replaced values, producers and other users of erased ops' operands) are visited again. Trivially dead
+    pure ops are erased. Patterns may fire ``max_iterations`` times per op of the input on average; past
+    that the pattern set does not converge and PassError names the patterns that fired most.
     """
     patterns = list(patterns)
     generic = [p for p in patterns if not p.op_names]
@@ -248,7 +262,7 @@ def apply_patterns_greedily(
     changed = False
     fired: Counter[str] = Counter()
     while (op := worklist.pop()) is not None:
-        if op.parent is None:
+        if not _within(op, root):
             continue
         if is_trivially_dead(op):
             rewriter.erase_op(op)

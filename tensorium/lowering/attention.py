@@ -33,10 +33,14 @@ def lower_attention(op: Operation, k: Kernel) -> None:
     sizes = _sizes(op, k, shape, q, keys, out)
     dynamic = [s for s, d in zip(sizes, shape) if isinstance(d, Sym)]
     scores = loop.alloc(*dynamic, type=BufferType(shape, element, "global"))
-    scale, minus_inf = k.const(float(attrs["scale"]), acc_t), k.const(float("-inf"), acc_t)
+    # As the reference, for f16: the product rounds to the element type, then the scaled scores do.
+    scale, minus_inf = convert(k.const(float(attrs["scale"]), element), acc_t), k.const(float("-inf"), acc_t)
+
+    def rounded(value: Value) -> Value:
+        return convert(convert(value, element), acc_t)
 
     def epilogue(value: Value, indices: list[Value]) -> Value:
-        value = loop.mul(value, scale)
+        value = rounded(loop.mul(rounded(value), scale))
         i, j = indices[-2], indices[-1]
         if attrs["causal"]:
             value = loop.select(loop.cmp(j, i, predicate="le"), value, minus_inf)
@@ -50,9 +54,9 @@ def lower_attention(op: Operation, k: Kernel) -> None:
                 value = loop.add(value, convert(m, acc_t))
         return value  # type: ignore[no-any-return]
 
-    emit_matmul(k, q, keys, scores, transpose_b=True, epilogue=epilogue)
+    emit_matmul(k, q, keys, scores, transpose_b=True, epilogue=epilogue, prefix="s_")
     emit_softmax(k, scores, scores, -1, parallel=True)
-    emit_matmul(k, scores, v, out)
+    emit_matmul(k, scores, v, out, prefix="o_")
 
 
 def _sizes(op: Operation, k: Kernel, shape: tuple[object, ...], *buffers: Value) -> list[Value]:

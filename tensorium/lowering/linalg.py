@@ -69,11 +69,14 @@ def emit_matmul(
     transpose_a: bool = False,
     transpose_b: bool = False,
     epilogue: Epilogue | None = None,
+    prefix: str = "",
 ) -> None:
     """Build loops computing ``out = epilogue(a @ b)`` into the buffer ``out`` of kernel ``k``.
 
     ``a``, ``b`` and ``out`` are buffers of ``k`` (arguments or allocations) shaped as the graph op's
     operands and result. Without an epilogue the accumulated value is converted to ``out``'s element type.
+    Outside f32 the loops are named ``i``, ``j``, ``k`` (and ``b0``, ... over batch dims) after ``prefix``,
+    which keeps names unique (as schedules need) in a kernel of several products.
     """
     shape = shape_of(out)
     if all(element_of(v) == f32 for v in (a, b, out)) and shape[-1] == 1 and not transpose_a:
@@ -87,7 +90,7 @@ def emit_matmul(
     sizes = k.sizes(out)
     a_rank, b_rank = len(shape_of(a)), len(shape_of(b))
     contraction = k.size(a, a_rank - 2 if transpose_a else a_rank - 1)
-    names = [f"b{n}" for n in range(batch)] + ["i", "j"]
+    names = [f"{prefix}b{n}" for n in range(batch)] + [f"{prefix}i", f"{prefix}j"]
     with k.loops(sizes, names) as ivs:
         i, j = ivs[-2], ivs[-1]
         a_batch = k.broadcast_indices(a, a_rank - 2, shape[:-2], ivs[:-2])
@@ -99,7 +102,7 @@ def emit_matmul(
             rhs = loop.load(b, b_batch + ([j, kk] if transpose_b else [kk, j]))
             return loop.mul(convert(lhs, acc_t), convert(rhs, acc_t))  # type: ignore[no-any-return]
 
-        total = accumulate(k, acc_t, k.const(0, acc_t), [contraction], ["k"], product, loop.add)
+        total = accumulate(k, acc_t, k.const(0, acc_t), [contraction], [f"{prefix}k"], product, loop.add)
         value = epilogue(total, list(ivs)) if epilogue is not None else total
         loop.store(convert(value, element_of(out)), out, ivs)
 

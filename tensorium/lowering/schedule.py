@@ -478,16 +478,18 @@ def apply_schedule(kernel: Operation, schedule: Schedule) -> None:
 def default_schedule(kernel: Operation, tile: int = 4, vector: int = 16) -> Schedule:
     """A reasonable schedule for a kernel built by the lowering, chosen from its loop names and nesting.
 
-    matmul (loops ``i``, ``j``, ``k``): tile ``i`` and ``j`` by ``tile``, parallel outer rows. Otherwise,
-    for each top-level nest: the outermost loop that has more than one trip parallel when its iterations
-    are independent, and the innermost loop of a perfect nest vectorized (split first when it is also the
-    outermost).
+    matmul (one loop each named ``i``, ``j``, ``k``, rows independent): tile ``i`` and ``j`` by ``tile``,
+    parallel outer rows. Otherwise, for each top-level nest: the outermost loop that has more than one trip
+    parallel when its iterations are independent, and the innermost loop of a perfect nest vectorized
+    (split first when it is also the outermost).
     """
     loops = loops_of(kernel)
     if any(op.attr("kind", "serial") == "parallel" for op in loops):
         return Schedule(())  # the lowering built it scheduled (the blocked GEMM and convolution)
     names = [loop_name(op) for op in loops]
-    if {"i", "j", "k"} <= set(names):
+    # One matmul nest whose rows are independent: a fused epilogue storing into a 1 x 1 result writes one
+    # element from every row (the index of a size-1 dim is 0), and the tiles could not run in parallel.
+    if all(names.count(n) == 1 for n in "ijk") and _independent(find_loop(kernel, "i")):
         return Schedule(
             (Split("i", tile), Split("j", tile), Reorder(("i_o", "j_o", "i_i", "j_i")), Annotate("parallel", "i_o"))
         )

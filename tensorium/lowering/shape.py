@@ -23,9 +23,7 @@ def lower_transpose(op: Operation, k: Kernel) -> None:
     x, out = k.inputs[0], k.outputs[0]
     perm = op.opdef.attr_kwargs(op)["perm"]
     with k.loops(k.sizes(out), _result_nest_names(len(perm))) as ivs:
-        source: list[Value] = [ivs[0]] * len(perm)
-        for a, p in enumerate(perm):
-            source[p] = ivs[a]
+        source: list[Value] = [ivs[list(perm).index(axis)] for axis in range(len(perm))]
         loop.store(loop.load(x, source), out, ivs)
 
 

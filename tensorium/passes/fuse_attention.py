@@ -76,10 +76,13 @@ def _attention(m2: Operation, rewriter: PatternRewriter) -> bool:
     if m2.attr("transpose_a", False) or m2.attr("transpose_b", False):
         return False
     softmax = _single_producer(probs, "graph.softmax")
-    if softmax is None or normalize_axis(int(softmax.attr("axis", -1)), _tensor(softmax.result).rank) != (
-        _tensor(softmax.result).rank - 1
-    ):
+    if softmax is None:
         return False
+    normalized = _tensor(softmax.result)
+    if normalize_axis(int(softmax.attr("axis", -1)), normalized.rank) != normalized.rank - 1:
+        return False
+    if normalized.shape[-1] != _tensor(probs).shape[-1]:
+        return False  # a unit reshape put a size-1 axis last: the softmax does not run over the keys
     scores = softmax.operands[0]
     causal, mask = False, None
     masking = _single_producer(scores, ("graph.where", "graph.add"))
@@ -104,6 +107,8 @@ def _attention(m2: Operation, rewriter: PatternRewriter) -> bool:
         if transpose is None or perm != (*range(rank - 2), rank - 1, rank - 2):
             return False
         shape = _tensor(keys).shape
+        if _tensor(transpose.result).shape[-2:] != shape[-2:]:
+            return False  # unit reshapes moved a size-1 dim into the swapped pair: not k^T of the matmul
         wanted = (*shape[:-2], shape[-1], shape[-2])
         keys = transpose.operands[0]
         if _tensor(keys).shape != wanted:

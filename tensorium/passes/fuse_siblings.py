@@ -75,8 +75,6 @@ def _bias(op: Operation) -> tuple[Operation, np.ndarray] | None:
     n = result.shape[-1]
     if not isinstance(n, int) or (array.ndim > 1 and any(d != 1 for d in array.shape[:-1])):
         return None
-    if array.ndim > 1 and any(d != 1 for d in array.shape[:-1]):
-        return None
     if array.shape[-1:] not in ((n,), (1,)):
         return None
     return add, np.broadcast_to(array.reshape(-1), (n,))

@@ -163,6 +163,31 @@ def test_driver_reaches_a_fixpoint_and_revisits_users() -> None:
     assert not apply_patterns_greedily(module, [neg_to_abs, abs_of_abs])
 
 
+@pattern("graph.relu")
+def relu_of_sole_neg(op: Operation, rewriter: PatternRewriter) -> bool:
+    """relu(neg(x)) -> abs(x), only when the neg has no other use (as fold-batch-norm wants of its conv)."""
+    inner = op.operands[0].defining_op()
+    if inner is None or inner.name != "graph.neg" or len(inner.result.uses) != 1:
+        return False
+    rewriter.replace_op_with_new(op, "graph.abs", inner.operands)
+    return True
+
+
+def test_driver_revisits_the_other_users_of_an_erased_ops_operands() -> None:
+    """The relu is tried while its neg has a second, dead use that comes later; erasing that use makes the
+    pattern fire, in the same run (found by the fuzzer as fold-batch-norm not reaching a fixpoint)."""
+    func = make_func("main", [T], arg_names=["a"])
+    block = func_body(func)
+    with InsertionPoint(block):
+        n = graph.neg(block.args[0])
+        r = graph.relu(n)
+        graph.sin(n)
+    set_results(func, [r])
+    module = make_module([func])
+    assert apply_patterns_greedily(module, [relu_of_sole_neg])
+    assert [op.name for op in block.ops] == ["graph.abs", "func.return"]
+
+
 def test_driver_keeps_ops_with_effects_and_erases_dead_pure_ops() -> None:
     module, block = _program()
     ret = block.ops[-1]

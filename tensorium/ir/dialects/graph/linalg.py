@@ -137,6 +137,10 @@ def _einsum_infer(inputs: list[Type], *, equation: str) -> Type:
 
 
 def _einsum_reference(arrays: list[np.ndarray], *, equation: str) -> np.ndarray:
+    dtype = arrays[0].dtype
+    if dtype.kind == "f" and dtype.itemsize < 4:  # f16 computes in f32 and rounds once, as matmul does
+        wide = [a.astype(np.float32) for a in arrays]
+        return np.asarray(np.einsum(equation.replace(" ", ""), *wide)).astype(dtype)
     return np.asarray(np.einsum(equation.replace(" ", ""), *arrays))
 
 

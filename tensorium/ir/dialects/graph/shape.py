@@ -115,7 +115,7 @@ def _broadcast_to_infer(x: Type, *, shape: tuple[int, ...]) -> Type:
 def _broadcast_to_reference(x: np.ndarray, *, shape: tuple[int, ...]) -> np.ndarray:
     offset = len(shape) - x.ndim
     target = [x.shape[i - offset] if s == -1 else s for i, s in enumerate(shape)]
-    return np.ascontiguousarray(np.broadcast_to(x, target))
+    return np.broadcast_to(x, target).copy()  # not ascontiguousarray, which turns a 0-d array into 1-d
 
 
 broadcast_to = define(
@@ -343,6 +343,8 @@ def _pad_infer(x: Type, *, pads: tuple[int, ...], mode: str, value: float) -> Ty
 
 def _pad_reference(x: np.ndarray, *, pads: tuple[int, ...], mode: str, value: float) -> np.ndarray:
     rank = x.ndim
+    if rank == 0:
+        return x.copy()  # nothing to pad, and np.pad rejects 0-d arrays
     crop = tuple(slice(-min(pads[i], 0), x.shape[i] + min(pads[i + rank], 0)) for i in range(rank))
     widths = [(max(pads[i], 0), max(pads[i + rank], 0)) for i in range(rank)]
     cropped = x[crop]
