@@ -1,4 +1,5 @@
-"""The ``tensorium`` command line: ``opt`` (parse, run passes, print), ``run-ir`` (interpret) and ``ops``.
+"""The ``tensorium`` command line: ``opt`` (parse, run passes, print), ``run-ir`` (interpret), ``ops``, and
+the model, benchmark and fuzzing commands registered from cli_model, bench and cli_fuzz.
 
 Every user error (bad IR, a bad pipeline, bad inputs, an unreadable file) prints one message on stderr
 and exits with status 1; argparse usage errors exit with status 2. Anything else is a bug and raises.
@@ -18,6 +19,7 @@ import numpy as np
 from . import __version__
 from .backends.interp import check_value, coerce, run
 from .bench import add_bench_command
+from .cli_fuzz import add_fuzz_command
 from .cli_model import add_model_commands
 from .errors import InterpreterError, ParseError, TensoriumError, VerifyError
 from .fuzz.generator import random_array
@@ -279,6 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_model_commands(sub)
     add_bench_command(sub)
+    add_fuzz_command(sub)
 
     ops = sub.add_parser("ops", help="list the registered ops")
     ops.add_argument("--dialect", metavar="NAME", help="only the ops of this dialect (e.g. graph)")

@@ -221,7 +221,7 @@ class CpuExecutable:
         outputs: tuple[int, ...],
         constants: tuple[tuple[int, np.ndarray], ...],
         steps: tuple[Step, ...],
-        loop_ir: str,
+        loop_ir: str | Operation,
         host: HostInfo,
         views: tuple[View, ...] = (),
         memory_plan: bool = True,
@@ -233,12 +233,16 @@ class CpuExecutable:
         self.constants = constants
         self.steps = steps
         self.views = views
-        self.loop_ir = loop_ir
+        self._loop_ir = loop_ir
         self.host = host
         self.memory_plan = memory_plan
         inplace = [kernels.kernels[s.kernel].inplace for s in steps]
         self.memory = MemoryPlan.build(buffers, steps, outputs, views, reuse=memory_plan, inplace=inplace)
         self.last_bindings: dict[str, int] | None = None
+        self.poison = False
+        """Fill every fresh buffer with a poison pattern before each run (NaN floats, all-ones integers), so
+        elements no kernel writes show in the outputs instead of passing for results left by an earlier
+        run. The fuzzer's oracle sets it; it costs one pass over the memory per run."""
         """The named dims of the most recent run (None before the first)."""
         _check_sizable(buffers, inputs, steps, views)
         self._static = all(t.is_static for t in buffers)
@@ -256,7 +260,13 @@ class CpuExecutable:
         ``memory_plan=False`` gives every intermediate buffer its own memory. Raises LoweringError (naming
         the op and its location) for an op the lowering refuses.
         """
-        lowered = lower_function(module, func, schedule=default_schedule)
+        return CpuExecutable.from_lowered(lower_function(module, func, schedule=default_schedule), memory_plan)
+
+    @staticmethod
+    def from_lowered(lowered: Operation, memory_plan: bool = True) -> CpuExecutable:
+        """Compile a module already lowered to loop kernels with its launch plan (what ``lower-to-loops``
+        leaves), with whatever schedules its kernels carry. The executable keeps ``lowered`` for its
+        ``loop_ir``: do not change it afterwards."""
         plan = plan_of(lowered)
         kernels = compile_module(lowered)
         constants = tuple((b, _c_array(c.array)) for b, c in plan.constants)
@@ -267,11 +277,18 @@ class CpuExecutable:
             plan.outputs,
             constants,
             plan.steps,
-            print_module(lowered),
+            lowered,
             host_info(),
             plan.views,
             memory_plan,
         )
+
+    @property
+    def loop_ir(self) -> str:
+        """The kernels' loop-level IR as text (printed when first asked for: most runs never need it)."""
+        if not isinstance(self._loop_ir, str):
+            self._loop_ir = print_module(self._loop_ir)
+        return self._loop_ir
 
     @property
     def input_types(self) -> list[TensorType]:
@@ -322,8 +339,13 @@ class CpuExecutable:
         key = tuple(sorted(bindings.items()))
         with self._arena_lock:
             if self._arena_key == key and self._arena_pool:
-                return key, self._arena_pool.pop()
-        return key, [np.empty(n, np.uint8) for n in self.memory.slot_bytes(self.buffers, bindings)]
+                arenas = self._arena_pool.pop()
+                if self.poison:
+                    for arena in arenas:
+                        arena.fill(0xFF)
+                return key, arenas
+        make = _poisoned if self.poison else np.empty
+        return key, [make(n, np.uint8) for n in self.memory.slot_bytes(self.buffers, bindings)]
 
     def _give_back_arenas(self, key: tuple[tuple[str, int], ...], arenas: list[np.ndarray]) -> None:
         """Keep ``arenas`` for the next run; only the latest dims' arenas are kept, one set per concurrent run."""
@@ -368,7 +390,7 @@ class CpuExecutable:
         dtype = storage_dtype(t.element)
         slot = self.memory.slots[buffer]
         if slot is None:
-            return np.empty(shape, dtype)
+            return _poisoned(shape, dtype) if self.poison else np.empty(shape, dtype)
         return arenas[slot][: _nbytes(t, bindings)].view(dtype).reshape(shape)
 
     # --- files -------------------------------------------------------------------------------------
@@ -436,6 +458,13 @@ class CpuExecutable:
             if isinstance(e, ExecutableError):
                 raise
             raise ExecutableError(f"{file}: malformed plan ({type(e).__name__}: {e})") from None
+
+
+def _poisoned(shape: int | tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:
+    """An array of all-ones bytes: NaN for floats, -1 for signed integers, the largest unsigned value."""
+    array = np.empty(shape, dtype)
+    array.reshape(-1).view(np.uint8).fill(0xFF)  # reshape: a 0-d array cannot change its dtype
+    return array
 
 
 def _c_array(array: np.ndarray) -> np.ndarray:

@@ -7,6 +7,7 @@ Constraints (:class:`AttrSpec`) check a value's kind and supply defaults.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -99,6 +100,8 @@ class AttrSpec:
     default: Any = None
     required: bool = True
     convert: Callable[[Any], Any] | None = None
+    choices: tuple[str, ...] | None = None
+    """The accepted values of a string attribute that is restricted to a few (None: any string)."""
 
     def coerce(self, value: Any) -> Any:
         """``value`` in this attribute's canonical form (ints become floats for float attributes)."""
@@ -158,7 +161,8 @@ def StrAttr(default: Any = _NO_DEFAULT, choices: tuple[str, ...] | None = None) 
     if choices is None:
         return _spec("a string", lambda v: isinstance(v, str), default)
     kind = "one of " + ", ".join(f'"{c}"' for c in choices)
-    return _spec(kind, lambda v: isinstance(v, str) and v in choices, default)
+    spec = _spec(kind, lambda v: isinstance(v, str) and v in choices, default)
+    return dataclasses.replace(spec, choices=tuple(choices))
 
 
 def IntsAttr(default: Any = _NO_DEFAULT, length: int | None = None) -> AttrSpec:

@@ -228,6 +228,25 @@ def test_runs_reuse_their_arenas_and_may_overlap() -> None:
     assert 1 <= len(exe._arena_pool) <= 8
 
 
+def test_poisoned_buffers_show_elements_no_kernel_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    def chain(x: Any) -> Any:
+        return nn.exp(nn.tanh(x) * 2.0) + 1.0
+
+    module, exe = build(chain, rand(5, 7))
+    exe.poison = True
+    x = rand(5, 7)
+    for _ in range(2):  # the second run refills the kept arenas
+        same(module, exe, [x])
+    assert exe.loop_ir.startswith("module")
+
+    calls = exe._calls
+    monkeypatch.setattr(exe, "_calls", calls[:-1])  # the last kernel never runs: its output keeps the poison
+    assert np.isnan(exe.run([x])[0]).all()
+    exe.poison = False
+    monkeypatch.setattr(exe, "_calls", calls)
+    same(module, exe, [x])
+
+
 def test_run_checks_the_inputs(mlp_exe: tuple[Any, CpuExecutable]) -> None:
     _, exe = mlp_exe
     with pytest.raises(InterpreterError, match="the plan takes 4 inputs, got 1"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -13,7 +14,7 @@ from tensorium.errors import PassError, VerifyError
 from tensorium.ir.core import Operation
 from tensorium.ir.dialects.builtin import func_body, functions
 from tensorium.ir.types import TensorType
-from tensorium.passes import Pass, PassManager, register_pass
+from tensorium.passes import Pass, PassManager, base
 
 SOURCE = """module {
   func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
@@ -47,7 +48,6 @@ AFTER_CSE = """module {
 """
 
 
-@register_pass
 @dataclass(frozen=True)
 class BreakTypes(Pass):
     """Test pass that gives the first graph op of each function a wrong result type."""
@@ -60,7 +60,6 @@ class BreakTypes(Pass):
             op.results[0].type = TensorType((3,), op.results[0].type.element)  # type: ignore[attr-defined]
 
 
-@register_pass
 @dataclass(frozen=True)
 class Fail(Pass):
     """Test pass that always fails."""
@@ -69,6 +68,15 @@ class Fail(Pass):
 
     def run(self, module: Operation) -> None:
         raise PassError("nothing works")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _test_passes() -> Iterator[None]:
+    """Register this file's test passes while its tests run (so no other test, the fuzzer's included, sees them)."""
+    with pytest.MonkeyPatch.context() as patch:
+        for cls in (BreakTypes, Fail):
+            patch.setitem(base._PASSES, cls.name, cls)
+        yield
 
 
 def test_run_applies_passes_in_order_in_place() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -9,11 +10,10 @@ import pytest
 
 from tensorium.errors import PassError
 from tensorium.ir.core import Operation
-from tensorium.passes import Pass, get_pass, parse_pipeline, pass_names, register_pass
+from tensorium.passes import Pass, base, get_pass, parse_pipeline, pass_names, register_pass
 from tensorium.passes.fold import Fold
 
 
-@register_pass
 @dataclass(frozen=True)
 class OptionsPass(Pass):
     """Test pass with one option of each kind; does nothing."""
@@ -26,6 +26,15 @@ class OptionsPass(Pass):
 
     def run(self, module: Operation) -> None:
         return None
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _test_passes() -> Iterator[None]:
+    """Register this file's test passes while its tests run (so no other test, the fuzzer's included, sees them)."""
+    with pytest.MonkeyPatch.context() as patch:
+        for cls in (OptionsPass,):
+            patch.setitem(base._PASSES, cls.name, cls)
+        yield
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,127 @@
+"""``tensorium fuzz``: the coverage-guided fuzzer of IR passes, and the replay of the cases it writes.
+
+    tensorium fuzz --time 60 --seed 0 --out fuzz-out            # fuzz passes, pipelines and backends
+    tensorium fuzz --time 60 --pipeline cse,fuse --out fuzz-out # fuzz one pipeline (mutate the IR only)
+    tensorium fuzz --replay fuzz-out/failures/001-crash-pass-fuse.mlir
+
+Progress lines go to stderr, the summary to stdout. Exit status: 0 when nothing failed, 3 when the
+fuzzer found failures (or a replayed case still fails), 1 for a user error, 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from .errors import TensoriumError
+
+FOUND_FAILURES = 3
+
+
+class FuzzCommandError(TensoriumError):
+    """A fuzz request that cannot run: an output path that is a file, a replay file that is missing."""
+
+
+def _positive(kind: type) -> Any:
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a positive number, got '{text}'") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"expected a positive number, got '{text}'")
+        return value
+
+    return parse
+
+
+def _backends(text: str) -> tuple[str, ...]:
+    from .fuzz.oracle import BACKENDS
+
+    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    unknown = [n for n in names if n not in BACKENDS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown backend '{','.join(unknown)}'; choose from {','.join(BACKENDS)}")
+    return names
+
+
+def cmd_fuzz(args: argparse.Namespace) -> int:
+    """Run a fuzzing session, or replay case files."""
+    from .fuzz.fuzzer import FuzzConfig, fuzz, replay
+    from .passes.pipeline import parse_pipeline
+
+    if args.replay:
+        failed = 0
+        for name in args.replay:
+            path = Path(name)
+            if not path.is_file():
+                raise FuzzCommandError(f"{name}: no such case file")
+            _, verdict = replay(path)
+            if verdict.failure is not None:
+                failed += 1
+                f = verdict.failure
+                print(f"{name}: FAILS: {f.kind} at {f.stage}{f' ({f.where})' if f.where else ''}")
+                print(f.detail if args.verbose else f"  {f.summary}")
+            else:
+                note = f" ({verdict.reason})" if verdict.reason else ""
+                print(f"{name}: {verdict.status}{note}")
+        return FOUND_FAILURES if failed else 0
+
+    if args.pipeline is not None:
+        parse_pipeline(args.pipeline)  # a bad pipeline is a user error before any fuzzing starts
+    out = Path(args.out) if args.out is not None else None
+    if out is not None and out.exists() and not out.is_dir():
+        raise FuzzCommandError(f"{args.out}: exists and is not a folder")
+    config = FuzzConfig(
+        seconds=args.time,
+        seed=args.seed,
+        out=out,
+        pipeline=args.pipeline,
+        coverage=not args.no_coverage,
+        backends=args.backends,  # type: ignore[arg-type]
+        num_ops=args.num_ops,
+        reduce=not args.no_reduce,
+        reduce_seconds=args.reduce_time,
+        max_execs=args.max_execs,
+    )
+    mode = "coverage-guided" if config.coverage else "generation-only (no coverage feedback)"
+    where = f", failures to {out / 'failures'}" if out is not None else ""
+    print(
+        f"fuzzing for {config.seconds:g} s, seed {config.seed}, {mode}, backends {','.join(config.backends)}{where}",
+        file=sys.stderr,
+    )
+    report = fuzz(config, log=sys.stderr if not args.quiet else None)
+    print(report.summary())
+    return FOUND_FAILURES if report.failures else 0
+
+
+def add_fuzz_command(sub: Any) -> None:
+    """Register ``tensorium fuzz`` on the command line's subparsers."""
+    p = sub.add_parser(
+        "fuzz",
+        help="fuzz the passes and backends with coverage-guided IR and pipeline mutation",
+        description="Coverage-guided fuzzing of Tensorium's passes and backends (see docs/fuzzing.md). "
+        "Exit status 3 when failures were found.",
+    )
+    p.add_argument("--time", type=_positive(float), default=60.0, metavar="SECONDS", help="time budget (60)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (0)")
+    p.add_argument("--out", metavar="DIR", help="write failures (reduced case files), the corpus and report.json here")
+    p.add_argument("--pipeline", metavar="PIPELINE", help="fuzz this pipeline only (the IR is mutated, not the passes)")
+    p.add_argument("--no-coverage", action="store_true", help="no coverage feedback: generate every case afresh")
+    p.add_argument(
+        "--backends",
+        type=_backends,
+        default=("interp", "cpu"),
+        metavar="LIST",
+        help="backends compared with the interpreter on the original program: interp,cpu (default both)",
+    )
+    p.add_argument("--num-ops", type=_positive(int), default=12, metavar="N", help="size of generated programs (12)")
+    p.add_argument("--no-reduce", action="store_true", help="write failing cases as found, without reducing them")
+    p.add_argument("--reduce-time", type=_positive(float), default=30.0, metavar="SECONDS", help="per failure (30)")
+    p.add_argument("--max-execs", type=_positive(int), metavar="N", help="stop after N executions")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--replay", nargs="+", metavar="CASE", help="run case files through the oracles and exit")
+    p.add_argument("-v", "--verbose", action="store_true", help="with --replay: print the whole failure report")
+    p.set_defaults(handler=cmd_fuzz)

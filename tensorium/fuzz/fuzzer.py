@@ -1,0 +1,372 @@
+"""The coverage-guided fuzzer: mutate programs and pipelines, keep what reaches new compiler code.
+
+Each execution builds a case, runs it through the oracles (:mod:`.oracle`) with Tensorium's own code
+traced (:mod:`.coverage`), and
+
+- keeps the case in the corpus when it executed an edge no earlier case did (guided mode);
+- records a failure when an oracle fires, reduces it (:mod:`.reduce`) and writes it to the output folder
+  with the command that reproduces it.
+
+A case comes from mutating a corpus seed (one to three IR and/or pipeline mutations, :mod:`.mutators`), or
+sometimes from the generator. Seeds are scheduled by how productive they have been (children that
+reached new code) and how recent they are, and by how rarely they were picked: what AFL and Tzer call
+favouring seeds. Without guidance (``coverage=False``) every case is freshly generated with a random
+pipeline: generation-only, the baseline of the evaluation in docs/fuzzing.md.
+
+    report = fuzz(FuzzConfig(seconds=60, seed=0, out=Path("fuzz-out")))
+    print(report.summary())
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+
+from ..ir.core import Operation
+from ..ir.printer import print_module
+from ..passes.pipeline import Pipeline, parse_pipeline
+from .coverage import CoverageTracer
+from .generator import GenConfig, generate_module
+from .mutators import mutate_module, mutate_pipeline, random_pipeline
+from .oracle import BACKENDS, Backend, Failure, FuzzCase, Verdict, check
+from .reduce import format_case, reduce_case
+
+GENERATE_PROBABILITY = 0.1
+"""In guided mode, the share of cases freshly generated instead of mutated from the corpus."""
+
+
+@dataclass(frozen=True)
+class FuzzConfig:
+    """What to fuzz and for how long."""
+
+    seconds: float = 60.0
+    seed: int = 0
+    out: Path | None = None
+    """Folder for failures (reduced case files with their reproducing command) and the final corpus."""
+    pipeline: str | None = None
+    """Fuzz only this pipeline (then only the IR is mutated); None mutates pipelines too."""
+    coverage: bool = True
+    """Guide by coverage; False is generation-only (no feedback)."""
+    trace: bool | None = None
+    """Measure coverage (default: when guided). The evaluation measures it without guiding by it."""
+    backends: tuple[Backend, ...] = BACKENDS
+    num_ops: int = 12
+    """Recipe steps of a generated program (each generated program draws 2..num_ops)."""
+    reduce: bool = True
+    reduce_seconds: float = 30.0
+    max_execs: int | None = None
+    progress_seconds: float = 2.0
+    max_failures: int = 50
+    """Stop after this many distinct failures."""
+
+
+@dataclass
+class Seed:
+    """A corpus entry: the case, its module (kept parsed), and how it has done."""
+
+    case: FuzzCase
+    module: Operation
+    pipeline: Pipeline
+    added: int
+    """Execution count when it joined the corpus (recency)."""
+    new_edges: int
+    picks: int = 0
+    productive: int = 0
+    """Children of this seed that reached new code."""
+
+
+@dataclass
+class FoundFailure:
+    """A distinct failure: the first case that showed it, its reduced case and where it was written."""
+
+    failure: Failure
+    case: FuzzCase
+    reduced: FuzzCase
+    found_after: float
+    execs: int
+    count: int = 1
+    path: Path | None = None
+
+    def reproduce_command(self) -> str:
+        """The one-line shell command that replays the reduced case."""
+        target = str(self.path) if self.path is not None else "CASE.mlir"
+        return f"tensorium fuzz --replay {target}"
+
+
+@dataclass
+class FuzzReport:
+    """What a run did: executions by outcome, coverage over time, failures, and the corpus."""
+
+    config: FuzzConfig
+    execs: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    mutations: Counter[str] = field(default_factory=Counter)
+    refusals: Counter[str] = field(default_factory=Counter)
+    failures: list[FoundFailure] = field(default_factory=list)
+    corpus_size: int = 0
+    edges: int = 0
+    line_percent: float = 0.0
+    seconds: float = 0.0
+    reduce_seconds: float = 0.0
+    timeline: list[tuple[float, int, int, int]] = field(default_factory=list)
+    """(seconds, executions, edges, lines) samples, about one per second."""
+
+    @property
+    def rate(self) -> float:
+        """Executions per second (reduction time excluded)."""
+        busy = self.seconds - self.reduce_seconds
+        return self.execs / busy if busy > 0 else 0.0
+
+    def summary(self) -> str:
+        """A human-readable account of the run."""
+        lines = [
+            f"fuzzed {self.seconds:.1f} s: {self.execs} executions ({self.rate:.1f}/s), "
+            + ", ".join(f"{n} {k}" for k, n in sorted(self.outcomes.items())),
+        ]
+        if self.edges:
+            coverage = f"{self.edges} edges, {self.line_percent:.1f}% of Tensorium's lines"
+            lines.append(f"coverage: {coverage}; corpus {self.corpus_size}")
+        if self.mutations:
+            lines.append("mutations: " + ", ".join(f"{k} {n}" for k, n in self.mutations.most_common()))
+        if self.refusals:
+            top = ", ".join(f"{k} ({n})" for k, n in self.refusals.most_common(3))
+            lines.append(f"most frequent documented refusals: {top}")
+        if not self.failures:
+            lines.append("no failures")
+        for n, found in enumerate(self.failures, 1):
+            f = found.failure
+            lines.append(
+                f"failure {n}: {f.kind} at {f.stage}{f' ({f.where})' if f.where else ''}, seen {found.count}x, "
+                f"first after {found.found_after:.1f} s"
+            )
+            lines.append(f"  {f.summary.splitlines()[0] if f.summary else ''}")
+            lines.append(f"  reproduce: {found.reproduce_command()}")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, object]:
+        """The report as plain data (for the evaluation scripts)."""
+        return {
+            "seconds": self.seconds,
+            "execs": self.execs,
+            "outcomes": dict(self.outcomes),
+            "edges": self.edges,
+            "line_percent": self.line_percent,
+            "corpus": self.corpus_size,
+            "timeline": self.timeline,
+            "failures": [
+                {
+                    "signature": f.failure.signature,
+                    "summary": f.failure.summary,
+                    "found_after": f.found_after,
+                    "execs": f.execs,
+                    "count": f.count,
+                    "path": str(f.path) if f.path else None,
+                }
+                for f in self.failures
+            ],
+        }
+
+
+class Fuzzer:
+    """One fuzzing session; :func:`fuzz` is the short way to run one."""
+
+    def __init__(self, config: FuzzConfig, log: TextIO | None = sys.stderr):
+        self.config = config
+        self.log = log
+        self.rng = np.random.default_rng(config.seed)
+        trace = config.coverage if config.trace is None else config.trace
+        self.tracer = CoverageTracer() if trace else None
+        self.corpus: list[Seed] = []
+        self.report = FuzzReport(config)
+        self._by_signature: dict[str, FoundFailure] = {}
+        self._gen_config = GenConfig(num_ops=config.num_ops)
+        self._fixed_pipeline = parse_pipeline(config.pipeline) if config.pipeline is not None else None
+        if config.out is not None:
+            (config.out / "failures").mkdir(parents=True, exist_ok=True)
+
+    # one execution ------------------------------------------------------------------------------
+    def _generate(self) -> tuple[Operation, Pipeline]:
+        module = generate_module(
+            int(self.rng.integers(2**31)), int(self.rng.integers(2, self.config.num_ops + 1)), self._gen_config
+        )
+        pipeline = self._fixed_pipeline if self._fixed_pipeline is not None else random_pipeline(self.rng)
+        return module, pipeline
+
+    def _pick(self) -> Seed:
+        n = len(self.corpus)
+        weights = np.array(
+            [
+                (1.0 + 2.0 * s.productive) * (2.0 if n - i <= 10 else 1.0) / math.sqrt(1.0 + s.picks)
+                for i, s in enumerate(self.corpus)
+            ]
+        )
+        seed = self.corpus[int(self.rng.choice(n, p=weights / weights.sum()))]
+        seed.picks += 1
+        return seed
+
+    def _mutate(self, seed: Seed) -> tuple[Operation, Pipeline]:
+        module, pipeline = seed.module, seed.pipeline
+        changed = False
+        for _ in range(int(self.rng.integers(1, 4))):
+            ir_side = self._fixed_pipeline is not None or self.rng.random() < 0.7
+            if ir_side:
+                mutant = mutate_module(module, self.rng, self._gen_config)
+                if mutant is not None:
+                    module, name = mutant
+                    self.report.mutations[name] += 1
+                    changed = True
+            else:
+                pipeline, kind = mutate_pipeline(pipeline, self.rng)
+                self.report.mutations[f"pipeline-{kind}"] += 1
+                changed = True
+        if not changed:
+            pipeline, kind = mutate_pipeline(pipeline, self.rng)
+            self.report.mutations[f"pipeline-{kind}"] += 1
+        return module, pipeline
+
+    def step(self) -> Verdict:
+        """Build one case, run it, and keep or record what it found."""
+        parent: Seed | None = None
+        if self.config.coverage and self.corpus and self.rng.random() >= GENERATE_PROBABILITY:
+            parent = self._pick()
+            module, pipeline = self._mutate(parent)
+        else:
+            module, pipeline = self._generate()
+        case = FuzzCase(print_module(module), str(pipeline), int(self.rng.integers(2**31)), self.config.backends)
+        if self.config.out is not None:
+            (self.config.out / "current.mlir").write_text(format_case(case, note="the case running now"))
+        if self.tracer is not None:
+            self.tracer.start()
+        try:
+            verdict = check(case, module)
+        finally:
+            if self.tracer is not None:
+                self.tracer.stop()
+        self.report.execs += 1
+        self.report.outcomes[verdict.status] += 1
+        if verdict.status == "refused":
+            self.report.refusals[verdict.reason.split(":")[0]] += 1
+        new = 0
+        if self.tracer is not None:
+            new = self.tracer.commit()
+        if verdict.failure is not None:
+            self._record(case, verdict.failure)
+        elif new and self.config.coverage and verdict.status != "invalid":
+            self.corpus.append(Seed(case, module, pipeline, self.report.execs, new))
+            if parent is not None:
+                parent.productive += 1
+        return verdict
+
+    def _record(self, case: FuzzCase, failure: Failure) -> None:
+        known = self._by_signature.get(failure.signature)
+        if known is not None:
+            known.count += 1
+            return
+        elapsed = time.monotonic() - self._start
+        reduced = case
+        if self.config.reduce:
+            start = time.monotonic()
+            self._say(f"reducing a {failure.kind} failure at {failure.stage}: {failure.summary.splitlines()[0][:100]}")
+            reduced = reduce_case(case, failure, self.config.reduce_seconds)
+            self.report.reduce_seconds += time.monotonic() - start
+        found = FoundFailure(failure, case, reduced, elapsed, self.report.execs)
+        self._by_signature[failure.signature] = found
+        self.report.failures.append(found)
+        if self.config.out is not None:
+            number = len(self.report.failures)
+            stem = f"{number:03d}-{failure.kind}-{_slug(failure.stage)}"
+            found.path = self.config.out / "failures" / f"{stem}.mlir"
+            found.path.write_text(format_case(reduced, failure, f"reproduce: {found.reproduce_command()}"))
+            (self.config.out / "failures" / f"{stem}.log").write_text(
+                f"{failure.detail}\n\n// the case before reduction:\n{format_case(case, failure)}"
+            )
+        self._say(f"failure {len(self.report.failures)}: {failure.signature}")
+
+    # the session ---------------------------------------------------------------------------------
+    def _say(self, text: str) -> None:
+        if self.log is not None:
+            print(text, file=self.log, flush=True)
+
+    def _sample(self) -> None:
+        tracer = self.tracer
+        edges = len(tracer.total) if tracer is not None else 0
+        lines = len(tracer.lines()) if tracer is not None else 0
+        self.report.timeline.append((time.monotonic() - self._start, self.report.execs, edges, lines))
+
+    def _progress(self) -> None:
+        r = self.report
+        elapsed = time.monotonic() - self._start
+        cov = ""
+        if self.tracer is not None:
+            cov = f"  edges {len(self.tracer.total)}  lines {self.tracer.line_percent():.1f}%"
+        self._say(
+            f"[{elapsed:6.1f}s] execs {r.execs} ({r.execs / max(elapsed - r.reduce_seconds, 1e-9):.1f}/s)"
+            f"  corpus {len(self.corpus)}{cov}  failures {len(r.failures)}"
+            f"  invalid {r.outcomes['invalid']}  refused {r.outcomes['refused']}"
+        )
+
+    def run(self) -> FuzzReport:
+        """Fuzz until the time or execution budget is spent (or enough distinct failures are found)."""
+        cfg = self.config
+        self._start = time.monotonic()
+        deadline = self._start + cfg.seconds
+        next_progress = self._start + cfg.progress_seconds
+        next_sample = self._start
+        while time.monotonic() < deadline:
+            if cfg.max_execs is not None and self.report.execs >= cfg.max_execs:
+                break
+            if len(self.report.failures) >= cfg.max_failures:
+                self._say(f"stopping: {cfg.max_failures} distinct failures")
+                break
+            self.step()
+            now = time.monotonic()
+            if now >= next_sample:
+                self._sample()
+                next_sample = now + 1.0
+            if now >= next_progress:
+                self._progress()
+                next_progress = now + cfg.progress_seconds
+        self._sample()
+        r = self.report
+        r.seconds = time.monotonic() - self._start
+        r.corpus_size = len(self.corpus)
+        if self.tracer is not None:
+            r.edges = len(self.tracer.total)
+            r.line_percent = self.tracer.line_percent()
+        if cfg.out is not None:
+            self._write_corpus(cfg.out)
+        return r
+
+    def _write_corpus(self, out: Path) -> None:
+        folder = out / "corpus"
+        folder.mkdir(parents=True, exist_ok=True)
+        for n, seed in enumerate(self.corpus):
+            (folder / f"{n:04d}.mlir").write_text(format_case(seed.case, note=f"reached {seed.new_edges} new edges"))
+        (out / "current.mlir").unlink(missing_ok=True)
+        (out / "report.json").write_text(json.dumps(self.report.to_json(), indent=1))
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in text).strip("-").replace("--", "-")
+
+
+def fuzz(config: FuzzConfig, log: TextIO | None = sys.stderr) -> FuzzReport:
+    """Run one fuzzing session (progress lines go to ``log``; None is silent)."""
+    return Fuzzer(config, log).run()
+
+
+def replay(path: Path, check_case: Callable[[FuzzCase], Verdict] = check) -> tuple[FuzzCase, Verdict]:
+    """Read a case file and run it through the oracles."""
+    from .reduce import read_case
+
+    case = read_case(path)
+    return case, check_case(case)

@@ -1,0 +1,346 @@
+"""Oracles: run one fuzz case (a program, a pass pipeline, an input seed) and judge what happened.
+
+A case fails when
+
+- **crash**: anything but a documented :class:`~tensorium.errors.TensoriumError` escapes a pass, the
+  interpreter or a backend (an ``IndexError`` deep in a pass is a bug; a ``LoweringError`` naming an op
+  the CPU backend does not support is a documented refusal);
+- **verifier**: the IR breaks a rule after a pass (or a pass builds an op that breaks one);
+- **roundtrip**: the IR a pass left does not print and parse back to the same text;
+- **mismatch**: the interpreter on the optimized IR, or the CPU backend (its fresh buffers poisoned, so
+  elements no kernel writes show), computes something else than the interpreter on the original program
+  (floats within a tolerance that allows reassociated sums and the backends' own math functions;
+  integers and booleans exactly);
+- **nondeterminism**: the same pipeline on the same program gives different IR twice.
+
+A program the interpreter refuses, or whose reference outputs are not finite, is *invalid* (the fuzzer
+only wants programs with a well-defined result); a documented error from a pass or backend is *refused*.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from ..backends.interp import run
+from ..errors import SymbolError, TensoriumError, VerifyError
+from ..ir.core import Operation
+from ..ir.dialects.builtin import func_body, func_type, lookup_func
+from ..ir.parser import parse_module
+from ..ir.printer import print_module
+from ..ir.storage import coerce
+from ..ir.types import FloatType, TensorType
+from ..ir.verifier import verify
+from ..passes.pipeline import Pipeline, parse_pipeline
+from .generator import random_inputs
+
+Backend = Literal["interp", "cpu"]
+BACKENDS: tuple[Backend, ...] = ("interp", "cpu")
+Status = Literal["ok", "invalid", "refused", "failure"]
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+LOOP_INTERPRETER_ELEMENTS = 4096
+"""A lowered program runs on the loop interpreter (scalar Python, slow) only while its buffers hold at
+most this many elements; the CPU backend checks every lowered program."""
+
+# (relative tolerance, absolute tolerance as a fraction of the largest reference magnitude, at least 1)
+TOLERANCES: dict[str, tuple[float, float]] = {
+    "f64": (1e-7, 1e-9),
+    "f32": (1e-4, 1e-5),
+    "f16": (2e-2, 1e-2),
+    "bf16": (5e-2, 5e-2),
+}
+
+
+@dataclass(frozen=True)
+class FuzzCase:
+    """A program (IR text with ``@main``), the pipeline to run on it, and the seed of its random inputs."""
+
+    module: str
+    pipeline: str
+    seed: int = 0
+    backends: tuple[Backend, ...] = BACKENDS
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What went wrong: the oracle (``kind``), where (``stage``), one line, and the full story."""
+
+    kind: Literal["crash", "verifier", "roundtrip", "mismatch", "nondeterminism"]
+    stage: str
+    summary: str
+    detail: str = ""
+    where: str = ""
+    """For crashes: the innermost frame in Tensorium's code (``path:function``)."""
+
+    @property
+    def signature(self) -> str:
+        """What identifies this failure across cases: the oracle, the stage and the crash site."""
+        return ":".join(part for part in (self.kind, self.stage, self.where) if part)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of one case; ``failure`` is set when ``status`` is ``failure``."""
+
+    status: Status
+    failure: Failure | None = None
+    reason: str = ""
+
+
+class _Stop(Exception):
+    """Ends a check early with a verdict."""
+
+    def __init__(self, verdict: Verdict):
+        super().__init__(verdict.reason)
+        self.verdict = verdict
+
+
+def crash_site(error: BaseException) -> str:
+    """``relative/path.py:function`` of the innermost traceback frame inside the tensorium package."""
+    site = ""
+    for frame in traceback.extract_tb(error.__traceback__):
+        if frame.filename.startswith(PACKAGE_DIR + os.sep) and os.sep + "fuzz" + os.sep not in frame.filename:
+            site = f"{os.path.relpath(frame.filename, os.path.dirname(PACKAGE_DIR))}:{frame.name}"
+    return site
+
+
+def _crash(stage: str, error: BaseException) -> _Stop:
+    summary = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}".rstrip(": ")
+    detail = "".join(traceback.format_exception(error))
+    return _Stop(Verdict("failure", Failure("crash", stage, summary, detail, crash_site(error))))
+
+
+def _guarded(stage: str, action: Callable[[], object]) -> object:
+    """Run ``action``; a documented error refuses the case, a VerifyError or anything else fails it."""
+    try:
+        return action()
+    except VerifyError as e:
+        raise _Stop(Verdict("failure", Failure("verifier", stage, str(e).splitlines()[0], str(e)))) from e
+    except TensoriumError as e:
+        raise _Stop(Verdict("refused", reason=f"{stage}: {type(e).__name__}: {str(e).splitlines()[0]}")) from e
+    except Exception as e:
+        raise _crash(stage, e) from e
+
+
+def run_pipeline(module: Operation, pipeline: Pipeline) -> None:
+    """Run each pass and verify after it; raises _Stop with the failure or refusal."""
+    for p in pipeline:
+        stage = f"pass '{p.name}'"
+        _guarded(stage, lambda p=p: p.run(module))  # type: ignore[misc]
+        try:
+            verify(module)
+        except VerifyError as e:
+            raise _Stop(
+                Verdict("failure", Failure("verifier", stage, str(e).splitlines()[0], f"{e}\n\n{print_module(module)}"))
+            ) from e
+
+
+def _tolerance(t: object) -> tuple[float, float] | None:
+    element = t.element if isinstance(t, TensorType) else None
+    if isinstance(element, FloatType):
+        return TOLERANCES.get(element.name, TOLERANCES["f32"])
+    return None
+
+
+def differing(want: np.ndarray, have: np.ndarray, t: object) -> np.ndarray:
+    """The elements of ``have`` that do not match ``want`` (same shapes) within the tolerance of type ``t``."""
+    tol = _tolerance(t)
+    if tol is None:
+        return np.asarray(have != want)
+    rtol, atol = tol
+    a, b = have.astype(np.float64), want.astype(np.float64)
+    scale = max(1.0, float(np.max(np.abs(b[np.isfinite(b)]), initial=0.0)))
+    same_special = (np.isnan(a) & np.isnan(b)) | (np.isinf(a) & (a == b))
+    with np.errstate(invalid="ignore"):
+        close = np.isfinite(a) & np.isfinite(b) & (np.abs(a - b) <= atol * scale + rtol * np.abs(b))
+    return ~(close | same_special)
+
+
+def compare(
+    expected: Sequence[np.ndarray],
+    got: Sequence[np.ndarray],
+    types: Sequence[object],
+    forgiven: Sequence[np.ndarray] | None = None,
+) -> str | None:
+    """None when ``got`` matches ``expected`` output by output, else a description of the first difference.
+
+    Elements set in ``forgiven`` (one mask per output) may differ.
+    """
+    if len(expected) != len(got):
+        return f"{len(got)} outputs, expected {len(expected)}"
+    for n, (want, have, t) in enumerate(zip(expected, got, types)):
+        have = np.asarray(have)
+        if have.shape != want.shape or have.dtype != want.dtype:
+            return f"output {n}: shape {have.shape} {have.dtype}, expected {want.shape} {want.dtype}"
+        bad = differing(want, have, t)
+        if forgiven is not None:
+            bad &= ~forgiven[n]
+        if np.any(bad):
+            index = tuple(int(i) for i in np.argwhere(bad)[0])
+            count = int(np.count_nonzero(bad))
+            return (
+                f"output {n} ({t}): {count} of {want.size} elements differ; at {list(index)} got "
+                f"{have[index]}, expected {want[index]}"
+            )
+    return None
+
+
+PERTURBATION = {"f16": 4e-3, "bf16": 3e-2}
+"""Relative size of the input perturbation that finds ill-conditioned outputs (1e-5 for wider floats)."""
+
+
+def ill_conditioned(
+    module: Operation, inputs: Sequence[np.ndarray], expected: Sequence[np.ndarray], trials: int = 3
+) -> list[np.ndarray]:
+    """Per output, the elements the reference itself changes when float inputs move by a few rounding errors.
+
+    Comparisons, ``floor``, ``argmax`` and float-to-int casts are discontinuous: an element that sits on a
+    tie or an integer boundary may flip under reassociated arithmetic without any pass being wrong. Such
+    elements are found by running the reference on slightly moved inputs.
+    """
+    func = lookup_func(module, "main")
+    assert func is not None
+    arg_types = [a.type for a in func_body(func).args]
+    types = _result_types(module)
+    rng = np.random.default_rng(0)
+    masks = [np.zeros(e.shape, bool) for e in expected]
+    for _ in range(trials):
+        moved = []
+        for x, t in zip(inputs, arg_types):
+            element = t.element if isinstance(t, TensorType) else None
+            if isinstance(element, FloatType):
+                eps = PERTURBATION.get(element.name, 1e-5)
+                x = coerce((x * (1 + eps * rng.uniform(-1, 1, x.shape))).astype(x.dtype), element)
+            moved.append(x)
+        try:
+            outputs = run(module, moved)
+        except TensoriumError:
+            continue
+        for mask, want, have, result_type in zip(masks, expected, outputs, types):
+            if have.shape == want.shape:
+                mask |= differing(want, np.asarray(have), result_type)
+    return masks
+
+
+def case_inputs(module: Operation, seed: int) -> list[np.ndarray]:
+    """The random inputs of a case: the generator's ranges, brought to each argument's element type."""
+    func = lookup_func(module, "main")
+    if func is None:
+        raise SymbolError("the program has no function @main")
+    arrays = random_inputs(module, seed)
+    return [coerce(a, arg.type.element) for a, arg in zip(arrays, func_body(func).args)]  # type: ignore[attr-defined]
+
+
+def _nonfinite(arrays: Sequence[np.ndarray]) -> bool:
+    return any(a.dtype.kind in "fc" and not np.all(np.isfinite(a)) for a in arrays)
+
+
+def check(
+    case: FuzzCase, module: Operation | None = None, determinism: bool = True, allow_nonfinite: bool = False
+) -> Verdict:
+    """Run ``case`` through every oracle; see the module docstring.
+
+    ``module`` is ``case.module`` already parsed (the fuzzer has it; it is not changed), which saves a parse.
+    """
+    try:
+        return _check(case, module, determinism, allow_nonfinite)
+    except _Stop as stop:
+        return stop.verdict
+
+
+def _check(case: FuzzCase, module: Operation | None, determinism: bool, allow_nonfinite: bool) -> Verdict:
+    try:
+        original = parse_module(case.module) if module is None else module
+        pipeline = parse_pipeline(case.pipeline)
+        inputs = case_inputs(original, case.seed)
+    except TensoriumError as e:
+        return Verdict("invalid", reason=f"input: {str(e).splitlines()[0]}")
+
+    try:
+        expected = run(original, inputs)
+    except TensoriumError as e:
+        return Verdict("invalid", reason=f"interpreter refuses the original: {str(e).splitlines()[0]}")
+    except Exception as e:
+        raise _crash("interp (original)", e) from e
+    if not allow_nonfinite and _nonfinite(expected):
+        return Verdict("invalid", reason="the reference outputs are not all finite")
+
+    optimized = original.clone()
+    run_pipeline(optimized, pipeline)
+    text = _guarded("print", lambda: print_module(optimized))
+    assert isinstance(text, str)
+    try:
+        again = print_module(parse_module(text))
+    except TensoriumError as e:
+        raise _Stop(Verdict("failure", Failure("roundtrip", "parse", str(e).splitlines()[0], f"{e}\n\n{text}"))) from e
+    except Exception as e:
+        raise _crash("parse", e) from e
+    if again != text:
+        raise _Stop(Verdict("failure", Failure("roundtrip", "print", "printing the parsed IR gives other text", text)))
+    if determinism:
+        second = original.clone()
+        run_pipeline(second, pipeline)
+        if print_module(second) != text:
+            return Verdict(
+                "failure",
+                Failure("nondeterminism", "pipeline", f"'{case.pipeline}' gave two different results", text),
+            )
+
+    lowered = "plan_steps" in optimized.attributes
+    types = _result_types(original)
+    if "interp" in case.backends:
+        if not lowered:
+            got = _guarded("interp", lambda: run(optimized, inputs))
+            _judge("interp", expected, got, types, text, original, inputs)  # type: ignore[arg-type]
+        elif _plan_elements(optimized) <= LOOP_INTERPRETER_ELEMENTS:
+            from ..backends.plan_runner import run_plan
+
+            got = _guarded("loop interpreter", lambda: run_plan(optimized, inputs))
+            _judge("loop interpreter", expected, got, types, text, original, inputs)  # type: ignore[arg-type]
+    if "cpu" in case.backends:
+        from ..backends.cpu import CpuExecutable
+
+        build = CpuExecutable.from_lowered if lowered else CpuExecutable.build
+        executable = _guarded("cpu build", lambda: build(optimized))
+        assert isinstance(executable, CpuExecutable)
+        executable.poison = True  # elements no kernel writes are NaN or -1, never an earlier run's results
+        got = _guarded("cpu", lambda: executable.run(inputs))
+        _judge("cpu", expected, got, types, text, original, inputs)  # type: ignore[arg-type]
+    return Verdict("ok")
+
+
+def _plan_elements(module: Operation) -> int:
+    """How many elements the buffers of a lowered module's plan hold (the loop interpreter's cost)."""
+    from ..lowering.plan import plan_of
+
+    return sum(t.num_elements or 0 for t in plan_of(module).buffers)
+
+
+def _result_types(module: Operation) -> list[object]:
+    func = lookup_func(module, "main")
+    assert func is not None
+    return list(func_type(func).results)
+
+
+def _judge(
+    stage: str,
+    expected: Sequence[np.ndarray],
+    got: Sequence[np.ndarray],
+    types: Sequence[object],
+    ir: str,
+    original: Operation,
+    inputs: Sequence[np.ndarray],
+) -> None:
+    problem = compare(expected, got, types)
+    if problem is None:
+        return
+    if compare(expected, got, types, ill_conditioned(original, inputs, expected)) is None:
+        reason = f"{stage}: differs only where the reference is ill-conditioned ({problem})"
+        raise _Stop(Verdict("invalid", reason=reason))
+    raise _Stop(Verdict("failure", Failure("mismatch", stage, problem, f"{problem}\n\nIR after the pipeline:\n{ir}")))

@@ -1,0 +1,75 @@
+"""IR and pipeline mutators: every one of them changes programs, and what comes out is valid."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+import tensorium as tm
+from tensorium.backends.interp import run
+from tensorium.errors import TensoriumError
+from tensorium.fuzz.generator import generate_module
+from tensorium.fuzz.mutators import IR_MUTATORS, TERMINAL_PASSES, mutate_module, mutate_pipeline, random_pipeline
+from tensorium.fuzz.oracle import case_inputs
+from tensorium.ir.verifier import verify
+from tensorium.passes.pipeline import parse_pipeline
+
+SEEDS = range(12)
+
+
+@pytest.mark.parametrize("name", sorted(IR_MUTATORS))
+def test_each_ir_mutator_makes_valid_programs_and_leaves_its_input_alone(name: str) -> None:
+    rng = np.random.default_rng(7)
+    changed = 0
+    for seed in SEEDS:
+        module = generate_module(seed, 10)
+        before = tm.print_module(module)
+        mutant = mutate_module(module, rng, only=[name])
+        assert tm.print_module(module) == before, f"{name} changed the module it was given"
+        if mutant is None:
+            continue
+        result, used = mutant
+        assert used == name
+        verify(result)
+        text = tm.print_module(result)
+        assert tm.print_module(tm.parse_module(text)) == text
+        if text != before:
+            changed += 1
+        try:
+            run(result, case_inputs(result, seed))
+        except TensoriumError:
+            pass  # a mutant may be refused by the interpreter (the oracle calls it invalid), never crash it
+    assert changed >= 2, f"mutator {name} changed only {changed} of {len(SEEDS)} programs"
+
+
+def test_mutants_mostly_keep_results_finite() -> None:
+    rng = np.random.default_rng(1)
+    finite = total = 0
+    for seed in range(40):
+        mutant = mutate_module(generate_module(seed, 8), rng)
+        if mutant is None:
+            continue
+        total += 1
+        try:
+            outputs = run(mutant[0], case_inputs(mutant[0], seed))
+        except TensoriumError:
+            continue
+        finite += all(np.all(np.isfinite(o)) for o in outputs if o.dtype.kind == "f")
+    assert total >= 35 and finite >= 0.85 * total, (finite, total)
+
+
+def test_pipeline_mutators_make_pipelines_that_read_back() -> None:
+    rng = np.random.default_rng(0)
+    pipeline = random_pipeline(rng)
+    kinds: Counter[str] = Counter()
+    for _ in range(300):
+        pipeline, kind = mutate_pipeline(pipeline, rng)
+        kinds[kind] += 1
+        text = str(pipeline)
+        assert str(parse_pipeline(text)) == text
+        names = [p.name for p in pipeline]
+        assert 1 <= len(names) <= 9
+        assert all(n not in TERMINAL_PASSES for n in names[:-1]), text
+    assert set(kinds) == {"insert", "delete", "swap", "repeat", "options", "fresh", "terminal"}

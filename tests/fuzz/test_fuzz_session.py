@@ -1,0 +1,92 @@
+"""Fuzzing sessions through the Python API and the ``tensorium fuzz`` command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tensorium.cli import main
+from tensorium.fuzz.fuzzer import FuzzConfig, fuzz
+from tensorium.fuzz.oracle import check
+from tensorium.fuzz.reduce import read_case
+
+from .conftest import SIMPLE
+
+INTERP = ("interp",)
+
+
+def test_a_guided_session_grows_a_corpus_and_records_coverage_over_time() -> None:
+    report = fuzz(FuzzConfig(seconds=300, max_execs=25, seed=0, backends=INTERP), log=None)
+    assert report.execs == 25
+    assert sum(report.outcomes.values()) == 25
+    assert report.corpus_size >= 3 and report.edges > 500
+    assert 0 < report.line_percent < 100
+    assert report.timeline and report.timeline[-1][1] == 25
+    assert [t for t, *_ in report.timeline] == sorted(t for t, *_ in report.timeline)
+    assert sum(report.mutations.values()) > 0
+    assert "25 executions" in report.summary() and "no failures" in report.summary()
+
+
+def test_generation_only_keeps_no_corpus_and_need_not_trace() -> None:
+    report = fuzz(FuzzConfig(seconds=300, max_execs=6, seed=1, coverage=False, backends=INTERP), log=None)
+    assert report.execs == 6 and report.corpus_size == 0 and report.edges == 0 and not report.mutations
+    traced = fuzz(FuzzConfig(seconds=300, max_execs=6, seed=1, coverage=False, trace=True, backends=INTERP), log=None)
+    assert traced.corpus_size == 0 and traced.edges > 0
+
+
+def test_a_session_finds_reduces_and_writes_a_broken_pass(drop_adds: str, tmp_path: Path) -> None:
+    config = FuzzConfig(
+        seconds=300, max_execs=60, seed=0, out=tmp_path, pipeline=f"cse,{drop_adds}", backends=INTERP, max_failures=1
+    )
+    report = fuzz(config, log=None)
+    assert len(report.failures) == 1
+    found = report.failures[0]
+    assert found.failure.kind == "mismatch" and found.path is not None
+    assert found.path.parent == tmp_path / "failures" and found.path.name.startswith("001-mismatch-interp")
+    assert found.reproduce_command() == f"tensorium fuzz --replay {found.path}"
+    case = read_case(found.path)
+    assert case.pipeline == drop_adds
+    assert check(case).status == "failure"
+    assert found.path.with_suffix(".log").read_text().count("// pipeline:") == 1
+    assert (tmp_path / "report.json").is_file() and not (tmp_path / "current.mlir").exists()
+
+
+def test_the_command_fuzzes_and_replays(capsys: pytest.CaptureFixture[str], tmp_path: Path, drop_adds: str) -> None:
+    out = tmp_path / "run"
+    status = main(
+        ["fuzz", "--time", "60", "--max-execs", "4", "--seed", "3", "--out", str(out), "--backends", "interp"]
+    )
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    assert "fuzzing for 60 s, seed 3, coverage-guided, backends interp" in captured.err
+    assert captured.out.startswith("fuzzed ") and "4 executions" in captured.out
+
+    corpus_file = next((out / "corpus").glob("*.mlir"))
+    assert main(["fuzz", "--replay", str(corpus_file)]) == 0
+    assert capsys.readouterr().out == f"{corpus_file}: ok\n"
+
+    failing = tmp_path / "failing.mlir"
+    failing.write_text(f"// pipeline: {drop_adds}\n// backends: interp\n{SIMPLE}")
+    assert main(["fuzz", "--replay", str(failing)]) == 3
+    assert "FAILS: mismatch at interp" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["fuzz", "--pipeline", "cse,nope"], "unknown pass 'nope'"),
+        (["fuzz", "--replay", "missing.mlir"], "missing.mlir: no such case file"),
+    ],
+)
+def test_bad_requests_are_one_line_errors(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_an_unknown_backend_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["fuzz", "--backends", "gpu"])
+    assert info.value.code == 2
+    assert "unknown backend 'gpu'" in capsys.readouterr().err
