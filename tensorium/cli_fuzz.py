@@ -37,6 +37,16 @@ def _positive(kind: type) -> Any:
     return parse
 
 
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got '{text}'") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got '{text}'")
+    return value
+
+
 def _backends(text: str) -> tuple[str, ...]:
     from .fuzz.oracle import BACKENDS
 
@@ -81,6 +91,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         pipeline=args.pipeline,
         coverage=not args.no_coverage,
         backends=args.backends,  # type: ignore[arg-type]
+        opt_level=args.opt_level,
+        cpu_fraction=args.cpu_fraction,
         num_ops=args.num_ops,
         reduce=not args.no_reduce,
         reduce_seconds=args.reduce_time,
@@ -116,6 +128,20 @@ def add_fuzz_command(sub: Any) -> None:
         default=("interp", "cpu"),
         metavar="LIST",
         help="backends compared with the interpreter on the original program: interp,cpu (default both)",
+    )
+    p.add_argument(
+        "--cpu-fraction",
+        type=_fraction,
+        default=0.3,
+        metavar="F",
+        help="share of executions also compiled by the CPU backend (0.3; 1 for every one)",
+    )
+    p.add_argument(
+        "--opt-level",
+        type=int,
+        choices=(0, 1, 2, 3),
+        default=1,
+        help="LLVM optimization level of the CPU oracle (1: faster; 3: what tensorium.compile uses)",
     )
     p.add_argument("--num-ops", type=_positive(int), default=12, metavar="N", help="size of generated programs (12)")
     p.add_argument("--no-reduce", action="store_true", help="write failing cases as found, without reducing them")

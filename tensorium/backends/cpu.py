@@ -254,21 +254,23 @@ class CpuExecutable:
         self._arena_pool: list[list[np.ndarray]] = []
 
     @staticmethod
-    def build(module: Operation, func: str = "main", memory_plan: bool = True) -> CpuExecutable:
+    def build(module: Operation, func: str = "main", memory_plan: bool = True, opt_level: int = 3) -> CpuExecutable:
         """Lower ``@func`` with the default schedules and compile its kernels for this host.
 
-        ``memory_plan=False`` gives every intermediate buffer its own memory. Raises LoweringError (naming
-        the op and its location) for an op the lowering refuses.
+        ``memory_plan=False`` gives every intermediate buffer its own memory; ``opt_level`` is LLVM's (0..3;
+        the fuzzer compiles at 1 for speed). Raises LoweringError (naming the op and its location) for an op
+        the lowering refuses.
         """
-        return CpuExecutable.from_lowered(lower_function(module, func, schedule=default_schedule), memory_plan)
+        lowered = lower_function(module, func, schedule=default_schedule)
+        return CpuExecutable.from_lowered(lowered, memory_plan, opt_level)
 
     @staticmethod
-    def from_lowered(lowered: Operation, memory_plan: bool = True) -> CpuExecutable:
+    def from_lowered(lowered: Operation, memory_plan: bool = True, opt_level: int = 3) -> CpuExecutable:
         """Compile a module already lowered to loop kernels with its launch plan (what ``lower-to-loops``
         leaves), with whatever schedules its kernels carry. The executable keeps ``lowered`` for its
         ``loop_ir``: do not change it afterwards."""
         plan = plan_of(lowered)
-        kernels = compile_module(lowered)
+        kernels = compile_module(lowered, opt_level)
         constants = tuple((b, _c_array(c.array)) for b, c in plan.constants)
         return CpuExecutable(
             kernels,

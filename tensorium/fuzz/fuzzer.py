@@ -36,7 +36,7 @@ from ..ir.printer import print_module
 from ..passes.pipeline import Pipeline, parse_pipeline
 from .coverage import CoverageTracer
 from .generator import GenConfig, generate_module
-from .mutators import mutate_module, mutate_pipeline, random_pipeline
+from .mutators import TERMINAL_PASSES, mutate_module, mutate_pipeline, random_pipeline
 from .oracle import BACKENDS, Backend, Failure, FuzzCase, Verdict, check
 from .reduce import format_case, reduce_case
 
@@ -59,6 +59,12 @@ class FuzzConfig:
     trace: bool | None = None
     """Measure coverage (default: when guided). The evaluation measures it without guiding by it."""
     backends: tuple[Backend, ...] = BACKENDS
+    cpu_fraction: float = 0.3
+    """The share of executions the CPU backend also compiles and runs (when it is among ``backends``): an
+    execution with it takes about ten times as long as one with the interpreter only."""
+    opt_level: int = 1
+    """LLVM's optimization level for the CPU oracle: 1 compiles about 1.5x faster than the 3 that
+    ``tensorium.compile`` uses (most of an execution is LLVM); pass 3 to fuzz exactly what ships."""
     num_ops: int = 12
     """Recipe steps of a generated program (each generated program draws 2..num_ops)."""
     reduce: bool = True
@@ -241,7 +247,12 @@ class Fuzzer:
             module, pipeline = self._mutate(parent)
         else:
             module, pipeline = self._generate()
-        case = FuzzCase(print_module(module), str(pipeline), int(self.rng.integers(2**31)), self.config.backends)
+        seed = int(self.rng.integers(2**31))
+        backends = self.config.backends
+        lowers = any(p.name in TERMINAL_PASSES for p in pipeline)  # only the CPU checks big lowered programs
+        if "cpu" in backends and len(backends) > 1 and not lowers and self.rng.random() >= self.config.cpu_fraction:
+            backends = tuple(b for b in backends if b != "cpu")
+        case = FuzzCase(print_module(module), str(pipeline), seed, backends, self.config.opt_level)
         if self.config.out is not None:
             (self.config.out / "current.mlir").write_text(format_case(case, note="the case running now"))
         if self.tracer is not None:

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..backends.interp import run
 from ..errors import SymbolError, TensoriumError, VerifyError
-from ..ir.core import Operation
+from ..ir.core import Block, Operation
 from ..ir.dialects.builtin import func_body, func_type, lookup_func
 from ..ir.parser import parse_module
 from ..ir.printer import print_module
@@ -44,9 +44,9 @@ BACKENDS: tuple[Backend, ...] = ("interp", "cpu")
 Status = Literal["ok", "invalid", "refused", "failure"]
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-LOOP_INTERPRETER_ELEMENTS = 4096
-"""A lowered program runs on the loop interpreter (scalar Python, slow) only while its buffers hold at
-most this many elements; the CPU backend checks every lowered program."""
+LOOP_INTERPRETER_WORK = 20_000
+"""A lowered program runs on the loop interpreter (scalar Python, some microseconds per op) only while its
+kernels execute at most this many scalar ops (:func:`loop_work`); the CPU backend checks the others."""
 
 # (relative tolerance, absolute tolerance as a fraction of the largest reference magnitude, at least 1)
 TOLERANCES: dict[str, tuple[float, float]] = {
@@ -65,6 +65,8 @@ class FuzzCase:
     pipeline: str
     seed: int = 0
     backends: tuple[Backend, ...] = BACKENDS
+    opt_level: int = 3
+    """LLVM's optimization level for the CPU backend (what ``tensorium.compile`` uses is 3)."""
 
 
 @dataclass(frozen=True)
@@ -298,7 +300,7 @@ def _check(case: FuzzCase, module: Operation | None, determinism: bool, allow_no
         if not lowered:
             got = _guarded("interp", lambda: run(optimized, inputs))
             _judge("interp", expected, got, types, text, original, inputs)  # type: ignore[arg-type]
-        elif _plan_elements(optimized) <= LOOP_INTERPRETER_ELEMENTS:
+        elif loop_work(optimized) <= LOOP_INTERPRETER_WORK:
             from ..backends.plan_runner import run_plan
 
             got = _guarded("loop interpreter", lambda: run_plan(optimized, inputs))
@@ -307,7 +309,7 @@ def _check(case: FuzzCase, module: Operation | None, determinism: bool, allow_no
         from ..backends.cpu import CpuExecutable
 
         build = CpuExecutable.from_lowered if lowered else CpuExecutable.build
-        executable = _guarded("cpu build", lambda: build(optimized))
+        executable = _guarded("cpu build", lambda: build(optimized, opt_level=case.opt_level))
         assert isinstance(executable, CpuExecutable)
         executable.poison = True  # elements no kernel writes are NaN or -1, never an earlier run's results
         got = _guarded("cpu", lambda: executable.run(inputs))
@@ -315,11 +317,32 @@ def _check(case: FuzzCase, module: Operation | None, determinism: bool, allow_no
     return Verdict("ok")
 
 
-def _plan_elements(module: Operation) -> int:
-    """How many elements the buffers of a lowered module's plan hold (the loop interpreter's cost)."""
-    from ..lowering.plan import plan_of
+def loop_work(module: Operation) -> int:
+    """How many scalar ops the kernels of a lowered module execute (a loop with bounds that are not
+    constants counts as a million trips): what a run on the loop interpreter costs."""
 
-    return sum(t.num_elements or 0 for t in plan_of(module).buffers)
+    def trips(loop: Operation) -> int:
+        bounds = []
+        for v in loop.operands:
+            op = v.defining_op()
+            if op is None or op.name != "loop.const":
+                return 1 << 20
+            bounds.append(int(op.attributes["value"]))  # type: ignore[arg-type]
+        lower, upper, step = bounds
+        return max(0, -(-(upper - lower) // max(step, 1)))
+
+    def block_work(block: Block, factor: int) -> int:
+        total = 0
+        for op in block.ops:
+            if op.name == "loop.for":
+                total += block_work(op.regions[0].block, factor * trips(op))
+            elif op.regions:
+                total += sum(block_work(b, factor) for r in op.regions for b in r.blocks)
+            else:
+                total += factor
+        return total
+
+    return sum(block_work(b, 1) for r in module.regions for b in r.blocks)
 
 
 def _result_types(module: Operation) -> list[object]:

@@ -28,7 +28,7 @@ from ..ir.verifier import verify
 from ..passes.pipeline import Pipeline, parse_pipeline
 from .oracle import BACKENDS, Failure, FuzzCase, check
 
-HEADER_KEYS = ("pipeline", "seed", "backends")
+HEADER_KEYS = ("pipeline", "seed", "backends", "opt-level")
 
 
 def same_failure(a: Failure, b: Failure) -> bool:
@@ -200,11 +200,14 @@ def format_case(case: FuzzCase, failure: Failure | None = None, note: str = "") 
     lines.append(f"// pipeline: {case.pipeline}")
     lines.append(f"// seed: {case.seed}")
     lines.append(f"// backends: {','.join(case.backends)}")
+    if "cpu" in case.backends:
+        lines.append(f"// opt-level: {case.opt_level}")
     return "\n".join(lines) + "\n" + case.module
 
 
 def parse_case(text: str, filename: str = "<case>") -> FuzzCase:
-    """A case from its file text: the IR and the ``pipeline``, ``seed`` and ``backends`` header lines."""
+    """A case from its file text: the IR and the ``pipeline``, ``seed``, ``backends`` and ``opt-level`` header
+    lines (the last three default to 0, both backends and 3)."""
     header: dict[str, str] = {}
     for line in text.splitlines():
         stripped = line.strip()
@@ -224,9 +227,12 @@ def parse_case(text: str, filename: str = "<case>") -> FuzzCase:
     unknown = [b for b in backends if b not in BACKENDS]
     if unknown:
         raise ParseError(f"{filename}: unknown backend '{unknown[0]}' in '// backends:' (known: {', '.join(BACKENDS)})")
+    level = header.get("opt-level", "3")
+    if level not in ("0", "1", "2", "3"):
+        raise ParseError(f"{filename}: the '// opt-level:' header must be 0, 1, 2 or 3, got '{level}'")
     parse_module(text, filename)
     parse_pipeline(header["pipeline"])
-    return FuzzCase(text, header["pipeline"], int(seed_text), backends)  # type: ignore[arg-type]
+    return FuzzCase(text, header["pipeline"], int(seed_text), backends, int(level))  # type: ignore[arg-type]
 
 
 def read_case(path: str | Path) -> FuzzCase:

@@ -71,7 +71,7 @@ def compile_module(module: Operation, opt_level: int = 3) -> CompiledKernels:
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
     engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
     engine.finalize_object()
-    return CompiledKernels(emitter.kernels, emitter.errors, engine, "\n".join(texts), str(compiled), object_code)
+    return CompiledKernels(emitter.kernels, emitter.errors, engine, "\n".join(texts), compiled, object_code)
 
 
 def _optimized_bitcode(text: str, opt_level: int) -> bytes:
@@ -94,7 +94,7 @@ def _ctype(t: Any) -> type:
 class CompiledKernels:
     """Kernels compiled for the host CPU: ``run(name, *arrays)`` updates the buffers in place.
 
-    ``llvm_ir`` is the emitted module, ``optimized_ir`` the module after O3 and ``object_code`` its
+    ``llvm_ir`` is the emitted module, ``optimized_ir`` the module after optimization and ``object_code`` its
     object file for the host.
     """
 
@@ -104,13 +104,13 @@ class CompiledKernels:
         errors: list[str],
         engine: llvm.ExecutionEngine,
         llvm_ir: str,
-        optimized_ir: str,
+        optimized: llvm.ModuleRef | str,
         object_code: bytes,
     ) -> None:
         self.kernels = kernels
         self.errors = errors
         self.llvm_ir = llvm_ir
-        self.optimized_ir = optimized_ir
+        self._optimized = optimized
         self.object_code = object_code
         self._engine = engine
         self._functions: dict[str, Any] = {}
@@ -122,6 +122,13 @@ class CompiledKernels:
                     argtypes += [ctypes.c_int64] * sum(isinstance(d, Sym) for d in t.shape)
             prototype = ctypes.CFUNCTYPE(ctypes.c_int32, *argtypes)
             self._functions[name] = prototype(engine.get_function_address(info.symbol))
+
+    @property
+    def optimized_ir(self) -> str:
+        """The optimized LLVM module as text (printed when first asked for: only dumps need it)."""
+        if not isinstance(self._optimized, str):
+            self._optimized = str(self._optimized)
+        return self._optimized
 
     @property
     def names(self) -> list[str]:
