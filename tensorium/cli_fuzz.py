@@ -93,12 +93,15 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         backends=args.backends,  # type: ignore[arg-type]
         opt_level=args.opt_level,
         cpu_fraction=args.cpu_fraction,
+        jobs=args.jobs,
         num_ops=args.num_ops,
         reduce=not args.no_reduce,
         reduce_seconds=args.reduce_time,
         max_execs=args.max_execs,
     )
     mode = "coverage-guided" if config.coverage else "generation-only (no coverage feedback)"
+    if config.jobs > 1:
+        mode += f", {config.jobs} workers"
     where = f", failures to {out / 'failures'}" if out is not None else ""
     print(
         f"fuzzing for {config.seconds:g} s, seed {config.seed}, {mode}, backends {','.join(config.backends)}{where}",
@@ -143,6 +146,7 @@ def add_fuzz_command(sub: Any) -> None:
         default=1,
         help="LLVM optimization level of the CPU oracle (1: faster; 3: what tensorium.compile uses)",
     )
+    p.add_argument("--jobs", type=_positive(int), default=1, metavar="N", help="worker processes, one per core (1)")
     p.add_argument("--num-ops", type=_positive(int), default=12, metavar="N", help="size of generated programs (12)")
     p.add_argument("--no-reduce", action="store_true", help="write failing cases as found, without reducing them")
     p.add_argument("--reduce-time", type=_positive(float), default=30.0, metavar="SECONDS", help="per failure (30)")

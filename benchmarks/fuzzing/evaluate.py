@@ -1,14 +1,15 @@
 """The fuzzer's evaluation: coverage over time (guided against generation-only) and the mutation study.
 
     python -m benchmarks.fuzzing.evaluate coverage --seconds 300 --seeds 0,1 --out benchmarks/fuzzing/results
-    python -m benchmarks.fuzzing.evaluate mutants --seconds 60 --out benchmarks/fuzzing/results
+    python -m benchmarks.fuzzing.evaluate mutants --seconds 60 --jobs 2 --out benchmarks/fuzzing/results
     python -m benchmarks.fuzzing.evaluate plot --out benchmarks/fuzzing/results --svg docs/fuzzing-coverage.svg
 
 Every fuzzing run is a fresh process (``python -m benchmarks.fuzzing.evaluate one ...``), so no run inherits
 another's coverage, imports or compiled kernels. ``coverage`` runs the guided fuzzer and generation-only
 side by side for each seed (two processes at once, one per core of the machine, so both see the same
 load), both tracing coverage; ``mutants`` runs the guided fuzzer once per mutant of
-:mod:`benchmarks.fuzzing.mutants` with the mutant applied, and counts it detected when a failure is found
+:mod:`benchmarks.fuzzing.mutants` with the mutant applied (``--jobs`` processes with consecutive seeds, as
+``tensorium fuzz --jobs`` does), and counts it detected when a failure is found
 within the time budget *and* the failing case passes once the mutant is removed (so a real bug of
 Tensorium found meanwhile is not credited to a mutant). Results go to JSON files in ``--out``; ``plot``
 draws the coverage curves as SVG and ``table`` prints the markdown tables used in docs/fuzzing.md.
@@ -93,7 +94,8 @@ def run_coverage(args: argparse.Namespace) -> int:
 
 
 def run_mutants(args: argparse.Namespace) -> int:
-    """The guided fuzzer against each mutant, one at a time, ``--seconds`` each."""
+    """The guided fuzzer against each mutant, one mutant at a time, ``--seconds`` each, on ``--jobs`` cores
+    (as ``tensorium fuzz --jobs``: independent workers with seeds ``seed``, ``seed + 1``, ...)."""
     from .mutants import MUTANTS
 
     out = Path(args.out)
@@ -101,22 +103,29 @@ def run_mutants(args: argparse.Namespace) -> int:
     chosen = [m for m in MUTANTS if not args.only or m.name in args.only]
     for n, mutant in enumerate(chosen, 1):
         start = time.monotonic()
-        proc = _spawn(
-            out,
-            f"mutant-{mutant.name}",
-            "--mode",
-            "guided",
-            "--seed",
-            str(args.seed),
-            "--seconds",
-            str(args.seconds),
-            "--mutant",
-            mutant.name,
-        )
-        if proc.wait() != 0:
-            print(f"[{n}/{len(chosen)}] {mutant.name}: the run failed", file=sys.stderr)
+        procs = [
+            _spawn(
+                out,
+                f"mutant-{mutant.name}-worker-{k}",
+                "--mode",
+                "guided",
+                "--seed",
+                str(args.seed + k),
+                "--seconds",
+                str(args.seconds),
+                "--mutant",
+                mutant.name,
+            )
+            for k in range(args.jobs)
+        ]
+        if any(p.wait() != 0 for p in procs):
+            print(f"[{n}/{len(chosen)}] {mutant.name}: a run failed", file=sys.stderr)
             return 1
-        data = json.loads((out / f"mutant-{mutant.name}.json").read_text())
+        workers = [json.loads((out / f"mutant-{mutant.name}-worker-{k}.json").read_text()) for k in range(args.jobs)]
+        data = _merge_mutant_runs(workers)
+        (out / f"mutant-{mutant.name}.json").write_text(json.dumps(data, indent=1))
+        for k in range(args.jobs):
+            (out / f"mutant-{mutant.name}-worker-{k}.json").unlink()
         verdict = "detected" if data["detected"] else "missed"
         after = f" after {data['first_failure']['seconds']:.1f} s" if data["detected"] else ""
         print(
@@ -124,6 +133,18 @@ def run_mutants(args: argparse.Namespace) -> int:
         )
     print(mutant_table(out))
     return 0
+
+
+def _merge_mutant_runs(workers: list[dict[str, Any]]) -> dict[str, Any]:
+    """One result for a mutant's workers: detected when any worker was, at the earliest such moment."""
+    detecting = [w for w in workers if w["detected"]]
+    merged = dict(min(detecting, key=lambda w: w["first_failure"]["seconds"]) if detecting else workers[0])
+    merged["execs"] = sum(w["execs"] for w in workers)
+    merged["jobs"] = len(workers)
+    if not detecting:
+        found = [w for w in workers if w.get("first_failure")]
+        merged["first_failure"] = found[0]["first_failure"] if found else None
+    return merged
 
 
 # --- tables and the plot -------------------------------------------------------------------------
@@ -246,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     mut = sub.add_parser("mutants", help="the mutation study")
     mut.add_argument("--seconds", type=float, default=60.0)
     mut.add_argument("--seed", type=int, default=0)
+    mut.add_argument("--jobs", type=int, default=2, help="processes per mutant, one per core (2)")
     mut.add_argument("--only", type=lambda s: s.split(","), default=None, help="comma-separated mutant names")
     mut.add_argument("--out", default=str(DEFAULT_OUT))
     plot = sub.add_parser("plot", help="write the coverage curves as SVG")

@@ -4,8 +4,9 @@ The fuzzer keeps an input when it makes the compiler execute something new. "Som
 a pair of consecutive lines executed in one function (line ``a`` then line ``b``), which tells the two
 sides of a branch apart where plain line coverage does not, as branch coverage in coverage.py and AFL's
 edge counters do. The tracer is a ``sys.settrace`` hook that ignores frames outside the measured
-package, so numpy, llvmlite and the fuzzer's own code cost one dictionary lookup per call. Only the
-thread that calls :meth:`CoverageTracer.start` is traced.
+package, so numpy, llvmlite and the fuzzer's own code cost one dictionary lookup per call, and samples
+the calls of functions that have stopped showing new edges (``SATURATED_AFTER``). Only the thread that
+calls :meth:`CoverageTracer.start` is traced.
 """
 
 from __future__ import annotations
@@ -17,6 +18,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from types import CodeType, FrameType
 from typing import Any
+
+SATURATED_AFTER = 256
+SATURATED_SAMPLING = 16
+"""A function whose last ``SATURATED_AFTER`` traced calls showed no new edge is traced on one call in
+``SATURATED_SAMPLING`` only: hot functions (the verifier, the printer, the parser) stop costing a trace
+callback per line once they have nothing new to show, and a new edge puts them back on every call."""
 
 Edge = tuple[CodeType, int, int]
 """(function, line before, line after); the line before a function's first line is minus its def line."""
@@ -39,6 +46,8 @@ class CoverageTracer:
         self.total: set[Edge] = set()
         self._current: set[Edge] = set()
         self._wanted: dict[CodeType, bool] = {}
+        self._calls: dict[CodeType, list[int]] = {}
+        """Per function: [calls traced so far, the call count when it last showed a new edge]."""
         self._previous: Any = None
         self._running = False
 
@@ -55,6 +64,12 @@ class CoverageTracer:
         if wanted is None:
             wanted = self._want(code)
         if not wanted:
+            return None
+        calls = self._calls.get(code)
+        if calls is None:
+            calls = self._calls[code] = [0, 0]
+        calls[0] += 1
+        if calls[0] - calls[1] > SATURATED_AFTER and calls[0] % SATURATED_SAMPLING:
             return None
         edges = self._current
         last = -code.co_firstlineno
@@ -96,6 +111,9 @@ class CoverageTracer:
         new = self._current - self.total
         self.total |= new
         self._current.clear()
+        for code, _, _ in new:
+            calls = self._calls[code]
+            calls[1] = calls[0]
         return len(new)
 
     def lines(self) -> set[tuple[str, int]]:
@@ -104,10 +122,20 @@ class CoverageTracer:
 
     def line_percent(self) -> float:
         """Executed lines as a percentage of the executable lines of the measured package."""
-        total = executable_lines(Path(self.root), self.excluded)
-        if not total:
-            return 0.0
-        return 100.0 * len(self.lines() & total) / len(total)
+        return line_percent(self.lines(), Path(self.root), self.excluded)
+
+    def portable_edges(self) -> set[tuple[str, int, str, int, int]]:
+        """``total`` with each function named by (file, first line, name): comparable across processes."""
+        return {(code.co_filename, code.co_firstlineno, code.co_name, a, b) for code, a, b in self.total}
+
+
+def line_percent(
+    lines: set[tuple[str, int]], root: Path = PACKAGE_ROOT, excluded: tuple[str, ...] | None = None
+) -> float:
+    """``lines`` (file, line) as a percentage of the executable lines of the package at ``root``."""
+    skip = excluded if excluded is not None else tuple(str(root / name) + os.sep for name in EXCLUDED)
+    total = executable_lines(root, skip)
+    return 100.0 * len(lines & total) / len(total) if total else 0.0
 
 
 _EXECUTABLE: dict[tuple[str, tuple[str, ...]], set[tuple[str, int]]] = {}

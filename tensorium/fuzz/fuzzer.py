@@ -8,9 +8,11 @@ traced (:mod:`.coverage`), and
   with the command that reproduces it.
 
 A case comes from mutating a corpus seed (one to three IR and/or pipeline mutations, :mod:`.mutators`), or
-sometimes from the generator. Seeds are scheduled by how productive they have been (children that
-reached new code) and how recent they are, and by how rarely they were picked: what AFL and Tzer call
-favouring seeds. Without guidance (``coverage=False``) every case is freshly generated with a random
+from the generator: each source is chosen in proportion to the new edges per second its recent cases
+found (10% to 90% generated). Seeds are scheduled by how productive they have been (children that reached
+new code), how recent and how fast they are, and how rarely they were picked: what AFL and Tzer call
+favouring seeds; seeds of more than ``MAX_OPS`` ops are only mutated in ways that do not grow them.
+Without guidance (``coverage=False``) every case is freshly generated with a random
 pipeline: generation-only, the baseline of the evaluation in docs/fuzzing.md.
 
     report = fuzz(FuzzConfig(seconds=60, seed=0, out=Path("fuzz-out")))
@@ -27,7 +29,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -36,12 +38,15 @@ from ..ir.printer import print_module
 from ..passes.pipeline import Pipeline, parse_pipeline
 from .coverage import CoverageTracer
 from .generator import GenConfig, generate_module
-from .mutators import TERMINAL_PASSES, mutate_module, mutate_pipeline, random_pipeline
+from .mutators import TERMINAL_PASSES, mutate_module, mutate_pipeline, random_pipeline, with_pass_for
 from .oracle import BACKENDS, Backend, Failure, FuzzCase, Verdict, check
 from .reduce import format_case, reduce_case
 
-GENERATE_PROBABILITY = 0.1
-"""In guided mode, the share of cases freshly generated instead of mutated from the corpus."""
+GENERATE_BOUNDS = (0.1, 0.9)
+"""In guided mode, the least and the most of the cases that are freshly generated rather than mutated."""
+MAX_OPS = 80
+"""A seed with more ops than this is only mutated in ways that do not grow it."""
+SHRINKING_MUTATORS = ("delete", "replace", "rewire", "attribute", "shape", "precision", "duplicate")
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,9 @@ class FuzzConfig:
     progress_seconds: float = 2.0
     max_failures: int = 50
     """Stop after this many distinct failures."""
+    jobs: int = 1
+    """Worker processes (one per core): independent fuzzers with seeds ``seed``, ``seed + 1``, ...,
+    merged into one report (:mod:`.parallel`)."""
 
 
 @dataclass
@@ -85,6 +93,8 @@ class Seed:
     added: int
     """Execution count when it joined the corpus (recency)."""
     new_edges: int
+    seconds: float = 1.0
+    """How long the case took to run."""
     picks: int = 0
     productive: int = 0
     """Children of this seed that reached new code."""
@@ -124,7 +134,9 @@ class FuzzReport:
     seconds: float = 0.0
     reduce_seconds: float = 0.0
     timeline: list[tuple[float, int, int, int]] = field(default_factory=list)
-    """(seconds, executions, edges, lines) samples, about one per second."""
+    """(seconds, executions, edges, lines) samples, about one per second (a single worker's run only)."""
+    workers: list[dict[str, object]] = field(default_factory=list)
+    """With several workers: each one's own report, as plain data."""
 
     @property
     def rate(self) -> float:
@@ -168,6 +180,7 @@ class FuzzReport:
             "line_percent": self.line_percent,
             "corpus": self.corpus_size,
             "timeline": self.timeline,
+            "workers": self.workers,
             "failures": [
                 {
                     "signature": f.failure.signature,
@@ -196,6 +209,10 @@ class Fuzzer:
         self._by_signature: dict[str, FoundFailure] = {}
         self._gen_config = GenConfig(num_ops=config.num_ops)
         self._fixed_pipeline = parse_pipeline(config.pipeline) if config.pipeline is not None else None
+        self.on_progress: Callable[[dict[str, Any]], None] | None = None
+        """Called with the progress numbers every ``progress_seconds`` (the parallel workers report with it)."""
+        self._gain = {"generate": [1.0, 1.0], "mutate": [1.0, 1.0]}
+        """Per source of cases: moving averages of the new edges a case found and of its seconds."""
         if config.out is not None:
             (config.out / "failures").mkdir(parents=True, exist_ok=True)
 
@@ -209,9 +226,13 @@ class Fuzzer:
 
     def _pick(self) -> Seed:
         n = len(self.corpus)
+        typical = float(np.median([s.seconds for s in self.corpus]))
         weights = np.array(
             [
-                (1.0 + 2.0 * s.productive) * (2.0 if n - i <= 10 else 1.0) / math.sqrt(1.0 + s.picks)
+                (1.0 + 2.0 * s.productive)
+                * (2.0 if n - i <= 10 else 1.0)
+                * min(4.0, math.sqrt(typical / max(s.seconds, 1e-3)))
+                / math.sqrt(1.0 + s.picks)
                 for i, s in enumerate(self.corpus)
             ]
         )
@@ -225,11 +246,15 @@ class Fuzzer:
         for _ in range(int(self.rng.integers(1, 4))):
             ir_side = self._fixed_pipeline is not None or self.rng.random() < 0.7
             if ir_side:
-                mutant = mutate_module(module, self.rng, self._gen_config)
+                size = sum(1 for _ in module.walk())
+                only = SHRINKING_MUTATORS if size > MAX_OPS else ()
+                mutant = mutate_module(module, self.rng, self._gen_config, only=only)
                 if mutant is not None:
                     module, name = mutant
                     self.report.mutations[name] += 1
                     changed = True
+                    if self._fixed_pipeline is None:
+                        pipeline = with_pass_for(pipeline, name, self.rng)
             else:
                 pipeline, kind = mutate_pipeline(pipeline, self.rng)
                 self.report.mutations[f"pipeline-{kind}"] += 1
@@ -242,11 +267,13 @@ class Fuzzer:
     def step(self) -> Verdict:
         """Build one case, run it, and keep or record what it found."""
         parent: Seed | None = None
-        if self.config.coverage and self.corpus and self.rng.random() >= GENERATE_PROBABILITY:
+        if self.config.coverage and self.corpus and self.rng.random() >= self._generate_share():
             parent = self._pick()
             module, pipeline = self._mutate(parent)
+            source = "mutate"
         else:
             module, pipeline = self._generate()
+            source = "generate"
         seed = int(self.rng.integers(2**31))
         backends = self.config.backends
         lowers = any(p.name in TERMINAL_PASSES for p in pipeline)  # only the CPU checks big lowered programs
@@ -255,6 +282,7 @@ class Fuzzer:
         case = FuzzCase(print_module(module), str(pipeline), seed, backends, self.config.opt_level)
         if self.config.out is not None:
             (self.config.out / "current.mlir").write_text(format_case(case, note="the case running now"))
+        started = time.perf_counter()
         if self.tracer is not None:
             self.tracer.start()
         try:
@@ -262,6 +290,7 @@ class Fuzzer:
         finally:
             if self.tracer is not None:
                 self.tracer.stop()
+        seconds = time.perf_counter() - started
         self.report.execs += 1
         self.report.outcomes[verdict.status] += 1
         if verdict.status == "refused":
@@ -269,13 +298,24 @@ class Fuzzer:
         new = 0
         if self.tracer is not None:
             new = self.tracer.commit()
+        gain = self._gain[source]
+        gain[0], gain[1] = 0.9 * gain[0] + 0.1 * new, 0.9 * gain[1] + 0.1 * seconds
         if verdict.failure is not None:
             self._record(case, verdict.failure)
         elif new and self.config.coverage and verdict.status != "invalid":
-            self.corpus.append(Seed(case, module, pipeline, self.report.execs, new))
+            self.corpus.append(Seed(case, module, pipeline, self.report.execs, new, seconds))
             if parent is not None:
                 parent.productive += 1
         return verdict
+
+    def _generate_share(self) -> float:
+        """The chance of generating the next case afresh: each source (generating, mutating) in proportion
+        to the new edges per second its recent cases found (moving averages), within GENERATE_BOUNDS."""
+        rates = {k: new / max(seconds, 1e-6) for k, (new, seconds) in self._gain.items()}
+        total = rates["generate"] + rates["mutate"]
+        share = rates["generate"] / total if total > 0 else 0.5
+        low, high = GENERATE_BOUNDS
+        return min(high, max(low, share))
 
     def _record(self, case: FuzzCase, failure: Failure) -> None:
         known = self._by_signature.get(failure.signature)
@@ -316,6 +356,17 @@ class Fuzzer:
     def _progress(self) -> None:
         r = self.report
         elapsed = time.monotonic() - self._start
+        if self.on_progress is not None:
+            self.on_progress(
+                {
+                    "execs": r.execs,
+                    "corpus": len(self.corpus),
+                    "line_percent": self.tracer.line_percent() if self.tracer is not None else 0.0,
+                    "failures": len(r.failures),
+                    "invalid": r.outcomes["invalid"],
+                    "refused": r.outcomes["refused"],
+                }
+            )
         cov = ""
         if self.tracer is not None:
             cov = f"  edges {len(self.tracer.total)}  lines {self.tracer.line_percent():.1f}%"
@@ -371,7 +422,11 @@ def _slug(text: str) -> str:
 
 
 def fuzz(config: FuzzConfig, log: TextIO | None = sys.stderr) -> FuzzReport:
-    """Run one fuzzing session (progress lines go to ``log``; None is silent)."""
+    """Run one fuzzing session (progress lines go to ``log``; None is silent), on ``config.jobs`` cores."""
+    if config.jobs > 1:
+        from .parallel import fuzz_parallel
+
+        return fuzz_parallel(config, log)
     return Fuzzer(config, log).run()
 
 

@@ -8,10 +8,13 @@ mutant the fuzzer runs is a valid program. There are two families:
   delete an op (its uses rewired to another value of its type or a new constant), replace an op by one of
   the same signature, duplicate an op, rewire an operand, change an attribute, change the shape of an
   input, change the float precision of the whole program;
-- compiler-specific ones, which build the shapes that passes look for: transpose and reshape pairs that
-  cancel, identities (``x + 0``, ``x * 1``, ``--x``, a cast round trip), constant subexpressions,
-  matmul epilogues (bias, activation), sibling matmuls on one input, attention written out
-  (matmul, scale, softmax, matmul), a convolution followed by a batch norm.
+- compiler-specific ones, which build the shapes that passes look for: transpose chains and reshape
+  pairs that cancel, slices that reverse an axis once or twice, identities (``x + 0``, ``x * 1``, ``--x``,
+  ``-(0 - x)``, a cast round trip), integer cast chains through other widths and signedness, constant
+  subexpressions and whole recipes run on constants (work for fold), constants with tiny, huge, zero or
+  equal values, commuted twins (``b - a`` beside ``a - b``: CSE candidates that must not merge), a split
+  whose first part is dead, matmul epilogues (bias, activation), sibling matmuls on one input, attention
+  written out (matmul, scale or division, mask, softmax, matmul), a convolution followed by a batch norm.
 
 Pipeline mutators choose, insert, delete, swap, repeat and reconfigure passes. ``lower-to-loops``
 only ever ends a pipeline (nothing runs on loop-level IR after it).
@@ -31,7 +34,7 @@ from ..ir.builder import InsertionPoint
 from ..ir.core import Block, Operation, Value
 from ..ir.dialects.builtin import func_body, func_return, lookup_func, set_results
 from ..ir.opdef import InferError, lookup
-from ..ir.types import FloatType, FunctionType, TensorType, f32, storage_dtype
+from ..ir.types import FloatType, FunctionType, IntegerType, TensorType, f32, i1, storage_dtype
 from ..ir.verifier import verify
 from ..passes.base import Pass, get_pass, option_types, pass_names
 from ..passes.pipeline import Pipeline
@@ -308,7 +311,8 @@ def change_attribute(site: _Site) -> bool:
 
 
 def change_shape(site: _Site) -> bool:
-    """Change one dimension of one input (to 1, or by one or two) and infer every type again."""
+    """Change one dimension of one input (to 1, to another of its dims, or by one or two) and infer every
+    type again."""
     args = [a for a in site.body.args if isinstance(a.type, TensorType) and a.type.is_static and a.type.rank]
     if not args:
         return False
@@ -317,7 +321,13 @@ def change_shape(site: _Site) -> bool:
     assert isinstance(t, TensorType)
     shape = list(t.static_shape)
     axis = int(site.rng.integers(len(shape)))
-    size = 1 if site.rng.random() < 0.3 else max(1, shape[axis] + int(site.choice([-2, -1, 1, 2])))
+    draw = site.rng.random()
+    if draw < 0.3 and len(shape) > 1:
+        size = shape[site.choice([a for a in range(len(shape)) if a != axis])]  # equal dims: square cases
+    elif draw < 0.5:
+        size = 1
+    else:
+        size = max(1, shape[axis] + int(site.choice([-2, -1, 1, 2])))
     if size == shape[axis]:
         return False
     shape[axis] = size
@@ -372,17 +382,51 @@ def _wrap(site: _Site, pred: Callable[[Value], bool], build: Callable[[Value], V
     return site.redirect_some_uses(value, made)
 
 
-def transpose_pair(site: _Site) -> bool:
-    """``v -> transpose(p) -> transpose(p^-1)``: a pair canonicalize and layout must cancel."""
+def transpose_chain(site: _Site) -> bool:
+    """``x -> transpose(p) -> transpose(q) -> transpose((p q)^-1)``: a chain canonicalize must compose right.
+
+    Half the time ``x`` is a cube (``c + sum(v)`` for a constant ``c`` of 2..4 cubed elements), so every
+    wrong permutation keeps the type and no check catches it, and the chain is a new output; else ``x`` is
+    a value of rank >= 2 and the chain replaces some of its uses."""
+
+    def chain(x: Value) -> Value:
+        rank = x.type.rank  # type: ignore[attr-defined]
+        first = [int(p) for p in site.rng.permutation(rank)]
+        second = [int(p) for p in site.rng.permutation(rank)]
+        composite = [first[i] for i in second]  # transpose(transpose(x, p), q) == transpose(x, p[q])
+        once = _build("graph.transpose", x, perm=first)
+        twice = _build("graph.transpose", once, perm=second)
+        return _build("graph.transpose", twice, perm=[int(i) for i in np.argsort(composite)])
+
+    if site.rng.random() < 0.5:
+        values = [v for v in site.visible_before(func_return(site.func)) if _float_tensor(v) and v.uses]
+        if not values:
+            return False
+        v = site.choice(values)
+        side = int(site.rng.integers(2, 5))
+        anchor = func_return(site.func)
+        with InsertionPoint(site.body, anchor):
+            total = _build("graph.reduce_sum", v, axes=list(range(v.type.rank)))  # type: ignore[attr-defined]
+            cube = _build("graph.add", site.constant(TensorType((side, side, side), v.type.element)), total)  # type: ignore[attr-defined]
+            out = chain(cube)
+        set_results(site.func, [*anchor.operands, out])
+        return True
+    return _wrap(site, lambda v: isinstance(v.type, TensorType) and v.type.is_static and v.type.rank >= 2, chain)
+
+
+def reverse_axis(site: _Site) -> bool:
+    """``v`` reversed along one axis by a slice with step -1, once or twice: slices with negative steps."""
 
     def build(v: Value) -> Value:
-        rank = v.type.rank  # type: ignore[attr-defined]
-        perm = [int(p) for p in site.rng.permutation(rank)]
-        inverse = [int(p) for p in np.argsort(perm)]
-        once = _build("graph.transpose", v, perm=perm)
-        return _build("graph.transpose", once, perm=inverse)
+        t = v.type
+        assert isinstance(t, TensorType)
+        axis = int(site.rng.integers(t.rank))
+        size = t.static_shape[axis]
+        reverse = {"starts": [-1], "ends": [-size - 1], "axes": [axis], "steps": [-1]}
+        once = _build("graph.slice", v, **reverse)
+        return _build("graph.slice", once, **reverse) if site.rng.random() < 0.5 else once
 
-    return _wrap(site, lambda v: isinstance(v.type, TensorType) and v.type.is_static and v.type.rank >= 2, build)
+    return _wrap(site, lambda v: isinstance(v.type, TensorType) and v.type.is_static and v.type.rank >= 1, build)
 
 
 def reshape_pair(site: _Site) -> bool:
@@ -398,12 +442,12 @@ def reshape_pair(site: _Site) -> bool:
 
 
 def identity(site: _Site) -> bool:
-    """``x + 0``, ``0 + x``, ``x * 1``, ``x - 0``, ``-(-x)`` or a cast round trip through f64."""
+    """``x + 0``, ``0 + x``, ``x * 1``, ``x - 0``, ``-(-x)``, ``-(0 - x)``, ``0 - (-x)`` or a cast round trip."""
 
     def build(v: Value) -> Value | None:
         t = v.type
         assert isinstance(t, TensorType)
-        kind = int(site.rng.integers(6))
+        kind = int(site.rng.integers(8))
         scalar = TensorType((), t.element) if site.rng.random() < 0.5 else t
         if kind == 0:
             return _build("graph.add", v, site.constant(scalar, 0.0))
@@ -415,6 +459,10 @@ def identity(site: _Site) -> bool:
             return _build("graph.sub", v, site.constant(scalar, 0.0))
         if kind == 4:
             return _build("graph.neg", _build("graph.neg", v))
+        if kind == 5:
+            return _build("graph.neg", _build("graph.sub", site.constant(scalar, 0.0), v))
+        if kind == 6:
+            return _build("graph.sub", site.constant(scalar, 0.0), _build("graph.neg", v))
         wide = _build("graph.cast", v, dtype=FloatType("f64"))
         return _build("graph.cast", wide, dtype=t.element)
 
@@ -455,7 +503,8 @@ def matmul_epilogue(site: _Site) -> bool:
 
 
 def sibling_matmuls(site: _Site) -> bool:
-    """Two or three matmuls of one input by constant weights, summed: fuse-siblings stacks them."""
+    """Two or three matmuls of one input by constant weights (some transposed), summed: fuse-siblings
+    stacks them."""
     picked = _pick_value(site, lambda v: _float_tensor(v, 2))
     if picked is None:
         return False
@@ -466,14 +515,15 @@ def sibling_matmuls(site: _Site) -> bool:
     with InsertionPoint(site.body, user):
         total = None
         for _ in range(int(site.rng.integers(2, 4))):
-            y = _build("graph.matmul", x, site.constant(TensorType((k, k), t.element)))
+            transpose_b = bool(site.rng.random() < 0.4)
+            y = _build("graph.matmul", x, site.constant(TensorType((k, k), t.element)), transpose_b=transpose_b)
             total = y if total is None else _build("graph.add", total, y)
     assert total is not None
     return site.redirect_some_uses(x, total)
 
 
 def attention_pattern(site: _Site) -> bool:
-    """``softmax(x @ x^T * scale [+ mask]) @ x`` written out op by op: what fuse-attention recognizes."""
+    """``softmax(x @ x^T * scale (or / c) [+ mask]) @ x`` written out op by op: what fuse-attention finds."""
     picked = _pick_value(site, lambda v: _float_tensor(v, 2))
     if picked is None:
         return False
@@ -483,8 +533,10 @@ def attention_pattern(site: _Site) -> bool:
     seq, dim = t.static_shape[-2], t.static_shape[-1]
     with InsertionPoint(site.body, user):
         scores = _build("graph.matmul", x, x, transpose_b=True)
-        scale = site.constant(TensorType((), t.element), float(1.0 / np.sqrt(dim)))
-        scores = _build("graph.mul", scores, scale)
+        if site.rng.random() < 0.5:
+            scores = _build("graph.mul", scores, site.constant(TensorType((), t.element), float(1.0 / np.sqrt(dim))))
+        else:
+            scores = _build("graph.div", scores, site.constant(TensorType((), t.element), float(np.sqrt(dim))))
         if site.rng.random() < 0.5:
             mask = np.triu(np.full((seq, seq), -1e4, dtype=storage_dtype(t.element)), 1)
             scores = _build(
@@ -513,14 +565,129 @@ def conv_batch_norm(site: _Site) -> bool:
         scale = site.constant(TensorType((c,), e))
         bias = site.constant(TensorType((c,), e))
         mean = site.constant(TensorType((c,), e))
+        # variances near the norm's epsilon (1e-5) now and then: where folding it matters
+        variance = site.rng.uniform(0.5, 1.5, size=(c,)) * site.choice([1.0, 1.0, 1e-5])
         var = _build(
             "graph.constant",
-            value=DenseAttr(site.rng.uniform(0.5, 1.5, size=(c,)).astype(storage_dtype(e)), TensorType((c,), e)),
+            value=DenseAttr(variance.astype(storage_dtype(e)), TensorType((c,), e)),
         )
         y = _build("graph.batch_norm", y, scale, bias, mean, var)
         if site.rng.random() < 0.5:
             y = _build("graph.relu", y)
     return site.redirect_some_uses(x, y)
+
+
+ORDERED_BINARIES = tuple(f"graph.{n}" for n in ("sub", "lt", "le", "gt", "ge", "max", "min"))
+
+
+def commuted_twin(site: _Site) -> bool:
+    """``op(a, b)`` and ``op(b, a)`` both returned (``sub``, comparisons, ...): CSE candidates that only a
+    commutative op may merge. ``a`` is a value of the program, ``b`` another of its type or a constant."""
+    values = [v for v in site.visible_before(func_return(site.func)) if _float_tensor(v) and v.uses]
+    if not values:
+        return False
+    a = site.choice(values)
+    others = [v for v in values if v.type == a.type and v is not a]
+    anchor = func_return(site.func)
+    with InsertionPoint(site.body, anchor):
+        b = site.choice(others) if others and site.rng.random() < 0.7 else site.constant(a.type)  # type: ignore[arg-type]
+        name = site.choice(ORDERED_BINARIES)
+        first, second = _build(name, a, b), _build(name, b, a)
+    set_results(site.func, [*anchor.operands, first, second])
+    return True
+
+
+def constant_values(site: _Site) -> bool:
+    """New values for a float constant, same sign: tiny, huge, partly zero or all equal (what folds and
+    epsilons meet at their edges)."""
+    candidates = site.ops(lambda op: op.name == "graph.constant" and _float_tensor(op.results[0]))
+    if not candidates:
+        return False
+    op = site.choice(candidates)
+    value = op.attributes["value"]
+    assert isinstance(value, DenseAttr)
+    array = value.array.astype(np.float64)
+    kind = int(site.rng.integers(4))
+    if kind == 0:
+        array = array * site.choice([1e-6, 1e-3])
+    elif kind == 1:
+        array = array * site.choice([1e2, 1e3])
+    elif kind == 2:
+        array = np.where(site.rng.random(array.shape) < 0.5, 0.0, array)
+    else:
+        array = np.full(array.shape, array.reshape(-1)[0] if array.size else 0.0)
+    t = value.type
+    op.attributes["value"] = DenseAttr(array.astype(storage_dtype(t.element)), t)
+    return True
+
+
+def constant_program(site: _Site) -> bool:
+    """A generator recipe run on new constants only: everything it makes is work for fold."""
+    anchor = site.choice(site.body.ops)
+    rank = int(site.rng.integers(1, site.config.max_rank + 1))
+    shape = tuple(int(d) for d in site.rng.integers(1, site.config.max_dim + 1, size=rank))
+    with InsertionPoint(site.body, anchor):
+        constants = [site.constant(TensorType(shape, f32)) for _ in range(int(site.rng.integers(1, 3)))]
+        made = apply_random_recipe(site.rng, constants, site.config)
+    if not made:
+        return False
+    last = made[-1]
+    matching = [v for v in site.visible_before(anchor) if v.type == last.type and v.uses]
+    if matching and site.rng.random() < 0.5:
+        return site.redirect_some_uses(site.choice(matching), last)
+    set_results(site.func, [*func_return(site.func).operands, last])
+    return True
+
+
+INTEGER_CASTS = tuple(IntegerType(w, signed) for w in (8, 16, 32, 64) for signed in (True, False))
+
+
+def integer_casts(site: _Site) -> bool:
+    """An integer value (or a float one scaled and cast to i32) through casts to two other integer types,
+    mostly of opposite signedness, and back: the wraps and extensions cast canonicalization must keep."""
+
+    def build(v: Value) -> Value:
+        t = v.type
+        assert isinstance(t, TensorType)
+        if isinstance(t.element, FloatType):
+            scaled = _build("graph.mul", v, site.constant(TensorType((), t.element), 8.0))
+            v = _build("graph.cast", scaled, dtype=IntegerType(32))
+        first = site.choice(INTEGER_CASTS)
+        flipped = [c for c in INTEGER_CASTS if c.signed != first.signed]
+        second = site.choice(flipped if site.rng.random() < 0.7 else INTEGER_CASTS)
+        once = _build("graph.cast", v, dtype=first)
+        return _build("graph.cast", _build("graph.cast", once, dtype=second), dtype=t.element)
+
+    def wanted(v: Value) -> bool:
+        t = v.type
+        return isinstance(t, TensorType) and isinstance(t.element, (IntegerType, FloatType)) and t.element != i1
+
+    return _wrap(site, wanted, build)
+
+
+def split_tail(site: _Site) -> bool:
+    """Split a value in two along an axis and return only the second part (the first result is dead)."""
+    values = [
+        v
+        for op in site.ops()
+        for v in op.results
+        if isinstance(v.type, TensorType) and v.type.is_static and any(d >= 2 for d in v.type.static_shape)
+    ]
+    if not values:
+        return False
+    v = site.choice(values)
+    t = v.type
+    assert isinstance(t, TensorType)
+    axis = site.choice([a for a, d in enumerate(t.static_shape) if d >= 2])
+    size = t.static_shape[axis]
+    cut = int(site.rng.integers(1, size))
+    split = lookup("graph.split")
+    assert split is not None
+    anchor = func_return(site.func)
+    with InsertionPoint(site.body, anchor):
+        _, tail = split(v, axis=axis, sizes=[cut, size - cut])
+    set_results(site.func, [*anchor.operands, tail])
+    return True
 
 
 IR_MUTATORS: dict[str, tuple[IrMutator, float]] = {
@@ -532,16 +699,44 @@ IR_MUTATORS: dict[str, tuple[IrMutator, float]] = {
     "attribute": (change_attribute, 2.0),
     "shape": (change_shape, 1.0),
     "precision": (change_precision, 0.3),
-    "transpose-pair": (transpose_pair, 0.7),
-    "reshape-pair": (reshape_pair, 0.7),
-    "identity": (identity, 0.7),
-    "constant-subexpression": (constant_subexpression, 0.5),
-    "matmul-epilogue": (matmul_epilogue, 0.7),
-    "sibling-matmuls": (sibling_matmuls, 0.5),
-    "attention": (attention_pattern, 0.4),
-    "conv-batch-norm": (conv_batch_norm, 0.4),
+    # compiler-specific: together about 55% of the draws, the share that makes joint IR and pipeline
+    # mutation pay off (each also brings the pass its pattern is for, PATTERN_PASSES)
+    "transpose-chain": (transpose_chain, 1.4),
+    "reverse-axis": (reverse_axis, 0.8),
+    "reshape-pair": (reshape_pair, 1.0),
+    "commuted-twin": (commuted_twin, 1.2),
+    "constant-values": (constant_values, 1.2),
+    "constant-program": (constant_program, 1.6),
+    "integer-casts": (integer_casts, 1.0),
+    "split-tail": (split_tail, 0.8),
+    "identity": (identity, 1.4),
+    "constant-subexpression": (constant_subexpression, 1.0),
+    "matmul-epilogue": (matmul_epilogue, 1.4),
+    "sibling-matmuls": (sibling_matmuls, 1.0),
+    "attention": (attention_pattern, 0.8),
+    "conv-batch-norm": (conv_batch_norm, 0.8),
 }
 """Every IR mutator by name, with its weight in the random choice."""
+
+PATTERN_PASSES: dict[str, tuple[str, ...]] = {
+    "transpose-chain": ("canonicalize", "layout"),
+    "reverse-axis": ("canonicalize",),
+    "reshape-pair": ("canonicalize", "fuse"),
+    "commuted-twin": ("cse",),
+    "duplicate": ("cse",),
+    "constant-values": ("fold", "fold-batch-norm", "canonicalize"),
+    "constant-program": ("fold",),
+    "constant-subexpression": ("fold", "canonicalize"),
+    "integer-casts": ("canonicalize",),
+    "split-tail": ("dce", "fold", "canonicalize"),
+    "identity": ("canonicalize",),
+    "matmul-epilogue": ("fuse", "pack-weights"),
+    "sibling-matmuls": ("fuse-siblings",),
+    "attention": ("fuse-attention",),
+    "conv-batch-norm": ("fold-batch-norm", "layout"),
+}
+"""The passes that look for what a compiler-specific mutator builds: after the mutator runs, the fuzzer
+puts one of them into the case's pipeline when none is there (the IR and the pipeline mutated together)."""
 
 
 def mutate_module(
@@ -602,6 +797,21 @@ def _random_options(rng: Rng, p: Pass) -> Pass:
         return dataclasses.replace(p, **{field.name: value})
     except TensoriumError:
         return p  # a value the pass refuses (pack-weights{width=0}): keep the pass as it was
+
+
+def with_pass_for(pipeline: Pipeline, mutator: str, rng: Rng) -> Pipeline:
+    """``pipeline`` with one of the passes ``mutator``'s pattern is for (:data:`PATTERN_PASSES`, half the time
+    with one option changed) inserted at a random place before any terminal pass, unless one is there."""
+    targets = PATTERN_PASSES.get(mutator, ())
+    passes = list(pipeline)
+    if not targets or any(p.name in targets for p in passes):
+        return pipeline
+    end = next((i for i, p in enumerate(passes) if p.name in TERMINAL_PASSES), len(passes))
+    chosen = get_pass(targets[int(rng.integers(len(targets)))])()
+    if rng.random() < 0.5:
+        chosen = _random_options(rng, chosen)
+    passes.insert(int(rng.integers(end + 1)), chosen)
+    return Pipeline(tuple(passes))
 
 
 def mutate_pipeline(pipeline: Pipeline, rng: Rng, max_length: int = 8) -> tuple[Pipeline, str]:

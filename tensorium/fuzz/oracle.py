@@ -251,7 +251,8 @@ def check(
     ``module`` is ``case.module`` already parsed (the fuzzer has it; it is not changed), which saves a parse.
     """
     try:
-        return _check(case, module, determinism, allow_nonfinite)
+        with np.errstate(all="ignore"):  # NaN and overflow are the oracles' business, not warnings
+            return _check(case, module, determinism, allow_nonfinite)
     except _Stop as stop:
         return stop.verdict
 

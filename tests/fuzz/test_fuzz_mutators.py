@@ -73,3 +73,17 @@ def test_pipeline_mutators_make_pipelines_that_read_back() -> None:
         assert 1 <= len(names) <= 9
         assert all(n not in TERMINAL_PASSES for n in names[:-1]), text
     assert set(kinds) == {"insert", "delete", "swap", "repeat", "options", "fresh", "terminal"}
+
+
+def test_a_pattern_brings_the_pass_that_looks_for_it_into_the_pipeline() -> None:
+    from tensorium.fuzz.mutators import PATTERN_PASSES, with_pass_for
+
+    rng = np.random.default_rng(0)
+    base = parse_pipeline("lower-to-loops")
+    for name, targets in PATTERN_PASSES.items():
+        assert name in IR_MUTATORS
+        added = [p.name for p in with_pass_for(base, name, rng)]
+        assert added[-1] == "lower-to-loops" and len(added) == 2 and added[0] in targets, (name, added)
+    kept = parse_pipeline("cse,fold")
+    assert with_pass_for(kept, "commuted-twin", rng) is kept
+    assert with_pass_for(kept, "insert", rng) is kept

@@ -90,3 +90,17 @@ def test_an_unknown_backend_is_a_usage_error(capsys: pytest.CaptureFixture[str])
         main(["fuzz", "--backends", "gpu"])
     assert info.value.code == 2
     assert "unknown backend 'gpu'" in capsys.readouterr().err
+
+
+def test_workers_on_several_cores_merge_into_one_report(tmp_path: Path) -> None:
+    import io
+
+    log = io.StringIO()
+    config = FuzzConfig(seconds=300, max_execs=4, seed=5, backends=INTERP, out=tmp_path, jobs=2, progress_seconds=0.01)
+    report = fuzz(config, log=log)
+    assert report.execs == 8 and len(report.workers) == 2
+    assert [w["execs"] for w in report.workers] == [4, 4]
+    assert report.edges >= max(int(w["edges"]) for w in report.workers)  # type: ignore[call-overload]
+    assert "2 workers: execs" in log.getvalue()
+    assert (tmp_path / "report.json").is_file()
+    assert (tmp_path / "worker-0" / "report.json").is_file() and (tmp_path / "worker-1" / "corpus").is_dir()

@@ -1,0 +1,139 @@
+"""Fuzzing on several cores: independent workers with their own seeds, merged into one report.
+
+Each worker is a fresh process (``spawn``: the OpenMP runtime the CPU backend uses does not survive a
+``fork``) running :class:`~tensorium.fuzz.fuzzer.Fuzzer` with seed ``seed + k`` and, with an output folder,
+``DIR/worker-k`` for its failures and corpus. Workers send their numbers every few seconds, which the
+parent prints as one progress line (executions, corpus and failures summed; coverage as the union of the
+workers' lines at the last report). At the end the parent merges the reports: counts summed, failures
+deduplicated by signature (the earliest kept), coverage the union of every worker's edges.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import multiprocessing
+import queue
+import sys
+import time
+from collections import Counter
+from typing import Any, TextIO
+
+from .coverage import line_percent
+from .fuzzer import FoundFailure, FuzzConfig, Fuzzer, FuzzReport
+from .oracle import Failure, FuzzCase
+from .reduce import read_case
+
+
+def _worker(config: FuzzConfig, index: int, messages: Any) -> None:
+    fuzzer = Fuzzer(config, log=None)
+
+    def progress(numbers: dict[str, Any]) -> None:
+        messages.put(("progress", index, numbers))
+
+    fuzzer.on_progress = progress
+    report = fuzzer.run()
+    tracer = fuzzer.tracer
+    edges = tracer.portable_edges() if tracer is not None else set()
+    lines = tracer.lines() if tracer is not None else set()
+    messages.put(("done", index, (report, edges, lines)))
+
+
+def fuzz_parallel(config: FuzzConfig, log: TextIO | None = sys.stderr) -> FuzzReport:
+    """Run ``config.jobs`` workers for ``config.seconds`` and merge what they found."""
+    context = multiprocessing.get_context("spawn")
+    messages = context.Queue()
+    workers = []
+    for k in range(config.jobs):
+        out = config.out / f"worker-{k}" if config.out is not None else None
+        own = dataclasses.replace(config, seed=config.seed + k, out=out, jobs=1)
+        process = context.Process(target=_worker, args=(own, k, messages), daemon=True)
+        process.start()
+        workers.append(process)
+    start = time.monotonic()
+    latest: dict[int, dict[str, Any]] = {}
+    finished: dict[int, tuple[FuzzReport, set[tuple[str, int, str, int, int]], set[tuple[str, int]]]] = {}
+    while len(finished) < len(workers):
+        try:
+            kind, index, payload = messages.get(timeout=1.0)
+        except queue.Empty:
+            for k, process in enumerate(workers):
+                if not process.is_alive() and k not in finished:
+                    finished[k] = _died(config, k, process.exitcode, time.monotonic() - start, log)
+            continue
+        if kind == "progress":
+            latest[index] = payload
+            if log is not None:
+                print(_progress_line(time.monotonic() - start, latest, config.jobs), file=log, flush=True)
+        else:
+            finished[index] = payload
+    for process in workers:
+        process.join()
+    report = merge([finished[k] for k in sorted(finished)], config, time.monotonic() - start)
+    if config.out is not None:
+        config.out.mkdir(parents=True, exist_ok=True)
+        (config.out / "report.json").write_text(json.dumps(report.to_json(), indent=1))
+    return report
+
+
+def _died(
+    config: FuzzConfig, index: int, status: int | None, elapsed: float, log: TextIO | None
+) -> tuple[FuzzReport, set[tuple[str, int, str, int, int]], set[tuple[str, int]]]:
+    """A worker process that ended without a report (a crash in compiled code): one failure, with the case
+    it was running when the output folder has it."""
+    report = FuzzReport(config)
+    current = config.out / f"worker-{index}" / "current.mlir" if config.out is not None else None
+    failure = Failure("crash", "worker process", f"the worker died with exit status {status}")
+    case = read_case(current) if current is not None and current.is_file() else FuzzCase("", "")
+    report.failures.append(FoundFailure(failure, case, case, elapsed, 0, path=current))
+    if log is not None:
+        where = f"; the case it was running: {current}" if current is not None else ""
+        print(f"worker {index} died (exit status {status}){where}", file=log, flush=True)
+    return report, set(), set()
+
+
+def _progress_line(elapsed: float, latest: dict[int, dict[str, Any]], jobs: int) -> str:
+    execs = sum(n["execs"] for n in latest.values())
+    best = max((n["line_percent"] for n in latest.values()), default=0.0)
+    return (
+        f"[{elapsed:6.1f}s] {jobs} workers: execs {execs} ({execs / max(elapsed, 1e-9):.1f}/s)"
+        f"  corpus {sum(n['corpus'] for n in latest.values())}  lines {best:.1f}% (best worker)"
+        f"  failures {sum(n['failures'] for n in latest.values())}"
+        f"  invalid {sum(n['invalid'] for n in latest.values())}  refused {sum(n['refused'] for n in latest.values())}"
+    )
+
+
+def merge(
+    parts: list[tuple[FuzzReport, set[tuple[str, int, str, int, int]], set[tuple[str, int]]]],
+    config: FuzzConfig,
+    seconds: float,
+) -> FuzzReport:
+    """One report for several workers' (report, edges, lines): counts summed, failures deduplicated."""
+    merged = FuzzReport(config)
+    merged.seconds = seconds
+    merged.outcomes = Counter()
+    by_signature: dict[str, FoundFailure] = {}
+    edges: set[tuple[str, int, str, int, int]] = set()
+    lines: set[tuple[str, int]] = set()
+    for report, worker_edges, worker_lines in parts:
+        merged.execs += report.execs
+        merged.outcomes.update(report.outcomes)
+        merged.mutations.update(report.mutations)
+        merged.refusals.update(report.refusals)
+        merged.corpus_size += report.corpus_size
+        merged.reduce_seconds = max(merged.reduce_seconds, report.reduce_seconds)
+        edges |= worker_edges
+        lines |= worker_lines
+        for found in report.failures:
+            known = by_signature.get(found.failure.signature)
+            if known is None or found.found_after < known.found_after:
+                if known is not None:
+                    found.count += known.count
+                by_signature[found.failure.signature] = found
+            else:
+                known.count += found.count
+    merged.failures = sorted(by_signature.values(), key=lambda f: f.found_after)
+    merged.edges = len(edges)
+    merged.line_percent = line_percent(lines)
+    merged.workers = [report.to_json() for report, _, _ in parts]
+    return merged
