@@ -1,7 +1,8 @@
 """The fuzzer's evaluation: coverage over time (guided against generation-only) and the mutation study.
 
     python -m benchmarks.fuzzing.evaluate coverage --seconds 300 --seeds 0,1 --out benchmarks/fuzzing/results
-    python -m benchmarks.fuzzing.evaluate mutants --seconds 60 --jobs 2 --out benchmarks/fuzzing/results
+    python -m benchmarks.fuzzing.evaluate mutants --seconds 60 --jobs 2 --seed 0 --out benchmarks/fuzzing/results
+    python -m benchmarks.fuzzing.evaluate mutants --seconds 60 --jobs 2 --seed 2 --out benchmarks/fuzzing/results
     python -m benchmarks.fuzzing.evaluate plot --out benchmarks/fuzzing/results --svg docs/fuzzing-coverage.svg
 
 Every fuzzing run is a fresh process (``python -m benchmarks.fuzzing.evaluate one ...``), so no run inherits
@@ -9,16 +10,18 @@ another's coverage, imports or compiled kernels. ``coverage`` runs the guided fu
 side by side for each seed (two processes at once, one per core of the machine, so both see the same
 load), both tracing coverage; ``mutants`` runs the guided fuzzer once per mutant of
 :mod:`benchmarks.fuzzing.mutants` with the mutant applied (``--jobs`` processes with consecutive seeds, as
-``tensorium fuzz --jobs`` does), and counts it detected when a failure is found
-within the time budget *and* the failing case passes once the mutant is removed (so a real bug of
-Tensorium found meanwhile is not credited to a mutant). Results go to JSON files in ``--out``; ``plot``
-draws the coverage curves as SVG and ``table`` prints the markdown tables used in docs/fuzzing.md.
+``tensorium fuzz --jobs`` does), and counts it detected when a failure is found within the time budget
+*and* the failing case passes once the mutant is removed (so a real bug of Tensorium found meanwhile is not
+credited to a mutant). A study run is named by its ``--seed`` (its workers take ``seed``, ``seed + 1``,
+...), and the table counts each mutant over the runs. Results go to JSON files in ``--out``; ``plot`` draws
+the coverage curves as SVG and ``table`` prints the markdown tables used in docs/fuzzing.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import subprocess
 import sys
 import time
@@ -122,8 +125,8 @@ def run_mutants(args: argparse.Namespace) -> int:
             print(f"[{n}/{len(chosen)}] {mutant.name}: a run failed", file=sys.stderr)
             return 1
         workers = [json.loads((out / f"mutant-{mutant.name}-worker-{k}.json").read_text()) for k in range(args.jobs)]
-        data = _merge_mutant_runs(workers)
-        (out / f"mutant-{mutant.name}.json").write_text(json.dumps(data, indent=1))
+        data = {**_merge_mutant_runs(workers), "seed": args.seed}  # the study run's seed, not a worker's
+        (out / f"mutant-{mutant.name}-seed{args.seed}.json").write_text(json.dumps(data, indent=1))
         for k in range(args.jobs):
             (out / f"mutant-{mutant.name}-worker-{k}.json").unlink()
         verdict = "detected" if data["detected"] else "missed"
@@ -182,47 +185,59 @@ def coverage_table(out: Path) -> str:
 
 
 def mutant_table(out: Path) -> str:
-    """Markdown: each mutant, whether the fuzzer detected it, how fast, and with which oracle."""
+    """Markdown: each mutant, in how many study runs (seeds) the fuzzer detected it, how fast, and with which
+    oracle."""
     from .mutants import MUTANTS
 
-    described = {m.name: m for m in MUTANTS}
-    runs = _load(out, "mutant-*.json")
+    runs = _load(out, "mutant-*-seed*.json")
+    if not runs:
+        return "(no mutation study runs)"
+    seeds = sorted({r["seed"] for r in runs})
+    seed_list = ", ".join(map(str, seeds))
     rows = [
-        "| mutant | pass or stage | the bug | detected | after | executions | oracle and stage |",
-        "| --- | --- | --- | --- | ---: | ---: | --- |",
+        f"| mutant | pass or stage | the bug | detected | after (seed {seed_list}) | oracle and stage |",
+        "| --- | --- | --- | ---: | ---: | --- |",
     ]
-    detected = 0
-    for r in runs:
-        m = described.get(r["mutant"])
-        if m is None:
+    per_seed = {seed: 0 for seed in seeds}
+    every_run = 0
+    for m in MUTANTS:
+        mine = {r["seed"]: r for r in runs if r["mutant"] == m.name}
+        if not mine:
             continue
-        first: Any = r.get("first_failure")
-        if r["detected"]:
-            detected += 1
-            rows.append(
-                f"| {m.name} | {m.target} | {m.description} | yes | {first['seconds']:.1f} s | {first['execs']} "
-                f"| {first['signature']} |"
-            )
-        else:
-            why = "no failure" if first is None else f"found {first['signature']}, but it fails without the mutant too"
-            rows.append(f"| {m.name} | {m.target} | {m.description} | no | - | {r['execs']} | {why} |")
-    rows.append(f"\n{detected} of {len(runs)} mutants detected.")
+        found = [mine[s] for s in seeds if s in mine and mine[s]["detected"]]
+        for r in found:
+            per_seed[r["seed"]] += 1
+        every_run += len(found) == len(seeds)
+        after = ", ".join(
+            f"{mine[s]['first_failure']['seconds']:.1f} s" if s in mine and mine[s]["detected"] else "missed"
+            for s in seeds
+        )
+        oracle = found[0]["first_failure"]["signature"] if found else "no failure"
+        rows.append(f"| {m.name} | {m.target} | {m.description} | {len(found)} of {len(mine)} | {after} | {oracle} |")
+    scores = ", ".join(f"{per_seed[s]} of {len(MUTANTS)} with seed {s}" for s in seeds)
+    rows.append(f"\nDetected within the budget: {scores}; {every_run} of {len(MUTANTS)} in every run.")
     return "\n".join(rows)
 
 
 def coverage_svg(out: Path, column: int = 2, width: int = 720, height: int = 360) -> str:
-    """An SVG line plot of covered edges over time: one line per run, guided in blue, generation-only in grey."""
+    """An SVG line plot of covered edges over time: one line per run, guided in blue, generation-only in grey.
+
+    The vertical axis starts near the coverage every run has after its first tenth of the time (the
+    first seconds, where every run climbs from nothing, are drawn clipped at the bottom), so that the
+    difference between the modes is visible."""
     runs = _load(out, "coverage-*.json")
     left, right, top, bottom = 70, 20, 20, 50
     xmax = max(r["seconds"] for r in runs)
-    ymax = max(s[column] for r in runs for s in r["timeline"]) * 1.05
-    ymin = min(s[column] for r in runs for s in r["timeline"] if s[0] > 0) * 0.9
+    top_value = max(s[column] for r in runs for s in r["timeline"])
+    early = min(_at(r["timeline"], xmax / 10, column) for r in runs)
+    ymin = math.floor(early * 0.98 / 100) * 100
+    ymax = ymin + (top_value - ymin) * 1.08
 
     def x(t: float) -> float:
         return left + (width - left - right) * t / xmax
 
     def y(v: float) -> float:
-        return height - bottom - (height - top - bottom) * (v - ymin) / (ymax - ymin)
+        return height - bottom - (height - top - bottom) * (max(v, ymin) - ymin) / (ymax - ymin)
 
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
@@ -248,10 +263,11 @@ def coverage_svg(out: Path, column: int = 2, width: int = 720, height: int = 360
         color = "#1f5fbf" if r["mode"] == "guided" else "#999999"
         points = " ".join(f"{x(s[0]):.1f},{y(s[column]):.1f}" for s in r["timeline"] if s[0] > 0)
         parts.append(f'<polyline points="{points}" fill="none" stroke="{color}" stroke-width="2"/>')
-    parts.append(f'<rect x="{left + 12}" y="{top + 6}" width="14" height="4" fill="#1f5fbf"/>')
-    parts.append(f'<text x="{left + 32}" y="{top + 12}">coverage-guided</text>')
-    parts.append(f'<rect x="{left + 12}" y="{top + 24}" width="14" height="4" fill="#999999"/>')
-    parts.append(f'<text x="{left + 32}" y="{top + 30}">generation-only (no feedback)</text>')
+    legend_x, legend_y = width - right - 230, height - bottom - 44
+    parts.append(f'<rect x="{legend_x}" y="{legend_y + 6}" width="14" height="4" fill="#1f5fbf"/>')
+    parts.append(f'<text x="{legend_x + 20}" y="{legend_y + 12}">coverage-guided</text>')
+    parts.append(f'<rect x="{legend_x}" y="{legend_y + 24}" width="14" height="4" fill="#999999"/>')
+    parts.append(f'<text x="{legend_x + 20}" y="{legend_y + 30}">generation-only (no feedback)</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 

@@ -484,7 +484,9 @@ def constant_subexpression(site: _Site) -> bool:
 
 
 def matmul_epilogue(site: _Site) -> bool:
-    """``matmul(x, W) + b`` then an activation, from a rank >= 2 value: what fuse puts in one kernel."""
+    """``matmul(x, W) + b`` then an activation, from a rank >= 2 value: what fuse puts in one kernel. Half
+    the time the layer is wider (65..96 columns: more than one of pack-weights' 64-column panels, mostly
+    with a tail that is not a multiple of the 16 lanes) and a second matmul projects it back, an MLP."""
     picked = _pick_value(site, lambda v: _float_tensor(v, 2))
     if picked is None:
         return False
@@ -492,20 +494,28 @@ def matmul_epilogue(site: _Site) -> bool:
     t = x.type
     assert isinstance(t, TensorType)
     k = t.static_shape[-1]
+    n = int(site.rng.integers(65, 97)) if site.rng.random() < 0.5 else k
     transpose_b = bool(site.rng.random() < 0.5)
+
+    def weight(rows: int, columns: int) -> Value:
+        shape = (columns, rows) if transpose_b else (rows, columns)
+        return site.constant(TensorType(shape, t.element))
+
     with InsertionPoint(site.body, user):
-        w = site.constant(TensorType((k, k), t.element))
-        y = _build("graph.matmul", x, w, transpose_b=transpose_b)
-        bias = site.constant(TensorType((k,), t.element))
-        y = _build("graph.add", y, bias)
+        y = _build("graph.matmul", x, weight(k, n), transpose_b=transpose_b)
+        y = _build("graph.add", y, site.constant(TensorType((n,), t.element)))
         y = _build(f"graph.{site.choice(['relu', 'gelu', 'tanh', 'sigmoid', 'silu'])}", y)
+        if n != k:
+            y = _build("graph.matmul", y, weight(n, k), transpose_b=transpose_b)
     return site.redirect_some_uses(x, y)
 
 
 def sibling_matmuls(site: _Site) -> bool:
-    """Two or three matmuls of one input by constant weights (some transposed), summed: fuse-siblings
-    stacks them."""
-    picked = _pick_value(site, lambda v: _float_tensor(v, 2))
+    """Two or three matmuls of one input by constant weights, at least one transposed and one not, summed:
+    fuse-siblings stacks them."""
+    # a contraction of length 1 would make W and W^T the same matrix
+    picked = _pick_value(site, lambda v: _float_tensor(v, 2) and v.type.static_shape[-1] >= 2)  # type: ignore[attr-defined]
+    picked = picked or _pick_value(site, lambda v: _float_tensor(v, 2))
     if picked is None:
         return False
     x, user = picked
@@ -514,8 +524,10 @@ def sibling_matmuls(site: _Site) -> bool:
     k = t.static_shape[-1]
     with InsertionPoint(site.body, user):
         total = None
-        for _ in range(int(site.rng.integers(2, 4))):
-            transpose_b = bool(site.rng.random() < 0.4)
+        # siblings that differ in transpose_b: what a sibling pass's grouping key has to tell apart
+        flags = [False, True, bool(site.rng.random() < 0.5)][: int(site.rng.integers(2, 4))]
+        for i in site.rng.permutation(len(flags)):
+            transpose_b = flags[int(i)]
             y = _build("graph.matmul", x, site.constant(TensorType((k, k), t.element)), transpose_b=transpose_b)
             total = y if total is None else _build("graph.add", total, y)
     assert total is not None
@@ -566,7 +578,7 @@ def conv_batch_norm(site: _Site) -> bool:
         bias = site.constant(TensorType((c,), e))
         mean = site.constant(TensorType((c,), e))
         # variances near the norm's epsilon (1e-5) now and then: where folding it matters
-        variance = site.rng.uniform(0.5, 1.5, size=(c,)) * site.choice([1.0, 1.0, 1e-5])
+        variance = site.rng.uniform(0.5, 1.5, size=(c,)) * site.choice([1.0, 1e-5])
         var = _build(
             "graph.constant",
             value=DenseAttr(variance.astype(storage_dtype(e)), TensorType((c,), e)),
@@ -666,8 +678,9 @@ def integer_casts(site: _Site) -> bool:
 
 
 def split_tail(site: _Site) -> bool:
-    """Split a value in two along an axis and return only the second part (the first result is dead)."""
-    values = [
+    """Split a value in two along an axis, often into equal parts, and return only the second part (the first
+    result is dead). Half the time the value is a new constant of its type, so fold folds the split."""
+    values: list[Value] = [
         v
         for op in site.ops()
         for v in op.results
@@ -680,11 +693,13 @@ def split_tail(site: _Site) -> bool:
     assert isinstance(t, TensorType)
     axis = site.choice([a for a, d in enumerate(t.static_shape) if d >= 2])
     size = t.static_shape[axis]
-    cut = int(site.rng.integers(1, size))
+    cut = size // 2 if size % 2 == 0 and site.rng.random() < 0.5 else int(site.rng.integers(1, size))
     split = lookup("graph.split")
     assert split is not None
     anchor = func_return(site.func)
     with InsertionPoint(site.body, anchor):
+        if site.rng.random() < 0.5:
+            v = site.constant(t)
         _, tail = split(v, axis=axis, sizes=[cut, size - cut])
     set_results(site.func, [*anchor.operands, tail])
     return True
@@ -733,7 +748,7 @@ PATTERN_PASSES: dict[str, tuple[str, ...]] = {
     "matmul-epilogue": ("fuse", "pack-weights"),
     "sibling-matmuls": ("fuse-siblings",),
     "attention": ("fuse-attention",),
-    "conv-batch-norm": ("fold-batch-norm", "layout"),
+    "conv-batch-norm": ("fold-batch-norm",),
 }
 """The passes that look for what a compiler-specific mutator builds: after the mutator runs, the fuzzer
 puts one of them into the case's pipeline when none is there (the IR and the pipeline mutated together)."""

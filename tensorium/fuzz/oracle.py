@@ -143,16 +143,44 @@ def run_pipeline(module: Operation, pipeline: Pipeline) -> None:
             ) from e
 
 
-def _tolerance(t: object) -> tuple[float, float] | None:
+def _float_tolerance(element: FloatType) -> tuple[float, float]:
+    return TOLERANCES.get(element.name, TOLERANCES["f32"])
+
+
+def _tolerance(t: object, precision: FloatType | None = None) -> tuple[float, float] | None:
     element = t.element if isinstance(t, TensorType) else None
-    if isinstance(element, FloatType):
-        return TOLERANCES.get(element.name, TOLERANCES["f32"])
-    return None
+    if not isinstance(element, FloatType):
+        return None
+    own = _float_tolerance(element)
+    if precision is None:
+        return own
+    narrow = _float_tolerance(precision)
+    return max(own[0], narrow[0]), max(own[1], narrow[1])
 
 
-def differing(want: np.ndarray, have: np.ndarray, t: object) -> np.ndarray:
-    """The elements of ``have`` that do not match ``want`` (same shapes) within the tolerance of type ``t``."""
-    tol = _tolerance(t)
+def computed_precision(module: Operation) -> FloatType | None:
+    """The least precise float type any value of ``module`` has (None without floats).
+
+    Rounding errors of a narrow part of a program survive a cast to a wider type (an f32 convolution cast
+    to f64 differs between backends as f32 does), so float outputs are compared at the looser of their own
+    tolerance and this type's.
+    """
+    found: FloatType | None = None
+    for op in module.walk():
+        values = [*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)]
+        for v in values:
+            element = v.type.element if isinstance(v.type, TensorType) else None
+            if isinstance(element, FloatType) and (
+                found is None or _float_tolerance(element)[0] > _float_tolerance(found)[0]
+            ):
+                found = element
+    return found
+
+
+def differing(want: np.ndarray, have: np.ndarray, t: object, precision: FloatType | None = None) -> np.ndarray:
+    """The elements of ``have`` that do not match ``want`` (same shapes) within the tolerance of type ``t``
+    (or of ``precision``, the program's least precise float type, where that is looser)."""
+    tol = _tolerance(t, precision)
     if tol is None:
         return np.asarray(have != want)
     rtol, atol = tol
@@ -169,10 +197,12 @@ def compare(
     got: Sequence[np.ndarray],
     types: Sequence[object],
     forgiven: Sequence[np.ndarray] | None = None,
+    precision: FloatType | None = None,
 ) -> str | None:
     """None when ``got`` matches ``expected`` output by output, else a description of the first difference.
 
-    Elements set in ``forgiven`` (one mask per output) may differ.
+    Elements set in ``forgiven`` (one mask per output) may differ; ``precision`` is the program's least
+    precise float type (:func:`computed_precision`).
     """
     if len(expected) != len(got):
         return f"{len(got)} outputs, expected {len(expected)}"
@@ -180,7 +210,7 @@ def compare(
         have = np.asarray(have)
         if have.shape != want.shape or have.dtype != want.dtype:
             return f"output {n}: shape {have.shape} {have.dtype}, expected {want.shape} {want.dtype}"
-        bad = differing(want, have, t)
+        bad = differing(want, have, t, precision)
         if forgiven is not None:
             bad &= ~forgiven[n]
         if np.any(bad):
@@ -210,6 +240,7 @@ def ill_conditioned(
     assert func is not None
     arg_types = [a.type for a in func_body(func).args]
     types = _result_types(module)
+    precision = computed_precision(module)
     rng = np.random.default_rng(0)
     masks = [np.zeros(e.shape, bool) for e in expected]
     for _ in range(trials):
@@ -226,7 +257,7 @@ def ill_conditioned(
             continue
         for mask, want, have, result_type in zip(masks, expected, outputs, types):
             if have.shape == want.shape:
-                mask |= differing(want, np.asarray(have), result_type)
+                mask |= differing(want, np.asarray(have), result_type, precision)
     return masks
 
 
@@ -361,10 +392,11 @@ def _judge(
     original: Operation,
     inputs: Sequence[np.ndarray],
 ) -> None:
-    problem = compare(expected, got, types)
+    precision = computed_precision(original)
+    problem = compare(expected, got, types, precision=precision)
     if problem is None:
         return
-    if compare(expected, got, types, ill_conditioned(original, inputs, expected)) is None:
+    if compare(expected, got, types, ill_conditioned(original, inputs, expected), precision) is None:
         reason = f"{stage}: differs only where the reference is ill-conditioned ({problem})"
         raise _Stop(Verdict("invalid", reason=reason))
     raise _Stop(Verdict("failure", Failure("mismatch", stage, problem, f"{problem}\n\nIR after the pipeline:\n{ir}")))

@@ -183,6 +183,17 @@ def test_unary(compiled: Compiled, t: ScalarType) -> None:
         same(got, want, f"{name} {t}", rtol=tolerance(t) if inexact else 0.0)
 
 
+def test_f64_erf_is_accurate_to_double_precision_in_its_tails(compiled: Compiled) -> None:
+    """1 + erf(x) for x near -5 keeps only erfc's digits: an erf accurate to float precision (the expression
+    f32 uses) is off there by up to 4e-5 relative, which the fuzzer found at f64 (regression erf_f64_tail)."""
+    values = np.linspace(-6, 6, 2401)
+    unary = ["neg", "abs", *MATH]
+    got, want = run_both(compiled, "unary_f64", [values], [f64] * len(unary))[unary.index("erf")]
+    tail = values < -2.5
+    np.testing.assert_allclose(got, want, rtol=4e-16, atol=0)
+    np.testing.assert_allclose(1 + got[tail], 1 + want[tail], rtol=1e-9, atol=0)
+
+
 @pytest.mark.parametrize("t", [*NUMBERS, i1], ids=str)
 def test_compare_and_select(compiled: Compiled, t: ScalarType) -> None:
     a, b = pairs(t)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+import tensorium as tm
 from tensorium.backends.interp import run as run_interp
-from tensorium.fuzz.oracle import FuzzCase, check, compare
-from tensorium.ir.types import TensorType, f32, i32
+from tensorium.fuzz.oracle import FuzzCase, check, compare, computed_precision
+from tensorium.ir.types import TensorType, bf16, f16, f32, f64, i32
 
 from .conftest import SIMPLE
 
@@ -84,6 +85,31 @@ def test_compare_allows_reassociation_but_not_real_differences() -> None:
     assert compare([ints], [ints + 1], [TensorType((2,), i32)]) is not None
     assert "shape" in str(compare([ints], [ints[:1]], [TensorType((2,), i32)]))
     assert compare([ints], [], [TensorType((2,), i32)]) == "0 outputs, expected 1"
+
+
+MIXED = """
+module {
+  func.func @main(%x: tensor<4xf32>, %y: tensor<4xf64>) -> tensor<4xf64> {
+    %0 = graph.tanh %x : (tensor<4xf32>) -> tensor<4xf32>
+    %1 = graph.cast %0 {dtype = f64} : (tensor<4xf32>) -> tensor<4xf64>
+    %2 = graph.add %1, %y : (tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64>
+    func.return %2 : tensor<4xf64>
+  }
+}
+"""
+
+
+def test_outputs_compare_at_the_least_precise_float_the_program_computes_in() -> None:
+    assert computed_precision(tm.parse_module(MIXED)) == f32
+    assert computed_precision(tm.parse_module(MIXED.replace("f32", "f64"))) == f64
+    assert computed_precision(tm.parse_module(MIXED.replace("f32", "f16"))) == f16
+    assert computed_precision(tm.parse_module(SIMPLE.replace("f32", "bf16"))) == bf16
+    t = TensorType((1,), f64)
+    want = np.array([0.25])
+    off_by_f32_rounding = want * (1 + 2e-7)
+    assert compare([want], [off_by_f32_rounding], [t]) is not None
+    assert compare([want], [off_by_f32_rounding], [t], precision=f32) is None
+    assert compare([want], [want * (1 + 1e-3)], [t], precision=f32) is not None
 
 
 def test_ir_that_does_not_read_back_is_a_roundtrip_failure(monkeypatch) -> None:  # type: ignore[no-untyped-def]
