@@ -16,6 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from .cli_args import positive
 from .errors import TensoriumError
 
 WORKLOADS = ("gemm", "gemv", "mlp", "resnet_block", "encoder")
@@ -45,22 +46,9 @@ def _targets(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _positive(kind: type) -> Any:
-    def parse(text: str) -> Any:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a positive number, got '{text}'") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"expected a positive number, got '{text}'")
-        return value
-
-    return parse
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``tensorium bench`` and ``python -m benchmarks``."""
-    parser.add_argument("--rounds", type=_positive(int), default=5, help="interleaved timing rounds (default 5)")
+    parser.add_argument("--rounds", type=positive(int), default=5, help="interleaved timing rounds (default 5)")
     parser.add_argument(
         "--target",
         type=_targets,
@@ -75,9 +63,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--runners", type=_names(RUNNERS, "runner"), metavar="LIST", help=f"runners (default all): {','.join(RUNNERS)}"
     )
     parser.add_argument("--out", metavar="FILE.md", help="write the markdown here and the JSON beside it (.json)")
-    parser.add_argument("--threads", type=_positive(int), default=2, help="threads per runner (default 2)")
+    parser.add_argument("--threads", type=positive(int), default=2, help="threads per runner (default 2)")
     parser.add_argument(
-        "--min-time", type=_positive(float), default=0.25, help="seconds of timed calls per runner per round (0.25)"
+        "--min-time", type=positive(float), default=0.25, help="seconds of timed calls per runner per round (0.25)"
     )
     parser.add_argument(
         "--params", choices=("constants", "inputs"), default="constants", help="tensorium.compile params= (constants)"

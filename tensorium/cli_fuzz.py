@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .cli_args import positive
 from .errors import TensoriumError
 
 FOUND_FAILURES = 3
@@ -22,19 +23,6 @@ FOUND_FAILURES = 3
 
 class FuzzCommandError(TensoriumError):
     """A fuzz request that cannot run: an output path that is a file, a replay file that is missing."""
-
-
-def _positive(kind: type) -> Any:
-    def parse(text: str) -> Any:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a positive number, got '{text}'") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"expected a positive number, got '{text}'")
-        return value
-
-    return parse
 
 
 def _fraction(text: str) -> float:
@@ -120,7 +108,7 @@ def add_fuzz_command(sub: Any) -> None:
         description="Coverage-guided fuzzing of Tensorium's passes and backends (see docs/fuzzing.md). "
         "Exit status 3 when failures were found.",
     )
-    p.add_argument("--time", type=_positive(float), default=60.0, metavar="SECONDS", help="time budget (60)")
+    p.add_argument("--time", type=positive(float), default=60.0, metavar="SECONDS", help="time budget (60)")
     p.add_argument("--seed", type=int, default=0, help="random seed (0)")
     p.add_argument("--out", metavar="DIR", help="write failures (reduced case files), the corpus and report.json here")
     p.add_argument("--pipeline", metavar="PIPELINE", help="fuzz this pipeline only (the IR is mutated, not the passes)")
@@ -146,11 +134,11 @@ def add_fuzz_command(sub: Any) -> None:
         default=1,
         help="LLVM optimization level of the CPU oracle (1: faster; 3: what tensorium.compile uses)",
     )
-    p.add_argument("--jobs", type=_positive(int), default=1, metavar="N", help="worker processes, one per core (1)")
-    p.add_argument("--num-ops", type=_positive(int), default=12, metavar="N", help="size of generated programs (12)")
+    p.add_argument("--jobs", type=positive(int), default=1, metavar="N", help="worker processes, one per core (1)")
+    p.add_argument("--num-ops", type=positive(int), default=12, metavar="N", help="size of generated programs (12)")
     p.add_argument("--no-reduce", action="store_true", help="write failing cases as found, without reducing them")
-    p.add_argument("--reduce-time", type=_positive(float), default=30.0, metavar="SECONDS", help="per failure (30)")
-    p.add_argument("--max-execs", type=_positive(int), metavar="N", help="stop after N executions")
+    p.add_argument("--reduce-time", type=positive(float), default=30.0, metavar="SECONDS", help="per failure (30)")
+    p.add_argument("--max-execs", type=positive(int), metavar="N", help="stop after N executions")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--replay", nargs="+", metavar="CASE", help="run case files through the oracles and exit")
     p.add_argument("-v", "--verbose", action="store_true", help="with --replay: print the whole failure report")

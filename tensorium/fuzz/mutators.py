@@ -174,6 +174,19 @@ def _pick_value(site: _Site, pred: Callable[[Value], bool]) -> tuple[Value, Oper
     return site.choice(found)
 
 
+def _pick_float_tensor(
+    site: _Site, min_rank: int, wanted: Callable[[TensorType], bool] = lambda t: True
+) -> tuple[Value, TensorType, Operation] | None:
+    """A static float tensor of rank >= ``min_rank`` whose type is ``wanted``, that some later op uses: the
+    value, its type and the first such user."""
+    picked = _pick_value(site, lambda v: _float_tensor(v, min_rank) and wanted(v.type))  # type: ignore[arg-type]
+    if picked is None:
+        return None
+    value, user = picked
+    assert isinstance(value.type, TensorType)
+    return value, value.type, user
+
+
 # --- general mutators ---------------------------------------------------------------------------
 def insert_op(site: _Site) -> bool:
     """Run a random generator recipe before a random op; its last value replaces some uses of a match."""
@@ -487,12 +500,10 @@ def matmul_epilogue(site: _Site) -> bool:
     """``matmul(x, W) + b`` then an activation, from a rank >= 2 value: what fuse puts in one kernel. Half
     the time the layer is wider (65..96 columns: more than one of pack-weights' 64-column panels, mostly
     with a tail that is not a multiple of the 16 lanes) and a second matmul projects it back, an MLP."""
-    picked = _pick_value(site, lambda v: _float_tensor(v, 2))
+    picked = _pick_float_tensor(site, 2)
     if picked is None:
         return False
-    x, user = picked
-    t = x.type
-    assert isinstance(t, TensorType)
+    x, t, user = picked
     k = t.static_shape[-1]
     n = int(site.rng.integers(65, 97)) if site.rng.random() < 0.5 else k
     transpose_b = bool(site.rng.random() < 0.5)
@@ -514,13 +525,10 @@ def sibling_matmuls(site: _Site) -> bool:
     """Two or three matmuls of one input by constant weights, at least one transposed and one not, summed:
     fuse-siblings stacks them."""
     # a contraction of length 1 would make W and W^T the same matrix
-    picked = _pick_value(site, lambda v: _float_tensor(v, 2) and v.type.static_shape[-1] >= 2)  # type: ignore[attr-defined]
-    picked = picked or _pick_value(site, lambda v: _float_tensor(v, 2))
+    picked = _pick_float_tensor(site, 2, lambda t: t.static_shape[-1] >= 2) or _pick_float_tensor(site, 2)
     if picked is None:
         return False
-    x, user = picked
-    t = x.type
-    assert isinstance(t, TensorType)
+    x, t, user = picked
     k = t.static_shape[-1]
     with InsertionPoint(site.body, user):
         total = None
@@ -536,12 +544,10 @@ def sibling_matmuls(site: _Site) -> bool:
 
 def attention_pattern(site: _Site) -> bool:
     """``softmax(x @ x^T * scale (or / c) [+ mask]) @ x`` written out op by op: what fuse-attention finds."""
-    picked = _pick_value(site, lambda v: _float_tensor(v, 2))
+    picked = _pick_float_tensor(site, 2)
     if picked is None:
         return False
-    x, user = picked
-    t = x.type
-    assert isinstance(t, TensorType)
+    x, t, user = picked
     seq, dim = t.static_shape[-2], t.static_shape[-1]
     with InsertionPoint(site.body, user):
         scores = _build("graph.matmul", x, x, transpose_b=True)
@@ -563,12 +569,10 @@ def attention_pattern(site: _Site) -> bool:
 
 def conv_batch_norm(site: _Site) -> bool:
     """A rank-4 value through a 3x3 convolution (constant weights) and an inference batch norm."""
-    picked = _pick_value(site, lambda v: _float_tensor(v, 4) and v.type.rank == 4)  # type: ignore[attr-defined]
+    picked = _pick_float_tensor(site, 4, lambda t: t.rank == 4)
     if picked is None:
         return False
-    x, user = picked
-    t = x.type
-    assert isinstance(t, TensorType)
+    x, t, user = picked
     c = t.static_shape[1]
     e = t.element
     with InsertionPoint(site.body, user):

@@ -328,15 +328,16 @@ def _check(case: FuzzCase, module: Operation | None, determinism: bool, allow_no
 
     lowered = "plan_steps" in optimized.attributes
     types = _result_types(original)
+    precision = computed_precision(original)
     if "interp" in case.backends:
         if not lowered:
             got = _guarded("interp", lambda: run(optimized, inputs))
-            _judge("interp", expected, got, types, text, original, inputs)  # type: ignore[arg-type]
+            _judge("interp", expected, got, types, precision, text, original, inputs)  # type: ignore[arg-type]
         elif loop_work(optimized) <= LOOP_INTERPRETER_WORK:
             from ..backends.plan_runner import run_plan
 
             got = _guarded("loop interpreter", lambda: run_plan(optimized, inputs))
-            _judge("loop interpreter", expected, got, types, text, original, inputs)  # type: ignore[arg-type]
+            _judge("loop interpreter", expected, got, types, precision, text, original, inputs)  # type: ignore[arg-type]
     if "cpu" in case.backends:
         from ..backends.cpu import CpuExecutable
 
@@ -345,7 +346,7 @@ def _check(case: FuzzCase, module: Operation | None, determinism: bool, allow_no
         assert isinstance(executable, CpuExecutable)
         executable.poison = True  # elements no kernel writes are NaN or -1, never an earlier run's results
         got = _guarded("cpu", lambda: executable.run(inputs))
-        _judge("cpu", expected, got, types, text, original, inputs)  # type: ignore[arg-type]
+        _judge("cpu", expected, got, types, precision, text, original, inputs)  # type: ignore[arg-type]
     return Verdict("ok")
 
 
@@ -388,11 +389,11 @@ def _judge(
     expected: Sequence[np.ndarray],
     got: Sequence[np.ndarray],
     types: Sequence[object],
+    precision: FloatType | None,
     ir: str,
     original: Operation,
     inputs: Sequence[np.ndarray],
 ) -> None:
-    precision = computed_precision(original)
     problem = compare(expected, got, types, precision=precision)
     if problem is None:
         return
