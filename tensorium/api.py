@@ -40,35 +40,44 @@ from .ir.dialects.builtin import func_body, func_type, lookup_func
 from .ir.printer import fingerprint
 from .ir.types import FloatType, Sym, TensorType, Type, storage_dtype
 from .ir.verifier import verify
+from .lowering.space import Config
+from .targets import Target, TargetError, parse_target
 from .tensor import DynamicSpec, bind_arguments, is_static, trace_function
 
 __all__ = ["DEFAULT_PIPELINE", "TARGETS", "CacheInfo", "CompiledModel", "LoadedModel", "compile", "load"]
 
 DEFAULT_PIPELINE = "canonicalize,fold-batch-norm,cse,fold,dce"
 TARGETS = ("interp", "cpu")
+"""Target kinds that can execute today (``cpu`` takes a CPU name too: ``cpu:x86-64-v3``)."""
 TARGET_PASSES = {"interp": "", "cpu": "layout,fuse-siblings,fuse-attention,pack-weights,fuse"}
-"""Passes each target appends to every pipeline, what its code generator relies on: for the CPU, constant
+"""Passes each target kind appends to every pipeline, what its code generator relies on: for the CPU, constant
 matmul weights packed into the GEMM micro-kernel's panel layout at compile time instead of at every run, and
-ops grouped into fused kernels."""
-PLANNED_TARGETS = ("cuda", "webgpu", "mlir")
+ops grouped into fused kernels. Passes that read the target get it as their ``target`` option."""
+TARGET_AWARE_PASSES = ("pack-weights",)
 CODEGEN_STAGES = ("memory-plan",)
 """Stages of code generation that ``disable=`` can turn off besides passes: ``memory-plan`` (intermediate
 buffers share memory when their lifetimes do not overlap, and elementwise kernels write in place)."""
 
 
-def check_target(target: str) -> None:
-    """TensoriumError unless ``target`` is a backend that can execute today."""
-    if target in TARGETS:
-        return
-    if target in PLANNED_TARGETS:
-        raise TensoriumError(
-            f"target '{target}': the {target.upper()} backend is not available yet; use target=\"cpu\" "
-            '(LLVM) or target="interp" (the reference interpreter)'
-        )
-    raise TensoriumError(f"unknown target '{target}'; available targets: {', '.join(TARGETS)}")
+def check_target(target: str | Target) -> Target:
+    """The Target ``target`` names (:func:`~tensorium.targets.parse_target`), when it can execute today;
+    TensoriumError otherwise, naming what is accepted."""
+    parsed = parse_target(target)
+    if parsed.kind not in TARGETS:
+        raise TargetError(f"target '{parsed}': the {parsed.kind.upper()} backend is not available yet")
+    return parsed
 
 
-def check_pipeline(passes: str | None, target: str = "interp", disable: Sequence[str] = ()) -> str:
+def check_schedules(schedules: Mapping[str, Config | str] | None) -> dict[str, Config]:
+    """``schedules`` (kernel key -> config or its text) as configs; ScheduleError for text that does not parse."""
+    if schedules is None:
+        return {}
+    if not isinstance(schedules, Mapping):
+        raise TensoriumError("schedules= must map kernel keys to configs, e.g. {'3f2a...': 'gemm{mr=6,nv=4,...}'}")
+    return {str(k): v if isinstance(v, Config) else Config.parse(str(v)) for k, v in schedules.items()}
+
+
+def check_pipeline(passes: str | None, target: str | Target = "interp", disable: Sequence[str] = ()) -> str:
     """The pipeline text to run: ``passes`` (the default when None) then the target's own passes
     (:data:`TARGET_PASSES`), without the passes named in ``disable``; PassError when it names an unknown
     pass, TensoriumError when ``disable`` names something that is neither a pass nor a codegen stage."""
@@ -78,7 +87,12 @@ def check_pipeline(passes: str | None, target: str = "interp", disable: Sequence
     for name in disable:
         if name not in known:
             raise TensoriumError(f"disable: '{name}' is not a pass or a codegen stage; known: {', '.join(known)}")
-    text = ",".join(p for p in (DEFAULT_PIPELINE if passes is None else passes, TARGET_PASSES[target]) if p)
+    parsed = parse_target(target)
+    own = TARGET_PASSES[parsed.kind]
+    if own and parsed.kind == "cpu" and not parsed.host:
+        names = own.split(",")
+        own = ",".join(f'{n}{{target="{parsed}"}}' if n in TARGET_AWARE_PASSES else n for n in names)
+    text = ",".join(p for p in (DEFAULT_PIPELINE if passes is None else passes, own) if p)
     pipeline = parse_pipeline(text)
     return ",".join(str(p) for p in pipeline if p.name not in disable)
 
@@ -160,16 +174,19 @@ class CacheInfo:
 
 def compile_graph(
     imported: ImportedGraph,
-    target: str,
+    target: Target,
     pipeline: str,
     tree: Tree | None,
     cache: bool = True,
     info: CacheInfo | None = None,
     disabled: tuple[str, ...] = (),
+    configs: Mapping[str, Config] | None = None,
 ) -> Artifact:
     """The artifact of an imported graph: from the cache when there, else verified, optimized and stored.
 
-    ``disabled`` names codegen stages to leave out (:data:`CODEGEN_STAGES`)."""
+    ``disabled`` names codegen stages to leave out (:data:`CODEGEN_STAGES`); ``configs`` gives kernels'
+    search-space points by kernel key."""
+    configs = dict(configs or {})
     module = imported.module
     text = fingerprint(module)
     lifted = imported.metadata.get("params") or {}
@@ -179,7 +196,8 @@ def compile_graph(
             digest.update(name.encode() + np.ascontiguousarray(array).tobytes())
         text += f"\n// bound parameters {digest.hexdigest()}"
     stages = pipeline + "".join(f" -{name}" for name in disabled)
-    key = _cache.cache_key(text, imported.input_names, imported.output_names, tree, target, stages)
+    stages += "".join(f" {k}={v}" for k, v in sorted(configs.items()))
+    key = _cache.cache_key(text, imported.input_names, imported.output_names, tree, target.key(), stages)
     if cache:
         found, where = _cache.lookup(key)
         if found is not None:
@@ -195,6 +213,7 @@ def compile_graph(
     PassManager.parse(pipeline).run(module)
     verify(module)
     artifact = artifact_of(imported, target, pipeline, tree, disabled)
+    artifact.configs = configs
     build_executable(artifact)
     if info is not None:
         info.compiles += 1
@@ -204,7 +223,7 @@ def compile_graph(
 
 
 def artifact_of(
-    imported: ImportedGraph, target: str, pipeline: str, tree: Tree | None, disabled: tuple[str, ...] = ()
+    imported: ImportedGraph, target: Target, pipeline: str, tree: Tree | None, disabled: tuple[str, ...] = ()
 ) -> Artifact:
     """An Artifact for an already optimized imported graph (frontend parameters become bound parameters)."""
     main = lookup_func(imported.module, "main")
@@ -331,6 +350,7 @@ def load(path: str | os.PathLike[str]) -> LoadedModel:
     """Load an artifact folder written by ``tensorium compile`` or ``CompiledModel.save``."""
     artifact = read_artifact(path)
     check_target(artifact.target)
+    artifact.target.check_runs_here(str(path))
     return LoadedModel(artifact)
 
 
@@ -349,19 +369,20 @@ class CompiledModel:
     def __init__(
         self,
         model: Any,
-        target: str = "cpu",
+        target: str | Target = "cpu",
         passes: str | None = None,
         dynamic: DynamicSpec | None = None,
         cache: bool = True,
         params: str = "constants",
         disable: Sequence[str] = (),
+        schedules: Mapping[str, Config | str] | None = None,
     ):
-        check_target(target)
         if params not in ("constants", "inputs"):
             raise TensoriumError(f"params must be 'constants' or 'inputs', got {params!r}")
         self.model = model
-        self.target = target
-        self.pipeline = check_pipeline(passes, target, disable)
+        self.target = check_target(target)
+        self.schedules = check_schedules(schedules)
+        self.pipeline = check_pipeline(passes, self.target, disable)
         self.disabled = disabled_stages(disable)
         self.dynamic = _check_dynamic(dynamic)
         self.cache = cache
@@ -475,7 +496,9 @@ class CompiledModel:
         return self._compile(imported, json_tree(imported))
 
     def _compile(self, imported: ImportedGraph, tree: Tree | None) -> _Specialization:
-        artifact = compile_graph(imported, self.target, self.pipeline, tree, self.cache, self._info, self.disabled)
+        artifact = compile_graph(
+            imported, self.target, self.pipeline, tree, self.cache, self._info, self.disabled, self.schedules
+        )
         return _Specialization(artifact, imported)
 
     # ONNX ------------------------------------------------------------------------------------------
@@ -617,17 +640,21 @@ def _check_dynamic(dynamic: Any) -> DynamicSpec | None:
 def compile(
     model: Any = None,
     *,
-    target: str = "cpu",
+    target: str | Target = "cpu",
     passes: str | None = None,
     dynamic: DynamicSpec | None = None,
     cache: bool = True,
     params: str = "constants",
     disable: Sequence[str] = (),
+    schedules: Mapping[str, Config | str] | None = None,
 ) -> Any:
     """Compile a torch module, a function or an .onnx path; usable as ``@compile`` or ``@compile(...)``.
 
-    ``target`` is ``"cpu"`` (kernels compiled by LLVM for this machine) or ``"interp"`` (the reference
-    interpreter); ``dynamic={"x": {0: "batch"}}`` keeps axis 0 of argument ``x`` symbolic (no recompiles
+    ``target`` is ``"cpu"`` (kernels compiled by LLVM for this machine), ``"cpu:NAME"`` (for any x86 CPU LLVM
+    knows, e.g. ``"cpu:x86-64-v3"``; runs here when this machine has its features), a
+    :class:`~tensorium.targets.Target`, or ``"interp"`` (the reference interpreter); ``schedules`` maps
+    kernel keys to search-space points (:mod:`tensorium.lowering.space`) to build those kernels at;
+    ``dynamic={"x": {0: "batch"}}`` keeps axis 0 of argument ``x`` symbolic (no recompiles
     when it changes); ``passes`` overrides the default pipeline; ``params="inputs"`` passes torch
     parameters as inputs instead of constants; ``disable=("fuse", "memory-plan")`` turns passes and codegen
     stages off by name (as TVM's disabled passes do).
@@ -635,7 +662,7 @@ def compile(
     if model is None:
 
         def decorate(fn: Any) -> CompiledModel:
-            return CompiledModel(fn, target, passes, dynamic, cache, params, disable)
+            return CompiledModel(fn, target, passes, dynamic, cache, params, disable, schedules)
 
         return decorate
-    return CompiledModel(model, target, passes, dynamic, cache, params, disable)
+    return CompiledModel(model, target, passes, dynamic, cache, params, disable, schedules)

@@ -37,6 +37,8 @@ from .ir.dialects.builtin import func_body, func_type, lookup_func
 from .ir.parser import parse_module, parse_type_text
 from .ir.printer import DENSE_HEX_THRESHOLD, print_module
 from .ir.types import FunctionType, Sym, TensorType, Type, storage_dtype
+from .lowering.space import Config
+from .targets import Target
 
 __all__ = [
     "EXECUTABLE_DIR",
@@ -53,7 +55,7 @@ __all__ = [
 ]
 
 FORMAT = "tensorium-artifact"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 MODEL_FILE = "model.mlir"
 METADATA_FILE = "metadata.json"
 CONSTANTS_DIR = "constants"
@@ -151,7 +153,7 @@ class Artifact:
     module: Operation
     inputs: list[tuple[str, Type]]
     outputs: list[tuple[str, Type]]
-    target: str
+    target: Target
     pipeline: str
     output_tree: Tree | None = None
     params: list[tuple[str, np.ndarray]] = field(default_factory=list)
@@ -159,12 +161,14 @@ class Artifact:
     executable: Any = None
     disabled: tuple[str, ...] = ()
     """Codegen stages left out (``memory-plan``), as ``tensorium.compile(disable=...)`` asked."""
+    configs: dict[str, Config] = field(default_factory=dict)
+    """Search-space points of kernels by kernel key (``tensorium.compile(schedules=...)``)."""
 
     def run(self, arrays: Sequence[np.ndarray], params: Sequence[np.ndarray] = ()) -> list[np.ndarray]:
         """Execute on numpy arrays given in input order; ``params`` replace the first bound parameters."""
         bound = [a for _, a in self.params]
         bound[: len(params)] = params
-        if self.target == "cpu":
+        if self.target.kind == "cpu":
             if self.executable is None:
                 build_executable(self)
             return self.executable.run([*arrays, *bound])  # type: ignore[no-any-return]
@@ -227,7 +231,7 @@ def build_executable(artifact: Artifact) -> None:
     Large constants become bound parameters first, as on disk, so kernels never embed weights; then the
     module is lowered and compiled by LLVM. Raises LoweringError naming an op the lowering refuses.
     """
-    if artifact.target != "cpu":
+    if artifact.target.kind != "cpu":
         return
     from .backends.cpu import CpuExecutable
     from .lowering import LoweringError, lower_function
@@ -235,7 +239,9 @@ def build_executable(artifact: Artifact) -> None:
     original = artifact.module
     module, params = externalized_module(artifact)
     try:
-        executable = CpuExecutable.build(module, memory_plan="memory-plan" not in artifact.disabled)
+        executable = CpuExecutable.build(
+            module, memory_plan="memory-plan" not in artifact.disabled, target=artifact.target, configs=artifact.configs
+        )
     except LoweringError:
         lower_function(original)  # the same refusal, naming the op's location in the user's source
         raise
@@ -342,7 +348,7 @@ def write_artifact(artifact: Artifact, path: str | os.PathLike[str]) -> Path:
         kind = "folder" if target.is_dir() else "file"
         raise ArtifactError(f"{target}: refusing to overwrite an existing {kind} that is not a Tensorium artifact")
     target.parent.mkdir(parents=True, exist_ok=True)
-    if artifact.target == "cpu" and artifact.executable is None:
+    if artifact.target.kind == "cpu" and artifact.executable is None:
         build_executable(artifact)
     text, params = externalize(artifact)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
@@ -361,8 +367,10 @@ def write_artifact(artifact: Artifact, path: str | os.PathLike[str]) -> Path:
             "format_version": FORMAT_VERSION,
             "tensorium_version": __version__,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "target": artifact.target,
+            "target": str(artifact.target),
+            "target_record": artifact.target.to_json(),
             "pipeline": artifact.pipeline,
+            "schedules": {k: str(v) for k, v in sorted(artifact.configs.items())},
             "disabled": list(artifact.disabled),
             "inputs": [{"name": n, "type": str(t)} for n, t in artifact.inputs],
             "outputs": [{"name": n, "type": str(t)} for n, t in artifact.outputs],
@@ -438,7 +446,11 @@ def read_artifact(path: str | os.PathLike[str]) -> Artifact:
     inputs = _typed_list(meta, "inputs", meta_file)
     outputs = _typed_list(meta, "outputs", meta_file)
     tree = check_tree(meta.get("output_tree"), str(meta_file))
-    target = _field(meta, "target", str, meta_file)
+    try:
+        target = Target.from_json(meta.get("target_record"))
+        configs = {str(k): Config.parse(str(v)) for k, v in dict(meta.get("schedules") or {}).items()}
+    except (TensoriumError, TypeError, ValueError) as e:
+        raise ArtifactError(f"{meta_file}: bad target or schedules ({e})") from None
     pipeline = _field(meta, "pipeline", str, meta_file)
     model_file = root / MODEL_FILE
     try:
@@ -479,8 +491,9 @@ def read_artifact(path: str | os.PathLike[str]) -> Artifact:
         params=params,
         source=source if isinstance(source, dict) else {},
         disabled=tuple(str(n) for n in meta.get("disabled", ())),
+        configs=configs,
         executable=_read_executable(root, model_file, [a.type for a in args], list(results))
-        if target == "cpu"
+        if target.kind == "cpu"
         else None,
     )
 

@@ -126,11 +126,11 @@ def _import(spec: str) -> tuple[ImportedGraph, str]:
 
 def cmd_compile(args: argparse.Namespace) -> int:
     """Import MODEL, run the pass pipeline and write an artifact folder."""
-    check_target(args.target)
+    target = check_target(args.target)
     disable = [n.strip() for n in (args.disable or "").split(",") if n.strip()]
-    pipeline = check_pipeline(args.passes, args.target, disable)
+    pipeline = check_pipeline(args.passes, target, disable)
     dump = IRDump(Path(args.dump_ir)) if args.dump_ir else None
-    progress = Progress(4 if args.target == "cpu" else 3)
+    progress = Progress(4 if target.kind == "cpu" else 3)
     with progress.stage("import", args.model) as note:
         imported, frontend = _import(args.model)
         note["text"] = f"{frontend}, {_op_count(imported)} ops"
@@ -145,9 +145,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
         PassManager.parse(pipeline, after_pass=after).run(imported.module)
         verify(imported.module)
         note["text"] = f"{_op_count(imported)} ops"
-    artifact = artifact_of(imported, args.target, pipeline, json_tree(imported), disabled_stages(disable))
-    if args.target == "cpu":
-        with progress.stage("codegen", "lower to loops, compile with LLVM for this CPU") as note:
+    artifact = artifact_of(imported, target, pipeline, json_tree(imported), disabled_stages(disable))
+    if target.kind == "cpu":
+        with progress.stage("codegen", f"lower to loops, compile with LLVM for {target.describe()}") as note:
             build_executable(artifact)
             executable = artifact.executable
             code = executable.kernels.object_code
@@ -271,7 +271,7 @@ def _summary(name: str, array: np.ndarray, count: int = 6) -> str:
 def cmd_run(args: argparse.Namespace) -> int:
     """Run an artifact on .npy inputs (or random ones), print a summary of each output and save them."""
     artifact = read_artifact(args.artifact)
-    check_target(artifact.target)
+    check_target(artifact.target).check_runs_here(args.artifact)
     inputs = _collect_inputs(artifact, args)
     from .api import check_inputs
 
@@ -293,7 +293,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     artifact = read_artifact(args.artifact)
     meta = artifact.source
     print(f"artifact: {args.artifact}")
-    print(f"  target: {artifact.target}")
+    print(f"  target: {artifact.target.describe()}")
     print(f"  pipeline: {artifact.pipeline}")
     if meta.get("framework"):
         print(f"  source: {meta['framework']}")
@@ -362,7 +362,13 @@ def add_model_commands(subparsers: Any) -> None:
     """Add ``compile``, ``run`` and ``inspect`` to an argparse subparsers object."""
     compile_p = subparsers.add_parser("compile", help="compile a model (.onnx or path.py:factory) to an artifact")
     compile_p.add_argument("model", metavar="MODEL", help="an .onnx file, or path.py:factory returning (model, inputs)")
-    compile_p.add_argument("-t", "--target", default="cpu", help="backend target: cpu or interp (default: cpu)")
+    compile_p.add_argument(
+        "-t",
+        "--target",
+        default="cpu",
+        help="backend target: cpu (this machine), cpu:NAME (an x86 CPU LLVM knows, e.g. cpu:x86-64-v3, "
+        "cpu:znver4) or interp (default: cpu)",
+    )
     compile_p.add_argument("-o", "--output", required=True, metavar="OUT", help="artifact folder to write")
     compile_p.add_argument(
         "--passes",

@@ -14,11 +14,12 @@ host has.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,15 +34,17 @@ from ..ir.parser import parse_type_text
 from ..ir.printer import print_module
 from ..ir.types import BufferType, Sym, TensorType, Type, storage_dtype
 from ..lowering import Step, View, default_schedule, lower_function, plan_of
+from ..lowering.space import Config
+from ..targets import Target, TargetError, host_target
 from .interp import check_value
 from .llvm import CompiledKernels, KernelInfo, compile_module, host_target_machine
 from .llvm.runtime import register_runtime, thread_count
 from .plan_runner import view_of
 
-__all__ = ["EXECUTABLE_FORMAT", "CpuExecutable", "ExecutableError", "HostInfo", "MemoryPlan", "host_info"]
+__all__ = ["EXECUTABLE_FORMAT", "CpuExecutable", "ExecutableError", "MemoryPlan"]
 
 EXECUTABLE_FORMAT = "tensorium-cpu-executable"
-EXECUTABLE_VERSION = 2
+EXECUTABLE_VERSION = 3
 PLAN_FILE = "plan.json"
 OBJECT_FILE = "kernels.o"
 LOOP_IR_FILE = "kernels.mlir"
@@ -49,30 +52,6 @@ LOOP_IR_FILE = "kernels.mlir"
 
 class ExecutableError(TensoriumError):
     """A stored CPU executable that cannot be loaded: missing or corrupt files, another CPU or version."""
-
-
-@dataclass(frozen=True)
-class HostInfo:
-    """The machine object code is built for: LLVM's target triple, CPU name and feature string."""
-
-    triple: str
-    cpu: str
-    features: str
-
-    def missing_features(self, host: HostInfo) -> list[str]:
-        """The features enabled here (``+name``) that ``host`` does not enable."""
-        have = {f[1:] for f in host.features.split(",") if f.startswith("+")}
-        return [f[1:] for f in self.features.split(",") if f.startswith("+") and f[1:] not in have]
-
-
-def host_info() -> HostInfo:
-    """The current host, as ``host_target_machine`` compiles for it."""
-    llvm.initialize_native_target()
-    try:
-        features = llvm.get_host_cpu_features().flatten()
-    except RuntimeError:
-        features = ""
-    return HostInfo(llvm.get_process_triple(), llvm.get_host_cpu_name(), features)
 
 
 # --- the memory plan -------------------------------------------------------------------------------
@@ -222,7 +201,7 @@ class CpuExecutable:
         constants: tuple[tuple[int, np.ndarray], ...],
         steps: tuple[Step, ...],
         loop_ir: str | Operation,
-        host: HostInfo,
+        target: Target,
         views: tuple[View, ...] = (),
         memory_plan: bool = True,
     ) -> None:
@@ -234,7 +213,7 @@ class CpuExecutable:
         self.steps = steps
         self.views = views
         self._loop_ir = loop_ir
-        self.host = host
+        self.target = target
         self.memory_plan = memory_plan
         inplace = [kernels.kernels[s.kernel].inplace for s in steps]
         self.memory = MemoryPlan.build(buffers, steps, outputs, views, reuse=memory_plan, inplace=inplace)
@@ -248,29 +227,41 @@ class CpuExecutable:
         self._static = all(t.is_static for t in buffers)
         self._fresh = sorted({b for step in steps for b in step.outputs})
         self._output_set = set(outputs)
-        self._calls = [(kernels.function(s.kernel), (*s.inputs, *s.outputs), s.kernel) for s in steps]
+        self._calls: list[tuple[Any, tuple[int, ...], str]] | None = None
         self._arena_lock = threading.Lock()
         self._arena_key: tuple[tuple[str, int], ...] | None = None
         self._arena_pool: list[list[np.ndarray]] = []
 
     @staticmethod
-    def build(module: Operation, func: str = "main", memory_plan: bool = True, opt_level: int = 3) -> CpuExecutable:
-        """Lower ``@func`` with the default schedules and compile its kernels for this host.
+    def build(
+        module: Operation,
+        func: str = "main",
+        memory_plan: bool = True,
+        opt_level: int = 3,
+        target: Target | None = None,
+        configs: Mapping[str, Config] | None = None,
+    ) -> CpuExecutable:
+        """Lower ``@func`` for a CPU ``target`` (default: this machine) with the default schedules, kernels
+        at the points ``configs`` gives by kernel key (else the target's defaults), and compile them.
 
         ``memory_plan=False`` gives every intermediate buffer its own memory; ``opt_level`` is LLVM's (0..3;
         the fuzzer compiles at 1 for speed). Raises LoweringError (naming the op and its location) for an op
         the lowering refuses.
         """
-        lowered = lower_function(module, func, schedule=default_schedule)
-        return CpuExecutable.from_lowered(lowered, memory_plan, opt_level)
+        target = target if target is not None else host_target()
+        lowered = lower_function(module, func, functools.partial(default_schedule, target=target), target, configs)
+        return CpuExecutable.from_lowered(lowered, memory_plan, opt_level, target)
 
     @staticmethod
-    def from_lowered(lowered: Operation, memory_plan: bool = True, opt_level: int = 3) -> CpuExecutable:
+    def from_lowered(
+        lowered: Operation, memory_plan: bool = True, opt_level: int = 3, target: Target | None = None
+    ) -> CpuExecutable:
         """Compile a module already lowered to loop kernels with its launch plan (what ``lower-to-loops``
         leaves), with whatever schedules its kernels carry. The executable keeps ``lowered`` for its
         ``loop_ir``: do not change it afterwards."""
         plan = plan_of(lowered)
-        kernels = compile_module(lowered, opt_level)
+        target = target if target is not None else host_target()
+        kernels = compile_module(lowered, opt_level, target)
         constants = tuple((b, _c_array(c.array)) for b, c in plan.constants)
         return CpuExecutable(
             kernels,
@@ -280,7 +271,7 @@ class CpuExecutable:
             constants,
             plan.steps,
             lowered,
-            host_info(),
+            target,
             plan.views,
             memory_plan,
         )
@@ -379,6 +370,9 @@ class CpuExecutable:
         for view in self.views:
             itemsize = storage_dtype(self.buffers[view.buffer].element).itemsize
             pointers[view.buffer] = pointers[view.source] + view.offset * itemsize
+        if self._calls is None:
+            self.target.check_runs_here("this executable")
+            self._calls = [(self.kernels.function(s.kernel), (*s.inputs, *s.outputs), s.kernel) for s in self.steps]
         for fn, args, kernel in self._calls:
             status = fn(threads, *[pointers[b] for b in args])
             if status:
@@ -407,7 +401,7 @@ class CpuExecutable:
             "format": EXECUTABLE_FORMAT,
             "format_version": EXECUTABLE_VERSION,
             "tensorium_version": __version__,
-            "host": {"triple": self.host.triple, "cpu": self.host.cpu, "features": self.host.features},
+            "target": self.target.to_json(),
             "object": {"file": OBJECT_FILE, "sha256": hashlib.sha256(code).hexdigest()},
             "loop_ir": LOOP_IR_FILE,
             "buffers": [str(t) for t in self.buffers],
@@ -523,16 +517,11 @@ def _tensor(text: str) -> TensorType:
 
 
 def _load(root: Path, file: Path, meta: dict[str, Any]) -> CpuExecutable:
-    recorded = HostInfo(**{k: str(meta["host"][k]) for k in ("triple", "cpu", "features")})
-    here = host_info()
-    if recorded.triple != here.triple:
-        raise ExecutableError(f"{file}: compiled for {recorded.triple}, but this host is {here.triple}")
-    missing = recorded.missing_features(here)
-    if missing:
-        raise ExecutableError(
-            f"{file}: compiled for CPU '{recorded.cpu}' with features this host ('{here.cpu}') lacks: "
-            f"{', '.join(missing)}; compile the model again on this machine"
-        )
+    try:
+        recorded = Target.from_json(meta["target"])
+        recorded.check_runs_here(str(file))
+    except TargetError as e:
+        raise ExecutableError(str(e)) from None
     obj = root / meta["object"]["file"]
     if obj.resolve().parent != root.resolve():
         raise ExecutableError(f"{file}: the object file must lie in {root}")
@@ -579,6 +568,7 @@ def _load(root: Path, file: Path, meta: dict[str, Any]) -> CpuExecutable:
             raise ExecutableError(f"{obj}: the object code has no kernel {info.symbol}")
     kernels = CompiledKernels(infos, [str(e) for e in meta["errors"]], engine, "", "", code)
     memory_plan = bool(meta.get("memory_plan", True))
+    kernels.target = recorded
     return CpuExecutable(kernels, buffers, inputs, outputs, constants, steps, loop_text, recorded, views, memory_plan)
 
 

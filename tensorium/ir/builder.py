@@ -8,12 +8,21 @@ Outside any ``with`` block, builders return detached ops' results.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 from .core import Block, Operation, Value
 
-_STACK: list[InsertionPoint] = []
+
+class _Stack(threading.local):
+    """The active insertion points, one stack per thread (builders on two threads never see each other's)."""
+
+    def __init__(self) -> None:
+        self.points: list[InsertionPoint] = []
+
+
+_STACK = _Stack()
 
 
 class InsertionPoint:
@@ -41,16 +50,16 @@ class InsertionPoint:
         return self.block.insert_before(self.before, op)
 
     def __enter__(self) -> InsertionPoint:
-        _STACK.append(self)
+        _STACK.points.append(self)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        _STACK.pop()
+        _STACK.points.pop()
 
 
 def current_insertion_point() -> InsertionPoint | None:
     """The innermost active insertion point, or None."""
-    return _STACK[-1] if _STACK else None
+    return _STACK.points[-1] if _STACK.points else None
 
 
 def flatten_values(items: Sequence[Any]) -> list[Value]:

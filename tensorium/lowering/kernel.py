@@ -19,6 +19,8 @@ from ..ir.dialects.builtin import func_body, make_func, set_results
 from ..ir.evaluate import op_location
 from ..ir.shapes import dims_equal
 from ..ir.types import BufferType, Dim, FloatType, IntegerType, ScalarType, TensorType, Type, index
+from ..targets import Target, host_target
+from .space import Config, Setting, default_config, kernel_space
 
 
 def lowering_error(op: Operation, why: str) -> LoweringError:
@@ -64,11 +66,15 @@ class Kernel:
     """A kernel under construction for ``op``: its function, buffer arguments and a prologue.
 
     Sizes and constants are built once in the prologue (the top of the body, before any loop) so that
-    every loop nest can use them.
+    every loop nest can use them. ``target`` is the machine it is built for and ``config`` the point of
+    its family's search space (:mod:`tensorium.lowering.space`) the lowering builds, None for kernels
+    without knobs.
     """
 
-    def __init__(self, op: Operation, name: str):
+    def __init__(self, op: Operation, name: str, target: Target | None = None, config: Config | None = None):
         self.op = op
+        self.target = target if target is not None else host_target()
+        self.config = config
         ins = [buffer_of(v.type, op) for v in op.operands]
         outs = [buffer_of(r.type, op) for r in op.results]
         names = [f"in{i}" for i in range(len(ins))] + [f"out{i}" for i in range(len(outs))]
@@ -167,6 +173,13 @@ class Kernel:
                 out.append(loop.min(iv, self.last(buffer, a)))
         return out
 
+    def knob(self, family: str, name: str, default: Setting) -> Setting:
+        """Knob ``name`` of the kernel's config when it is a ``family`` config, else ``default`` (the value a
+        lowering uses for a nested product of another family, or when built without a config)."""
+        if self.config is None or self.config.family != family:
+            return default
+        return self.config[name]
+
     def finish(self) -> Operation:
         """End the kernel with an empty ``func.return`` and give its function."""
         set_results(self.func, [])
@@ -220,15 +233,29 @@ def convert(value: Value, t: ScalarType) -> Value:
     return loop.cast(value, dtype=t)  # type: ignore[no-any-return]
 
 
-def lower_op(op: Operation, name: str | None = None) -> Operation:
-    """The loop-level kernel ``@name(inputs..., outputs...)`` computing graph op ``op``.
+def lower_op(
+    op: Operation, name: str | None = None, target: Target | None = None, config: Config | None = None
+) -> Operation:
+    """The loop-level kernel ``@name(inputs..., outputs...)`` computing graph op ``op`` for ``target``
+    (default: this machine) at point ``config`` of its search space (default: the target's rule).
 
-    ``name`` defaults to the op's short name. Raises LoweringError for ops without a lowering.
+    ``name`` defaults to the op's short name. The kernel's ``config`` attribute records the point. Raises
+    LoweringError for ops without a lowering, ScheduleError for a config that is not a legal point.
     """
     fn = LOWERINGS.get(op.name)
     if fn is None:
         raise lowering_error(op, "no loop lowering is registered for this op")
-    kernel = Kernel(op, name or op.name.split(".", 1)[1])
+    target = target if target is not None else host_target()
+    if config is None:
+        config = default_config(op, target)
+    else:
+        space = kernel_space(op, target)
+        if space is None:
+            raise lowering_error(op, f"the kernel has no search space, but config {config} was given")
+        config = space.check(config)
+    kernel = Kernel(op, name or op.name.split(".", 1)[1], target, config)
+    if config is not None:
+        kernel.func.attributes["config"] = str(config)
     with InsertionPoint(kernel.body):
         fn(op, kernel)
     return kernel.finish()

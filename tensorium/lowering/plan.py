@@ -15,7 +15,7 @@ elements) get no kernel: their result is a :class:`View` of the operand's memory
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,8 +25,10 @@ from ..ir.core import Operation, Value
 from ..ir.dialects.builtin import func_body, func_return, lookup_func, make_module
 from ..ir.dialects.graph.shape import view_offset
 from ..ir.types import Sym, TensorType
+from ..targets import Target, host_target
 from .kernel import LOWERINGS, lower_op, lowering_error
 from .schedule import Schedule, apply_schedule
+from .space import Config, kernel_key
 
 
 @dataclass(frozen=True)
@@ -110,15 +112,24 @@ def _sizable_by_host(t: object) -> bool:
 
 
 def lower_function(
-    module: Operation, func: str = "main", schedule: Callable[[Operation], Schedule] | None = None
+    module: Operation,
+    func: str = "main",
+    schedule: Callable[[Operation], Schedule] | None = None,
+    target: Target | None = None,
+    configs: Mapping[str, Config] | None = None,
 ) -> Operation:
-    """A new module with one kernel per graph op of ``@func`` and the launch plan in its attributes.
+    """A new module with one kernel per graph op of ``@func`` for ``target`` (default: this machine) and
+    the launch plan in its attributes.
 
     Constants become plan constants (host buffers), not kernels; ops that are views (:func:`view_offset`)
     become plan views, except those whose result is returned (outputs are fresh arrays). ``schedule``,
-    when given, picks a schedule for each kernel (``default_schedule`` for the built-in ones). Raises
-    LoweringError for an op without a lowering.
+    when given, picks a schedule for each kernel (``default_schedule`` for the built-in ones). ``configs``
+    maps kernel keys (:func:`~tensorium.lowering.space.kernel_key`) to the search-space points to build
+    them at; other kernels take their family's default for the target. Each kernel records its ``key``.
+    Raises LoweringError for an op without a lowering.
     """
+    target = target if target is not None else host_target()
+    configs = configs or {}
     target = lookup_func(module, func)
     if target is None:
         raise TensoriumError(f"no function @{func} to lower")
@@ -156,8 +167,10 @@ def lower_function(
             buffer = number(op.result)
             views[buffer] = View(buffer, source, offset)
             continue
-        kernel = lower_op(op, f"{kernel_name(op)}_{len(kernels)}")
+        key = kernel_key(op)
+        kernel = lower_op(op, f"{kernel_name(op)}_{len(kernels)}", target, configs.get(key))
         kernel.attributes["source_ops"] = source_ops(op)
+        kernel.attributes["key"] = key
         if schedule is not None:
             apply_schedule(kernel, schedule(kernel))
         kernels.append(kernel)

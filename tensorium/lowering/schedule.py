@@ -35,6 +35,7 @@ from ..ir.core import Block, Operation, Value
 from ..ir.dialects import loop
 from ..ir.dialects.builtin import func_body, func_name
 from ..ir.types import DYN, BufferType, index
+from ..targets import Target, host_target
 
 
 @dataclass(frozen=True)
@@ -475,14 +476,16 @@ def apply_schedule(kernel: Operation, schedule: Schedule) -> None:
             annotate(kernel, step.kind, step.loop, step.factor)
 
 
-def default_schedule(kernel: Operation, tile: int = 4, vector: int = 16) -> Schedule:
-    """A reasonable schedule for a kernel built by the lowering, chosen from its loop names and nesting.
+def default_schedule(kernel: Operation, target: Target | None = None, tile: int = 4) -> Schedule:
+    """A reasonable schedule for a kernel built by the lowering for ``target`` (default: this machine),
+    chosen from its loop names and nesting; vectorized loops take the target's f32 lanes.
 
     matmul (one loop each named ``i``, ``j``, ``k``, rows independent): tile ``i`` and ``j`` by ``tile``,
     parallel outer rows. Otherwise, for each top-level nest: the outermost loop that has more than one trip
     parallel when its iterations are independent, and the innermost loop of a perfect nest vectorized
     (split first when it is also the outermost).
     """
+    vector = (target if target is not None else host_target()).lanes(32)
     loops = loops_of(kernel)
     if any(op.attr("kind", "serial") == "parallel" for op in loops):
         return Schedule(())  # the lowering built it scheduled (the blocked GEMM and convolution)

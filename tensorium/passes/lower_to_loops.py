@@ -8,6 +8,7 @@ from typing import ClassVar
 from ..errors import PassError
 from ..ir.core import Operation
 from ..lowering import default_schedule, lower_function
+from ..targets import parse_target
 from .base import Pass, register_pass
 
 
@@ -17,17 +18,21 @@ class LowerToLoops(Pass):
     """Lower every graph op of ``@func`` to a kernel and keep the host plan in the module's attributes.
 
     With ``schedule`` the default schedule of each kernel is applied (parallel and vectorized loops,
-    tiled matmuls). The module is replaced in place by the kernels; see docs/lowering.md.
+    tiled matmuls). ``target`` names the machine (``cpu:x86-64-v3``; empty: this one). The module is
+    replaced in place by the kernels; see docs/lowering.md.
     """
 
     name: ClassVar[str] = "lower-to-loops"
     func: str = "main"
     schedule: bool = False
+    target: str = ""
 
     def run(self, module: Operation) -> None:
         if "plan_steps" in module.attributes:
             raise PassError("the module is already lowered to loops")
-        lowered = lower_function(module, self.func, default_schedule if self.schedule else None)
+        target = parse_target(self.target or "cpu")
+        schedule = (lambda kernel: default_schedule(kernel, target)) if self.schedule else None
+        lowered = lower_function(module, self.func, schedule, target)
         block = module.regions[0].block
         for op in list(block.ops):
             op.erase()

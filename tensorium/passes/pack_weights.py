@@ -32,6 +32,8 @@ class PackWeights(Pass):
 
     name: ClassVar[str] = "pack-weights"
     width: int = 64
+    target: str = ""
+    """The machine packed for (``cpu:x86-64-v3``; empty: this one)."""
 
     def __post_init__(self) -> None:
         if self.width < 1:

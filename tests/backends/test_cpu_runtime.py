@@ -14,7 +14,8 @@ import pytest
 import tensorium as tm
 from tensorium import nn
 from tensorium.backends import interp
-from tensorium.backends.cpu import CpuExecutable, ExecutableError, HostInfo, MemoryPlan, host_info
+from tensorium.backends.cpu import CpuExecutable, ExecutableError, MemoryPlan
+from tensorium.targets import Target, host_target
 from tensorium.backends.llvm import jit
 from tensorium.backends.llvm.emitter import LLVMEmitter
 from tensorium.errors import CompileError, InterpreterError
@@ -299,7 +300,7 @@ def test_files_round_trip_without_code_generation(
     module, exe = mlp_exe
     assert loaded.kernels.object_code == exe.kernels.object_code
     assert loaded.loop_ir == exe.loop_ir and "func.func @matmul_0" in loaded.loop_ir
-    assert loaded.steps == exe.steps and loaded.memory == exe.memory and loaded.host == host_info()
+    assert loaded.steps == exe.steps and loaded.memory == exe.memory and loaded.target == host_target()
     same(module, loaded, [rand(6, 16), *MLP_WEIGHTS])
 
 
@@ -347,10 +348,10 @@ def _flip(folder: Path) -> None:
             r"compiled by Tensorium 0.0.1, but this is Tensorium .*; compile the model again",
         ),
         (
-            lambda p: _edit(p, lambda m: m["host"].update(cpu="future", features="+avx,+hyper-fma,+mega-vec")),
+            lambda p: _edit(p, lambda m: m["target"].update(cpu="future", features=["avx", "hyper-fma", "mega-vec"])),
             r"compiled for CPU 'future' with features this host \('.*'\) lacks: hyper-fma, mega-vec; compile",
         ),
-        (lambda p: _edit(p, lambda m: m["host"].update(triple="riscv64-unknown-linux")), "compiled for riscv64"),
+        (lambda p: _edit(p, lambda m: m["target"].update(triple="riscv64-unknown-linux")), "compiled for riscv64"),
         (lambda p: _edit(p, lambda m: m["steps"][0].__setitem__(0, "nope")), "step 'nope' does not match"),
         (lambda p: _edit(p, lambda m: m["steps"][0][1].__setitem__(0, 2)), r"step 'matmul_0' passes buffer #2"),
         (lambda p: _edit(p, lambda m: m["kernels"][0].update(symbol="missing")), "the object code has no kernel"),
@@ -366,7 +367,7 @@ def test_broken_files_give_clear_errors(stored: Path, tmp_path: Path, damage: An
         CpuExecutable.from_files(folder)
 
 
-def test_missing_features_ignore_disabled_ones() -> None:
-    recorded = HostInfo("t", "a", "+x,-y,+z")
-    assert recorded.missing_features(HostInfo("t", "b", "+x,+y")) == ["z"]
-    assert recorded.missing_features(HostInfo("t", "b", "+z,+x,-w")) == []
+def test_missing_features_are_the_enabled_ones_the_host_lacks() -> None:
+    recorded = Target("cpu", "a", "t", ("x", "z"))
+    assert recorded.missing_on(Target("cpu", "b", "t", ("x", "y"))) == ["z"]
+    assert recorded.missing_on(Target("cpu", "b", "t", ("w", "x", "z"))) == []

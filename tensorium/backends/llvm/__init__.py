@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .common import CompileError
 from .emitter import KernelInfo, LLVMEmitter
-from .jit import CompiledKernels, compile_module, host_target_machine
+from .jit import CompiledKernels, compile_module, host_target_machine, runs_here, target_machine
 from .runtime import NUM_THREADS_ENV, thread_count
 
 __all__ = [
@@ -19,5 +19,7 @@ __all__ = [
     "LLVMEmitter",
     "compile_module",
     "host_target_machine",
+    "runs_here",
+    "target_machine",
     "thread_count",
 ]

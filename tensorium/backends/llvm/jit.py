@@ -1,8 +1,9 @@
-"""JIT compilation of loop-level kernels for the host CPU and calls into them with numpy arrays.
+"""Compilation of loop-level kernels for a CPU target and calls into them with numpy arrays.
 
-The LLVM module is optimized by the O3 pipeline of the new pass manager for the host CPU (its name
-and features), turned into object code (kept as bytes for artifacts) and loaded by MCJIT. Calls go
-through ctypes, which releases the GIL; buffers are passed by pointer, without copies.
+The LLVM module is optimized by the O3 pipeline of the new pass manager for the target's CPU (its name
+and features), turned into object code (kept as bytes for artifacts) and, when the target's code runs
+on this machine, loaded by MCJIT. Calls go through ctypes, which releases the GIL; buffers are passed by
+pointer, without copies. Code for another CPU (cross-compilation) can be read as assembly but not run.
 """
 
 from __future__ import annotations
@@ -19,25 +20,38 @@ from ...ir.core import Operation
 from ...ir.storage import check_array, coerce
 from ...ir.types import BufferType, FloatType, ScalarType, Sym
 from ...ir.verifier import verify
+from ...targets import Target, TargetError, host_target
 from .emitter import KernelInfo, LLVMEmitter
 from .runtime import POOL, RUNTIME_FAILED, register_runtime, thread_count
 
 
-def host_target_machine(opt_level: int = 3) -> llvm.TargetMachine:
-    """A new target machine for the host CPU (name and features), position independent.
+def target_machine(target: Target, opt_level: int = 3) -> llvm.TargetMachine:
+    """A new LLVM target machine for a CPU ``target`` (triple, CPU name and features), position independent.
 
     Each JIT engine takes ownership of (and frees) its target machine, so every compilation makes one.
     """
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    target = llvm.Target.from_triple(llvm.get_process_triple())
-    try:
-        features = llvm.get_host_cpu_features().flatten()
-    except RuntimeError:
-        features = ""
-    return target.create_target_machine(
-        cpu=llvm.get_host_cpu_name(), features=features, opt=opt_level, reloc="pic", jit=True
+    if target.kind != "cpu":
+        raise TargetError(f"the LLVM CPU backend cannot compile for target '{target}'")
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    machine = llvm.Target.from_triple(target.triple)
+    return machine.create_target_machine(
+        cpu=target.cpu, features=target.llvm_features, opt=opt_level, reloc="pic", jit=True
     )
+
+
+def host_target_machine(opt_level: int = 3) -> llvm.TargetMachine:
+    """A new target machine for this machine's CPU (:func:`~tensorium.targets.host_target`)."""
+    return target_machine(host_target(), opt_level)
+
+
+def runs_here(target: Target) -> bool:
+    """True when code compiled for ``target`` can run on this machine."""
+    try:
+        target.check_runs_here()
+    except TargetError:
+        return False
+    return True
 
 
 def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine, opt_level: int = 3) -> None:
@@ -49,37 +63,43 @@ def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine, opt_level: int
     builder.getModulePassManager().run(module, builder)
 
 
-def compile_module(module: Operation, opt_level: int = 3) -> CompiledKernels:
-    """Verify, emit, optimize and JIT-compile every kernel of a loop-level ``module`` for the host CPU.
+def compile_module(module: Operation, opt_level: int = 3, target: Target | None = None) -> CompiledKernels:
+    """Verify, emit, optimize and compile every kernel of a loop-level ``module`` for a CPU ``target``
+    (default: this machine); the kernels can be run when the target's code runs here.
 
     Each kernel is optimized in an LLVM module and context of its own, on several threads (llvmlite's calls
     release the GIL); the optimized modules are then linked into one and turned into one object file.
     """
     verify(module)
-    machine = host_target_machine(opt_level)
+    target = target if target is not None else host_target()
+    machine = target_machine(target, opt_level)
     emitter = LLVMEmitter(triple=machine.triple, data_layout=str(machine.target_data))
     texts = [str(m) for m in emitter.emit_modules(module)]
     workers = max(1, min(len(texts), thread_count()))
     with ThreadPoolExecutor(workers, thread_name_prefix="tensorium-llvm") as pool:
-        optimized = list(pool.map(lambda text: _optimized_bitcode(text, opt_level), texts))
+        optimized = list(pool.map(lambda text: _optimized_bitcode(text, target, opt_level), texts))
     compiled = llvm.parse_assembly("")
     compiled.triple, compiled.data_layout = machine.triple, str(machine.target_data)
     for bitcode in optimized:
         compiled.link_in(llvm.parse_bitcode(bitcode))
     object_code = machine.emit_object(compiled)
-    register_runtime()
-    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
-    engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
-    engine.finalize_object()
-    return CompiledKernels(emitter.kernels, emitter.errors, engine, "\n".join(texts), compiled, object_code)
+    engine = None
+    if runs_here(target):
+        register_runtime()
+        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
+        engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
+        engine.finalize_object()
+    kernels = CompiledKernels(emitter.kernels, emitter.errors, engine, "\n".join(texts), compiled, object_code)
+    kernels.target = target
+    return kernels
 
 
-def _optimized_bitcode(text: str, opt_level: int) -> bytes:
+def _optimized_bitcode(text: str, target: Target, opt_level: int) -> bytes:
     """One kernel's LLVM IR parsed, verified and optimized in a context of its own, as bitcode."""
     context = llvm.create_context()
     parsed = llvm.parse_assembly(text, context=context)
     parsed.verify()
-    optimize(parsed, host_target_machine(opt_level), opt_level)
+    optimize(parsed, target_machine(target, opt_level), opt_level)
     return bytes(parsed.as_bitcode())
 
 
@@ -92,17 +112,20 @@ def _ctype(t: Any) -> type:
 
 
 class CompiledKernels:
-    """Kernels compiled for the host CPU: ``run(name, *arrays)`` updates the buffers in place.
+    """Kernels compiled for a CPU target: ``run(name, *arrays)`` updates the buffers in place.
 
-    ``llvm_ir`` is the emitted module, ``optimized_ir`` the module after optimization and ``object_code`` its
-    object file for the host.
+    ``llvm_ir`` is the emitted module, ``optimized_ir`` the module after optimization, ``object_code`` its
+    object file and ``assembly()`` its assembly. ``engine`` is None for code that cannot run here (compiled
+    for a CPU with features this machine lacks); running it raises TargetError.
     """
+
+    target: Target | None = None
 
     def __init__(
         self,
         kernels: dict[str, KernelInfo],
         errors: list[str],
-        engine: llvm.ExecutionEngine,
+        engine: llvm.ExecutionEngine | None,
         llvm_ir: str,
         optimized: llvm.ModuleRef | str,
         object_code: bytes,
@@ -114,7 +137,7 @@ class CompiledKernels:
         self.object_code = object_code
         self._engine = engine
         self._functions: dict[str, Any] = {}
-        for name, info in kernels.items():
+        for name, info in kernels.items() if engine is not None else ():
             argtypes: list[Any] = [ctypes.c_int64]
             for t in info.arg_types:
                 argtypes.append(_ctype(t))
@@ -130,6 +153,12 @@ class CompiledKernels:
             self._optimized = str(self._optimized)
         return self._optimized
 
+    def assembly(self) -> str:
+        """The optimized module as the target's assembly text (for reading what the kernels became)."""
+        target = self.target if self.target is not None else host_target()
+        module = llvm.parse_assembly(self.optimized_ir)
+        return str(target_machine(target).emit_assembly(module))
+
     @property
     def names(self) -> list[str]:
         return list(self.kernels)
@@ -142,6 +171,9 @@ class CompiledKernels:
         info = self.kernels.get(name)
         if info is None:
             raise InterpreterError(f"no kernel @{name}; the module has {self.names}")
+        if self._engine is None:
+            assert self.target is not None
+            self.target.check_runs_here(f"kernel @{name}")
         threads = thread_count() if num_threads is None else num_threads
         if threads < 1:
             raise InterpreterError(f"num_threads must be at least 1, got {threads}")
