@@ -4,10 +4,11 @@ from __future__ import annotations
 
 __version__ = "0.1.0"  # set before the imports below: the artifact writer and the cache key record it
 
-from . import ir, nn
+from . import ir, nn, targets
 from .api import CompiledModel, compile, load
 from .errors import InterpreterError, Location, ParseError, PassError, TensoriumError, VerifyError
 from .ir import parse_module, print_module, verify
+from .targets import Target
 from .tensor import Tensor, trace
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "Location",
     "ParseError",
     "PassError",
+    "Target",
     "Tensor",
     "TensoriumError",
     "VerifyError",
@@ -26,6 +28,7 @@ __all__ = [
     "nn",
     "parse_module",
     "print_module",
+    "targets",
     "trace",
     "verify",
 ]

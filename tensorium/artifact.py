@@ -38,7 +38,7 @@ from .ir.parser import parse_module, parse_type_text
 from .ir.printer import DENSE_HEX_THRESHOLD, print_module
 from .ir.types import FunctionType, Sym, TensorType, Type, storage_dtype
 from .lowering.space import Config
-from .targets import Target
+from .targets import Target, parse_target
 
 __all__ = [
     "EXECUTABLE_DIR",
@@ -446,8 +446,9 @@ def read_artifact(path: str | os.PathLike[str]) -> Artifact:
     inputs = _typed_list(meta, "inputs", meta_file)
     outputs = _typed_list(meta, "outputs", meta_file)
     tree = check_tree(meta.get("output_tree"), str(meta_file))
+    name = _field(meta, "target", str, meta_file)
     try:
-        target = Target.from_json(meta.get("target_record"))
+        target = Target.from_json(meta.get("target_record")) if name.startswith("cpu") else parse_target(name)
         configs = {str(k): Config.parse(str(v)) for k, v in dict(meta.get("schedules") or {}).items()}
     except (TensoriumError, TypeError, ValueError) as e:
         raise ArtifactError(f"{meta_file}: bad target or schedules ({e})") from None

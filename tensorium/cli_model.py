@@ -326,10 +326,10 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 def _print_executable(executable: CpuExecutable) -> None:
     """The kernels of a CPU executable in launch order, its object code and its intermediate memory."""
-    host = executable.host
+    target = executable.target
     print(
         f"kernels: {len(executable.steps)} ({_bytes(len(executable.kernels.object_code))} of object code "
-        f"for {host.cpu}, {host.triple})"
+        f"for {target.cpu}, {target.triple})"
     )
     width = max((len(s.kernel) for s in executable.steps), default=0)
     for step in executable.steps:

@@ -77,7 +77,7 @@ def compiled(codegen: list[str]) -> Any:
 
 
 def test_cpu_is_the_default_and_matches_the_interpreter(compiled: Any, codegen: list[str]) -> None:
-    assert compiled.artifact.target == "cpu"
+    assert compiled.artifact.target == tm.targets.host_target()
     assert compiled.cache_info().imports == 1 and _generated_once(codegen)
     assert [n for n, _ in compiled.artifact.params] == ["const0", "const1"]
     assert all(a.size <= 64 for _, a in compiled.artifact.executable.constants)
@@ -112,7 +112,9 @@ def test_disk_cache_hit_needs_no_codegen(compiled: Any, codegen: list[str]) -> N
 def test_a_cache_entry_for_another_cpu_is_rebuilt(compiled: Any, isolated_cache: Path, codegen: list[str]) -> None:
     (entry,) = [p for p in isolated_cache.iterdir() if (p / "cpu").is_dir()]
     plan = entry / "cpu" / "plan.json"
-    plan.write_text(plan.read_text().replace('"features": "', '"features": "+quantum-fma,'))
+    meta = json.loads(plan.read_text())
+    meta["target"]["features"].append("quantum-fma")
+    plan.write_text(json.dumps(meta))
     tm.cache.clear_memory()
     codegen.clear()
     with pytest.warns(UserWarning, match="ignoring corrupt cache entry .*lacks: quantum-fma"):
@@ -135,8 +137,8 @@ def _edit_plan(folder: Path, key: str, value: Any) -> None:
         (lambda p: shutil.rmtree(p / "cpu"), r"cpu/plan.json: missing"),
         (lambda p: _edit_plan(p, "tensorium_version", "9.9"), r"compiled by Tensorium 9.9, but this is Tensorium"),
         (
-            lambda p: _edit_plan(p, "host", {"triple": "x", "cpu": "y", "features": ""}),
-            r"plan.json: compiled for x, but this host is",
+            lambda p: _edit_plan(p, "target", {"kind": "cpu", "triple": "x", "cpu": "y", "features": []}),
+            r"plan.json was compiled for x, but this host is",
         ),
         (lambda p: _edit_plan(p, "inputs", [1, 0, 2]), r"plan.json: the plan's inputs or outputs do not match @main"),
     ],
@@ -155,7 +157,7 @@ def test_interp_target_still_works_and_writes_no_object_code(tmp_path: Path) -> 
     assert cm.artifact.executable is None
     assert not (cm.save(tmp_path / "i.tsm") / "cpu").exists()
     with pytest.raises(
-        TensoriumError, match="target 'cuda': the CUDA backend is not available yet; use target=\"cpu\""
+        TensoriumError, match="target 'cuda': the CUDA backend is not available yet; use 'cpu'"
     ):
         tm.compile(head, target="cuda")
 
@@ -220,7 +222,7 @@ def test_cli_compile_inspect_and_run(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "[3/4] codegen: done in" in err and "(2 kernels, " in err
     assert cli("inspect", str(out)) == 0
     text = capsys.readouterr().out
-    assert "  target: cpu\n" in text
+    assert "  target: cpu (" in text
     assert "kernels: 2 (" in text and "  matmul_packed_relu_sub_0  (#0, #1, #2) -> (#3)  [3 fused ops: " in text
     assert "peak intermediate memory: 24 B (1 intermediate buffers in 1 slots)\n" in text
     x = np.arange(8, dtype=np.float32).reshape(2, 4)
