@@ -89,16 +89,23 @@ class Target:
 
     @staticmethod
     def from_json(data: object) -> Target:
-        """The target :meth:`to_json` wrote; TargetError when it is malformed."""
+        """The target :meth:`to_json` wrote; TargetError when it is malformed (unknown kind or field, a field
+        of the wrong type)."""
         if not isinstance(data, dict) or data.get("kind") not in KINDS:
             raise TargetError(f"malformed target record {data!r}")
-        try:
-            values = {k: data[k] for k in Target.__dataclass_fields__ if k in data}
-            values["features"] = tuple(str(f) for f in values.get("features", ()))
-            values["dot_product"] = tuple(str(f) for f in values.get("dot_product", ()))
-            return Target(**values)
-        except TypeError as e:
-            raise TargetError(f"malformed target record {data!r}: {e}") from None
+        fields = Target.__dataclass_fields__
+        values: dict[str, object] = {}
+        for name, value in data.items():
+            if name not in fields:
+                raise TargetError(f"malformed target record: unknown field '{name}'")
+            if name in ("features", "dot_product"):
+                if not isinstance(value, list) or not all(isinstance(f, str) for f in value):
+                    raise TargetError(f"malformed target record: '{name}' must be a list of strings")
+                value = tuple(value)
+            elif type(value) is not (str if name == "kind" else type(fields[name].default)):
+                raise TargetError(f"malformed target record: '{name}' is {value!r}")
+            values[name] = value
+        return Target(**values)  # type: ignore[arg-type]
 
     def with_threads(self, threads: int) -> Target:
         """The same target with another thread count."""
