@@ -153,7 +153,7 @@ def test_an_artifact_for_a_cpu_this_host_lacks_is_refused_on_load(tmp_path: Path
     meta["target_record"]["features"].append("hyper-fma")
     meta["target_record"]["cpu"] = "future"
     meta_file.write_text(json.dumps(meta))
-    with pytest.raises(TensoriumError, match="with features this host .* lacks: hyper-fma"):
+    with pytest.raises(TensoriumError, match=r"with features this host .* lacks: hyper-fma"):
         tm.load(saved)
     plan_file = saved / "cpu" / "plan.json"
     plan = json.loads(plan_file.read_text())
