@@ -82,6 +82,7 @@ SNIPPETS: dict[str, list[str]] = {
     "loop.cmp": ['%r = loop.cmp %m, %k {predicate = "lt"} : (i32, i32) -> i1'],
     "loop.select": ["%r = loop.select %c, %x, %y : (i1, f32, f32) -> f32"],
     "loop.cast": ["%r = loop.cast %m {dtype = f32} : (i32) -> f32"],
+    "loop.bitcast": ["%r = loop.bitcast %x {dtype = u32} : (f32) -> u32"],
     **{f"loop.{n}": [f"%r = loop.{n} %x, %y : (f32, f32) -> f32"] for n in BINARY_FLOAT},
     **{f"loop.{n}": [f"%r = loop.{n} %m, %k : (i32, i32) -> i32"] for n in BINARY_INT},
     **{f"loop.{n}": [f"%r = loop.{n} %x : (f32) -> f32"] for n in UNARY_FLOAT},

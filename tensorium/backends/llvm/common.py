@@ -1,4 +1,4 @@
-"""What the LLVM emitter's parts share: the compile error, LLVM types of IR scalars, buffer values."""
+"""What the LLVM emitter's parts share: LLVM types of IR scalars, buffer values."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from ...errors import CompileError
-from ...ir.core import Operation
-from ...ir.evaluate import op_location
 from ...ir.types import BufferType, FloatType, IndexType, IntegerType, ScalarType, storage_dtype
 
 I1 = ir.IntType(1)
@@ -19,11 +17,6 @@ F16 = ir.HalfType()
 F32 = ir.FloatType()
 F64 = ir.DoubleType()
 PTR = ir.PointerType()
-
-
-def op_error(op: Operation, message: str) -> CompileError:
-    """A CompileError about ``op``: ``file:line:col: 'loop.x' <message>``."""
-    return CompileError(f"{op_location(op)}'{op.name}' {message}")
 
 
 def register_type(t: ScalarType) -> ir.Type:

@@ -18,13 +18,16 @@ from typing import ClassVar
 
 from llvmlite import ir
 
+from ...errors import CompileError
 from ...ir.core import Block, Operation, Value
 from ...ir.dialects.builtin import func_body, func_name, functions
 from ...ir.dialects.loop import GPU_KINDS
 from ...ir.evaluate import op_location
 from ...ir.shapes import normalize_axis
 from ...ir.types import BufferType, FloatType, IntegerType, ScalarType, Sym, Type, storage_dtype
+from ...lowering.decompose import DECOMPOSABLE
 from ...lowering.inplace import inplace_pairs
+from ..emitter import op_error
 from .common import (
     F16,
     F32,
@@ -32,10 +35,8 @@ from .common import (
     I64,
     PTR,
     BufferRef,
-    CompileError,
     is_signed,
     memory_type,
-    op_error,
     register_type,
 )
 from .scalars import ScalarEmitter
@@ -44,7 +45,6 @@ from .vectorize import VectorEmitter, vector_plan
 PARALLEL_FOR = "tensorium_parallel_for"
 """The runtime entry point: ``i32 (i64 threads, ptr body, ptr ctx, i64 trips)``."""
 
-CPU_KINDS = ("serial", "unroll", "vectorize", "parallel")
 MAX_UNROLL = 64
 """``unroll`` loops with constant bounds and at most this many iterations are unrolled while emitting."""
 MAX_STACK_BYTES = 1 << 16
@@ -91,13 +91,24 @@ def _is_one(v: ir.Value) -> bool:
 class LLVMEmitter(ScalarEmitter, VectorEmitter):
     """Turns a module of loop-level kernels into one LLVM module; emitter state lives on the instance.
 
-    ``OPS`` maps op names to method names; a GPU emitter subclasses this and overrides what differs
-    (loop kinds, barriers, address spaces).
+    A :class:`~tensorium.backends.emitter.KernelEmitter`: ``OPS`` maps op names to method names and
+    ``LOOP_KINDS`` loop kinds to methods; an NVPTX emitter subclasses this and overrides what differs
+    (its loop kinds, barriers, address spaces, kernel ABI).
     """
 
+    NAME: ClassVar[str] = "LLVM"
+    NATIVE: ClassVar[frozenset[str]] = DECOMPOSABLE - {"loop.exp", "loop.log", "loop.tanh", "loop.erf"}
+    """Integer division is native (the same guarded code); the f32 decompositions of exp, log, tanh and erf
+    run faster than this emitter's own (docs/cpu_backend.md has the numbers), which remain for f64 and for
+    modules compiled without the decompose stage."""
+    LOOP_KINDS: ClassVar[dict[str, str]] = {
+        "serial": "emit_serial",
+        "unroll": "emit_unroll",
+        "vectorize": "emit_vectorize",
+        "parallel": "emit_parallel_for",
+    }
     OPS: ClassVar[dict[str, str]] = {
         **ScalarEmitter.OPS,
-        "loop.for": "emit_for",
         "loop.if": "emit_if",
         "loop.alloc": "emit_alloc",
         "loop.dim": "emit_dim",
@@ -120,10 +131,8 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter):
         self.threads: ir.Value = I64(1)
         self.parallel_depth = 0
 
-    def emit_module(self, module: Operation) -> ir.Module:
-        """Emit every function of ``module`` as a kernel; returns the LLVM module."""
-        for func in functions(module):
-            self.emit_function(func)
+    def output(self) -> ir.Module:
+        """The LLVM module of the kernels emitted so far."""
         return self.module
 
     def emit_modules(self, module: Operation) -> list[ir.Module]:
@@ -210,20 +219,9 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter):
     def emit_block(self, block: Block) -> None:
         """Emit the ops of ``block`` but its terminator, then free what it malloc'ed."""
         self.frees.append([])
-        for op in block.ops:
-            if op.name not in ("loop.yield", "func.return"):
-                self.emit_op(op)
+        super().emit_block(block)
         for ptr in reversed(self.frees.pop()):
             self.builder.call(self.intrinsic("free", ir.VoidType(), [PTR]), [ptr])
-
-    def emit_op(self, op: Operation) -> None:
-        """Emit ``op`` through the method ``OPS`` names for it."""
-        method = self.OPS.get(op.name)
-        if method is None:
-            raise op_error(op, "is not supported by the LLVM backend")
-        result = getattr(self, method)(op)
-        if result is not None:
-            self.env[id(op.results[0])] = result
 
     def check(self, op: Operation, failed: ir.Value, message: str) -> None:
         """Return error code k from the current function when the i1 ``failed`` holds at run time."""
@@ -245,24 +243,45 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter):
         assert isinstance(ref, BufferRef), v
         return ref
 
-    def emit_for(self, op: Operation) -> None:
-        """A loop.for: checks the step, then an ordinary loop or an outlined parallel one."""
-        kind = op.attr("kind", "serial")
+    def unsupported_kind(self, op: Operation, kind: str) -> CompileError:
+        """GPU loops need a GPU target."""
         if kind in GPU_KINDS:
-            raise op_error(
-                op, f'of kind "{kind}" needs a GPU target; the CPU backend runs {", ".join(CPU_KINDS)} loops'
-            )
+            kinds = ", ".join(self.LOOP_KINDS)
+            return op_error(op, f'of kind "{kind}" needs a GPU target; the CPU backend runs {kinds} loops')
+        return super().unsupported_kind(op, kind)
+
+    def bounds(self, op: Operation) -> tuple[ir.Value, ir.Value, ir.Value]:
+        """The lower bound, upper bound and step of a ``loop.for``, after a run-time check that the step is positive."""
         lower, upper, step = self.operands(op)
         self.check(op, self.builder.icmp_signed("<=", step, I64(0)), "step must be positive")
-        body = op.regions[0].block
-        if kind == "parallel" and self.parallel_depth == 0:
-            self.emit_parallel(op, lower, upper, step)
-        elif kind == "unroll" and self.unrolled(op, lower, upper, step):
-            return
-        elif kind == "vectorize" and (op.attr("factor") or 0) > 1 and _is_one(step) and self.vectorized(op):
-            self.emit_vector_loop(body, lower, upper, int(op.attr("factor")), self.plan)
+        return lower, upper, step
+
+    def emit_serial(self, op: Operation) -> None:
+        """A serial loop (also what the other kinds fall back to), with its ``llvm.loop`` hints."""
+        lower, upper, step = self.bounds(op)
+        self.emit_loop(op.regions[0].block, lower, upper, step, self.loop_hints(op))
+
+    def emit_unroll(self, op: Operation) -> None:
+        """Unrolled while emitting when short and constant, else a loop with unroll hints."""
+        lower, upper, step = self.bounds(op)
+        if not self.unrolled(op, lower, upper, step):
+            self.emit_loop(op.regions[0].block, lower, upper, step, self.loop_hints(op))
+
+    def emit_vectorize(self, op: Operation) -> None:
+        """Explicit vector lanes when the body allows (see vectorize.py), else a loop with vectorize hints."""
+        lower, upper, step = self.bounds(op)
+        if (op.attr("factor") or 0) > 1 and _is_one(step) and self.vectorized(op):
+            self.emit_vector_loop(op.regions[0].block, lower, upper, int(op.attr("factor")), self.plan)
         else:
             self.emit_loop(op.regions[0].block, lower, upper, step, self.loop_hints(op))
+
+    def emit_parallel_for(self, op: Operation) -> None:
+        """The outermost parallel loop is outlined and run on threads; nested ones are serial in each chunk."""
+        lower, upper, step = self.bounds(op)
+        if self.parallel_depth == 0:
+            self.emit_parallel(op, lower, upper, step)
+        else:
+            self.emit_loop(op.regions[0].block, lower, upper, step, None)
 
     def unrolled(self, op: Operation, lower: ir.Value, upper: ir.Value, step: ir.Value) -> bool:
         """Emit the body once per iteration when the bounds are constants and the loop is short; else False."""

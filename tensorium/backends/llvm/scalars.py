@@ -11,16 +11,17 @@ library's ``erf`` for f64.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import ClassVar
 
 import numpy as np
 from llvmlite import ir
 
-from ...ir.core import Operation, Value
+from ...ir.core import Operation
 from ...ir.storage import coerce
 from ...ir.types import FloatType, IntegerType, ScalarType, Type
-from .common import F16, F32, F64, I1, I32, I64, is_signed, register_type
+from ..emitter import KernelEmitter
+from .common import F16, F32, F64, I1, I32, I64, is_signed, memory_type, register_type
 
 _FLOAT_ARITH = {"loop.add": "fadd", "loop.sub": "fsub", "loop.mul": "fmul", "loop.div": "fdiv", "loop.rem": "frem"}
 _INT_ARITH = {"loop.add": "add", "loop.sub": "sub", "loop.mul": "mul", "loop.and": "and_", "loop.or": "or_"}
@@ -40,14 +41,16 @@ def _erf_series(terms: int) -> list[float]:
     return [scale * (-1) ** k / (math.factorial(k) * (2 * k + 1)) for k in range(terms)]
 
 
-class ScalarEmitter:
+class ScalarEmitter(KernelEmitter):
     """Emits the scalar ops of a loop-level kernel into ``self.builder``; the base of the LLVM emitter.
 
     ``OPS`` maps op names to method names; each method takes the op and returns its LLVM result (or None).
-    Subclasses (the NVPTX emitter) override single methods or the helpers ``intrinsic`` and ``round``.
+    An emitter of LLVM IR for another target (NVPTX) subclasses the LLVM emitter and overrides single
+    methods or the helpers ``intrinsic`` and ``round``.
     """
 
     OPS: ClassVar[dict[str, str]] = {
+        **KernelEmitter.OPS,
         "loop.const": "emit_const",
         **dict.fromkeys(["loop.add", "loop.sub", "loop.mul", "loop.and", "loop.or", "loop.xor"], "emit_arith"),
         "loop.div": "emit_div",
@@ -65,26 +68,13 @@ class ScalarEmitter:
         "loop.cmp": "emit_cmp",
         "loop.select": "emit_select",
         "loop.cast": "emit_cast",
+        "loop.bitcast": "emit_bitcast",
     }
 
     def __init__(self, module: ir.Module) -> None:
+        super().__init__()
         self.module = module
         self.builder = ir.IRBuilder()
-        self.env: dict[int, object] = {}
-
-    def value(self, v: Value) -> ir.Value:
-        """The LLVM value computed for the scalar ``v``."""
-        out = self.env[id(v)]
-        assert isinstance(out, ir.Value), v
-        return out
-
-    def values(self, values: Sequence[Value]) -> list[ir.Value]:
-        """The LLVM values computed for the scalars ``values``."""
-        return [self.value(v) for v in values]
-
-    def operands(self, op: Operation) -> list[ir.Value]:
-        """The LLVM values of the (scalar) operands of ``op``."""
-        return self.values(op.operands)
 
     def intrinsic(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
         """The declaration of function ``name`` (an LLVM intrinsic or runtime symbol), declared once."""
@@ -339,6 +329,24 @@ class ScalarEmitter:
         dst = op.results[0].type
         assert isinstance(dst, ScalarType)
         return self.convert(a, src, dst)
+
+    def emit_bitcast(self, op: Operation) -> ir.Value:
+        """The bits of a float as an integer of its width, or back; f16 (held in float) goes through half.
+
+        Works lane-wise on vectors too (the vectorizer calls it with vector operands)."""
+        (a,) = self.operands(op)
+        src, dst = self.scalar_type(op), op.results[0].type
+        assert isinstance(dst, ScalarType)
+        bl = self.builder
+        lanes = a.type.count if isinstance(a.type, ir.VectorType) else 0
+
+        def typed(t: ir.Type) -> ir.Type:
+            return ir.VectorType(t, lanes) if lanes else t
+
+        if src == FloatType("f16"):
+            a = bl.fptrunc(a, typed(F16))
+        out = bl.bitcast(a, typed(memory_type(dst)))
+        return bl.fpext(out, typed(F32)) if dst == FloatType("f16") else out
 
     def round_to_odd(self, a: ir.Value) -> ir.Value:
         """A double narrowed to float rounding to odd, so that narrowing on to half rounds only once.

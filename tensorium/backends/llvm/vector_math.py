@@ -1,9 +1,11 @@
 """exp, erf and tanh of f32 vectors as polynomials, so that vectorized loops need no per-lane libm calls.
 
-LLVM turns ``llvm.exp.v16f32`` into sixteen calls of ``expf``; these keep every lane in registers.
-Accuracy (checked against numpy in tests/backends/test_vectorize.py): exp within 2 ulp on the normal
-range (denormal results flush to 0), tanh within 1e-6 relative (2e-7 absolute), erf within 4.5e-7
-absolute and relative.
+LLVM turns ``llvm.exp.v16f32`` into sixteen calls of ``expf``; these keep every lane in registers. They
+are the vectorizer's path for modules compiled without the decompose stage: the loop-level decompositions
+(:mod:`tensorium.lowering.decompose`, the same polynomials as loop ops) replace them in the CPU pipeline,
+where they ran faster. Accuracy (checked against numpy in tests/backends/test_vectorize.py): exp within
+2 ulp on the normal range (denormal results flush to 0), tanh within 1e-6 relative (2e-7 absolute), erf
+within 4.5e-7 absolute and relative.
 """
 
 from __future__ import annotations
@@ -13,18 +15,11 @@ from collections.abc import Callable
 
 from llvmlite import ir
 
+from ...lowering.decompose import ERF_P, ERF_Q, EXP_POLY, TANH_SERIES
 from .common import I32
 
 MathCall = Callable[..., ir.Value]
 """``call_math(name, *args)``: an LLVM math intrinsic on the arguments' (vector) type."""
-
-_EXP_POLY = [5.0000001201e-1, 1.6666665459e-1, 4.1665795894e-2, 8.3334519073e-3, 1.3981999507e-3, 1.9875691500e-4]
-_TANH_SERIES = [1.0, -1 / 3, 2 / 15, -17 / 315, 62 / 2835]
-# erf(x) = x P(x^2) / Q(x^2) on [-4, 4], the float approximation of Eigen and TensorFlow (one divide, no exp).
-_ERF_P = [-1.60960333262415e-02, -2.95459980854025e-03, -7.34990630326855e-04, -5.69250639462346e-05]
-_ERF_P += [-2.10102402082508e-06, 2.77068142495902e-08, -2.72614225801306e-10]
-_ERF_Q = [-1.42647390514189e-02, -7.37332916720468e-03, -1.68282697438203e-03, -2.13374055278905e-04]
-_ERF_Q += [-1.45660718464996e-05]
 
 
 def _c(x: ir.Value, value: float) -> ir.Constant:
@@ -43,7 +38,7 @@ def vector_exp(bl: ir.IRBuilder, x: ir.Value, call_math: MathCall) -> ir.Value:
     clamped = call_math("minnum", call_math("maxnum", x, _c(x, -87.3)), _c(x, 88.72))
     n = call_math("floor", bl.fadd(bl.fmul(clamped, _c(x, 1.4426950408889634)), _c(x, 0.5)))
     r = bl.fsub(bl.fsub(clamped, bl.fmul(n, _c(x, 0.693359375))), bl.fmul(n, _c(x, -2.12194440e-4)))
-    p = bl.fadd(bl.fadd(bl.fmul(_horner(bl, r, _EXP_POLY), bl.fmul(r, r)), r), _c(x, 1.0))
+    p = bl.fadd(bl.fadd(bl.fmul(_horner(bl, r, EXP_POLY), bl.fmul(r, r)), r), _c(x, 1.0))
     ints = ir.VectorType(I32, x.type.count)
     scale = bl.bitcast(bl.shl(bl.add(bl.fptosi(n, ints), ir.Constant(ints, 127)), ir.Constant(ints, 23)), x.type)
     out = bl.fmul(p, scale)
@@ -55,7 +50,7 @@ def vector_exp(bl: ir.IRBuilder, x: ir.Value, call_math: MathCall) -> ir.Value:
 def vector_tanh(bl: ir.IRBuilder, x: ir.Value, call_math: MathCall) -> ir.Value:
     """tanh of an f32 vector: its series below |x| = 0.1, else sign(x) (1 - 2 / (e**(2|x|) + 1))."""
     ax = call_math("fabs", x)
-    small = bl.fmul(x, _horner(bl, bl.fmul(x, x), _TANH_SERIES))
+    small = bl.fmul(x, _horner(bl, bl.fmul(x, x), TANH_SERIES))
     e = vector_exp(bl, bl.fmul(ax, _c(x, 2.0)), call_math)
     large = bl.fsub(_c(x, 1.0), bl.fdiv(_c(x, 2.0), bl.fadd(e, _c(x, 1.0))))
     out = bl.select(bl.fcmp_ordered("<", ax, _c(x, 0.1)), small, call_math("copysign", large, x))
@@ -66,7 +61,7 @@ def vector_erf(bl: ir.IRBuilder, x: ir.Value, call_math: MathCall) -> ir.Value:
     """erf of an f32 vector: a rational function of x on [-4, 4] (beyond, erf rounds to +-1 in f32)."""
     clamped = call_math("minnum", call_math("maxnum", x, _c(x, -4.0)), _c(x, 4.0))
     square = bl.fmul(clamped, clamped)
-    out = bl.fdiv(bl.fmul(clamped, _horner(bl, square, _ERF_P)), _horner(bl, square, _ERF_Q))
+    out = bl.fdiv(bl.fmul(clamped, _horner(bl, square, ERF_P)), _horner(bl, square, ERF_Q))
     return bl.select(bl.fcmp_unordered("uno", x, x), x, out)
 
 

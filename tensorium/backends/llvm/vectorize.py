@@ -43,6 +43,7 @@ _VECTOR_OPS = {
     "loop.select",
     "loop.cmp",
     "loop.const",
+    "loop.bitcast",
 }
 _FLOAT_ONLY = {"loop.div", "loop.fma", "loop.exp", "loop.log", "loop.sqrt", "loop.sin", "loop.cos", "loop.floor"}
 _FLOAT_ONLY |= {"loop.abs"}

@@ -16,7 +16,7 @@ import numpy as np
 from ...attributes import AttrSpec, ScalarTypeAttr, StrAttr
 from ...opdef import InferError, OpDef, Reference, define, lookup
 from ...printer import format_attr
-from ...types import FloatType, IntegerType, Type, i1
+from ...types import FloatType, IntegerType, Type, i1, storage_dtype
 from .. import graph  # noqa: F401  (the scalar semantics below are the graph ops')
 from .common import expect_scalar, same_scalar
 
@@ -197,4 +197,27 @@ cast = define(
     traits=("pure",),
     doc="Convert a scalar to `dtype` as graph.cast does: floats to integers truncate toward zero, saturate to "
     "the i64 range (NaN gives 0) and wrap to the width; integers wrap; anything to i1 is x != 0.",
+)
+
+_BITCAST_WIDTHS = {"f16": 16, "f32": 32, "f64": 64}
+
+
+def _bitcast_infer(x: Type, *, dtype: Any) -> Type:
+    src, dst = expect_scalar(x), expect_scalar(dtype, what="dtype")
+    floats = [t for t in (src, dst) if isinstance(t, FloatType)]
+    ints = [t for t in (src, dst) if isinstance(t, IntegerType) and not t.is_bool]
+    if len(floats) != 1 or len(ints) != 1 or _BITCAST_WIDTHS.get(floats[0].name) != ints[0].width:
+        raise InferError(f"bitcast converts between f16, f32 or f64 and an integer of its width, not {src} to {dst}")
+    return dst
+
+
+bitcast = define(
+    "loop.bitcast",
+    operands=("x",),
+    attrs={"dtype": ScalarTypeAttr()},
+    infer=_bitcast_infer,
+    reference=lambda x, *, dtype: np.asarray(x).view(storage_dtype(dtype)),
+    traits=("pure",),
+    doc="The bits of a float (f16, f32, f64) as an integer of the same width, or back: what math "
+    "decompositions use to reach exponents and to scale by powers of two.",
 )

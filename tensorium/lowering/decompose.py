@@ -1,0 +1,247 @@
+"""Math decompositions at the loop level: ops a target lacks, rewritten into ops every target has.
+
+Each backend's emitter says which of the :data:`DECOMPOSABLE` ops it has natively (``NATIVE`` on its
+:class:`~tensorium.backends.emitter.KernelEmitter`); :func:`decompose` rewrites the others, in place,
+into :data:`BASIC` loop ops, so that every backend inherits one tested implementation instead of writing
+its own (the model is tinygrad's ``transcendental.py``):
+
+- ``loop.exp``, ``loop.log``, ``loop.tanh``, ``loop.erf`` of f32 (and of f16 and bf16, computed in f32):
+  Cephes' ``expf``/``logf`` (range reduction by powers of two through ``loop.bitcast``), tanh from its
+  series and from exp, erf as Eigen's rational function. Within 2 ulp for exp and log, 1e-6 relative for
+  tanh, 5e-7 absolute for erf; exp flushes results below 2**-126 to 0. f64 ops are left as they are.
+- ``loop.div`` and ``loop.rem`` of integers (float division is basic): the interpreter's semantics, where
+  a zero divisor gives 0 and ``MIN / -1`` wraps to ``MIN``, from a division by a divisor that is never 0
+  or -1, which every target's integer division computes without trapping. Constant divisors other than
+  0 and -1 need no guard, and a guarded division is not guarded again.
+
+Decomposed ops take the location of the op they replace, so errors still point at the source.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Collection
+
+from ..ir.builder import InsertionPoint
+from ..ir.core import Operation, Value
+from ..ir.dialects import loop
+from ..ir.types import FloatType, IntegerType, ScalarType, f32, i32
+
+DECOMPOSABLE = frozenset({"loop.exp", "loop.log", "loop.tanh", "loop.erf", "loop.div", "loop.rem"})
+"""Ops :func:`decompose` can rewrite; ``loop.div`` and ``loop.rem`` stand for their integer forms."""
+
+BASIC = frozenset(
+    {"loop.const", "loop.add", "loop.sub", "loop.mul", "loop.div", "loop.rem", "loop.neg", "loop.abs"}
+    | {"loop.floor", "loop.cmp", "loop.select", "loop.cast", "loop.bitcast", "loop.and", "loop.or"}
+)
+"""The ops decompositions are built from: every backend emits these (integer ``div``/``rem`` only by a
+divisor that is neither 0 nor -1)."""
+
+# Cephes expf: e**r = 1 + r + r**2 p(r) on |r| <= ln(2) / 2.
+EXP_POLY = [5.0000001201e-1, 1.6666665459e-1, 4.1665795894e-2, 8.3334519073e-3, 1.3981999507e-3, 1.9875691500e-4]
+# Cephes logf: log(1 + f) = f - f**2 / 2 + f**3 p(f) on [sqrt(1/2) - 1, sqrt(2) - 1].
+LOG_POLY = [3.3333331174e-1, -2.4999993993e-1, 2.0000714765e-1, -1.6668057665e-1, 1.4249322787e-1]
+LOG_POLY += [-1.2420140846e-1, 1.1676998740e-1, -1.1514610310e-1, 7.0376836292e-2]
+TANH_SERIES = [1.0, -1 / 3, 2 / 15, -17 / 315, 62 / 2835]
+# erf(x) = x P(x**2) / Q(x**2) on [-4, 4], the f32 approximation of Eigen and TensorFlow (beyond, erf is +-1).
+ERF_P = [-1.60960333262415e-02, -2.95459980854025e-03, -7.34990630326855e-04, -5.69250639462346e-05]
+ERF_P += [-2.10102402082508e-06, 2.77068142495902e-08, -2.72614225801306e-10]
+ERF_Q = [-1.42647390514189e-02, -7.37332916720468e-03, -1.68282697438203e-03, -2.13374055278905e-04]
+ERF_Q += [-1.45660718464996e-05]
+_LN2_HI, _LN2_LO = 0.693359375, -2.12194440e-4
+_EXP_LOW, _EXP_HIGH = -87.3, 88.72
+_FLOAT_MIN = 2.0**-126
+
+Operand = Value | float | int
+
+
+class _Builder:
+    """Builders of scalar loop ops at the current insertion point, located at the op being replaced;
+    Python numbers become constants of the other operand's type (f32 when both are numbers)."""
+
+    def __init__(self, op: Operation) -> None:
+        self.loc = op.loc
+
+    def const(self, value: float | int, t: ScalarType = f32) -> Value:
+        return loop.const(value=float(value) if isinstance(t, FloatType) else int(value), dtype=t, loc=self.loc)
+
+    def _values(self, *xs: Operand) -> list[Value]:
+        t = next((x.type for x in xs if isinstance(x, Value)), f32)
+        assert isinstance(t, ScalarType)
+        return [x if isinstance(x, Value) else self.const(x, t) for x in xs]
+
+    def op(self, name: str, *xs: Operand, **attrs: object) -> Value:
+        return getattr(loop, name)(*self._values(*xs), loc=self.loc, **attrs)  # type: ignore[no-any-return]
+
+    def add(self, a: Operand, b: Operand) -> Value:
+        return self.op("add", a, b)
+
+    def sub(self, a: Operand, b: Operand) -> Value:
+        return self.op("sub", a, b)
+
+    def mul(self, a: Operand, b: Operand) -> Value:
+        return self.op("mul", a, b)
+
+    def div(self, a: Operand, b: Operand) -> Value:
+        return self.op("div", a, b)
+
+    def cmp(self, predicate: str, a: Operand, b: Operand) -> Value:
+        return self.op("cmp", a, b, predicate=predicate)
+
+    def select(self, cond: Value, a: Operand, b: Operand) -> Value:
+        a, b = self._values(a, b)
+        return loop.select(cond, a, b, loc=self.loc)  # type: ignore[no-any-return]
+
+    def clamp(self, x: Value, low: float, high: float) -> Value:
+        """``x`` limited to [low, high] by comparisons (NaN stays NaN)."""
+        x = self.select(self.cmp("lt", x, low), low, x)
+        return self.select(self.cmp("gt", x, high), high, x)
+
+    def horner(self, x: Value, coefficients: list[float]) -> Value:
+        """sum(c[k] * x**k) by Horner's rule."""
+        acc = self.const(coefficients[-1])
+        for c in reversed(coefficients[:-1]):
+            acc = self.add(self.mul(acc, x), c)
+        return acc
+
+
+def exp_f32(b: _Builder, x: Value) -> Value:
+    """e**x: x = n ln 2 + r, e**r by its polynomial, 2**n from the exponent bits (Cephes' expf)."""
+    clamped = b.clamp(x, _EXP_LOW, _EXP_HIGH)
+    n = b.op("floor", b.add(b.mul(clamped, 1 / math.log(2)), 0.5))
+    r = b.sub(b.sub(clamped, b.mul(n, _LN2_HI)), b.mul(n, _LN2_LO))
+    p = b.add(b.add(b.mul(b.horner(r, EXP_POLY), b.mul(r, r)), r), 1.0)
+    big = b.cmp("gt", n, 127.0)  # 2**128 is not a float: scale by 2**127 and double p instead
+    n, p = b.select(big, 127.0, n), b.select(big, b.mul(p, 2.0), p)
+    # n + 1.5 * 2**23 holds n in its low mantissa bits; the exponent field of 2**n is n + 127.
+    bits = b.op("bitcast", b.add(n, 12582912.0), dtype=i32)
+    scale = b.op("bitcast", b.mul(b.add(bits, 127 - 0x4B400000), 1 << 23), dtype=f32)
+    out = b.mul(p, scale)
+    out = b.select(b.cmp("gt", x, _EXP_HIGH), math.inf, out)
+    return b.select(b.cmp("lt", x, _EXP_LOW), 0.0, out)
+
+
+def log_f32(b: _Builder, x: Value) -> Value:
+    """log(x): x = m 2**e with m in [sqrt(1/2), sqrt(2)), log(m) by its polynomial (Cephes' logf)."""
+    tiny = b.cmp("lt", x, _FLOAT_MIN)  # denormals are scaled by 2**23 first
+    bits = b.op("bitcast", b.select(tiny, b.mul(x, 8388608.0), x), dtype=i32)
+    mantissa = b.op("bitcast", b.op("or", b.op("and", bits, 0x007FFFFF), 0x3F000000), dtype=f32)
+    exponent_field = b.op("cast", b.op("and", bits, 0x7F800000), dtype=f32)
+    e = b.sub(b.mul(exponent_field, 2.0**-23), b.select(tiny, 149.0, 126.0))
+    low = b.cmp("lt", mantissa, math.sqrt(0.5))
+    e = b.select(low, b.sub(e, 1.0), e)
+    f = b.select(low, b.sub(b.add(mantissa, mantissa), 1.0), b.sub(mantissa, 1.0))
+    z = b.mul(f, f)
+    y = b.mul(b.mul(b.horner(f, LOG_POLY), f), z)
+    y = b.sub(b.add(y, b.mul(e, _LN2_LO)), b.mul(z, 0.5))
+    out = b.add(b.add(f, y), b.mul(e, _LN2_HI))
+    out = b.select(b.cmp("eq", x, math.inf), math.inf, out)
+    out = b.select(b.cmp("eq", x, 0.0), -math.inf, out)
+    out = b.select(b.cmp("lt", x, 0.0), math.nan, out)
+    return b.select(b.cmp("ne", x, x), x, out)
+
+
+def tanh_f32(b: _Builder, x: Value) -> Value:
+    """tanh(x): its series below |x| = 0.1, else sign(x) (1 - 2 / (e**(2|x|) + 1))."""
+    ax = b.op("abs", x)
+    small = b.mul(x, b.horner(b.mul(x, x), TANH_SERIES))
+    large = b.sub(1.0, b.div(2.0, b.add(exp_f32(b, b.mul(ax, 2.0)), 1.0)))
+    large = b.select(b.cmp("lt", x, 0.0), b.op("neg", large), large)
+    return b.select(b.cmp("lt", ax, 0.1), small, large)
+
+
+def erf_f32(b: _Builder, x: Value) -> Value:
+    """erf(x): a rational function of x on [-4, 4]; beyond, erf is +-1 in f32."""
+    clamped = b.clamp(x, -4.0, 4.0)
+    square = b.mul(clamped, clamped)
+    return b.div(b.mul(clamped, b.horner(square, ERF_P)), b.horner(square, ERF_Q))
+
+
+def _float_rule(fn: Callable[[_Builder, Value], Value]) -> Callable[[Operation], Value | None]:
+    """A rule for a float op computed by ``fn`` in f32: f16 and bf16 through casts, f64 left alone."""
+
+    def rule(op: Operation) -> Value | None:
+        (x,) = op.operands
+        t = x.type
+        if not isinstance(t, FloatType) or t.name == "f64":
+            return None
+        b = _Builder(op)
+        if t == f32:
+            return fn(b, x)
+        return b.op("cast", fn(b, b.op("cast", x, dtype=f32)), dtype=t)
+
+    return rule
+
+
+def _constant(v: Value) -> object:
+    op = v.defining_op()
+    return op.attr("value") if op is not None and op.name == "loop.const" else None
+
+
+def _guarded(divisor: Value, signed: bool) -> bool:
+    """Whether ``divisor`` is never 0 (nor -1 when signed): a constant, or ``select(d == 0 [or d == -1], 1, d)``."""
+    bad = {0, -1} if signed else {0}
+    value = _constant(divisor)
+    if value is not None:
+        return value not in bad
+    op = divisor.defining_op()
+    if op is None or op.name != "loop.select" or _constant(op.operands[1]) != 1:
+        return False
+    d = op.operands[2]
+    cond = op.operands[0].defining_op()
+    terms = list(cond.operands) if cond is not None and cond.name == "loop.or" else [op.operands[0]]
+    tested = set()
+    for term in terms:
+        test = term.defining_op()
+        if test is not None and test.name == "loop.cmp" and test.attr("predicate") == "eq" and test.operands[0] is d:
+            tested.add(_constant(test.operands[1]))
+    return bad <= tested
+
+
+def _integer_division(op: Operation) -> Value | None:
+    """div or rem of integers by a divisor made safe first; the zero and -1 cases selected afterwards."""
+    a, d = op.operands
+    t = d.type
+    assert isinstance(t, ScalarType)
+    signed = not isinstance(t, IntegerType) or t.signed
+    if isinstance(t, FloatType) or _guarded(d, signed):
+        return None
+    b = _Builder(op)
+    zero = b.cmp("eq", d, 0)
+    minus_one = b.cmp("eq", d, -1) if signed else None
+    bad = zero if minus_one is None else b.op("or", zero, minus_one)
+    safe = b.select(bad, 1, d)
+    if op.name == "loop.rem":  # a % -1 is 0, as is the interpreter's a % 0
+        return b.select(bad, 0, b.op("rem", a, safe))
+    quotient = b.div(a, safe)
+    if minus_one is not None:  # a / -1 is -a, which wraps MIN to itself
+        quotient = b.select(minus_one, b.op("neg", a), quotient)
+    return b.select(zero, 0, quotient)
+
+
+RULES: dict[str, Callable[[Operation], Value | None]] = {
+    "loop.exp": _float_rule(exp_f32),
+    "loop.log": _float_rule(log_f32),
+    "loop.tanh": _float_rule(tanh_f32),
+    "loop.erf": _float_rule(erf_f32),
+    "loop.div": _integer_division,
+    "loop.rem": _integer_division,
+}
+"""Op name -> the rule that builds its replacement before the op (None: this op stays as it is)."""
+
+
+def decompose(module: Operation, native: Collection[str] = frozenset()) -> int:
+    """Rewrite, in place, every :data:`DECOMPOSABLE` op of ``module`` (a module, function or any op with
+    regions) whose name is not in ``native`` into :data:`BASIC` ops; returns how many ops were replaced."""
+    replaced = 0
+    for op in list(module.walk()):
+        rule = RULES.get(op.name)
+        if rule is None or op.name in native:
+            continue
+        with InsertionPoint.before_op(op):
+            new = rule(op)
+        if new is not None:
+            op.results[0].replace_all_uses_with(new)
+            op.erase()
+            replaced += 1
+    return replaced
