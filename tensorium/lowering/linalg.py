@@ -1,16 +1,33 @@
-"""Lowering matmul.
+"""Lowering matmul: the ``gemm`` kernel family, a search space of register-blocked GEMMs per target.
 
-f32 matmuls get the blocked GEMM of :class:`GemmTiling`: the result is cut into ``mr x nr`` tiles, each
-accumulated in a local tile over the whole contraction with one fused multiply-add per element and step,
-the ``nr`` columns on vector lanes and the ``mr`` rows unrolled, so that the tile lives in vector
-registers (the register-blocked micro-kernel); B is read in ``nr``-column panels, packed into a
-contiguous, zero-padded copy when it is transposed; the (batch, panel) pairs (or (batch, row tile) pairs,
-when there are few panels) run in parallel.
+f32 products (``graph.matmul`` and ``graph.matmul_packed``) are built at a point of the ``gemm`` space
+(:func:`gemm_space`), whose knobs are
 
-Other element types use the simple nest: loops over batch dims and the result's rows ``i`` and columns
-``j``, a local accumulator and the contraction loop ``k`` inside. Batch dims broadcast as in the graph
-op. f16 and bf16 accumulate in f32 (as the reference computes); integers accumulate in their own type,
-which wraps exactly as the reference's result does.
+- ``mr`` x ``nv``: the register tile, ``mr`` rows by ``nv`` vectors of ``target.lanes()`` columns
+  (``nr = nv * lanes``); each tile is accumulated over the contraction with one fused multiply-add per
+  element and step, the ``nr`` columns on vector lanes and the ``mr`` rows unrolled, so that it lives in
+  vector registers (the micro-kernel). For ``graph.matmul_packed`` the constant's panel width fixes ``nr``;
+- ``kc``: the contraction is cut into blocks of ``kc`` steps (0: one block); the tile is then stored after
+  each block and read back before the next, so a B panel of ``kc x nr`` stays in cache;
+- ``pack_b``: how B is read. ``none``: in place (row-major B only); ``panel``: as BLAS does, each
+  ``kc x nr`` panel is copied once into a small contiguous buffer of the thread, zero past the last
+  column, and every row tile runs over it; ``global``: all of B is packed first into one buffer, in
+  parallel. A transposed B (strided columns) is always packed;
+- ``split``: what runs in parallel: the (batch, column panel) pairs or the (batch, row tile) pairs;
+- ``algo`` (only when the result has one column): the blocked GEMM or the matrix-vector product, whose
+  knob ``unroll`` is its number of vector accumulators. The knobs of the algorithm not chosen stay at their
+  first value, so that every point is a different kernel.
+
+Every point computes the same product (up to the order of the f32 sums). The default point is a rule over
+the target (:func:`gemm_defaults`): ``nv = registers / 8`` vectors (fewer for narrow results) and the
+most rows with ``mr * nv + nv + 1`` registers (the tile, one row of B, one broadcast of A), at most 6:
+6 x 64 on 32 AVX-512 registers, 6 x 16 on the 16 registers of AVX2; ``kc`` keeps the B panel in half
+the L2 cache. ``pack-weights`` packs constant weights with the same rule's ``nr``.
+
+Other element types use the simple nest, which has no knobs: loops over batch dims and the result's rows
+``i`` and columns ``j``, a local accumulator and the contraction loop ``k`` inside. Batch dims broadcast as
+in the graph op. f16 and bf16 accumulate in f32 (as the reference computes); integers accumulate in their
+own type, which wraps exactly as the reference's result does.
 
 :func:`emit_matmul` is the reusable part: fused kernels call it with an ``epilogue`` that turns each
 accumulated element into the value stored (bias, activation, residual add, ...).
@@ -18,12 +35,13 @@ accumulated element into the value stored (bias, activation, residual add, ...).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..ir.core import Operation, Value
 from ..ir.dialects import loop
-from ..ir.types import DYN, BufferType, f32, i1
+from ..ir.types import DYN, BufferType, Dim, TensorType, f32, i1
+from ..targets import Target
 from .kernel import (
     Kernel,
     compute_type,
@@ -36,31 +54,199 @@ from .kernel import (
     shape_of,
 )
 from .reduce import accumulate
+from .space import Config, Family, Knob, Setting, Space, register_family
 
 Epilogue = Callable[[Value, list[Value]], Value]
 """Turns an accumulated element (in the accumulation type) and its result indices into the value stored."""
 
+ALGORITHMS = ("blocked", "matvec")
+PACKINGS = ("none", "panel", "global")
+SPLITS = ("panels", "rows")
+NV_VALUES = (1, 2, 3, 4)
+KC_VALUES = (0, 64, 128, 256, 512)
+UNROLL_VALUES = (1, 2, 4, 8)
+MAX_DEFAULT_MR = 6
+"""The default rule's most rows per tile: more rows buy little once B's loads are amortized over 6."""
+PARALLEL_PANELS = 4
+"""The default rule runs column panels in parallel when there are at least this many, else row tiles."""
+
+
+# --- the space -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GemmShape:
+    """What the gemm family's space and default rule read of a product: its sizes (None when symbolic),
+    whether B is transposed, the panel width of a pre-packed B, and whether it is a matrix-vector product."""
+
+    m: int | None
+    n: int | None
+    k: int | None
+    transpose_b: bool = False
+    packed_width: int | None = None
+    matvec: bool = False
+
+    @staticmethod
+    def of(
+        a: Sequence[Dim], b: Sequence[Dim], out: Sequence[Dim], transpose_a: bool, transpose_b: bool, packed: bool
+    ) -> GemmShape:
+        """The shape of a product of operands shaped ``a`` and ``b`` (``b`` as panels when ``packed``)."""
+
+        def size(d: Dim) -> int | None:
+            return d if isinstance(d, int) else None
+
+        width = size(b[-1]) if packed else None
+        matvec = not packed and not transpose_a and out[-1] == 1
+        contraction = a[-2] if transpose_a else a[-1]
+        return GemmShape(size(out[-2]), size(out[-1]), size(contraction), transpose_b, width, matvec)
+
+
+def _gemm_shape(op: Operation) -> GemmShape | None:
+    """The GemmShape of an f32 ``graph.matmul`` or ``graph.matmul_packed``; None for other element types."""
+    types = [v.type for v in (*op.operands, *op.results)]
+    if not all(isinstance(t, TensorType) and t.element == f32 for t in types):
+        return None
+    a, b, out = (t.shape for t in types if isinstance(t, TensorType))
+    packed = op.name == "graph.matmul_packed"
+    return GemmShape.of(a, b, out, bool(op.attr("transpose_a", False)), bool(op.attr("transpose_b", False)), packed)
+
+
+def _registers(target: Target) -> int:
+    """Vector registers the rule plans for (16 where the target does not say, as on SSE and AVX2)."""
+    return target.vector_registers or 16
+
+
+def _default_nv(shape: GemmShape, target: Target) -> int:
+    lanes = target.lanes()
+    if shape.packed_width is not None:
+        return -(-shape.packed_width // lanes)
+    nv = max(1, _registers(target) // 8)
+    return nv if shape.n is None else max(1, min(nv, -(-shape.n // lanes)))
+
+
+def _default_kc(shape: GemmShape, target: Target, nr: int) -> int:
+    """0 when the whole ``K x nr`` panel fits in half the L2 cache, else the most steps (a multiple of 64)
+    that do: the panel is read once per row tile, and L1 cannot hold a useful one (6 x 64 x 4 B per step)."""
+    budget = max(target.l2 // 2, 64 * 1024) // (4 * nr)
+    if shape.k is not None and shape.k <= budget:
+        return 0
+    return max(64, budget // 64 * 64)
+
+
+def gemm_defaults(shape: GemmShape, target: Target) -> dict[str, Setting]:
+    """The default rule: the point of the gemm space ``target`` gets for a product of ``shape``."""
+    if shape.matvec:
+        return {"algo": "matvec", **_first_values(shape, target), "unroll": 4}
+    nv = _default_nv(shape, target)
+    nr = nv * target.lanes()
+    mr = max(1, min(MAX_DEFAULT_MR, (_registers(target) - nv - 1) // nv))
+    panels = None if shape.n is None else -(-shape.n // nr)
+    split = "panels" if panels is None or panels >= PARALLEL_PANELS else "rows"
+    values: dict[str, Setting] = {"mr": mr, "nv": nv, "kc": _default_kc(shape, target, nr)}
+    if shape.packed_width is None:
+        # Packing pays once several row tiles reuse a panel; a transposed B is always packed.
+        few_rows = shape.m is not None and shape.m <= 2 * mr
+        if split == "rows":
+            values["pack_b"] = "global" if shape.transpose_b else "none"
+        else:
+            values["pack_b"] = "panel" if shape.transpose_b or not few_rows else "none"
+    values["split"] = split
+    if shape.matvec:
+        values = {"algo": "blocked", **values, "unroll": UNROLL_VALUES[0]}
+    return values
+
+
+def _knobs(shape: GemmShape, target: Target) -> list[Knob]:
+    """The knobs of the gemm space for ``shape`` on ``target`` (their first values pin the unused ones)."""
+    mrs = tuple(range(1, 9)) + ((10, 12, 14) if _registers(target) >= 32 else ())
+    nvs = (_default_nv(shape, target),) if shape.packed_width is not None else NV_VALUES
+    default_kc = _default_kc(shape, target, _default_nv(shape, target) * target.lanes())
+    kcs = tuple(sorted({*KC_VALUES, default_kc}))
+    knobs = [
+        Knob("mr", mrs, "rows of the register tile"),
+        Knob("nv", nvs, f"vectors of {target.lanes()} f32 lanes per tile row"),
+        Knob("kc", kcs, "contraction steps per cache block (0: one block)"),
+    ]
+    if shape.packed_width is None:
+        packings = PACKINGS[1:] if shape.transpose_b else PACKINGS
+        knobs.append(Knob("pack_b", packings, "read B in place, pack each panel, or pack all of B first"))
+    knobs.append(Knob("split", SPLITS, "run column panels or row tiles in parallel"))
+    if shape.matvec:
+        knobs.insert(0, Knob("algo", ALGORITHMS, "blocked GEMM or matrix-vector product"))
+        knobs.append(Knob("unroll", UNROLL_VALUES, "vector accumulators of the matrix-vector product"))
+    return knobs
+
+
+def _first_values(shape: GemmShape, target: Target) -> dict[str, Setting]:
+    return {k.name: k.values[0] for k in _knobs(shape, target) if k.name not in ("algo", "unroll")}
+
+
+def _pinned(first: Mapping[str, Setting]) -> Callable[[Mapping[str, Setting]], bool]:
+    """``valid`` of a space with both algorithms: the knobs of the one not chosen keep their first value."""
+
+    def valid(values: Mapping[str, Setting]) -> bool:
+        if values["algo"] == "matvec":
+            return all(values[name] == value for name, value in first.items())
+        return values["unroll"] == UNROLL_VALUES[0]
+
+    return valid
+
+
+def space_of(shape: GemmShape, target: Target) -> Space:
+    """The gemm space of a product of ``shape`` on ``target``."""
+    valid = _pinned(_first_values(shape, target)) if shape.matvec else None
+    return Space("gemm", tuple(_knobs(shape, target)), valid)
+
+
+def gemm_space(op: Operation, target: Target) -> Space | None:
+    """The gemm family's space for ``op`` (f32 only: other element types get the simple nest)."""
+    shape = _gemm_shape(op)
+    return None if shape is None else space_of(shape, target)
+
+
+def gemm_default(op: Operation, target: Target, space: Space) -> Config:
+    """The family's default point for ``op`` (see :func:`gemm_defaults`)."""
+    shape = _gemm_shape(op)
+    assert shape is not None
+    return default_point(shape, target)
+
+
+def default_point(shape: GemmShape, target: Target) -> Config:
+    """The default rule's point as a config."""
+    return Config("gemm", tuple(gemm_defaults(shape, target).items()))
+
+
+register_family(Family("gemm", ("graph.matmul", "graph.matmul_packed"), gemm_space, gemm_default))
+
+
+def panel_width(op: Operation, target: Target) -> int | None:
+    """The ``nr`` of the default point of an f32 ``graph.matmul`` on ``target``: the width ``pack-weights``
+    packs its constant B into; None for other element types."""
+    shape = _gemm_shape(op)
+    if shape is None:
+        return None
+    return _default_nv(shape, target) * target.lanes()
+
 
 @dataclass(frozen=True)
 class GemmTiling:
-    """How the blocked GEMM cuts the work: data for the autotuner, not a code path.
+    """A point of the gemm space as the blocked kernel reads it (``nr`` in columns, see the module docstring)."""
 
-    ``mr`` rows x ``nr`` columns per register tile (``nr`` a multiple of the vector width: 6 x 64 keeps
-    24 of the 32 AVX-512 registers accumulating); ``pack_b``: copy B into contiguous panels even when it is
-    not transposed (a transposed B is always packed, since its columns are strided; row-major panels are
-    read well by the prefetchers, and measured on this machine packing them never paid, up to 1024^3);
-    ``parallel_panels``: run column panels in parallel when there are at least this many, else row tiles.
-    """
+    mr: int
+    nr: int
+    kc: int = 0
+    pack_b: str = "none"
+    split: str = "panels"
 
-    mr: int = 6
-    nr: int = 64
-    pack_b: bool = False
-    parallel_panels: int = 4
+    @staticmethod
+    def of(config: Config, target: Target) -> GemmTiling:
+        """The tiling of a gemm config for ``target``."""
+        values = config.as_dict()
+        pack_b = values.get("pack_b", "none")
+        assert isinstance(pack_b, str)
+        nr = config.int("nv") * target.lanes()
+        return GemmTiling(config.int("mr"), nr, config.int("kc"), pack_b, str(values["split"]))
 
 
-DEFAULT_TILING = GemmTiling()
-
-
+# --- emitting ---------------------------------------------------------------------------------------
 def emit_matmul(
     k: Kernel,
     a: Value,
@@ -70,21 +256,41 @@ def emit_matmul(
     transpose_b: bool = False,
     epilogue: Epilogue | None = None,
     prefix: str = "",
+    config: Config | None = None,
 ) -> None:
     """Build loops computing ``out = epilogue(a @ b)`` into the buffer ``out`` of kernel ``k``.
 
     ``a``, ``b`` and ``out`` are buffers of ``k`` (arguments or allocations) shaped as the graph op's
-    operands and result. Without an epilogue the accumulated value is converted to ``out``'s element type.
-    Outside f32 the loops are named ``i``, ``j``, ``k`` (and ``b0``, ... over batch dims) after ``prefix``,
-    which keeps names unique (as schedules need) in a kernel of several products.
+    operands and result. f32 products are built at ``config``, a point of their gemm space (default: the
+    target's rule for this shape). Without an epilogue the accumulated value is converted to ``out``'s
+    element type. Outside f32 the loops are named ``i``, ``j``, ``k`` (and ``b0``, ... over batch dims)
+    after ``prefix``, which keeps names unique (as schedules need) in a kernel of several products.
     """
-    shape = shape_of(out)
-    if all(element_of(v) == f32 for v in (a, b, out)) and shape[-1] == 1 and not transpose_a:
-        emit_matvec(k, a, b, out, transpose_b, epilogue)
-        return
     if all(element_of(v) == f32 for v in (a, b, out)):
-        emit_blocked_matmul(k, a, b, out, transpose_a, transpose_b, epilogue, DEFAULT_TILING)
+        if config is None:
+            shape = GemmShape.of(shape_of(a), shape_of(b), shape_of(out), transpose_a, transpose_b, False)
+            config = default_point(shape, k.target)
+        if config.as_dict().get("algo") == "matvec":
+            emit_matvec(k, a, b, out, transpose_b, epilogue, config.int("unroll"))
+        else:
+            tiling = GemmTiling.of(config, k.target)
+            emit_blocked_matmul(k, a, b, out, transpose_a, transpose_b, epilogue, tiling)
         return
+    _emit_simple_matmul(k, a, b, out, transpose_a, transpose_b, epilogue, prefix)
+
+
+def _emit_simple_matmul(
+    k: Kernel,
+    a: Value,
+    b: Value,
+    out: Value,
+    transpose_a: bool,
+    transpose_b: bool,
+    epilogue: Epilogue | None,
+    prefix: str,
+) -> None:
+    """The simple nest (any element type): batch, rows, columns, and an accumulator over the contraction."""
+    shape = shape_of(out)
     batch = len(shape) - 2
     acc_t = compute_type(element_of(out))
     sizes = k.sizes(out)
@@ -118,101 +324,268 @@ def emit_blocked_matmul(
     tiling: GemmTiling,
     prepacked: bool = False,
 ) -> None:
-    """The register-blocked f32 GEMM (see the module docstring), over the batch dims of ``out``.
+    """The register-blocked f32 GEMM at ``tiling`` (see the module docstring), over the batch dims of ``out``.
 
     One parallel loop runs over every (batch, panel or row tile) pair, so batched products of small
     matrices (attention heads) keep every thread busy. With ``prepacked``, ``b`` already holds the panels
-    ``[P, K, nr]`` (graph.matmul_packed).
+    ``[P, K, nr]`` (graph.matmul_packed) and ``nr`` is their width.
     """
-    shape = shape_of(out)
-    a_rank, b_rank = len(shape_of(a)), 2 if prepacked else len(shape_of(b))
-    if prepacked:
-        width = shape_of(b)[-1]
-        assert isinstance(width, int)
-        tiling = GemmTiling(tiling.mr, width, tiling.pack_b, tiling.parallel_panels)
-    sizes = k.sizes(out)
-    rows, cols = sizes[-2], sizes[-1]
-    depth = k.size(a, a_rank - 2 if transpose_a else a_rank - 1)
-    mr, nr = tiling.mr, tiling.nr
-    panels = _ceil_div(k, cols, nr)
-    tiles = _ceil_div(k, rows, mr)
-    last_row = loop.sub(rows, k.index(1))
-    cols_static = shape[-1]
-    by_panels = not (isinstance(cols_static, int) and -(-cols_static // nr) < tiling.parallel_panels)
-    zero = k.const(0.0, f32)
-    b_batch_sizes = [] if prepacked else k.sizes(b)[: b_rank - 2]
-    packed = b if prepacked else None
-    if not prepacked and (transpose_b or tiling.pack_b):
-        packed = _pack_b(k, b, b_batch_sizes, transpose_b, cols, depth, panels, nr)
+    _BlockedGemm(k, a, b, out, transpose_a, transpose_b, epilogue, tiling, prepacked).emit()
 
-    def tile(batch_ivs: list[Value], panel: Value | None, jb: Value, ib: Value, width: Value) -> None:
-        """One ``mr x width`` tile of the result (``width`` is ``nr`` but in the last, partial panel)."""
-        a_batch = k.broadcast_indices(a, a_rank - 2, shape[:-2], batch_ivs)
-        b_batch = [] if prepacked else k.broadcast_indices(b, b_rank - 2, shape[:-2], batch_ivs)
+
+class _BlockedGemm:
+    """The loops of one blocked GEMM: parallel (batch, panel or row tile) pairs, contraction blocks,
+    panel packing and the register tile."""
+
+    def __init__(
+        self,
+        k: Kernel,
+        a: Value,
+        b: Value,
+        out: Value,
+        transpose_a: bool,
+        transpose_b: bool,
+        epilogue: Epilogue | None,
+        tiling: GemmTiling,
+        prepacked: bool,
+    ):
+        self.k, self.a, self.b, self.out, self.epilogue = k, a, b, out, epilogue
+        self.transpose_a, self.transpose_b = transpose_a, transpose_b
+        self.shape = shape_of(out)
+        self.a_rank = len(shape_of(a))
+        self.b_rank = 2 if prepacked else len(shape_of(b))
+        width = shape_of(b)[-1]
+        self.mr = tiling.mr
+        self.nr = width if prepacked and isinstance(width, int) else tiling.nr
+        self.kc = tiling.kc
+        self.by_panels = tiling.split == "panels"
+        # A transposed B has strided columns: it is always packed (per panel unless asked for all at once).
+        packing = "prepacked" if prepacked else tiling.pack_b
+        self.packing = "panel" if transpose_b and packing == "none" else packing
+        sizes = k.sizes(out)
+        self.sizes, self.rows, self.cols = sizes, sizes[-2], sizes[-1]
+        self.depth = k.size(a, self.a_rank - 2 if transpose_a else self.a_rank - 1)
+        self.panels = _ceil_div(k, self.cols, self.nr)
+        self.tiles = _ceil_div(k, self.rows, self.mr)
+        self.b_batch_sizes = [] if prepacked else k.sizes(b)[: self.b_rank - 2]
+        with k.prologue():
+            self.last_row = loop.sub(self.rows, k.index(1))
+            self.last_col = loop.sub(self.cols, k.index(1))
+        self.packed: Value | None = b if prepacked else None
+        if self.packing == "global":
+            self.packed = _pack_b(k, b, self.b_batch_sizes, transpose_b, self.cols, self.depth, self.panels, self.nr)
+
+    def emit(self) -> None:
+        """The parallel loop over (batch, outer) pairs and the serial loop over the other tiles inside."""
+        k = self.k
+        outer = self.panels if self.by_panels else self.tiles
+        batches = _product(k, self.sizes[:-2])
+        with k.prologue():
+            work = loop.mul(batches, outer)
+        with loop.for_(k.index(0), work, k.index(1), kind="parallel", name="t") as t:
+            o = loop.rem(t, outer)
+            batch_ivs = delinearize(loop.div(t, outer), self.sizes[:-2])
+            buffer = self._panel_buffer()
+            if self.by_panels:
+                self._blocks(batch_ivs, o, None, buffer)
+            else:
+                with loop.for_(k.index(0), self.panels, k.index(1), name="jb") as jb:
+                    self._blocks(batch_ivs, jb, o, buffer)
+
+    def _panel_buffer(self) -> Value | None:
+        """The thread's buffer for one packed ``kc x nr`` panel (``K x nr`` without blocking), or None."""
+        if self.packing != "panel":
+            return None
+        if self.kc:
+            return loop.alloc(type=BufferType((self.kc, self.nr), f32, "local"))  # type: ignore[no-any-return]
+        depth = shape_of(self.a)[self.a_rank - 2 if self.transpose_a else self.a_rank - 1]
+        if isinstance(depth, int):
+            return loop.alloc(type=BufferType((depth, self.nr), f32, "local"))  # type: ignore[no-any-return]
+        return loop.alloc(self.depth, type=BufferType((DYN, self.nr), f32, "global"))  # type: ignore[no-any-return]
+
+    def _blocks(self, batch_ivs: list[Value], jb: Value, ib: Value | None, buffer: Value | None) -> None:
+        """Panel ``jb`` block by block of the contraction: pack it when asked, then row tile ``ib`` (or all)."""
+        k = self.k
+        if not self.kc:
+            self._block(batch_ivs, jb, ib, buffer, k.index(0), self.depth, first=None)
+            return
+        with loop.for_(k.index(0), self.depth, k.index(self.kc), name="kb") as k0:
+            length = loop.min(k.index(self.kc), loop.sub(self.depth, k0))
+            self._block(batch_ivs, jb, ib, buffer, k0, length, first=loop.cmp(k0, k.index(0), predicate="eq"))
+
+    def _block(
+        self,
+        batch_ivs: list[Value],
+        jb: Value,
+        ib: Value | None,
+        buffer: Value | None,
+        k0: Value,
+        length: Value,
+        first: Value | None,
+    ) -> None:
+        """One contraction block ``[k0, k0 + length)`` of panel ``jb`` (``first``: whether it is the first)."""
+        k = self.k
+        if buffer is not None:
+            self._pack_panel(batch_ivs, jb, buffer, k0, length)
+        last = None if first is None else loop.cmp(loop.add(k0, length), self.depth, predicate="ge")
+        if ib is not None:
+            self._tiles(batch_ivs, jb, ib, buffer, k0, length, first, last)
+            return
+        with loop.for_(k.index(0), self.tiles, k.index(1), name="ib") as i:
+            self._tiles(batch_ivs, jb, i, buffer, k0, length, first, last)
+
+    def _b_batch(self, batch_ivs: list[Value]) -> list[Value]:
+        if self.packing == "prepacked":
+            return []
+        return self.k.broadcast_indices(self.b, self.b_rank - 2, self.shape[:-2], batch_ivs)
+
+    def _pack_panel(self, batch_ivs: list[Value], jb: Value, buffer: Value, k0: Value, length: Value) -> None:
+        """``buffer[kl, jj] = B[k0 + kl, jb * nr + jj]``, zero past the last column."""
+        k = self.k
+        b_batch = self._b_batch(batch_ivs)
+        j0 = loop.mul(jb, k.index(self.nr))
+        full = loop.cmp(loop.sub(self.cols, j0), k.index(self.nr), predicate="ge")
+        for clamp in (False, True):
+            with loop.if_(loop.cmp(full, k.const(clamp, i1), predicate="ne")):
+                with loop.for_(k.index(0), length, k.index(1), name="pk") as kl:
+                    kk = loop.add(k0, kl)
+                    with loop.for_(
+                        k.index(0), k.index(self.nr), k.index(1), kind="vectorize", factor=self.nr, name="pj"
+                    ) as jj:
+                        j = loop.add(j0, jj)
+                        column = loop.min(j, self.last_col) if clamp else j
+                        value = loop.load(self.b, b_batch + ([column, kk] if self.transpose_b else [kk, column]))
+                        if clamp:
+                            value = loop.select(loop.cmp(j, self.cols, predicate="lt"), value, k.const(0.0, f32))
+                        loop.store(value, buffer, [kl, jj])
+
+    def _tiles(
+        self,
+        batch_ivs: list[Value],
+        jb: Value,
+        ib: Value,
+        buffer: Value | None,
+        k0: Value,
+        length: Value,
+        first: Value | None,
+        last: Value | None,
+    ) -> None:
+        """Tile ``ib`` of panel ``jb``, in two copies: one with a constant width (the tile stays in
+        registers) and the last panel's narrower one."""
+        k = self.k
+        nr = k.index(self.nr)
+        left = loop.sub(self.cols, loop.mul(jb, nr))
+        with loop.if_(loop.cmp(left, nr, predicate="ge")):
+            self._tile(batch_ivs, jb, ib, nr, buffer, k0, length, first, last)
+        with loop.if_(loop.cmp(left, nr, predicate="lt")):
+            self._tile(batch_ivs, jb, ib, left, buffer, k0, length, first, last)
+
+    def _rhs(self, batch_ivs: list[Value], jb: Value, buffer: Value | None) -> Callable[[Value, Value, Value], Value]:
+        """The B element of panel ``jb`` at block step ``kl`` (contraction index ``kk``) and column ``jj``."""
+        if buffer is not None:
+            return lambda kl, kk, jj: loop.load(buffer, [kl, jj])  # type: ignore[no-any-return]
+        if self.packed is not None:
+            b_batch = self._b_batch(batch_ivs)
+            panel = loop.add(loop.mul(linearize(b_batch, self.b_batch_sizes, self.k.index(0)), self.panels), jb)
+            packed = self.packed
+            return lambda kl, kk, jj: loop.load(packed, [panel, kk, jj])  # type: ignore[no-any-return]
+        b_batch = self._b_batch(batch_ivs)
+        j0 = loop.mul(jb, self.k.index(self.nr))
+        return lambda kl, kk, jj: loop.load(self.b, b_batch + [kk, loop.add(j0, jj)])  # type: ignore[no-any-return]
+
+    def _tile(
+        self,
+        batch_ivs: list[Value],
+        jb: Value,
+        ib: Value,
+        width: Value,
+        buffer: Value | None,
+        k0: Value,
+        length: Value,
+        first: Value | None,
+        last: Value | None,
+    ) -> None:
+        """One ``mr x width`` tile over one contraction block (``width`` is ``nr`` but in the last panel)."""
+        k, mr, nr = self.k, self.mr, self.nr
+        a_batch = k.broadcast_indices(self.a, self.a_rank - 2, self.shape[:-2], batch_ivs)
         j0, i0 = loop.mul(jb, k.index(nr)), loop.mul(ib, k.index(mr))
         acc = loop.alloc(type=BufferType((mr, nr), f32, "local"))
-        with loop.for_(k.index(0), k.index(mr), k.index(1), kind="unroll", name="ii") as ii:
-            with loop.for_(k.index(0), k.index(nr), k.index(1), kind="vectorize", factor=nr, name="jj") as jj:
-                loop.store(zero, acc, [ii, jj])
-        # Past the last column the packed panel holds zeros; unpacked, only ``width`` columns are read.
-        read = k.index(nr) if packed is not None else width
-        with loop.for_(k.index(0), depth, k.index(1), name="k") as kk:
+        self._start(acc, batch_ivs, i0, j0, width, first)
+        rhs = self._rhs(batch_ivs, jb, buffer)
+        # Past the last column a packed panel holds zeros; read in place, only ``width`` columns are.
+        read = width if self.packing == "none" else k.index(nr)
+        with loop.for_(k.index(0), length, k.index(1), name="k") as kl:
+            kk = kl if first is None else loop.add(k0, kl)
             with loop.for_(k.index(0), k.index(mr), k.index(1), kind="unroll", name="ii") as ii:
-                row = loop.min(loop.add(i0, ii), last_row)
-                lhs = loop.load(a, a_batch + ([kk, row] if transpose_a else [row, kk]))
+                row = loop.min(loop.add(i0, ii), self.last_row)
+                lhs = loop.load(self.a, a_batch + ([kk, row] if self.transpose_a else [row, kk]))
                 with loop.for_(k.index(0), read, k.index(1), kind="vectorize", factor=nr, name="jj") as jj:
-                    if packed is not None:
-                        assert panel is not None
-                        rhs = loop.load(packed, [panel, kk, jj])
-                    else:
-                        rhs = loop.load(b, b_batch + [kk, loop.add(j0, jj)])
-                    loop.store(loop.fma(lhs, rhs, loop.load(acc, [ii, jj])), acc, [ii, jj])
-        with loop.for_(k.index(0), k.index(mr), k.index(1), kind="unroll", name="ii") as ii:
+                    loop.store(loop.fma(lhs, rhs(kl, kk, jj), loop.load(acc, [ii, jj])), acc, [ii, jj])
+        self._finish(acc, batch_ivs, i0, j0, width, last)
+
+    def _start(
+        self, acc: Value, batch_ivs: list[Value], i0: Value, j0: Value, width: Value, first: Value | None
+    ) -> None:
+        """Zero the tile, then (after the first contraction block) read back what earlier blocks stored."""
+        k, nr = self.k, self.nr
+        with loop.for_(k.index(0), k.index(self.mr), k.index(1), kind="unroll", name="ii") as ii:
+            with loop.for_(k.index(0), k.index(nr), k.index(1), kind="vectorize", factor=nr, name="jj") as jj:
+                loop.store(k.const(0.0, f32), acc, [ii, jj])
+        if first is None:
+            return
+        with loop.if_(loop.cmp(first, k.const(False, i1), predicate="eq")):
+            with loop.for_(k.index(0), k.index(self.mr), k.index(1), kind="unroll", name="ii") as ii:
+                row = loop.min(loop.add(i0, ii), self.last_row)
+                with loop.for_(k.index(0), width, k.index(1), kind="vectorize", factor=nr, name="jj") as jj:
+                    loop.store(loop.load(self.out, [*batch_ivs, row, loop.add(j0, jj)]), acc, [ii, jj])
+
+    def _finish(
+        self, acc: Value, batch_ivs: list[Value], i0: Value, j0: Value, width: Value, last: Value | None
+    ) -> None:
+        """Store the tile's rows inside the result: through the epilogue after the last block, as they are before."""
+        if last is None:
+            self._store(acc, batch_ivs, i0, j0, width, self.epilogue)
+            return
+        k = self.k
+        with loop.if_(loop.cmp(last, k.const(True, i1), predicate="eq")):
+            self._store(acc, batch_ivs, i0, j0, width, self.epilogue)
+        with loop.if_(loop.cmp(last, k.const(False, i1), predicate="eq")):
+            self._store(acc, batch_ivs, i0, j0, width, None)
+
+    def _store(
+        self, acc: Value, batch_ivs: list[Value], i0: Value, j0: Value, width: Value, epilogue: Epilogue | None
+    ) -> None:
+        k, nr = self.k, self.nr
+        with loop.for_(k.index(0), k.index(self.mr), k.index(1), kind="unroll", name="ii") as ii:
             i = loop.add(i0, ii)
-            with loop.if_(loop.cmp(i, rows, predicate="lt")):
+            with loop.if_(loop.cmp(i, self.rows, predicate="lt")):
                 with loop.for_(k.index(0), width, k.index(1), kind="vectorize", factor=nr, name="jj") as jj:
                     indices = [*batch_ivs, i, loop.add(j0, jj)]
                     value = loop.load(acc, [ii, jj])
                     if epilogue is not None:
                         value = epilogue(value, indices)
-                    loop.store(convert(value, f32), out, indices)
-
-    def tiles_of(batch_ivs: list[Value], jb: Value, ib: Value) -> None:
-        # Two copies of the tile: with a constant width (the tile stays in registers) and the last panel's.
-        panel = None
-        if packed is not None:
-            b_batch = [] if prepacked else k.broadcast_indices(b, b_rank - 2, shape[:-2], batch_ivs)
-            panel = loop.add(loop.mul(linearize(b_batch, b_batch_sizes, k.index(0)), panels), jb)
-        left = loop.sub(cols, loop.mul(jb, k.index(nr)))
-        with loop.if_(loop.cmp(left, k.index(nr), predicate="ge")):
-            tile(batch_ivs, panel, jb, ib, k.index(nr))
-        with loop.if_(loop.cmp(left, k.index(nr), predicate="lt")):
-            tile(batch_ivs, panel, jb, ib, left)
-
-    outer, inner = ((panels, "jb"), (tiles, "ib")) if by_panels else ((tiles, "ib"), (panels, "jb"))
-    batches = _product(k, sizes[:-2])
-    with k.prologue():
-        work = loop.mul(batches, outer[0])
-    with loop.for_(k.index(0), work, k.index(1), kind="parallel", name="t") as t:
-        o = loop.rem(t, outer[0])
-        batch_ivs = delinearize(loop.div(t, outer[0]), sizes[:-2])
-        with loop.for_(k.index(0), inner[0], k.index(1), name=inner[1]) as n:
-            tiles_of(batch_ivs, o, n) if by_panels else tiles_of(batch_ivs, n, o)
+                    loop.store(convert(value, f32), self.out, indices)
 
 
-VECTOR, UNROLL = 16, 4
-"""The matrix-vector product's lanes and independent accumulators (4 x 16 f32: 4 AVX-512 registers)."""
-
-
-def emit_matvec(k: Kernel, a: Value, b: Value, out: Value, transpose_b: bool, epilogue: Epilogue | None = None) -> None:
+def emit_matvec(
+    k: Kernel,
+    a: Value,
+    b: Value,
+    out: Value,
+    transpose_b: bool,
+    epilogue: Epilogue | None = None,
+    unroll: int = 4,
+) -> None:
     """``out[..., i, 0] = dot(a[..., i, :], b[..., :, 0])`` for f32: rows in parallel, each a dot product on
-    ``UNROLL`` vector accumulators (a reassociated sum, like every BLAS), then the tail and a lane sum."""
+    ``unroll`` vector accumulators of the target's lanes (a reassociated sum, like every BLAS), then the
+    tail and a lane sum."""
     shape = shape_of(out)
     batch = len(shape) - 2
     a_rank, b_rank = len(shape_of(a)), len(shape_of(b))
     sizes = k.sizes(out)
     depth = k.size(a, a_rank - 1)
-    block = VECTOR * UNROLL
+    lanes = k.target.lanes()
+    block = lanes * unroll
     with k.prologue():
         blocked = loop.mul(loop.div(depth, k.index(block)), k.index(block))
     with k.loops(sizes[:-2], [f"b{n}" for n in range(batch)]) as batch_ivs:
@@ -223,25 +596,25 @@ def emit_matvec(k: Kernel, a: Value, b: Value, out: Value, transpose_b: bool, ep
             return loop.load(b, b_batch + ([k.index(0), kk] if transpose_b else [kk, k.index(0)]))  # type: ignore[no-any-return]
 
         with loop.for_(k.index(0), sizes[-2], k.index(1), kind="parallel", name="i") as i:
-            acc = loop.alloc(type=BufferType((UNROLL, VECTOR), f32, "local"))
-            with loop.for_(k.index(0), k.index(UNROLL), k.index(1), kind="unroll", name="u") as u:
+            acc = loop.alloc(type=BufferType((unroll, lanes), f32, "local"))
+            with loop.for_(k.index(0), k.index(unroll), k.index(1), kind="unroll", name="u") as u:
                 with loop.for_(
-                    k.index(0), k.index(VECTOR), k.index(1), kind="vectorize", factor=VECTOR, name="l"
+                    k.index(0), k.index(lanes), k.index(1), kind="vectorize", factor=lanes, name="l"
                 ) as lane:
                     loop.store(k.const(0.0, f32), acc, [u, lane])
             with loop.for_(k.index(0), blocked, k.index(block), name="kb") as kb:
-                with loop.for_(k.index(0), k.index(UNROLL), k.index(1), kind="unroll", name="u") as u:
-                    start = loop.add(kb, loop.mul(u, k.index(VECTOR)))
+                with loop.for_(k.index(0), k.index(unroll), k.index(1), kind="unroll", name="u") as u:
+                    start = loop.add(kb, loop.mul(u, k.index(lanes)))
                     with loop.for_(
-                        k.index(0), k.index(VECTOR), k.index(1), kind="vectorize", factor=VECTOR, name="l"
+                        k.index(0), k.index(lanes), k.index(1), kind="vectorize", factor=lanes, name="l"
                     ) as lane:
                         kk = loop.add(start, lane)
                         term = loop.fma(loop.load(a, [*a_batch, i, kk]), rhs(kk), loop.load(acc, [u, lane]))
                         loop.store(term, acc, [u, lane])
             total = loop.alloc(type=BufferType((), f32, "local"))
             loop.store(k.const(0.0, f32), total)
-            with loop.for_(k.index(0), k.index(UNROLL), k.index(1), kind="unroll", name="u") as u:
-                with loop.for_(k.index(0), k.index(VECTOR), k.index(1), kind="unroll", name="l") as lane:
+            with loop.for_(k.index(0), k.index(unroll), k.index(1), kind="unroll", name="u") as u:
+                with loop.for_(k.index(0), k.index(lanes), k.index(1), kind="unroll", name="l") as lane:
                     loop.store(loop.add(loop.load(total), loop.load(acc, [u, lane])), total)
             with loop.for_(blocked, depth, k.index(1), name="kt") as kk:
                 loop.store(loop.fma(loop.load(a, [*a_batch, i, kk]), rhs(kk), loop.load(total)), total)
@@ -295,6 +668,11 @@ def _pack_b(
     return packed
 
 
+def _gemm_config(k: Kernel) -> Config | None:
+    """The kernel's config when it is a gemm point (a fused group anchored on this product has one)."""
+    return k.config if k.config is not None and k.config.family == "gemm" else None
+
+
 @lowering("graph.matmul_packed")
 def lower_matmul_packed(op: Operation, k: Kernel) -> None:
     """The blocked GEMM reading the right operand's pre-packed panels."""
@@ -302,7 +680,11 @@ def lower_matmul_packed(op: Operation, k: Kernel) -> None:
     if not all(element_of(v) == f32 for v in (a, packed)):
         raise lowering_error(op, "the CPU lowering packs only f32 weights")
     transpose_a = bool(op.attr("transpose_a", False))
-    emit_blocked_matmul(k, a, packed, k.outputs[0], transpose_a, False, None, DEFAULT_TILING, prepacked=True)
+    shape = _gemm_shape(op)
+    assert shape is not None
+    config = _gemm_config(k) or default_point(shape, k.target)
+    tiling = GemmTiling.of(config, k.target)
+    emit_blocked_matmul(k, a, packed, k.outputs[0], transpose_a, False, None, tiling, prepacked=True)
 
 
 @lowering("graph.matmul")
@@ -310,4 +692,4 @@ def lower_matmul(op: Operation, k: Kernel) -> None:
     """out[..., i, j] = sum over k of a[..., i, k] * b[..., k, j] (with the transpose flags)."""
     attrs = op.opdef.attr_kwargs(op)
     a, b = k.inputs
-    emit_matmul(k, a, b, k.outputs[0], attrs["transpose_a"], attrs["transpose_b"])
+    emit_matmul(k, a, b, k.outputs[0], attrs["transpose_a"], attrs["transpose_b"], config=_gemm_config(k))

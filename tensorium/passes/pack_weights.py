@@ -5,6 +5,10 @@
 each stored contiguously row after row and zero-padded, which is the order the CPU's register-blocked
 micro-kernel reads. Packing then costs nothing at run time (it would cost a read and a write of the
 whole weight per call otherwise). The old constant is dropped when nothing else uses it.
+
+The width is the ``nr`` the gemm family's default rule gives that product on the pass's ``target`` (64 on
+AVX-512, 16 on AVX2, narrower for narrow weights), so the kernel built later reads its own tile's panels. A
+weight of one column is left alone: its product is the matrix-vector kernel, which reads it in place.
 """
 
 from __future__ import annotations
@@ -18,37 +22,60 @@ from ..ir.core import Operation
 from ..ir.dialects.graph.linalg import pack_panels
 from ..ir.rewrite import PatternRewriter, RewritePattern, apply_patterns_greedily
 from ..ir.types import TensorType, f32
+from ..lowering.linalg import panel_width
+from ..targets import Target, TargetError, parse_target
 from .base import Pass, register_pass
-
-LANES = 16
-"""f32 lanes of the host's widest vectors (AVX-512); a panel narrower than this would waste the vector width."""
 
 
 @register_pass
 @dataclass(frozen=True)
 class PackWeights(Pass):
-    """Pack constant f32 matmul weights into ``width``-column panels (see the module docstring); a weight
-    with fewer columns gets one panel as wide as its columns rounded up to the 16 lanes of a vector."""
+    """Pack constant f32 matmul weights into column panels (see the module docstring) as wide as the GEMM's
+    default tile for ``target`` (``nr`` of :func:`~tensorium.lowering.linalg.gemm_defaults`, which is
+    narrower for narrow weights), or ``width`` columns when given (then at most the columns rounded up to
+    the target's vector lanes)."""
 
     name: ClassVar[str] = "pack-weights"
-    width: int = 64
+    width: int = 0
+    """Panel width in columns; 0: the target's default GEMM tile."""
     target: str = ""
     """The machine packed for (``cpu:x86-64-v3``; empty: this one)."""
 
     def __post_init__(self) -> None:
-        if self.width < 1:
-            raise PassError(f"width must be at least 1, got {self.width}")
+        if self.width < 0:
+            raise PassError(f"width must be 0 (the target's GEMM tile) or more, got {self.width}")
+
+    def machine(self) -> Target:
+        """The CPU target the panels are packed for; PassError for a bad or non-CPU target."""
+        try:
+            target = parse_target(self.target or "cpu")
+        except TargetError as e:
+            raise PassError(f"pack-weights: {e}") from None
+        if target.kind != "cpu":
+            raise PassError(f"pack-weights packs for a CPU target, not '{target}'")
+        return target
 
     def run(self, module: Operation) -> None:
-        width = self.width
+        target, width = self.machine(), self.width
 
         def pack(op: Operation, rewriter: PatternRewriter) -> bool:
-            return _pack(op, rewriter, width)
+            return _pack(op, rewriter, target, width)
 
         apply_patterns_greedily(module, [RewritePattern("pack_constant_weight", ("graph.matmul",), pack)])
 
 
-def _pack(op: Operation, rewriter: PatternRewriter, width: int) -> bool:
+def _width(op: Operation, target: Target, width: int, cols: int) -> int | None:
+    """The panel width for ``op``'s weight of ``cols`` columns; None when the default kernel does not read
+    panels (one column: the matrix-vector product reads it as it is)."""
+    if cols == 1 and not op.attr("transpose_a", False):
+        return None
+    if not width:
+        return panel_width(op, target)
+    lanes = target.lanes()
+    return min(width, -(-cols // lanes) * lanes)
+
+
+def _pack(op: Operation, rewriter: PatternRewriter, target: Target, width: int) -> bool:
     lhs, rhs = op.operands
     producer = rhs.defining_op()
     t = rhs.type
@@ -59,11 +86,14 @@ def _pack(op: Operation, rewriter: PatternRewriter, width: int) -> bool:
     value = producer.attributes["value"]
     assert isinstance(value, DenseAttr)
     weight = value.array.T if op.attr("transpose_b", False) else value.array
-    panels = pack_panels(weight, min(width, -(-int(weight.shape[1]) // LANES) * LANES))
+    cols = int(weight.shape[1])
+    panel = _width(op, target, width, cols)
+    if panel is None:
+        return False
+    panels = pack_panels(weight, panel)
     packed = rewriter.create_before(
         op, "graph.constant", [], {"value": DenseAttr(panels, TensorType(panels.shape, f32))}
     ).result
-    cols = int(weight.shape[1])
     attrs = {"cols": cols, "transpose_a": bool(op.attr("transpose_a", False))}
     rewriter.replace_op_with_new(op, "graph.matmul_packed", [lhs, packed], attrs)
     if not producer.results[0].uses:
