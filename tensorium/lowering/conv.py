@@ -22,20 +22,56 @@ pixel's row of the im2col matrix read in place from the padded input. Pixel tile
 there are many) run in parallel. The layout pass turns convolution nets to this form.
 
 Other convolutions (grouped, f16, other layout pairs, ...) use the simple nest in nn.py.
+
+**Knobs.** Both register-blocked kernels are the family ``conv`` of :mod:`tensorium.lowering.space`:
+``algo`` (``blocked``, or the simple nest), ``mr`` (rows of the tile: output channels for NCHW, output
+pixels for NHWC), ``nv`` (vector registers across the tile: ``nr = nv x lanes`` columns), and ``split``,
+which loop runs in parallel (NCHW: output ``rows`` or channel tiles; NHWC: ``pixels`` tiles or ``channels``
+panels). Legal tiles keep the ``mr x nv`` accumulators, the ``nv`` vectors of the streamed operand and one
+broadcast in the target's vector registers. The default rule takes ``mr = 6`` and the most vectors that
+fit: 6 x 4 vectors of 16 on AVX-512 (32 registers), 6 x 2 vectors of 8 on AVX2 (16 registers).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..ir.core import Operation, Value
 from ..ir.dialects import loop
-from ..ir.types import BufferType, f32
+from ..ir.types import BufferType, TensorType, f32
+from ..targets import Target
 from .kernel import Kernel, shape_of
 from .linalg import Epilogue
+from .space import Config, Family, Knob, Setting, Space, default_config, register_family
 
-MR, NR = 6, 64
-"""Output channels x output columns per register tile (24 AVX-512 accumulators, as the GEMM's)."""
+ROWS = (1, 2, 3, 4, 6, 8)
+"""Legal rows of a register tile (``mr``)."""
+VECTORS = (1, 2, 3, 4)
+"""Legal vector registers across a register tile (``nv``)."""
+DEFAULT_ROWS = 6
+
+
+@dataclass(frozen=True)
+class ConvTiling:
+    """The register tile of a blocked convolution: ``mr`` rows x ``nr`` columns (``nv`` vectors of ``lanes``),
+    and which loop runs in parallel (``split``)."""
+
+    mr: int
+    nr: int
+    lanes: int
+    split: str
+
+
+def fits(mr: int, nv: int, registers: int) -> bool:
+    """Whether an ``mr x nv`` tile of accumulators, the ``nv`` vectors it multiplies and one broadcast fit in
+    ``registers`` vector registers (beyond that the tile spills to the stack in the innermost loop)."""
+    return mr * nv + nv + 1 <= registers
+
+
+def _registers(target: Target) -> int:
+    return target.vector_registers or 16  # targets without vectors (the interpreter) build scalar tiles
 
 
 def _f32_static_one_group(op: Operation, attrs: dict[str, Any]) -> bool:
@@ -61,7 +97,9 @@ def nhwc_conv_applies(op: Operation, attrs: dict[str, Any]) -> bool:
     return _f32_static_one_group(op, attrs) and attrs["layout"] == "NHWC" and attrs["kernel_layout"] == "HWIO"
 
 
-def emit_nhwc_conv2d(k: Kernel, x: Value, w: Value, bias: Value | None, out: Value, attrs: dict[str, Any]) -> None:
+def emit_nhwc_conv2d(
+    k: Kernel, x: Value, w: Value, bias: Value | None, out: Value, attrs: dict[str, Any], tiling: ConvTiling
+) -> None:
     """The implicit-GEMM convolution ``out = conv(x, w) + bias`` for NHWC / HWIO (see the module docstring)."""
     batch, height, width, channels = _static(x)
     taps_h, taps_w, _, outs = _static(w)
@@ -73,24 +111,24 @@ def emit_nhwc_conv2d(k: Kernel, x: Value, w: Value, bias: Value | None, out: Val
     source = x
     if top or left or bottom or right:
         source = loop.alloc(type=BufferType((batch * padded_h * padded_w * channels,), f32, "global"))
-        _pad_nhwc(k, x, source, (batch, height, width, channels), (padded_h, padded_w), (top, left))
+        _pad_nhwc(k, x, source, (batch, height, width, channels), (padded_h, padded_w), (top, left), tiling.lanes)
     flat = source is not x
     pixels = batch * out_h * out_w
-    nr = min(NR, -(-outs // 16) * 16)
-    tiles, panels = -(-pixels // MR), -(-outs // nr)
+    mr, nr = tiling.mr, tiling.nr
+    tiles, panels = -(-pixels // mr), -(-outs // nr)
     zero = k.const(0.0, f32)
 
     def tile(ib: Value, jb: Value, width_: Value) -> None:
         j0 = loop.mul(jb, idx(nr))
-        acc = loop.alloc(type=BufferType((MR, nr), f32, "local"))
-        with loop.for_(idx(0), idx(MR), idx(1), kind="unroll", name="ii") as ii:
+        acc = loop.alloc(type=BufferType((mr, nr), f32, "local"))
+        with loop.for_(idx(0), idx(mr), idx(1), kind="unroll", name="ii") as ii:
             with loop.for_(idx(0), idx(nr), idx(1), kind="vectorize", factor=nr, name="jj") as jj:
                 loop.store(zero, acc, [ii, jj])
         with loop.for_(idx(0), idx(taps_h), idx(1), name="kh") as kh:
             with loop.for_(idx(0), idx(taps_w), idx(1), name="kw") as kw:
                 with loop.for_(idx(0), idx(channels), idx(1), name="c") as c:
-                    with loop.for_(idx(0), idx(MR), idx(1), kind="unroll", name="ii") as ii:
-                        p = loop.min(loop.add(loop.mul(ib, idx(MR)), ii), idx(pixels - 1))
+                    with loop.for_(idx(0), idx(mr), idx(1), kind="unroll", name="ii") as ii:
+                        p = loop.min(loop.add(loop.mul(ib, idx(mr)), ii), idx(pixels - 1))
                         n, oh, ow = _pixel(k, p, out_h, out_w)
                         iy = loop.add(loop.mul(oh, idx(stride_h)), loop.mul(kh, idx(dil_h)))
                         ix = loop.add(loop.mul(ow, idx(stride_w)), loop.mul(kw, idx(dil_w)))
@@ -103,8 +141,8 @@ def emit_nhwc_conv2d(k: Kernel, x: Value, w: Value, bias: Value | None, out: Val
                         with loop.for_(idx(0), width_, idx(1), kind="vectorize", factor=nr, name="jj") as jj:
                             rhs = loop.load(w, [kh, kw, c, loop.add(j0, jj)])
                             loop.store(loop.fma(lhs, rhs, loop.load(acc, [ii, jj])), acc, [ii, jj])
-        with loop.for_(idx(0), idx(MR), idx(1), kind="unroll", name="ii") as ii:
-            p = loop.add(loop.mul(ib, idx(MR)), ii)
+        with loop.for_(idx(0), idx(mr), idx(1), kind="unroll", name="ii") as ii:
+            p = loop.add(loop.mul(ib, idx(mr)), ii)
             with loop.if_(loop.cmp(p, idx(pixels), predicate="lt")):
                 n, oh, ow = _pixel(k, p, out_h, out_w)
                 with loop.for_(idx(0), width_, idx(1), kind="vectorize", factor=nr, name="jj") as jj:
@@ -121,7 +159,7 @@ def emit_nhwc_conv2d(k: Kernel, x: Value, w: Value, bias: Value | None, out: Val
         with loop.if_(loop.cmp(left_, idx(nr), predicate="lt")):
             tile(ib, jb, left_)
 
-    by_panels = panels >= 4
+    by_panels = tiling.split == "channels"
     outer, inner = ((panels, "jb"), (tiles, "ib")) if by_panels else ((tiles, "ib"), (panels, "jb"))
     with loop.for_(idx(0), idx(outer[0]), idx(1), kind="parallel", name=outer[1]) as o:
         with loop.for_(idx(0), idx(inner[0]), idx(1), name=inner[1]) as i:
@@ -141,6 +179,7 @@ def _pad_nhwc(
     shape: tuple[int, int, int, int],
     padded_size: tuple[int, int],
     offset: tuple[int, int],
+    lanes: int,
 ) -> None:
     """Copy ``x`` [N, H, W, C] into the flat ``padded`` [N, Hp, Wp, C] inside a border of zeros, rows in parallel."""
     idx = k.index
@@ -149,7 +188,7 @@ def _pad_nhwc(
     row_len = padded_w * channels
     with loop.for_(idx(0), idx(batch * padded_h), idx(1), kind="parallel", name="pr") as r:
         start = loop.mul(r, idx(row_len))
-        with loop.for_(idx(0), idx(row_len), idx(1), kind="vectorize", factor=16, name="pz") as z:
+        with loop.for_(idx(0), idx(row_len), idx(1), kind="vectorize", factor=lanes, name="pz") as z:
             loop.store(k.const(0.0, f32), padded, [loop.add(start, z)])
         n, y = loop.div(r, idx(padded_h)), loop.sub(loop.rem(r, idx(padded_h)), idx(offset[0]))
         inside = loop.and_(loop.cmp(y, idx(0), predicate="ge"), loop.cmp(y, idx(height), predicate="lt"))
@@ -157,7 +196,7 @@ def _pad_nhwc(
             first = loop.add(start, idx(offset[1] * channels))
             with loop.for_(idx(0), idx(width), idx(1), name="px") as xx:
                 at = loop.add(first, loop.mul(xx, idx(channels)))
-                with loop.for_(idx(0), idx(channels), idx(1), kind="vectorize", factor=16, name="pc") as c:
+                with loop.for_(idx(0), idx(channels), idx(1), kind="vectorize", factor=lanes, name="pc") as c:
                     loop.store(loop.load(x, [n, y, xx, c]), padded, [loop.add(at, c)])
 
 
@@ -168,6 +207,7 @@ def emit_blocked_conv2d(
     bias: Value | None,
     out: Value,
     attrs: dict[str, Any],
+    tiling: ConvTiling,
     epilogue: Epilogue | None = None,
 ) -> None:
     """Build the blocked convolution ``out = epilogue(conv(x, w) + bias)`` (see the module docstring)."""
@@ -178,38 +218,43 @@ def emit_blocked_conv2d(
     dil_h, dil_w = attrs["dilations"]
     padded_h, padded_w = height + top + bottom, width + left + right
     plane = padded_h * padded_w
-    tiles_o, tiles_w = -(-outs // MR), -(-out_w // NR)
+    mr, nr = tiling.mr, tiling.nr
+    tiles_o, tiles_w = -(-outs // mr), -(-out_w // nr)
     # Flat, with zeros after the last plane, so that the lanes past a row's end read in bounds.
-    furthest = (channels - 1) * plane + (padded_h - 1) * padded_w + tiles_w * NR + (taps_w - 1) * dil_w
+    furthest = (channels - 1) * plane + (padded_h - 1) * padded_w + tiles_w * nr + (taps_w - 1) * dil_w
     padded = loop.alloc(type=BufferType((max(channels * plane, furthest),), f32, "global"))
     zero = k.const(0.0, f32)
     idx = k.index
+
+    def tile(n: Value, oh: Value, ob: Value, wb: Value) -> None:
+        o0, w0 = loop.mul(ob, idx(mr)), loop.mul(wb, idx(nr))
+        acc = loop.alloc(type=BufferType((mr, nr), f32, "local"))
+        with loop.for_(idx(0), idx(mr), idx(1), kind="unroll", name="ii") as ii:
+            with loop.for_(idx(0), idx(nr), idx(1), kind="vectorize", factor=nr, name="jj") as jj:
+                loop.store(zero, acc, [ii, jj])
+        with loop.for_(idx(0), idx(channels), idx(1), name="c") as c:
+            base = loop.mul(c, idx(plane))
+            with loop.for_(idx(0), idx(taps_h), idx(1), name="kh") as kh:
+                row = loop.add(oh, loop.mul(kh, idx(dil_h)))
+                with loop.for_(idx(0), idx(taps_w), idx(1), name="kw") as kw:
+                    column = loop.add(w0, loop.mul(kw, idx(dil_w)))
+                    with loop.for_(idx(0), idx(mr), idx(1), kind="unroll", name="ii") as ii:
+                        o = loop.min(loop.add(o0, ii), idx(outs - 1))
+                        weight = loop.load(w, [o, c, kh, kw])
+                        with loop.for_(idx(0), idx(nr), idx(1), kind="vectorize", factor=nr, name="jj") as jj:
+                            at = loop.add(loop.add(base, loop.mul(row, idx(padded_w))), column)
+                            value = loop.load(padded, [loop.add(at, jj)])
+                            loop.store(loop.fma(weight, value, loop.load(acc, [ii, jj])), acc, [ii, jj])
+        _store_tile(k, acc, out, bias, epilogue, (n, oh, o0, w0), (outs, out_w), tiling)
+
+    by_rows = tiling.split == "rows"
+    outer, inner = ((out_h, "oh"), (tiles_o, "ob")) if by_rows else ((tiles_o, "ob"), (out_h, "oh"))
     with k.loops([idx(batch)], ["n"]) as (n,):
-        _pad_input(k, x, padded, n, (channels, padded_h, padded_w), (height, width), (top, left))
-        with loop.for_(idx(0), idx(out_h), idx(1), kind="parallel", name="oh") as oh:
-            with loop.for_(idx(0), idx(tiles_o), idx(1), name="ob") as ob:
+        _pad_input(k, x, padded, n, (channels, padded_h, padded_w), (height, width), (top, left), tiling.lanes)
+        with loop.for_(idx(0), idx(outer[0]), idx(1), kind="parallel", name=outer[1]) as a:
+            with loop.for_(idx(0), idx(inner[0]), idx(1), name=inner[1]) as b:
                 with loop.for_(idx(0), idx(tiles_w), idx(1), name="wb") as wb:
-                    o0, w0 = loop.mul(ob, idx(MR)), loop.mul(wb, idx(NR))
-                    acc = loop.alloc(type=BufferType((MR, NR), f32, "local"))
-                    with loop.for_(idx(0), idx(MR), idx(1), kind="unroll", name="ii") as ii:
-                        with loop.for_(idx(0), idx(NR), idx(1), kind="vectorize", factor=NR, name="jj") as jj:
-                            loop.store(zero, acc, [ii, jj])
-                    with loop.for_(idx(0), idx(channels), idx(1), name="c") as c:
-                        base = loop.mul(c, idx(plane))
-                        with loop.for_(idx(0), idx(taps_h), idx(1), name="kh") as kh:
-                            row = loop.add(oh, loop.mul(kh, idx(dil_h)))
-                            with loop.for_(idx(0), idx(taps_w), idx(1), name="kw") as kw:
-                                column = loop.add(w0, loop.mul(kw, idx(dil_w)))
-                                with loop.for_(idx(0), idx(MR), idx(1), kind="unroll", name="ii") as ii:
-                                    o = loop.min(loop.add(o0, ii), idx(outs - 1))
-                                    weight = loop.load(w, [o, c, kh, kw])
-                                    with loop.for_(
-                                        idx(0), idx(NR), idx(1), kind="vectorize", factor=NR, name="jj"
-                                    ) as jj:
-                                        at = loop.add(loop.add(base, loop.mul(row, idx(padded_w))), column)
-                                        value = loop.load(padded, [loop.add(at, jj)])
-                                        loop.store(loop.fma(weight, value, loop.load(acc, [ii, jj])), acc, [ii, jj])
-                    _store_tile(k, acc, out, bias, epilogue, n, oh, o0, w0, outs, out_w)
+                    tile(n, a, b, wb) if by_rows else tile(n, b, a, wb)
 
 
 def _static(buffer: Value) -> list[int]:
@@ -227,21 +272,22 @@ def _pad_input(
     padded_shape: tuple[int, int, int],
     size: tuple[int, int],
     offset: tuple[int, int],
+    lanes: int,
 ) -> None:
     """Copy image ``n`` of ``x`` inside a zero border into the flat ``padded``, whose tail past the planes is zeroed."""
     idx = k.index
     planes, rows, cols = padded_shape
     total = shape_of(padded)[0]
     assert isinstance(total, int)
-    with loop.for_(idx(planes * rows * cols), idx(total), idx(1), kind="vectorize", factor=16, name="pt") as pt:
+    with loop.for_(idx(planes * rows * cols), idx(total), idx(1), kind="vectorize", factor=lanes, name="pt") as pt:
         loop.store(k.const(0.0, f32), padded, [pt])
     with loop.for_(idx(0), idx(planes), idx(1), kind="parallel", name="pc") as c:
         start = loop.mul(c, idx(rows * cols))
-        with loop.for_(idx(0), idx(rows * cols), idx(1), kind="vectorize", factor=16, name="px") as px:
+        with loop.for_(idx(0), idx(rows * cols), idx(1), kind="vectorize", factor=lanes, name="px") as px:
             loop.store(k.const(0.0, f32), padded, [loop.add(start, px)])
         with loop.for_(idx(0), idx(size[0]), idx(1), name="y") as y:
             row = loop.add(start, loop.add(loop.mul(loop.add(y, idx(offset[0])), idx(cols)), idx(offset[1])))
-            with loop.for_(idx(0), idx(size[1]), idx(1), kind="vectorize", factor=16, name="x") as xx:
+            with loop.for_(idx(0), idx(size[1]), idx(1), kind="vectorize", factor=lanes, name="x") as xx:
                 loop.store(loop.load(x, [n, c, y, xx]), padded, [loop.add(row, xx)])
 
 
@@ -251,25 +297,26 @@ def _store_tile(
     out: Value,
     bias: Value | None,
     epilogue: Epilogue | None,
-    n: Value,
-    oh: Value,
-    o0: Value,
-    w0: Value,
-    outs: int,
-    out_w: int,
+    at: tuple[Value, Value, Value, Value],
+    sizes: tuple[int, int],
+    tiling: ConvTiling,
 ) -> None:
-    """Copy the tile to a staging buffer (constant indices keep ``acc`` in registers), then to the output."""
+    """Copy the tile at image, row, first channel and first column ``at`` to a staging buffer (constant
+    indices keep ``acc`` in registers), then to the output of ``sizes`` channels x columns."""
     idx = k.index
-    staged = loop.alloc(type=BufferType((MR, NR), f32, "local"))
-    with loop.for_(idx(0), idx(MR), idx(1), kind="unroll", name="ii") as ii:
-        with loop.for_(idx(0), idx(NR), idx(1), kind="vectorize", factor=NR, name="jj") as jj:
+    n, oh, o0, w0 = at
+    outs, out_w = sizes
+    mr, nr = tiling.mr, tiling.nr
+    staged = loop.alloc(type=BufferType((mr, nr), f32, "local"))
+    with loop.for_(idx(0), idx(mr), idx(1), kind="unroll", name="ii") as ii:
+        with loop.for_(idx(0), idx(nr), idx(1), kind="vectorize", factor=nr, name="jj") as jj:
             loop.store(loop.load(acc, [ii, jj]), staged, [ii, jj])
-    columns = loop.min(idx(NR), loop.sub(idx(out_w), w0))
-    with loop.for_(idx(0), idx(MR), idx(1), name="si") as si:
+    columns = loop.min(idx(nr), loop.sub(idx(out_w), w0))
+    with loop.for_(idx(0), idx(mr), idx(1), name="si") as si:
         o = loop.add(o0, si)
         with loop.if_(loop.cmp(o, idx(outs), predicate="lt")):
             shift = loop.load(bias, [o]) if bias is not None else None
-            with loop.for_(idx(0), columns, idx(1), kind="vectorize", factor=16, name="sj") as sj:
+            with loop.for_(idx(0), columns, idx(1), kind="vectorize", factor=tiling.lanes, name="sj") as sj:
                 indices = [n, o, oh, loop.add(w0, sj)]
                 value = loop.load(staged, [si, sj])
                 if shift is not None:
@@ -277,3 +324,75 @@ def _store_tile(
                 if epilogue is not None:
                     value = epilogue(value, indices)
                 loop.store(value, out, indices)
+
+
+def _blocked_kind(op: Operation) -> str | None:
+    """``nchw`` or ``nhwc`` when a register-blocked kernel applies to the conv2d ``op``, else None."""
+    attrs = op.opdef.attr_kwargs(op)
+    if blocked_conv_applies(op, attrs):
+        return "nchw"
+    if nhwc_conv_applies(op, attrs):
+        return "nhwc"
+    return None
+
+
+def _outs(op: Operation) -> int:
+    """Output channels of a static HWIO weight."""
+    t = op.operands[1].type
+    assert isinstance(t, TensorType) and isinstance(t.shape[3], int)
+    return t.shape[3]
+
+
+SPLITS = {"nchw": ("rows", "channels"), "nhwc": ("pixels", "channels")}
+
+
+def _conv_space(op: Operation, target: Target) -> Space | None:
+    """The tiles and parallel splits of the blocked kernels (see the module docstring); None when only the
+    simple nest applies. NHWC tiles are no wider than the output channels rounded up to vectors."""
+    kind = _blocked_kind(op)
+    if kind is None:
+        return None
+    vectors: tuple[int, ...] = VECTORS
+    if kind == "nhwc":
+        vectors = tuple(v for v in VECTORS if v <= max(1, -(-_outs(op) // target.lanes(32))))
+    splits, registers = SPLITS[kind], _registers(target)
+
+    def valid(values: Mapping[str, Setting]) -> bool:
+        mr, nv = int(values["mr"]), int(values["nv"])
+        if values["algo"] == "simple":  # tile knobs mean nothing to it: one point
+            return (mr, nv, values["split"]) == (ROWS[0], vectors[0], splits[0])
+        return fits(mr, nv, registers)
+
+    knobs = (
+        Knob("algo", ("blocked", "simple"), "the register-blocked kernel, or the simple nest"),
+        Knob("mr", ROWS, "rows of the register tile: output channels (NCHW) or output pixels (NHWC)"),
+        Knob("nv", vectors, "vector registers across the tile: nr = nv x lanes columns or channels"),
+        Knob("split", splits, "which tiles run in parallel"),
+    )
+    return Space("conv", knobs, valid)
+
+
+def _conv_default(op: Operation, target: Target, space: Space) -> Config:
+    """Six rows and the most vectors that fit the registers (AVX-512: 6 x 4 vectors of 16, the GEMM's tile;
+    AVX2: 6 x 2 of 8). NCHW splits output rows; NHWC splits channel panels when there are four or more
+    (deep layers have few pixels), else pixel tiles."""
+    vectors = next(k.values for k in space.knobs if k.name == "nv")
+    nv = max((int(v) for v in vectors if fits(DEFAULT_ROWS, int(v), _registers(target))), default=1)
+    split = "rows"
+    if _blocked_kind(op) == "nhwc":
+        panels = -(-_outs(op) // (nv * target.lanes(32)))
+        split = "channels" if panels >= 4 else "pixels"
+    return Config("conv", (("algo", "blocked"), ("mr", DEFAULT_ROWS), ("nv", nv), ("split", split)))
+
+
+def conv_tiling(k: Kernel, op: Operation) -> ConvTiling | None:
+    """The register tile the kernel's ``conv`` config (else the target's default) gives the conv2d ``op``;
+    None when the simple nest is to be built."""
+    config = k.config if k.config is not None and k.config.family == "conv" else default_config(op, k.target)
+    if config is None or config["algo"] != "blocked":
+        return None
+    lanes = k.target.lanes(32)
+    return ConvTiling(config.int("mr"), config.int("nv") * lanes, lanes, str(config["split"]))
+
+
+register_family(Family("conv", ("graph.conv2d",), _conv_space, _conv_default))

@@ -12,14 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-from ..ir.core import Operation, Value
+from ..ir.core import Block, Operation, Value
 from ..ir.dialects import loop
 from ..ir.dialects.graph.nn import _KERNEL_AXES, _LAYOUT_AXES
 from ..ir.shapes import normalize_axis
 from ..ir.types import BufferType, FloatType, IntegerType, ScalarType, f64, index
-from .conv import blocked_conv_applies, emit_blocked_conv2d, emit_nhwc_conv2d, nhwc_conv_applies
+from .conv import blocked_conv_applies, conv_tiling, emit_blocked_conv2d, emit_nhwc_conv2d, nhwc_conv_applies
 from .kernel import Kernel, compute_type, convert, element_of, lowering, shape_of
 from .linalg import Epilogue
+from .schedule import element_bits
 
 Combine = Callable[[Value, Value], Value]
 
@@ -117,15 +118,17 @@ def emit_conv2d(
 ) -> None:
     """Build loops computing ``out = epilogue(conv2d(x, w) + bias)`` for the graph conv2d ``op``'s attributes.
 
-    The blocked kernel of conv.py when it applies (f32 NCHW, stride 1, one group), else the simple nest.
+    A register-blocked kernel of conv.py when one applies (f32 NCHW with stride 1, or NHWC without an
+    ``epilogue``; one group) and the ``conv`` config asks for it, else the simple nest.
     ``epilogue(value, indices)`` turns each result element (bias added) into the value stored.
     """
     attrs = op.opdef.attr_kwargs(op)
-    if blocked_conv_applies(op, attrs):
-        emit_blocked_conv2d(k, x, w, bias, out, attrs, epilogue)
+    tiling = conv_tiling(k, op)
+    if tiling is not None and blocked_conv_applies(op, attrs):
+        emit_blocked_conv2d(k, x, w, bias, out, attrs, tiling, epilogue)
         return
-    if nhwc_conv_applies(op, attrs) and epilogue is None:
-        emit_nhwc_conv2d(k, x, w, bias, out, attrs)
+    if tiling is not None and nhwc_conv_applies(op, attrs) and epilogue is None:
+        emit_nhwc_conv2d(k, x, w, bias, out, attrs, tiling)
         return
     axes, kernel_axes = _LAYOUT_AXES[attrs["layout"]], _KERNEL_AXES[attrs["kernel_layout"]]
     strides, padding, dilations, groups = attrs["strides"], attrs["padding"], attrs["dilations"], attrs["groups"]
@@ -299,6 +302,7 @@ def lower_batch_norm(op: Operation, k: Kernel) -> None:
     axis = normalize_axis(attrs["axis"], rank)
     acc_t = compute_type(element_of(x))
     with k.loops(k.sizes(out), [f"i{a}" for a in range(rank)]) as ivs:
+        _vectorize_innermost(k, ivs, acc_t)
 
         def param(p: Value) -> Value:
             return convert(loop.load(p, [ivs[axis]]), acc_t)
@@ -307,6 +311,18 @@ def lower_batch_norm(op: Operation, k: Kernel) -> None:
         y = loop.div(centered, loop.sqrt(loop.add(param(var), k.const(attrs["eps"], acc_t))))
         y = loop.add(loop.mul(y, param(scale)), param(bias))
         loop.store(convert(y, element_of(out)), out, ivs)
+
+
+def _vectorize_innermost(k: Kernel, ivs: Sequence[Value], t: ScalarType) -> None:
+    """Put the innermost of a nest (of two loops or more) on the target's lanes of ``t`` times the ``norm``
+    config's ``unroll``; the default schedule keeps that factor and makes the outer loops parallel."""
+    if len(ivs) < 2:
+        return
+    block = ivs[-1].owner
+    assert isinstance(block, Block) and block.parent is not None and block.parent.parent is not None
+    lanes = k.target.lanes(max(32, element_bits(t))) * int(k.knob("norm", "unroll", 1))
+    if lanes > 1:
+        block.parent.parent.attributes.update(kind="vectorize", factor=lanes)
 
 
 def _source_coordinate(k: Kernel, iv: Value, size: Value, out: int, mode: str) -> Value:

@@ -4,28 +4,66 @@ Each kept position owns a rank-0 ``local`` accumulator allocated inside the oute
 loops stay independent (parallelizable) and the inner ones carry the accumulation. Accumulators follow
 the references: f16 and bf16 accumulate in f32, integers in 64 bits (then wrap to the result type).
 Max and min, which have no identity, start from the first reduced element.
-f32 reductions whose innermost reduced dim is the fastest one run on ``LANES`` partial accumulators
-(a vector loop over blocks of the dim, then a sum of the lanes and the tail): a reassociated order,
-as numpy's pairwise sums and every BLAS use. Passes that write the result are vectorized likewise.
+f32 reductions whose innermost reduced dim is the fastest one run on partial accumulators (a vector loop
+over blocks of the dim, then a combination of the partials and the tail): a reassociated order, as
+numpy's pairwise sums and every BLAS use. Passes that write the result are vectorized likewise.
+
+How many partials is a point of a search space (:mod:`tensorium.lowering.space`): the families
+``reduce``, ``softmax`` and ``norm`` (layer, RMS and batch norms) have the knobs ``vector`` (partials and
+vector loops on or off) and ``unroll`` (vector registers per step), so a step covers the target's lanes
+of the compute type times ``unroll``. The default rule (vectors on, one register) reproduces one AVX-512
+register of 16 f32 partials, and gives 8 on AVX2 and 4 on SSE.
 Loop names: ``i0, i1, ...`` for kept dims, ``r0, r1, ...`` for reduced dims; softmax and the norms run
 several passes over the reduced dims, named by pass (``max_r0``, ``sum_r0``, ``out_r0``, ...).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from ..ir.core import Block, Operation, Value
 from ..ir.dialects import loop
 from ..ir.shapes import normalize_axes, normalize_axis
-from ..ir.types import BufferType, IntegerType, ScalarType, f32, i64
+from ..ir.types import BufferType, IntegerType, ScalarType, TensorType, f32, i64
+from ..targets import Target
 from .kernel import Kernel, compute_type, convert, element_of, lowering, shape_of
+from .schedule import element_bits
+from .space import Config, Family, Knob, Setting, Space, register_family
 
 Combine = Callable[[Value, Value], Value]
 
-LANES = 16
-"""Partial accumulators of a vectorized f32 reduction (one AVX-512 register)."""
+UNROLLS = (1, 2, 4)
+"""Vector registers of partials (or of results) per step of a vectorized pass."""
+
+VECTOR = Knob("vector", (True, False), "fold the fastest dim on vector lanes of partial accumulators")
+UNROLL = Knob("unroll", UNROLLS, "vector registers per step: partials = the target's lanes x unroll")
+
+
+def _one_unroll_without_vectors(values: Mapping[str, Setting]) -> bool:
+    """Scalar loops have no registers to unroll over: one point for them, not one per ``unroll``."""
+    return bool(values["vector"]) or values["unroll"] == UNROLLS[0]
+
+
+def vector_space(family: str) -> Space:
+    """The ``vector`` x ``unroll`` space of a reduction-like kernel of ``family``."""
+    return Space(family, (VECTOR, UNROLL), _one_unroll_without_vectors)
+
+
+def default_vector_config(op: Operation, target: Target, space: Space) -> Config:
+    """Vectors on, one register of partials per step (16 f32 on AVX-512, 8 on AVX2): what the kernels did
+    before they had knobs; ``unroll`` only for the knobs the space has (batch norm has no ``vector``)."""
+    chosen: dict[str, Setting] = {"vector": True, "unroll": 1}
+    return Config(space.family, tuple((knob.name, chosen[knob.name]) for knob in space.knobs))
+
+
+def vector_width(k: Kernel, family: str, t: ScalarType) -> int:
+    """Elements per step of the vector loops of a ``family`` kernel computing in ``t``: the target's lanes
+    times the config's ``unroll`` (the default rule's when the kernel has no ``family`` config); 0 when the
+    config turns vectors off. Narrower types count as f32, the type their arithmetic widens to."""
+    if not k.knob(family, "vector", True):
+        return 0
+    return k.target.lanes(max(32, element_bits(t))) * int(k.knob(family, "unroll", 1))
 
 
 def _accumulator_type(name: str, t: ScalarType) -> ScalarType:
@@ -34,6 +72,9 @@ def _accumulator_type(name: str, t: ScalarType) -> ScalarType:
     if isinstance(t, IntegerType):
         return i64 if t.signed else IntegerType(64, False)
     return compute_type(t)
+
+
+_REDUCTIONS = ("sum", "mean", "prod", "max", "min")
 
 
 def _identity(name: str) -> int:
@@ -149,7 +190,7 @@ def lower_reduction(op: Operation, k: Kernel) -> None:
             [f"r{n}" for n in range(len(axes))],
             term,
             _combine(op.name, acc_t),
-            LANES if axes[-1] == rank - 1 else 0,
+            vector_width(k, "reduce", acc_t) if axes[-1] == rank - 1 else 0,
         )
         if op.name == "graph.reduce_mean":
             count = k.product([sizes[a] for a in axes])
@@ -201,7 +242,7 @@ def emit_softmax(k: Kernel, x: Value, out: Value, axis: int, log: bool = False, 
         def element(ivs: list[Value]) -> Value:
             return convert(loop.load(x, at(ivs[0])), acc_t)
 
-        lanes = LANES if axis == rank - 1 else 0
+        lanes = vector_width(k, "softmax", acc_t) if axis == rank - 1 else 0
         top = accumulate(k, acc_t, k.const(float("-inf"), acc_t), [sizes[axis]], ["max_r0"], element, loop.max, lanes)
         total = accumulate(
             k,
@@ -234,6 +275,7 @@ def lower_norm(op: Operation, k: Kernel) -> None:
     count = convert(k.product(inner_sizes), acc_t)
     zero = k.const(0.0, acc_t)
     inner = len(inner_sizes)
+    lanes = vector_width(k, "norm", acc_t)
     with k.loops(outer_sizes, [f"i{n}" for n in range(first)]) as outer:
 
         def load(ivs: list[Value]) -> Value:
@@ -242,7 +284,7 @@ def lower_norm(op: Operation, k: Kernel) -> None:
         mean = zero
         if op.name == "graph.layer_norm":
             mean = loop.div(
-                accumulate(k, acc_t, zero, inner_sizes, [f"mean_r{n}" for n in range(inner)], load, loop.add, LANES),
+                accumulate(k, acc_t, zero, inner_sizes, [f"mean_r{n}" for n in range(inner)], load, loop.add, lanes),
                 count,
             )
 
@@ -251,12 +293,12 @@ def lower_norm(op: Operation, k: Kernel) -> None:
             return loop.mul(centered, centered)  # type: ignore[no-any-return]
 
         var = loop.div(
-            accumulate(k, acc_t, zero, inner_sizes, [f"var_r{n}" for n in range(inner)], square, loop.add, LANES),
+            accumulate(k, acc_t, zero, inner_sizes, [f"var_r{n}" for n in range(inner)], square, loop.add, lanes),
             count,
         )
         scale = loop.sqrt(loop.add(var, k.const(attrs["eps"], acc_t)))
         with k.loops(inner_sizes[:-1], [f"out_r{n}" for n in range(inner - 1)]) as ivs_outer:
-            with vector_loop(k, inner_sizes[-1], f"out_r{inner - 1}", LANES) as last:
+            with vector_loop(k, inner_sizes[-1], f"out_r{inner - 1}", lanes) as last:
                 ivs = [*ivs_outer, last]
                 y = loop.div(loop.sub(load(ivs), mean), scale)
                 if weight is not None:
@@ -264,3 +306,41 @@ def lower_norm(op: Operation, k: Kernel) -> None:
                 if bias is not None:
                     y = loop.add(y, convert(loop.load(bias, ivs), acc_t))
                 loop.store(convert(y, element_of(out)), out, outer + ivs)
+
+
+def _rank(value: Value) -> int:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return len(t.shape)
+
+
+def _reduce_space(op: Operation, target: Target) -> Space | None:
+    """Knobs for f32 accumulations along the fastest dim; other reductions are plain nests."""
+    rank = _rank(op.operands[0])
+    axes = normalize_axes(op.opdef.attr_kwargs(op)["axes"], rank)
+    t = op.operands[0].type
+    assert isinstance(t, TensorType)
+    if not axes or axes[-1] != rank - 1 or _accumulator_type(op.name, t.element) != f32:
+        return None
+    return vector_space("reduce")
+
+
+def _softmax_space(op: Operation, target: Target) -> Space | None:
+    """Knobs for a softmax along the fastest dim (its passes are vector loops)."""
+    rank = _rank(op.operands[0])
+    return vector_space("softmax") if normalize_axis(op.opdef.attr_kwargs(op)["axis"], rank) == rank - 1 else None
+
+
+def _norm_space(op: Operation, target: Target) -> Space:
+    """Layer and RMS norms reduce over trailing dims (``vector`` x ``unroll``); batch norm is one elementwise
+    nest, always on vectors, whose width in registers is ``unroll``."""
+    if op.name == "graph.batch_norm":
+        return Space("norm", (UNROLL,))
+    return vector_space("norm")
+
+
+register_family(Family("reduce", tuple(f"graph.reduce_{r}" for r in _REDUCTIONS), _reduce_space, default_vector_config))
+register_family(Family("softmax", ("graph.softmax", "graph.log_softmax"), _softmax_space, default_vector_config))
+register_family(
+    Family("norm", ("graph.layer_norm", "graph.rms_norm", "graph.batch_norm"), _norm_space, default_vector_config)
+)

@@ -34,7 +34,7 @@ from ..ir.builder import InsertionPoint
 from ..ir.core import Block, Operation, Value
 from ..ir.dialects import loop
 from ..ir.dialects.builtin import func_body, func_name
-from ..ir.types import DYN, BufferType, index
+from ..ir.types import DYN, BufferType, FloatType, IntegerType, ScalarType, index
 from ..targets import Target, host_target
 
 
@@ -478,14 +478,15 @@ def apply_schedule(kernel: Operation, schedule: Schedule) -> None:
 
 def default_schedule(kernel: Operation, target: Target | None = None, tile: int = 4) -> Schedule:
     """A reasonable schedule for a kernel built by the lowering for ``target`` (default: this machine),
-    chosen from its loop names and nesting; vectorized loops take the target's f32 lanes.
+    chosen from its loop names and nesting; a vectorized loop takes the target's lanes of the widest element
+    its body loads or stores (see :func:`vector_factor`).
 
     matmul (one loop each named ``i``, ``j``, ``k``, rows independent): tile ``i`` and ``j`` by ``tile``,
     parallel outer rows. Otherwise, for each top-level nest: the outermost loop that has more than one trip
     parallel when its iterations are independent, and the innermost loop of a perfect nest vectorized
-    (split first when it is also the outermost).
+    (split first when it is also the outermost) unless the lowering already vectorized it.
     """
-    vector = (target if target is not None else host_target()).lanes(32)
+    target = target if target is not None else host_target()
     loops = loops_of(kernel)
     if any(op.attr("kind", "serial") == "parallel" for op in loops):
         return Schedule(())  # the lowering built it scheduled (the blocked GEMM and convolution)
@@ -511,6 +512,7 @@ def default_schedule(kernel: Operation, target: Target | None = None, tile: int 
         outer, inner = loop_name(chain[0]), loop_name(chain[-1])
         if chain[0].attr("kind", "serial") != "serial" or not _independent(chain[0]):
             continue
+        vector = vector_factor(chain[-1], target)
         if len(chain) == 1 and perfect:
             steps += [
                 Split(outer, vector),
@@ -519,9 +521,27 @@ def default_schedule(kernel: Operation, target: Target | None = None, tile: int 
             ]
             continue
         steps.append(Annotate("parallel", outer))
-        if perfect and _independent(chain[-1]):
+        if perfect and chain[-1].attr("kind", "serial") == "serial" and _independent(chain[-1]):
             steps.append(Annotate("vectorize", inner, vector))
     return Schedule(tuple(steps))
+
+
+def vector_factor(op: Operation, target: Target) -> int:
+    """Lanes for vectorizing loop ``op`` on ``target``: a vector register of the widest element type the loop
+    loads or stores (f32 when it touches no buffer). Narrower types count as f32: f16 and bf16 compute in
+    f32, so a register of f32 is what one step fills."""
+    widths = [32]
+    for inner in op.walk():
+        if inner.name in ("loop.load", "loop.store"):
+            buffer = inner.operands[0 if inner.name == "loop.load" else 1].type
+            if isinstance(buffer, BufferType):
+                widths.append(element_bits(buffer.element))
+    return target.lanes(max(widths))
+
+
+def element_bits(t: ScalarType) -> int:
+    """Bits of one element of type ``t`` (64 for ``index``)."""
+    return t.width if isinstance(t, FloatType | IntegerType) else 64
 
 
 def _trips(op: Operation) -> int | None:

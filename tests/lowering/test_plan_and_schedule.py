@@ -14,7 +14,7 @@ from tensorium.errors import InterpreterError, TensoriumError
 from tensorium.ir import graph
 from tensorium.ir.attributes import DenseAttr
 from tensorium.ir.dialects.builtin import functions
-from tensorium.ir.types import Sym, TensorType, f32, f64
+from tensorium.ir.types import Sym, TensorType, f16, f32, f64
 from tensorium.lowering import (
     LaunchPlan,
     Schedule,
@@ -29,6 +29,7 @@ from tensorium.lowering import (
 from tensorium.lowering.schedule import Annotate, Cache, Fuse, Reorder, Split, find_loop
 from tensorium.passes import PassManager
 from tensorium.passes.lower_to_loops import LowerToLoops
+from tensorium.targets import host_target, parse_target
 from tensorium.testing import build_module
 
 from .conftest import check_lowered
@@ -202,12 +203,29 @@ def test_default_schedules() -> None:
     assert str(default_schedule(functions(lower_function(blocked))[0])) == ""  # the lowering scheduled it
     vector = build_module([TensorType((9,), f32)], lambda x: graph.exp(x))
     kernel = functions(lower_function(vector))[0]
-    assert str(default_schedule(kernel)) == "split(i0, 16); parallel(i0_o); vectorize(i0_i, 16)"
+    lanes = host_target().lanes()  # 16 on AVX-512, 8 on AVX2
+    assert str(default_schedule(kernel)) == f"split(i0, {lanes}); parallel(i0_o); vectorize(i0_i, {lanes})"
     reduction = build_module([TensorType((3, 4), f32)], lambda x: graph.reduce_sum(x, axes=(1,)))
     assert str(default_schedule(functions(lower_function(reduction))[0])) == "parallel(i0)"
     batch_of_one = build_module([TensorType((1, 1, 6, 40), f32)], lambda x: graph.exp(x))
     kernel = functions(lower_function(batch_of_one))[0]
-    assert str(default_schedule(kernel)) == "parallel(i2); vectorize(i3, 16)"  # not the loops of one trip
+    assert str(default_schedule(kernel)) == f"parallel(i2); vectorize(i3, {lanes})"  # not the loops of one trip
+
+
+def test_default_schedules_take_lanes_from_the_target_and_element_type() -> None:
+    def vectorized(t: TensorType, target: str) -> str:
+        kernel = functions(lower_function(build_module([t], lambda x: graph.exp(x)), target=parse_target(target)))[0]
+        return str(default_schedule(kernel, parse_target(target)))
+
+    assert vectorized(TensorType((9,), f32), "cpu:x86-64-v3") == "split(i0, 8); parallel(i0_o); vectorize(i0_i, 8)"
+    assert vectorized(TensorType((9,), f32), "cpu:x86-64") == "split(i0, 4); parallel(i0_o); vectorize(i0_i, 4)"
+    assert vectorized(TensorType((3, 9), f64), "cpu:skylake-avx512") == "parallel(i0); vectorize(i1, 8)"
+    assert vectorized(TensorType((3, 9), f16), "cpu:skylake-avx512") == "parallel(i0); vectorize(i1, 16)"  # as f32
+    types = [TensorType((2, 3, 40), f32), *[TensorType((3,), f32)] * 4]
+    norm = build_module(types, lambda x, *p: graph.batch_norm(x, *p, axis=1))
+    kernel = functions(lower_function(norm, target=parse_target("cpu:x86-64-v3")))[0]
+    assert str(default_schedule(kernel, parse_target("cpu:x86-64-v3"))) == "parallel(i0)"  # i2 built vectorized
+    assert find_loop(kernel, "i2").attributes["factor"] == 8
 
 
 def _kernel(body: Any, *types: TensorType) -> tm.ir.Operation:
