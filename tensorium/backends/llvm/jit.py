@@ -1,88 +1,161 @@
 """Compilation of loop-level kernels for a CPU target and calls into them with numpy arrays.
 
-The LLVM module is optimized by the O3 pipeline of the new pass manager for the target's CPU (its name
-and features), turned into object code (kept as bytes for artifacts) and, when the target's code runs
-on this machine, loaded by MCJIT. Calls go through ctypes, which releases the GIL; buffers are passed by
-pointer, without copies. Code for another CPU (cross-compilation) can be read as assembly but not run.
+Each kernel is emitted as an LLVM module of its own and optimized by the O3 pipeline of the new pass
+manager for the target's CPU (its name and features) on a thread pool, or taken from the kernel cache
+(:mod:`.kernel_cache`: optimized bitcode by the kernel's content and the target); the optimized modules
+are linked into one, turned into object code (kept as bytes for artifacts) and, when the target's code
+runs on this machine, loaded by MCJIT. Calls go through ctypes, which releases the GIL; buffers are passed
+by pointer, without copies. Code for another CPU (cross-compilation) can be read as assembly but not run.
 """
 
 from __future__ import annotations
 
 import ctypes
+import re
+import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from llvmlite import binding as llvm
+from llvmlite import ir
 
 from ...errors import InterpreterError
 from ...ir.core import Operation
 from ...ir.storage import check_array, coerce
 from ...ir.types import BufferType, FloatType, ScalarType, Sym
 from ...ir.verifier import verify
-from ...targets import Target, TargetError, host_target
+from ...targets import Target, host_target
 from .emitter import KernelInfo, LLVMEmitter
+from .kernel_cache import (
+    PLACEHOLDER,
+    KernelCache,
+    default_kernel_cache,
+    kernel_cache_enabled,
+    kernel_key,
+    normalize,
+)
+from .machine import host_target_machine, runs_here, target_machine
 from .runtime import POOL, RUNTIME_FAILED, register_runtime, thread_count
 
+__all__ = [
+    "PIPELINE",
+    "CompileStats",
+    "CompiledKernels",
+    "compile_module",
+    "host_target_machine",
+    "optimize",
+    "runs_here",
+    "target_machine",
+]
 
-def target_machine(target: Target, opt_level: int = 3) -> llvm.TargetMachine:
-    """A new LLVM target machine for a CPU ``target`` (triple, CPU name and features), position independent.
+PIPELINE = "default<O{level}>; loop-vectorize from O2; slp-vectorize from O2 unless explicitly vectorized"
+"""What :func:`optimize` runs, part of every kernel cache key: change it when the pipeline changes."""
 
-    Each JIT engine takes ownership of (and frees) its target machine, so every compilation makes one.
+_VECTOR = re.compile(r"<\d+ x ")
+
+
+def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine, opt_level: int = 3, slp: bool | None = None) -> None:
+    """Run the default ``O<opt_level>`` pipeline (with loop and SLP vectorization from O2) on ``module``.
+
+    ``slp=False`` leaves the SLP vectorizer out, for kernels the emitter already vectorized: there it
+    found nothing the emitter had not done (the benchmark workloads ran as fast without it), and on the
+    transformer's attention kernel it took 1.4 s of a 1.6 s optimization.
     """
-    if target.kind != "cpu":
-        raise TargetError(f"the LLVM CPU backend cannot compile for target '{target}'")
-    llvm.initialize_all_targets()
-    llvm.initialize_all_asmprinters()
-    machine = llvm.Target.from_triple(target.triple)
-    return machine.create_target_machine(
-        cpu=target.cpu, features=target.llvm_features, opt=opt_level, reloc="pic", jit=True
-    )
-
-
-def host_target_machine(opt_level: int = 3) -> llvm.TargetMachine:
-    """A new target machine for this machine's CPU (:func:`~tensorium.targets.host_target`)."""
-    return target_machine(host_target(), opt_level)
-
-
-def runs_here(target: Target) -> bool:
-    """True when code compiled for ``target`` can run on this machine."""
-    try:
-        target.check_runs_here()
-    except TargetError:
-        return False
-    return True
-
-
-def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine, opt_level: int = 3) -> None:
-    """Run the default ``O<opt_level>`` pipeline (with loop and SLP vectorization from O2) on ``module``."""
     options = llvm.create_pipeline_tuning_options(speed_level=opt_level)
     options.loop_vectorization = opt_level >= 2
-    options.slp_vectorization = opt_level >= 2
+    options.slp_vectorization = opt_level >= 2 and slp is not False
     builder = llvm.create_pass_builder(machine, options)
     builder.getModulePassManager().run(module, builder)
 
 
-def compile_module(module: Operation, opt_level: int = 3, target: Target | None = None) -> CompiledKernels:
+def explicitly_vectorized(llvm_ir: str) -> bool:
+    """True when a kernel's LLVM IR already computes on vectors (``<N x T>``): the emitter vectorized it."""
+    return _VECTOR.search(llvm_ir) is not None
+
+
+@dataclass
+class CompileStats:
+    """Where one :func:`compile_module` call spent its time (seconds) and what the kernel cache gave.
+
+    ``emit``: loop IR to llvmlite modules (Python); ``printing``: those modules as text (overlapping the
+    optimization of the kernels printed before); ``optimize``: waiting for the thread pool after the last
+    kernel was printed; ``link``, ``object`` (code generation of the linked module) and ``load`` (MCJIT).
+    """
+
+    kernels: int = 0
+    cache_hits: int = 0
+    verify: float = 0.0
+    emit: float = 0.0
+    printing: float = 0.0
+    optimize: float = 0.0
+    link: float = 0.0
+    object: float = 0.0
+    load: float = 0.0
+    optimize_each: dict[str, float] = field(default_factory=dict)
+    """Seconds each kernel's optimization took (0 for a cache hit), by kernel name."""
+
+    @property
+    def total(self) -> float:
+        """All stages together."""
+        return self.verify + self.emit + self.printing + self.optimize + self.link + self.object + self.load
+
+
+def compile_module(
+    module: Operation,
+    opt_level: int = 3,
+    target: Target | None = None,
+    kernel_cache: KernelCache | bool | None = None,
+) -> CompiledKernels:
     """Verify, emit, optimize and compile every kernel of a loop-level ``module`` for a CPU ``target``
     (default: this machine); the kernels can be run when the target's code runs here.
 
     Each kernel is optimized in an LLVM module and context of its own, on several threads (llvmlite's calls
-    release the GIL); the optimized modules are then linked into one and turned into one object file.
+    release the GIL), while the next kernels are printed; the optimized modules are then linked into one and
+    turned into one object file. ``kernel_cache``: the :class:`~.kernel_cache.KernelCache` to take optimized
+    kernels from and keep them in; None (the default) is the process's cache unless
+    ``TENSORIUM_KERNEL_CACHE=0``; False compiles every kernel afresh. ``CompiledKernels.stats`` says where
+    the time went.
     """
+    cache = _cache_for(kernel_cache)
+    stats = CompileStats()
+    clock = _Clock()
     verify(module)
+    stats.verify = clock.lap()
     target = target if target is not None else host_target()
     machine = target_machine(target, opt_level)
     emitter = LLVMEmitter(triple=machine.triple, data_layout=str(machine.target_data))
-    texts = [str(m) for m in emitter.emit_modules(module)]
-    workers = max(1, min(len(texts), thread_count()))
+    modules = emitter.emit_modules(module)
+    infos = list(emitter.kernels.values())
+    assert len(infos) == len(modules), "the emitter made one LLVM module per kernel"
+    stats.kernels = len(modules)
+    stats.emit = clock.lap()
+    texts: list[str] = []
+    workers = max(1, min(len(modules), thread_count()))
     with ThreadPoolExecutor(workers, thread_name_prefix="tensorium-llvm") as pool:
-        optimized = list(pool.map(lambda text: _optimized_bitcode(text, target, opt_level), texts))
+        futures = []
+        for info, llvm_module in zip(infos, modules):
+            texts.append(str(llvm_module))
+            futures.append(pool.submit(_kernel_bitcode, texts[-1], info.symbol, target, opt_level, cache))
+        stats.printing = clock.lap()
+        results = [f.result() for f in futures]
+    stats.optimize = clock.lap()
+    stats.optimize_each = {info.name: seconds or 0.0 for info, (_, seconds, _) in zip(infos, results)}
+    stats.cache_hits = sum(seconds is None for _, seconds, _ in results)
     compiled = llvm.parse_assembly("")
     compiled.triple, compiled.data_layout = machine.triple, str(machine.target_data)
-    for bitcode in optimized:
-        compiled.link_in(llvm.parse_bitcode(bitcode))
+    for info, llvm_module, (bitcode, _, offset) in zip(infos, modules, results):
+        if not offset:
+            compiled.link_in(_named(llvm.parse_bitcode(bitcode), info.symbol))
+            continue
+        compiled.link_in(_named(llvm.parse_bitcode(bitcode), info.symbol + CHECKS_SUFFIX))
+        ftype = llvm_module.get_global(info.symbol).ftype
+        wrapper = _status_wrapper(info.symbol, ftype, offset, machine.triple, str(machine.target_data))
+        compiled.link_in(llvm.parse_assembly(wrapper))
+    stats.link = clock.lap()
     object_code = machine.emit_object(compiled)
+    stats.object = clock.lap()
     engine = None
     if runs_here(target):
         register_runtime()
@@ -91,16 +164,115 @@ def compile_module(module: Operation, opt_level: int = 3, target: Target | None 
         engine.finalize_object()
     kernels = CompiledKernels(emitter.kernels, emitter.errors, engine, "\n".join(texts), compiled, object_code)
     kernels.target = target
+    stats.load = clock.lap()
+    kernels.stats = stats
     return kernels
 
 
-def _optimized_bitcode(text: str, target: Target, opt_level: int) -> bytes:
-    """One kernel's LLVM IR parsed, verified and optimized in a context of its own, as bitcode."""
+class _Clock:
+    """Seconds since the last lap."""
+
+    def __init__(self) -> None:
+        self._last = time.perf_counter()
+
+    def lap(self) -> float:
+        now = time.perf_counter()
+        seconds, self._last = now - self._last, now
+        return seconds
+
+
+def _cache_for(kernel_cache: KernelCache | bool | None) -> KernelCache | None:
+    """The kernel cache ``compile_module``'s argument asks for (None: no cache)."""
+    if kernel_cache is False or (kernel_cache is None and not kernel_cache_enabled()):
+        return None
+    if isinstance(kernel_cache, KernelCache):
+        return kernel_cache
+    return default_kernel_cache()
+
+
+def _kernel_bitcode(
+    text: str, symbol: str, target: Target, opt_level: int, cache: KernelCache | None
+) -> tuple[bytes, float | None, int]:
+    """One kernel's optimized bitcode with its symbol renamed to the cache's placeholder and its run-time
+    checks numbered from 1, the seconds its optimization took (None when the cache had it), and the number
+    of checks of earlier kernels (see :func:`local_checks`). Compiled in an LLVM context of its own."""
+    local, offset = local_checks(text, symbol)
+    normalized = normalize(local, symbol)
+    key = kernel_key(normalized, target, opt_level, PIPELINE) if cache is not None else ""
+    if cache is not None:
+        found = cache.lookup(key)
+        if found is not None:
+            return found, None, offset
+    start = time.perf_counter()
     context = llvm.create_context()
-    parsed = llvm.parse_assembly(text, context=context)
+    parsed = llvm.parse_assembly(normalized, context=context)
     parsed.verify()
-    optimize(parsed, target_machine(target, opt_level), opt_level)
-    return bytes(parsed.as_bitcode())
+    optimize(parsed, target_machine(target, opt_level), opt_level, slp=not explicitly_vectorized(text))
+    code = bytes(parsed.as_bitcode())
+    if cache is not None:
+        cache.store(key, code)
+    return code, time.perf_counter() - start, offset
+
+
+_FUNCTION_START = re.compile(r"^(?=define )", re.MULTILINE)
+_FUNCTION_NAME = re.compile(r'^define [^@]*@"([^"]+)"')
+_STATUS = re.compile(r"\bret i32 (\d+)\b")
+
+
+def local_checks(text: str, symbol: str) -> tuple[str, int]:
+    """A kernel's LLVM IR with its run-time check statuses numbered from 1, and how many checks the kernels
+    emitted before it have (what was subtracted).
+
+    The emitter numbers checks across the whole module (``ret i32 k`` in a ``fail`` block, ``k`` indexing
+    ``errors``), so the same kernel's code would depend on its place in the model. :func:`compile_module`
+    adds the offset back in a small wrapper (:func:`_status_wrapper`). Text whose statuses in the kernel's
+    functions are not one contiguous run is returned as it is (offset 0): still correct, only not shared.
+    """
+    pieces = _FUNCTION_START.split(text)
+
+    def own(piece: str) -> bool:
+        match = _FUNCTION_NAME.match(piece)
+        return match is not None and (match[1] == symbol or match[1].startswith(symbol + "."))
+
+    statuses = {int(k) for piece in pieces if own(piece) for k in _STATUS.findall(piece)} - {0}
+    offset = min(statuses, default=1) - 1
+    if offset == 0 or statuses != set(range(offset + 1, offset + len(statuses) + 1)):
+        return text, 0
+
+    def shifted(match: re.Match[str]) -> str:
+        return f"ret i32 {int(match[1]) - offset}" if int(match[1]) > offset else match[0]
+
+    return "".join(_STATUS.sub(shifted, piece) if own(piece) else piece for piece in pieces), offset
+
+
+def _named(part: llvm.ModuleRef, symbol: str) -> llvm.ModuleRef:
+    """``part`` with the placeholder symbol of its kernel (and of the functions outlined from it) renamed
+    to the kernel's own ``symbol``."""
+    for fn in part.functions:
+        name = fn.name
+        if name == PLACEHOLDER or name.startswith(PLACEHOLDER + "."):
+            fn.name = symbol + name[len(PLACEHOLDER) :]
+    return part
+
+
+CHECKS_SUFFIX = ".checks"
+"""The kernel function whose check statuses are numbered from 1 is ``<symbol>.checks`` when a wrapper adds the
+offset of the kernels before it."""
+
+
+def _status_wrapper(symbol: str, ftype: ir.FunctionType, offset: int, triple: str, data_layout: str) -> str:
+    """``@symbol``: calls ``@symbol.checks`` and adds ``offset`` to a positive status (a check that failed;
+    the runtime's own failure is negative), so statuses index the module's ``errors`` as the emitter
+    numbered them."""
+    module = ir.Module(name=f"{symbol}.status")
+    module.triple, module.data_layout = triple, data_layout
+    inner = ir.Function(module, ftype, name=symbol + CHECKS_SUFFIX)
+    outer = ir.Function(module, ftype, name=symbol)
+    b = ir.IRBuilder(outer.append_basic_block("entry"))
+    status = b.call(inner, outer.args)
+    failed = b.icmp_signed(">", status, ir.Constant(status.type, 0))
+    b.ret(b.select(failed, b.add(status, ir.Constant(status.type, offset)), status))
+    return str(module)
 
 
 def _ctype(t: Any) -> type:
@@ -120,6 +292,8 @@ class CompiledKernels:
     """
 
     target: Target | None = None
+    stats: CompileStats | None = None
+    """Where the compilation's time went (None for kernels loaded from object code)."""
 
     def __init__(
         self,
@@ -137,7 +311,9 @@ class CompiledKernels:
         self.object_code = object_code
         self._engine = engine
         self._functions: dict[str, Any] = {}
-        for name, info in kernels.items() if engine is not None else ():
+        for name, info in kernels.items():
+            if engine is None:
+                break
             argtypes: list[Any] = [ctypes.c_int64]
             for t in info.arg_types:
                 argtypes.append(_ctype(t))

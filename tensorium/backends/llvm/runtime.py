@@ -30,6 +30,7 @@ from llvmlite import ir
 from ...errors import InterpreterError
 from .common import I32, I64, PTR
 from .emitter import PARALLEL_FOR
+from .machine import host_target_machine
 
 RUNTIME_ENV = "TENSORIUM_PARALLEL_RUNTIME"
 
@@ -174,8 +175,6 @@ def _openmp_address() -> int | None:
             llvm.load_library_permanently(path)
         except RuntimeError:
             return None
-        from .jit import host_target_machine
-
         machine = host_target_machine()
         module = llvm.parse_assembly(openmp_runtime_ir(machine.triple))
         module.verify()
