@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection
 
+import numpy as np
+
 from ..ir.builder import InsertionPoint
 from ..ir.core import Operation, Value
 from ..ir.dialects import loop
@@ -49,7 +51,7 @@ ERF_P += [-2.10102402082508e-06, 2.77068142495902e-08, -2.72614225801306e-10]
 ERF_Q = [-1.42647390514189e-02, -7.37332916720468e-03, -1.68282697438203e-03, -2.13374055278905e-04]
 ERF_Q += [-1.45660718464996e-05]
 _LN2_HI, _LN2_LO = 0.693359375, -2.12194440e-4
-_EXP_LOW, _EXP_HIGH = -87.3, 88.72
+_EXP_LOW, _EXP_HIGH = math.log(2.0**-126), math.log(float(np.finfo(np.float32).max))  # beyond: 0 and inf
 _FLOAT_MIN = 2.0**-126
 
 Operand = Value | float | int
