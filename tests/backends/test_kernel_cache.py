@@ -92,6 +92,8 @@ def test_a_second_compile_of_the_same_kernel_hits_the_cache(tmp_path: Path) -> N
     second = compile_module(tm.parse_module(ADD), kernel_cache=cache)
     assert (cache.stats.misses, cache.stats.memory_hits) == (1, 1)
     assert second.stats is not None and second.stats.cache_hits == 1
+    assert not first.stats.object_cached and second.stats.object_cached  # the same kernels: no code generation
+    assert cache.stats.object_hits == 1 and len(list((tmp_path / "kernels").glob("*.o"))) == 1
     _add_ok(second)
     fresh = KernelCache(tmp_path / "kernels")  # an empty memory layer over the same folder
     _add_ok(compile_module(tm.parse_module(ADD), kernel_cache=fresh))
@@ -105,7 +107,7 @@ def test_modules_sharing_a_kernel_under_other_names_compile_it_once(tmp_path: Pa
     renamed = _functions(ADD).replace("@add", "@plus")
     other = compile_module(_module(SCALE.replace("@scale", "@twice"), renamed), kernel_cache=cache)
     assert (cache.stats.misses, cache.stats.hits) == (2, 2)
-    assert other.stats is not None and other.stats.cache_hits == 2
+    assert other.stats is not None and other.stats.cache_hits == 2 and not other.stats.object_cached
     _add_ok(other, "plus")
     a, c = np.arange(10, dtype=np.float32), np.zeros(10, np.float32)
     other.run("twice", a, c)
@@ -232,3 +234,17 @@ def test_runtime_does_not_import_jit() -> None:
     source = (ROOT / "tensorium" / "backends" / "llvm" / "runtime.py").read_text()
     imported = {node.module for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ImportFrom)}
     assert "jit" not in imported and "machine" in imported
+
+
+def test_a_corrupt_object_entry_is_rebuilt(tmp_path: Path) -> None:
+    compile_module(tm.parse_module(ADD), kernel_cache=KernelCache(tmp_path))
+    (entry,) = tmp_path.glob("*.o")
+    entry.write_bytes(entry.read_bytes()[:-1])
+    cache = KernelCache(tmp_path)
+    with pytest.warns(UserWarning, match=entry.name):
+        kernels = compile_module(tm.parse_module(ADD), kernel_cache=cache)
+    assert kernels.stats is not None and not kernels.stats.object_cached
+    _add_ok(kernels)
+    again = compile_module(tm.parse_module(ADD), kernel_cache=KernelCache(tmp_path))
+    assert again.stats is not None and again.stats.object_cached
+    _add_ok(again)

@@ -29,12 +29,14 @@ from ...ir.verifier import verify
 from ...targets import Target, host_target
 from .emitter import KernelInfo, LLVMEmitter
 from .kernel_cache import (
+    OBJECT,
     PLACEHOLDER,
     KernelCache,
     default_kernel_cache,
     kernel_cache_enabled,
     kernel_key,
     normalize,
+    object_key,
 )
 from .machine import host_target_machine, runs_here, target_machine
 from .runtime import POOL, RUNTIME_FAILED, register_runtime, thread_count
@@ -86,6 +88,8 @@ class CompileStats:
 
     kernels: int = 0
     cache_hits: int = 0
+    object_cached: bool = False
+    """True when the linked object code came from the kernel cache (no code generation)."""
     verify: float = 0.0
     emit: float = 0.0
     printing: float = 0.0
@@ -141,11 +145,11 @@ def compile_module(
         stats.printing = clock.lap()
         results = [f.result() for f in futures]
     stats.optimize = clock.lap()
-    stats.optimize_each = {info.name: seconds or 0.0 for info, (_, seconds, _) in zip(infos, results)}
-    stats.cache_hits = sum(seconds is None for _, seconds, _ in results)
+    stats.optimize_each = {info.name: seconds or 0.0 for info, (_, seconds, _, _) in zip(infos, results)}
+    stats.cache_hits = sum(seconds is None for _, seconds, _, _ in results)
     compiled = llvm.parse_assembly("")
     compiled.triple, compiled.data_layout = machine.triple, str(machine.target_data)
-    for info, llvm_module, (bitcode, _, offset) in zip(infos, modules, results):
+    for info, llvm_module, (bitcode, _, offset, _) in zip(infos, modules, results):
         if not offset:
             compiled.link_in(_named(llvm.parse_bitcode(bitcode), info.symbol))
             continue
@@ -154,7 +158,17 @@ def compile_module(
         wrapper = _status_wrapper(info.symbol, ftype, offset, machine.triple, str(machine.target_data))
         compiled.link_in(llvm.parse_assembly(wrapper))
     stats.link = clock.lap()
-    object_code = machine.emit_object(compiled)
+    object_code, linked_key = None, ""
+    if cache is not None:
+        parts = [(info.symbol, key, offset) for info, (_, _, offset, key) in zip(infos, results)]
+        linked_key = object_key(parts, machine.triple, str(machine.target_data))
+        object_code = cache.lookup(linked_key, OBJECT)
+    if object_code is None:
+        object_code = machine.emit_object(compiled)
+        if cache is not None:
+            cache.store(linked_key, object_code, OBJECT)
+    else:
+        stats.object_cached = True
     stats.object = clock.lap()
     engine = None
     if runs_here(target):
@@ -192,17 +206,18 @@ def _cache_for(kernel_cache: KernelCache | bool | None) -> KernelCache | None:
 
 def _kernel_bitcode(
     text: str, symbol: str, target: Target, opt_level: int, cache: KernelCache | None
-) -> tuple[bytes, float | None, int]:
+) -> tuple[bytes, float | None, int, str]:
     """One kernel's optimized bitcode with its symbol renamed to the cache's placeholder and its run-time
-    checks numbered from 1, the seconds its optimization took (None when the cache had it), and the number
-    of checks of earlier kernels (see :func:`local_checks`). Compiled in an LLVM context of its own."""
+    checks numbered from 1, the seconds its optimization took (None when the cache had it), the number
+    of checks of earlier kernels (see :func:`local_checks`) and its cache key ("" without a cache).
+    Compiled in an LLVM context of its own."""
     local, offset = local_checks(text, symbol)
     normalized = normalize(local, symbol)
     key = kernel_key(normalized, target, opt_level, PIPELINE) if cache is not None else ""
     if cache is not None:
         found = cache.lookup(key)
         if found is not None:
-            return found, None, offset
+            return found, None, offset, key
     start = time.perf_counter()
     context = llvm.create_context()
     parsed = llvm.parse_assembly(normalized, context=context)
@@ -211,7 +226,7 @@ def _kernel_bitcode(
     code = bytes(parsed.as_bitcode())
     if cache is not None:
         cache.store(key, code)
-    return code, time.perf_counter() - start, offset
+    return code, time.perf_counter() - start, offset, key
 
 
 _FUNCTION_START = re.compile(r"^(?=define )", re.MULTILINE)

@@ -6,10 +6,13 @@ processes. The key is the sha256 of the kernel's LLVM IR with its symbol replace
 optimization level, the compiler's own pipeline version (``salt``), the llvmlite and LLVM versions and
 the Tensorium version (:func:`kernel_key`).
 
+The object code linked from a list of kernels is kept too (:func:`object_key`, ``<key>.o``), so compiling
+the same model again (its model cache off, or in another process) skips code generation as well.
+
 Entries live in memory (the :data:`MEMORY_ENTRIES` most recently used) and on disk as
-``<root>/kernels/<key>.bc``, where ``<root>`` is the compile cache's folder (``$TENSORIUM_CACHE_DIR``,
+``<root>/kernels/<key>.bc`` and ``<key>.o``, where ``<root>`` is the compile cache's folder (``$TENSORIUM_CACHE_DIR``,
 else ``$XDG_CACHE_HOME/tensorium``, else ``~/.cache/tensorium``). A file holds :data:`MAGIC`, the
-sha256 of the bitcode and the bitcode; it is written to a temporary file and renamed into place, so
+sha256 of the code and the code; it is written to a temporary file and renamed into place, so
 readers never see half an entry. A corrupt or unreadable entry is deleted with one warning naming the
 file and rebuilt; a missing or read-only folder only turns the disk layer off (one warning per folder).
 
@@ -36,9 +39,11 @@ from llvmlite import binding as llvm
 from ...targets import Target
 
 __all__ = [
+    "KERNEL",
     "KERNEL_CACHE_ENV",
     "MAGIC",
     "MEMORY_ENTRIES",
+    "OBJECT",
     "PLACEHOLDER",
     "KernelCache",
     "KernelCacheStats",
@@ -48,6 +53,7 @@ __all__ = [
     "kernel_cache_enabled",
     "kernel_key",
     "normalize",
+    "object_key",
 ]
 
 KERNEL_CACHE_ENV = "TENSORIUM_KERNEL_CACHE"
@@ -65,6 +71,12 @@ suffixes: ``tensorium.cached_kernel.parallel.1``); renamed back to the kernel's 
 
 FORMAT = 1
 """Bumped when what an entry holds changes meaning."""
+
+KERNEL = ".bc"
+"""The suffix of a kernel's entry: its optimized bitcode."""
+
+OBJECT = ".o"
+"""The suffix of a linked module's entry: the object code of a list of kernels (:func:`object_key`)."""
 
 
 def cache_root() -> Path:
@@ -113,6 +125,14 @@ def kernel_key(normalized_ir: str, target: Target, opt_level: int, salt: str = "
     return hashlib.sha256((header + "\n" + normalized_ir).encode("utf-8")).hexdigest()
 
 
+def object_key(parts: list[tuple[str, str, int]], triple: str, data_layout: str) -> str:
+    """The hex sha256 naming the object code of kernels linked in order: ``parts`` lists each kernel's
+    symbol, :func:`kernel_key` (which covers the target, the optimization level and the versions) and the
+    number of run-time checks before it."""
+    header = json.dumps({"format": FORMAT, "triple": triple, "data_layout": data_layout, "kernels": parts})
+    return hashlib.sha256(header.encode("utf-8")).hexdigest()
+
+
 @dataclass
 class KernelCacheStats:
     """What a kernel cache did: hits in memory and on disk, misses, disk writes and corrupt entries dropped."""
@@ -122,6 +142,9 @@ class KernelCacheStats:
     misses: int = 0
     stores: int = 0
     corrupt: int = 0
+    object_hits: int = 0
+    """Linked object code found (the same kernels linked in the same order before: no code generation)."""
+    object_misses: int = 0
 
     @property
     def hits(self) -> int:
@@ -146,32 +169,43 @@ class KernelCache:
         """The folder of the disk layer."""
         return self._directory if self._directory is not None else cache_root() / "kernels"
 
-    def path(self, key: str) -> Path:
-        """The disk entry of ``key``."""
-        return self.directory / f"{key}.bc"
+    def path(self, key: str, suffix: str = KERNEL) -> Path:
+        """The disk entry of ``key`` (``suffix``: :data:`KERNEL` for a kernel's bitcode, :data:`OBJECT` for the
+        object code linked from several)."""
+        return self.directory / f"{key}{suffix}"
 
-    def lookup(self, key: str, disk: bool = True) -> bytes | None:
+    def lookup(self, key: str, suffix: str = KERNEL, disk: bool = True) -> bytes | None:
         """The code stored under ``key`` (memory first, then disk), or None (a miss, counted)."""
+        kernel = suffix == KERNEL
         with self._lock:
-            found = self._memory.get(key)
+            found = self._memory.get(key + suffix)
             if found is not None:
-                self._memory.move_to_end(key)
-                self.stats.memory_hits += 1
+                self._memory.move_to_end(key + suffix)
+                if kernel:
+                    self.stats.memory_hits += 1
+                else:
+                    self.stats.object_hits += 1
                 return found
-        code = self._read(self.path(key)) if disk else None
+        code = self._read(self.path(key, suffix)) if disk else None
         with self._lock:
             if code is None:
-                self.stats.misses += 1
+                if kernel:
+                    self.stats.misses += 1
+                else:
+                    self.stats.object_misses += 1
                 return None
-            self.stats.disk_hits += 1
-            self._remember(key, code)
+            if kernel:
+                self.stats.disk_hits += 1
+            else:
+                self.stats.object_hits += 1
+            self._remember(key + suffix, code)
         return code
 
-    def store(self, key: str, code: bytes, disk: bool = True) -> None:
+    def store(self, key: str, code: bytes, suffix: str = KERNEL, disk: bool = True) -> None:
         """Keep ``code`` under ``key`` in memory and, with ``disk``, in the folder (failures never raise)."""
         with self._lock:
-            self._remember(key, code)
-        if disk and self._write(self.path(key), code):
+            self._remember(key + suffix, code)
+        if disk and self._write(self.path(key, suffix), code) and suffix == KERNEL:
             with self._lock:
                 self.stats.stores += 1
 
@@ -182,7 +216,7 @@ class KernelCache:
         if not disk:
             return
         try:
-            entries = list(self.directory.glob("*.bc"))
+            entries = [*self.directory.glob(f"*{KERNEL}"), *self.directory.glob(f"*{OBJECT}")]
         except OSError:
             return
         for entry in entries:
