@@ -1,6 +1,7 @@
-"""Tensorium's benchmarks: fixed float32 workloads timed against numpy, PyTorch eager, torch.compile and onnxruntime.
+"""Tensorium's benchmark results and the fuzzer's evaluation, beside the package.
 
-``python -m benchmarks`` (or ``tensorium bench``) runs them; docs/benchmarks.md explains the method. The
-submodules (harness, runners, workloads) need torch and are imported when used; ``benchmarks.fuzzing``
-holds the fuzzer's evaluation (docs/fuzzing.md) and needs only Tensorium.
+The benchmark harness, its runners and workloads live in the package (:mod:`tensorium.bench`), so
+``tensorium bench`` works from an installed wheel; ``python -m benchmarks`` is the same program run from a
+checkout, and RESULTS.md / RESULTS.json are what it measured here. ``benchmarks.fuzzing`` holds the
+fuzzer's evaluation (docs/fuzzing.md) and needs only Tensorium.
 """

@@ -1,8 +1,8 @@
-"""``python -m benchmarks``: the same program as ``tensorium bench``."""
+"""``python -m benchmarks``: the same program as ``tensorium bench`` (:mod:`tensorium.cli.bench`)."""
 
 import sys
 
-from tensorium.bench import main
+from tensorium.cli.bench import main
 
 if __name__ == "__main__":
     sys.exit(main(prog="python -m benchmarks"))

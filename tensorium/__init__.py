@@ -1,15 +1,18 @@
-"""Tensorium: an MLIR-style tensor compiler written in Python."""
+"""Tensorium: an MLIR-style tensor compiler written in Python.
+
+The package root is the public API: ``compile``, ``load``, the tracer (``Tensor``, ``trace``, ``nn``),
+the IR entry points and ``Target``. docs/architecture.md draws the layers underneath.
+"""
 
 from __future__ import annotations
 
-__version__ = "0.1.0"  # set before the imports below: the artifact writer and the cache key record it
-
-from . import ir, nn, targets
+from . import ir, targets
 from .api import CompiledModel, compile, load
 from .errors import InterpreterError, Location, ParseError, PassError, TensoriumError, VerifyError
+from .frontend.tracer import Tensor, nn, trace
 from .ir import parse_module, print_module, verify
 from .targets import Target
-from .tensor import Tensor, trace
+from .version import __version__
 
 __all__ = [
     "CompiledModel",

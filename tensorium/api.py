@@ -7,7 +7,7 @@ importer or Tensorium's tracer), runs the pass pipeline, compiles for the target
 kernels through LLVM, :mod:`tensorium.backends.cpu`; ``interp``: nothing) and keeps the result, so
 later calls with the same guard only execute. Dims named in ``dynamic=`` stay symbolic and are left
 out of the guard.
-Compiled artifacts are cached in memory and on disk (:mod:`tensorium.cache`).
+Compiled artifacts are cached in memory and on disk (:mod:`tensorium.runtime.cache`).
 """
 
 from __future__ import annotations
@@ -23,8 +23,17 @@ from typing import Any
 
 import numpy as np
 
-from . import cache as _cache
-from .artifact import (
+from .errors import TensoriumError
+from .frontend.common import ImportedGraph
+from .frontend.tracer.tensor import DynamicSpec, bind_arguments, is_static, trace_function
+from .ir.core import Operation
+from .ir.dialects.builtin import func_body, func_type, lookup_func
+from .ir.printer import fingerprint
+from .ir.types import FloatType, Sym, TensorType, Type, storage_dtype
+from .ir.verifier import verify
+from .lowering.space import Config
+from .runtime import cache as _cache
+from .runtime.artifact import (
     Artifact,
     Tree,
     artifact_stats,
@@ -33,16 +42,7 @@ from .artifact import (
     unflatten_tree,
     write_artifact,
 )
-from .errors import TensoriumError
-from .frontend.common import ImportedGraph
-from .ir.core import Operation
-from .ir.dialects.builtin import func_body, func_type, lookup_func
-from .ir.printer import fingerprint
-from .ir.types import FloatType, Sym, TensorType, Type, storage_dtype
-from .ir.verifier import verify
-from .lowering.space import Config
 from .targets import Target, TargetError, parse_target
-from .tensor import DynamicSpec, bind_arguments, is_static, trace_function
 
 __all__ = ["DEFAULT_PIPELINE", "TARGETS", "CacheInfo", "CompiledModel", "LoadedModel", "compile", "load"]
 
@@ -329,7 +329,7 @@ class LoadedModel:
         return write_artifact(self.artifact, path)
 
     def stats(self) -> dict[str, Any]:
-        """Kernels per call and peak intermediate memory (see :func:`tensorium.artifact.artifact_stats`)."""
+        """Kernels per call and peak intermediate memory (see :func:`tensorium.runtime.artifact.artifact_stats`)."""
         return artifact_stats(self.artifact)
 
     def __repr__(self) -> str:
@@ -437,7 +437,7 @@ class CompiledModel:
     def stats(self) -> dict[str, Any]:
         """The most recent specialization's kernels per call and peak intermediate memory (for the shapes of
         the last call), and its op counts: ``{"kernels": int, "peak_intermediate_bytes": int, ...}`` (see
-        :func:`tensorium.artifact.artifact_stats`)."""
+        :func:`tensorium.runtime.artifact.artifact_stats`)."""
         return artifact_stats(self.artifact)
 
     def __repr__(self) -> str:

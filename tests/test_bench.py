@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from tensorium import bench
+from tensorium.cli import bench as bench_cli
 
 pytest.importorskip("torch")
 
@@ -188,7 +189,7 @@ def test_cli_writes_markdown_and_json(tmp_path: Path, capsys: pytest.CaptureFixt
     monkeypatch.setenv("TENSORIUM_NUM_THREADS", "2")
     out = tmp_path / "RESULTS.md"
     argv = ["--smoke", "--rounds", "1", "--only", "gemm", "--runners", "numpy,eager", "--min-time", "0.001"]
-    assert bench.main([*argv, "--out", str(out)]) == 0
+    assert bench_cli.main([*argv, "--out", str(out)]) == 0
     text = out.read_text()
     assert capsys.readouterr().out == text
     command = "python -m benchmarks --rounds 1 --target interp --threads 2 --min-time 0.001 --params constants"
@@ -201,14 +202,14 @@ def test_cli_writes_markdown_and_json(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_cli_errors(capsys: pytest.CaptureFixture[str]) -> None:
-    assert bench.main(["--target", "nope", "--smoke"]) == 1
+    assert bench_cli.main(["--target", "nope", "--smoke"]) == 1
     assert capsys.readouterr().err.startswith("python -m benchmarks: error: unknown target 'nope'")
     with pytest.raises(SystemExit) as exit_info:
-        bench.main(["--only", "gemm,fft"])
+        bench_cli.main(["--only", "gemm,fft"])
     assert exit_info.value.code == 2
     assert "unknown workload 'fft'; choose from gemm,gemv,mlp,resnet_block,encoder" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        bench.main(["--rounds", "0"])
+        bench_cli.main(["--rounds", "0"])
     assert "expected a positive number, got '0'" in capsys.readouterr().err
 
 
@@ -216,11 +217,11 @@ def test_bench_subcommand_parses() -> None:
     import argparse
 
     parser = argparse.ArgumentParser(prog="tensorium")
-    bench.add_bench_command(parser.add_subparsers(dest="command"))
+    bench_cli.add_bench_command(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["bench", "--only", "gemm,gemv", "--target", "interp,cpu,interp", "--rounds", "3"])
     assert (args.only, args.target, args.rounds) == (["gemm", "gemv"], ["interp", "cpu"], 3)
-    assert (args.handler, args.bench_prog) == (bench.cmd_bench, "tensorium bench")
-    assert bench.command_line(args, args.bench_prog) == (
+    assert (args.handler, args.bench_prog) == (bench_cli.cmd_bench, "tensorium bench")
+    assert bench_cli.command_line(args, args.bench_prog) == (
         "tensorium bench --rounds 3 --target interp,cpu --threads 2 --min-time 0.25 --params constants --only gemm,gemv"
     )
 
@@ -232,7 +233,7 @@ def test_ablations_add_runners_and_a_configuration_table(
     out = tmp_path / "RESULTS.md"
     argv = ["--smoke", "--rounds", "1", "--only", "mlp", "--runners", "tensorium", "--target", "cpu"]
     assert (
-        bench.main(
+        bench_cli.main(
             [*argv, "--min-time", "0.001", "--ablate", "fuse", "--ablate", "fuse,memory-plan", "--out", str(out)]
         )
         == 0
@@ -249,5 +250,5 @@ def test_ablations_add_runners_and_a_configuration_table(
     assert [c[2] for c in configurations] == ["3", "8", "8"]  # kernels: fused, then one per op
     assert [c[3] for c in configurations] == ["256 B", "256 B", "800 B"]  # planning shares memory
     assert configurations[-1][5] == "1.00x |"
-    assert bench.main([*argv, "--ablate", "fusion"]) == 1
+    assert bench_cli.main([*argv, "--ablate", "fusion"]) == 1
     assert "disable: 'fusion' is not a pass" in capsys.readouterr().err

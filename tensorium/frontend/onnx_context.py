@@ -8,7 +8,7 @@ dialect cannot express, and the importer lists every such node at the end.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import onnx
@@ -35,8 +35,17 @@ from ..ir.types import (
     u8,
 )
 
-if TYPE_CHECKING:
-    from .onnx_import import Importer
+
+class ValueSource(Protocol):
+    """What a :class:`Node` reads from the import it belongs to (the importer in :mod:`.onnx_import`
+    implements it): the graph value of an ONNX name, and the values known at import time."""
+
+    consts: dict[str, np.ndarray]
+
+    def value(self, name: str) -> Value:
+        """The graph value of ONNX value ``name``."""
+        ...
+
 
 ONNX_TO_SCALAR: dict[int, ScalarType] = {
     TensorProto.FLOAT: f32,
@@ -96,7 +105,7 @@ def tensor_type(value: Value) -> TensorType:
 class Node:
     """One ONNX node during import: typed access to its inputs and attributes."""
 
-    def __init__(self, proto: onnx.NodeProto, importer: Importer, opset: int):
+    def __init__(self, proto: onnx.NodeProto, importer: ValueSource, opset: int):
         self.proto = proto
         self.importer = importer
         self.opset = opset

@@ -7,6 +7,8 @@ whose attributes hold the :class:`LaunchPlan`, so the plan prints, parses and tr
                        plan_constants = [[2, dense<...> : tensor<4xf32>]],
                        plan_steps = [["add_0", [0, 1], [3]], ...]} { func.func @add_0(...) ... }
 
+A step of a target that launches kernels over a grid carries it last: ``["add_0", [0, 1], [3], [64, 1]]``.
+
 Buffers are numbered; each has a tensor type (symbolic dims are named dims of the inputs, resolved when
 the inputs are bound). A step runs one kernel with its input buffers then its output buffers. Ops that
 only reinterpret row-major memory (reshape, squeeze, unsqueeze, a slice that keeps one contiguous run of
@@ -33,11 +35,34 @@ from .space import Config, kernel_key
 
 @dataclass(frozen=True)
 class Step:
-    """One kernel launch: ``kernel(*inputs buffers, *outputs buffers)``."""
+    """One kernel launch: ``kernel(*inputs buffers, *outputs buffers)``.
+
+    ``grid`` is the launch grid of targets that launch kernels over one (GPU blocks or workgroups per
+    dimension, x first); None where the kernel runs once per step, as on the CPU, which ignores it.
+    """
 
     kernel: str
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
+    grid: tuple[int, ...] | None = None
+
+    def attribute(self) -> tuple[object, ...]:
+        """The step as one ``plan_steps`` entry: ``[kernel, [inputs], [outputs]]``, then ``[grid]`` when set."""
+        entry = (self.kernel, self.inputs, self.outputs)
+        return entry if self.grid is None else (*entry, self.grid)
+
+    @staticmethod
+    def from_attribute(entry: Any) -> Step:
+        """The step of a ``plan_steps`` entry (:meth:`attribute`)."""
+        kernel, inputs, outputs, *grid = entry
+        if len(grid) > 1:
+            raise TensoriumError(f"malformed plan step {entry!r}: expected [kernel, inputs, outputs] and a grid")
+        return Step(
+            str(kernel),
+            tuple(int(b) for b in inputs),
+            tuple(int(b) for b in outputs),
+            tuple(int(n) for n in grid[0]) if grid else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -72,7 +97,7 @@ class LaunchPlan:
             "plan_inputs": self.inputs,
             "plan_outputs": self.outputs,
             "plan_constants": self.constants,
-            "plan_steps": tuple((s.kernel, s.inputs, s.outputs) for s in self.steps),
+            "plan_steps": tuple(s.attribute() for s in self.steps),
             "plan_views": tuple((v.buffer, v.source, v.offset) for v in self.views),
         }
 
@@ -87,7 +112,7 @@ def plan_of(module: Operation) -> LaunchPlan:
         inputs=tuple(attrs["plan_inputs"]),
         outputs=tuple(attrs["plan_outputs"]),
         constants=tuple((int(i), c) for i, c in attrs["plan_constants"]),
-        steps=tuple(Step(str(k), tuple(i), tuple(o)) for k, i, o in attrs["plan_steps"]),
+        steps=tuple(Step.from_attribute(entry) for entry in attrs["plan_steps"]),
         views=tuple(View(int(b), int(s), int(o)) for b, s, o in attrs.get("plan_views", ())),
     )
 
@@ -130,8 +155,8 @@ def lower_function(
     """
     target = target if target is not None else host_target()
     configs = configs or {}
-    target = lookup_func(module, func)
-    if target is None:
+    function = lookup_func(module, func)
+    if function is None:
         raise TensoriumError(f"no function @{func} to lower")
     ids: dict[int, int] = {}
     buffers: list[TensorType] = []
@@ -144,13 +169,13 @@ def lower_function(
         buffers.append(t)
         return len(buffers) - 1
 
-    inputs = tuple(number(a) for a in func_body(target).args)
+    inputs = tuple(number(a) for a in func_body(function).args)
     constants: list[tuple[int, DenseAttr]] = []
     steps: list[Step] = []
     views: dict[int, View] = {}
     kernels: list[Operation] = []
-    returned = {id(v) for v in func_return(target).operands}
-    for op in func_body(target).ops:
+    returned = {id(v) for v in func_return(function).operands}
+    for op in func_body(function).ops:
         if op.name == "func.return":
             continue
         if op.regions and op.name not in LOWERINGS:
@@ -177,7 +202,7 @@ def lower_function(
         ins = tuple(ids[id(v)] for v in op.operands)
         outs = tuple(number(r) for r in op.results)
         steps.append(Step(kernel.attributes["sym_name"], ins, outs))  # type: ignore[arg-type]
-    outputs = tuple(ids[id(v)] for v in func_return(target).operands)
+    outputs = tuple(ids[id(v)] for v in func_return(function).operands)
     plan = LaunchPlan(tuple(buffers), inputs, outputs, tuple(constants), tuple(steps), tuple(views.values()))
     lowered = make_module(kernels, loc=module.loc)
     lowered.attributes.update(plan.attributes())  # type: ignore[arg-type]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tensorium import cache
+from tensorium.runtime import cache
 
 
 @pytest.fixture(autouse=True)

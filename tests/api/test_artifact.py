@@ -11,9 +11,9 @@ import pytest
 
 import tensorium as tm
 from tensorium import nn
-from tensorium.artifact import FORMAT_VERSION, ArtifactError, flatten_tree, read_artifact, unflatten_tree
 from tensorium.errors import TensoriumError
-from tensorium.tensor import Tensor
+from tensorium.frontend.tracer.tensor import Tensor
+from tensorium.runtime.artifact import FORMAT_VERSION, ArtifactError, flatten_tree, read_artifact, unflatten_tree
 
 RNG = np.random.default_rng(2)
 BIG = RNG.standard_normal((16, 8)).astype(np.float32)  # 128 elements: stored in constants/

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tensorium.cli_model import add_model_commands
+from tensorium.cli.model import add_model_commands
 from tensorium.errors import TensoriumError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

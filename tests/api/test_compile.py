@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 import tensorium as tm
-from tensorium import cache, nn
+from tensorium import nn
 from tensorium.errors import PassError, TensoriumError
-from tensorium.tensor import Tensor
+from tensorium.frontend.tracer.tensor import Tensor
+from tensorium.runtime import cache
 
 RNG = np.random.default_rng(1)
 W = RNG.standard_normal((4, 3)).astype(np.float32)

@@ -14,13 +14,14 @@ import pytest
 
 import tensorium as tm
 from tensorium import nn
-from tensorium.artifact import ArtifactError
 from tensorium.backends.cpu import CpuExecutable
 from tensorium.backends.llvm import jit
 from tensorium.backends.llvm.emitter import LLVMEmitter
-from tensorium.cli_model import add_model_commands
+from tensorium.cli.model import add_model_commands
 from tensorium.errors import TensoriumError
 from tensorium.lowering import LoweringError
+from tensorium.runtime import cache
+from tensorium.runtime.artifact import ArtifactError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 RNG = np.random.default_rng(3)
@@ -101,7 +102,7 @@ def head_reference(x: np.ndarray) -> Any:
 
 
 def test_disk_cache_hit_needs_no_codegen(compiled: Any, codegen: list[str]) -> None:
-    tm.cache.clear_memory()
+    cache.clear_memory()
     codegen.clear()
     again = tm.compile(head, dynamic={"x": {0: "batch"}})
     x = rand(2, 16)
@@ -115,7 +116,7 @@ def test_a_cache_entry_for_another_cpu_is_rebuilt(compiled: Any, isolated_cache:
     meta = json.loads(plan.read_text())
     meta["target"]["features"].append("quantum-fma")
     plan.write_text(json.dumps(meta))
-    tm.cache.clear_memory()
+    cache.clear_memory()
     codegen.clear()
     with pytest.warns(UserWarning, match="ignoring corrupt cache entry .*lacks: quantum-fma"):
         again = tm.compile(head, dynamic={"x": {0: "batch"}})

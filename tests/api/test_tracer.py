@@ -14,9 +14,9 @@ import tensorium as tm
 from tensorium import nn
 from tensorium.backends.interp import run
 from tensorium.errors import VerifyError
+from tensorium.frontend.tracer.tensor import Tensor, Trace, TracerError, bind
 from tensorium.ir.dialects.builtin import func_body, make_func
 from tensorium.ir.types import Sym, TensorType, f32
-from tensorium.tensor import Tensor, Trace, TracerError, bind
 
 RNG = np.random.default_rng(0)
 A = RNG.standard_normal((3, 4)).astype(np.float32)

@@ -3,36 +3,13 @@ restores Tensorium when its patch exits, normally or by an exception."""
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import re
-import sys
-from types import ModuleType
 
 import pytest
 
-from tensorium import bench
+from benchmarks.fuzzing.mutants import MUTANTS, Mutant
 from tensorium.fuzz.oracle import check
 from tensorium.fuzz.reduce import parse_case
-
-
-def _load_mutants() -> ModuleType:
-    """``benchmarks.fuzzing.mutants`` from the checkout's benchmarks/ folder, found as
-    ``tensorium.bench.load_benchmarks`` finds it, without the timing harness (which needs torch)."""
-    if "benchmarks" not in sys.modules and (bench.BENCHMARKS_DIR / "__init__.py").is_file():
-        spec = importlib.util.spec_from_file_location(
-            "benchmarks", bench.BENCHMARKS_DIR / "__init__.py", submodule_search_locations=[str(bench.BENCHMARKS_DIR)]
-        )
-        assert spec is not None and spec.loader is not None
-        package = importlib.util.module_from_spec(spec)
-        sys.modules["benchmarks"] = package
-        spec.loader.exec_module(package)
-    return importlib.import_module("benchmarks.fuzzing.mutants")
-
-
-mutants = _load_mutants()
-Mutant = mutants.Mutant
-MUTANTS: tuple[Mutant, ...] = mutants.MUTANTS
 
 
 class _Abort(Exception):

@@ -13,8 +13,8 @@ import pytest
 
 import tensorium as tm
 from tensorium import nn
-from tensorium.artifact import ArtifactError
 from tensorium.errors import TensoriumError
+from tensorium.runtime.artifact import ArtifactError
 from tensorium.targets import Target, TargetError, host_target, parse_target
 
 

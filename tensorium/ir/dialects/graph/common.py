@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -95,15 +94,6 @@ def binary(
 
     traits = ("pure", "elementwise") + (("commutative",) if commutative else ())
     return define(f"graph.{name}", operands=("lhs", "rhs"), infer=infer, reference=fn, traits=traits, doc=doc)
-
-
-def erf(x: np.ndarray) -> np.ndarray:
-    """The error function, elementwise (scipy's when installed)."""
-    try:
-        from scipy.special import erf as scipy_erf
-    except ImportError:  # pragma: no cover - scipy is a test dependency
-        return np.vectorize(math.erf, otypes=[x.dtype])(x)
-    return np.asarray(scipy_erf(x)).astype(x.dtype, copy=False)
 
 
 BOOL = i1

@@ -13,9 +13,10 @@ import numpy as np
 
 from ...attributes import DenseElementsAttr, OptionalFloatAttr, ScalarTypeAttr, StrAttr
 from ...opdef import InferError, OpDef, define
+from ...semantics import ELEMENTWISE, erf, safe
 from ...shapes import broadcast_shapes
 from ...types import Type, i1
-from .common import binary, check_dtype, erf, same_element, tensors, unary
+from .common import binary, check_dtype, same_element, tensors, unary
 
 
 def _constant_infer(*, value: Any) -> Type:
@@ -46,25 +47,17 @@ def _gelu(x: np.ndarray, *, approximate: str) -> np.ndarray:
     return (0.5 * x * (1 + erf(x * np.sqrt(0.5).astype(x.dtype)))).astype(x.dtype)
 
 
-def _safe(fn: Any) -> Any:
-    def run(x: np.ndarray) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return fn(x)
-
-    return run
-
-
-neg = unary("neg", np.negative, "number", doc="-x")
-abs_ = unary("abs", np.abs, "number", doc="|x|")
-exp = unary("exp", _safe(np.exp), doc="e**x")
-log = unary("log", _safe(np.log), doc="natural logarithm")
-sqrt = unary("sqrt", _safe(np.sqrt), doc="square root")
-rsqrt = unary("rsqrt", _safe(lambda x: (1 / np.sqrt(x)).astype(x.dtype)), doc="1 / sqrt(x)")
-sin = unary("sin", np.sin, doc="sine")
-cos = unary("cos", np.cos, doc="cosine")
-tanh = unary("tanh", np.tanh, doc="hyperbolic tangent")
+neg = unary("neg", ELEMENTWISE["neg"], "number", doc="-x")
+abs_ = unary("abs", ELEMENTWISE["abs"], "number", doc="|x|")
+exp = unary("exp", ELEMENTWISE["exp"], doc="e**x")
+log = unary("log", ELEMENTWISE["log"], doc="natural logarithm")
+sqrt = unary("sqrt", ELEMENTWISE["sqrt"], doc="square root")
+rsqrt = unary("rsqrt", ELEMENTWISE["rsqrt"], doc="1 / sqrt(x)")
+sin = unary("sin", ELEMENTWISE["sin"], doc="sine")
+cos = unary("cos", ELEMENTWISE["cos"], doc="cosine")
+tanh = unary("tanh", ELEMENTWISE["tanh"], doc="hyperbolic tangent")
 sigmoid = unary("sigmoid", _sigmoid, doc="1 / (1 + exp(-x))")
-erf_ = unary("erf", erf, doc="the error function")
+erf_ = unary("erf", ELEMENTWISE["erf"], doc="the error function")
 relu = unary("relu", lambda x: np.maximum(x, 0).astype(x.dtype), "number", doc="max(x, 0)")
 gelu = unary(
     "gelu",
@@ -73,7 +66,7 @@ gelu = unary(
     doc="x * Phi(x); approximate='tanh' uses the tanh form",
 )
 silu = unary("silu", lambda x: (x * _sigmoid(x)).astype(x.dtype), doc="x * sigmoid(x)")
-floor = unary("floor", np.floor, doc="round down")
+floor = unary("floor", ELEMENTWISE["floor"], doc="round down")
 ceil = unary("ceil", np.ceil, doc="round up")
 round_ = unary("round", np.round, doc="round half to even")
 not_ = unary(
@@ -83,66 +76,33 @@ not_ = unary(
     doc="logical not of i1, bitwise not of integers",
 )
 sign = unary("sign", np.sign, "number", doc="-1, 0 or 1")
-reciprocal = unary("reciprocal", _safe(lambda x: (1 / x).astype(x.dtype)), doc="1 / x")
+reciprocal = unary("reciprocal", safe(lambda x: (1 / x).astype(x.dtype)), doc="1 / x")
 
 
-def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if a.dtype.kind in "iu":
-            safe_b = np.where(b == 0, 1, b).astype(b.dtype)
-            q = a // safe_b
-            q = q + ((a % safe_b != 0) & ((a < 0) != (safe_b < 0)))
-            return np.where(b == 0, 0, q).astype(np.result_type(a, b))
-        return np.divide(a, b)
-
-
-def _mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if a.dtype.kind in "iu":
-            return np.where(b == 0, 0, np.mod(a, np.where(b == 0, 1, b)))
-        return np.mod(a, b)
-
-
-def _pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if a.dtype.kind in "iu":
-            dtype = np.result_type(a, b)
-            odd = (b % 2) != 0  # also right for the most negative exponent, whose abs() overflows
-            one, zero = np.ones((), dtype), np.zeros((), dtype)
-            minus_one = np.array(-1).astype(dtype)  # only reachable for signed types
-            negative = np.where(a == 1, one, np.where(a == -1, np.where(odd, minus_one, one), zero))
-            return np.where(b < 0, negative, np.power(a, np.where(b < 0, zero, b).astype(dtype)))
-        return np.power(a, b)
-
-
-def _logical(name: str, fn_bool: Any, fn_int: Any) -> OpDef:
+def _logical(name: str) -> OpDef:
     """Declare ``graph.<name>``: logical on i1, bitwise on integers."""
     return binary(
-        name,
-        lambda a, b: fn_bool(a, b) if a.dtype == np.bool_ else fn_int(a, b),
-        "intbool",
-        commutative=True,
-        doc=f"logical {name} of i1, bitwise {name} of integers",
+        name, ELEMENTWISE[name], "intbool", commutative=True, doc=f"logical {name} of i1, bitwise {name} of integers"
     )
 
 
-add = binary("add", np.add, commutative=True, doc="lhs + rhs")
-sub = binary("sub", np.subtract, doc="lhs - rhs")
-mul = binary("mul", np.multiply, commutative=True, doc="lhs * rhs")
-div = binary("div", _div, doc="lhs / rhs (integers truncate toward zero)")
-pow_ = binary("pow", _pow, doc="lhs ** rhs")
-max_ = binary("max", np.maximum, commutative=True, doc="elementwise maximum (NaN propagates)")
-min_ = binary("min", np.minimum, commutative=True, doc="elementwise minimum (NaN propagates)")
-mod = binary("mod", _mod, doc="remainder with the sign of rhs")
-eq = binary("eq", np.equal, "any", i1, commutative=True, doc="lhs == rhs")
-ne = binary("ne", np.not_equal, "any", i1, commutative=True, doc="lhs != rhs")
-lt = binary("lt", np.less, "any", i1, doc="lhs < rhs")
-le = binary("le", np.less_equal, "any", i1, doc="lhs <= rhs")
-gt = binary("gt", np.greater, "any", i1, doc="lhs > rhs")
-ge = binary("ge", np.greater_equal, "any", i1, doc="lhs >= rhs")
-and_ = _logical("and", np.logical_and, np.bitwise_and)
-or_ = _logical("or", np.logical_or, np.bitwise_or)
-xor = _logical("xor", np.logical_xor, np.bitwise_xor)
+add = binary("add", ELEMENTWISE["add"], commutative=True, doc="lhs + rhs")
+sub = binary("sub", ELEMENTWISE["sub"], doc="lhs - rhs")
+mul = binary("mul", ELEMENTWISE["mul"], commutative=True, doc="lhs * rhs")
+div = binary("div", ELEMENTWISE["div"], doc="lhs / rhs (integers truncate toward zero)")
+pow_ = binary("pow", ELEMENTWISE["pow"], doc="lhs ** rhs")
+max_ = binary("max", ELEMENTWISE["max"], commutative=True, doc="elementwise maximum (NaN propagates)")
+min_ = binary("min", ELEMENTWISE["min"], commutative=True, doc="elementwise minimum (NaN propagates)")
+mod = binary("mod", ELEMENTWISE["mod"], doc="remainder with the sign of rhs")
+eq = binary("eq", ELEMENTWISE["eq"], "any", i1, commutative=True, doc="lhs == rhs")
+ne = binary("ne", ELEMENTWISE["ne"], "any", i1, commutative=True, doc="lhs != rhs")
+lt = binary("lt", ELEMENTWISE["lt"], "any", i1, doc="lhs < rhs")
+le = binary("le", ELEMENTWISE["le"], "any", i1, doc="lhs <= rhs")
+gt = binary("gt", ELEMENTWISE["gt"], "any", i1, doc="lhs > rhs")
+ge = binary("ge", ELEMENTWISE["ge"], "any", i1, doc="lhs >= rhs")
+and_ = _logical("and")
+or_ = _logical("or")
+xor = _logical("xor")
 
 
 def _where_infer(cond: Type, lhs: Type, rhs: Type) -> Type:
@@ -156,7 +116,7 @@ where = define(
     "graph.where",
     operands=("cond", "lhs", "rhs"),
     infer=_where_infer,
-    reference=lambda c, a, b: np.where(c, a, b),
+    reference=ELEMENTWISE["where"],
     traits=("pure", "elementwise"),
     doc="lhs where cond is true, else rhs",
 )
@@ -167,35 +127,12 @@ def _cast_infer(x: Type, *, dtype: Any) -> Type:
     return t.with_element(dtype)
 
 
-def _float_to_i64(x: np.ndarray) -> np.ndarray:
-    """Truncate toward zero, saturating to the i64 range; NaN becomes 0 (LLVM's fptosi.sat)."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        y = np.trunc(x.astype(np.float64))
-        high = y >= 2.0**63
-        low = y < -(2.0**63)
-        safe = np.where(np.isnan(y) | high | low, 0.0, y).astype(np.int64)
-    info = np.iinfo(np.int64)
-    return np.where(high, info.max, np.where(low, info.min, safe))
-
-
-def _cast_reference(x: np.ndarray, *, dtype: Any) -> np.ndarray:
-    from ...types import FloatType, IntegerType, storage_dtype
-
-    target = storage_dtype(dtype)
-    if isinstance(dtype, IntegerType) and dtype.is_bool:
-        return x != 0
-    if not isinstance(dtype, FloatType) and x.dtype.kind == "f":
-        return _float_to_i64(x).astype(target)
-    with np.errstate(over="ignore"):
-        return x.astype(target)
-
-
 cast = define(
     "graph.cast",
     operands=("x",),
     attrs={"dtype": ScalarTypeAttr()},
     infer=_cast_infer,
-    reference=_cast_reference,
+    reference=ELEMENTWISE["cast"],
     traits=("pure", "elementwise"),
     doc=(
         "Convert elements to `dtype`. Floats to integers truncate toward zero, saturate to the i64 range "

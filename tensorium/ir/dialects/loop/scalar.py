@@ -14,17 +14,11 @@ from typing import Any
 import numpy as np
 
 from ...attributes import AttrSpec, ScalarTypeAttr, StrAttr
-from ...opdef import InferError, OpDef, Reference, define, lookup
+from ...opdef import InferError, OpDef, Reference, define
 from ...printer import format_attr
+from ...semantics import ELEMENTWISE
 from ...types import FloatType, IntegerType, Type, i1, storage_dtype
-from .. import graph  # noqa: F401  (the scalar semantics below are the graph ops')
 from .common import expect_scalar, same_scalar
-
-
-def _graph_reference(name: str) -> Reference:
-    opdef = lookup(f"graph.{name}")
-    assert opdef is not None and opdef.reference is not None, name
-    return opdef.reference
 
 
 def _const_infer(*, value: Any, dtype: Any) -> Type:
@@ -67,7 +61,7 @@ def _unary(name: str, dtypes: str, doc: str, fn: Reference | None = None) -> OpD
         f"loop.{name}",
         operands=("x",),
         infer=infer,
-        reference=fn or _graph_reference(name),
+        reference=fn or ELEMENTWISE[name],
         traits=("pure",),
         doc=doc,
     )
@@ -81,7 +75,7 @@ def _binary(name: str, dtypes: str, doc: str, commutative: bool = False, fn: Ref
         f"loop.{name}",
         operands=("lhs", "rhs"),
         infer=infer,
-        reference=fn or _graph_reference(name),
+        reference=fn or ELEMENTWISE[name],
         traits=("pure", "commutative") if commutative else ("pure",),
         doc=doc,
     )
@@ -148,7 +142,7 @@ fma = define(
 )
 
 PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
-_COMPARE = {p: _graph_reference(p) for p in PREDICATES}
+_COMPARE = {p: ELEMENTWISE[p] for p in PREDICATES}
 
 
 def _cmp_infer(lhs: Type, rhs: Type, *, predicate: str) -> Type:
@@ -177,7 +171,7 @@ select = define(
     "loop.select",
     operands=("cond", "lhs", "rhs"),
     infer=_select_infer,
-    reference=_graph_reference("where"),
+    reference=ELEMENTWISE["where"],
     traits=("pure",),
     doc="lhs where the i1 cond is true, else rhs.",
 )
@@ -193,7 +187,7 @@ cast = define(
     operands=("x",),
     attrs={"dtype": ScalarTypeAttr()},
     infer=_cast_infer,
-    reference=_graph_reference("cast"),
+    reference=ELEMENTWISE["cast"],
     traits=("pure",),
     doc="Convert a scalar to `dtype` as graph.cast does: floats to integers truncate toward zero, saturate to "
     "the i64 range (NaN gives 0) and wrap to the width; integers wrap; anything to i1 is x != 0.",

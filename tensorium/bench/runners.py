@@ -1,6 +1,6 @@
 """The runners the harness compares: numpy, PyTorch eager, torch.compile, onnxruntime and Tensorium.
 
-A runner turns a workload :class:`~benchmarks.workloads.Instance` into a :class:`Prepared` call: a
+A runner turns a workload :class:`~tensorium.bench.workloads.Instance` into a :class:`Prepared` call: a
 zero-argument function that computes the workload once (the thing timed), a conversion of its result
 to numpy (not timed), and the cold compile seconds where the runner compiles. ``prepare`` raises
 :class:`NotApplicable` when a runner has no version of a workload (numpy has no convolution); any other
@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from tensorium.bench import RUNNERS
-
+from .. import api
+from . import RUNNERS
 from .workloads import Instance
 
 ONNX_OPSET = 17
@@ -190,24 +190,19 @@ class TensoriumRunner(Runner):
     """
 
     def __init__(self, target: str, params: str = "constants", disable: Sequence[str] = ()) -> None:
-        import tensorium
-
-        tensorium.api.check_target(target)
-        tensorium.api.check_pipeline(None, target, disable)
-        self.tensorium = tensorium
+        api.check_target(target)
+        api.check_pipeline(None, target, disable)
         self.target = target
         self.params = params
         self.disable = tuple(disable)
         self.name = f"tensorium ({', '.join([target, *(f'-{n}' for n in self.disable)])})"
 
     def warm_up(self) -> None:
-        compiled = self.tensorium.compile(Pointwise(), target=self.target, cache=False)
+        compiled = api.compile(Pointwise(), target=self.target, cache=False)
         compiled(np.ones(8, np.float32))
 
     def prepare(self, inst: Instance) -> Prepared:
-        compiled = self.tensorium.compile(
-            inst.module, target=self.target, cache=False, params=self.params, disable=self.disable
-        )
+        compiled = api.compile(inst.module, target=self.target, cache=False, params=self.params, disable=self.disable)
         inputs = inst.inputs
 
         def call() -> Any:

@@ -1,31 +1,20 @@
-"""``tensorium bench``: the command line of the benchmark harness in the repository's ``benchmarks/`` folder.
+"""``tensorium bench``: the command line of the benchmark harness (:mod:`tensorium.bench`).
 
 The harness compares Tensorium with numpy, PyTorch eager, torch.compile and onnxruntime on fixed
-float32 workloads (see docs/benchmarks.md). It needs torch, and lives beside the package rather than
-in it, so it is imported only when the command runs; ``python -m benchmarks`` is the same program.
+float32 workloads (see docs/benchmarks.md). It needs torch, so it is imported only when the command
+runs; ``python -m benchmarks`` in a source checkout is the same program.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import os
 import sys
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-from .cli_args import positive
-from .errors import TensoriumError
-
-WORKLOADS = ("gemm", "gemv", "mlp", "resnet_block", "encoder")
-RUNNERS = ("numpy", "eager", "compile", "onnxruntime", "tensorium")
-BENCHMARKS_DIR = Path(__file__).resolve().parents[1] / "benchmarks"
-
-
-class BenchError(TensoriumError):
-    """A benchmark request that cannot run: no benchmarks folder, torch missing, an unknown name."""
+from ..bench import RUNNERS, WORKLOADS, load_benchmarks
+from ..errors import TensoriumError
+from .args import positive
 
 
 def _names(choices: tuple[str, ...], what: str) -> Any:
@@ -100,30 +89,9 @@ def command_line(args: argparse.Namespace, prog: str) -> str:
     return " ".join(parts)
 
 
-def load_benchmarks() -> ModuleType:
-    """The ``benchmarks`` package: the checkout's folder beside ``tensorium/`` when there, else an importable one."""
-    if "benchmarks" not in sys.modules and (BENCHMARKS_DIR / "__init__.py").is_file():
-        spec = importlib.util.spec_from_file_location(
-            "benchmarks", BENCHMARKS_DIR / "__init__.py", submodule_search_locations=[str(BENCHMARKS_DIR)]
-        )
-        assert spec is not None and spec.loader is not None
-        package = importlib.util.module_from_spec(spec)
-        sys.modules["benchmarks"] = package
-        spec.loader.exec_module(package)
-    try:
-        importlib.import_module("benchmarks.harness")
-        return importlib.import_module("benchmarks")
-    except ModuleNotFoundError as e:
-        if e.name in ("torch", "onnx"):
-            raise BenchError(f"tensorium bench needs {e.name}: pip install -e '.[torch,onnx]'") from None
-        if e.name is not None and e.name.startswith("benchmarks"):
-            raise BenchError("tensorium bench runs the benchmarks/ folder of a Tensorium source checkout") from None
-        raise
-
-
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run the benchmarks, print the markdown table and write it (and the JSON) to ``--out``."""
-    from .api import check_target
+    from ..api import check_target
 
     for target in args.target:
         check_target(target)

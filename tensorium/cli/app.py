@@ -1,5 +1,5 @@
 """The ``tensorium`` command line: ``opt`` (parse, run passes, print), ``run-ir`` (interpret), ``ops``, and
-the model, benchmark and fuzzing commands registered from cli_model, bench and cli_fuzz.
+the model, benchmark and fuzzing commands registered from :mod:`.model`, :mod:`.bench` and :mod:`.fuzz`.
 
 Every user error (bad IR, a bad pipeline, bad inputs, an unreadable file) prints one message on stderr
 and exits with status 1; argparse usage errors exit with status 2. Anything else is a bug and raises.
@@ -16,19 +16,19 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__
-from .backends.interp import check_value, coerce, run
+from ..backends.interp import check_value, coerce, run
+from ..errors import InterpreterError, ParseError, TensoriumError, VerifyError
+from ..fuzz.generator import random_array
+from ..ir import parse_module, print_module, verify
+from ..ir.core import BlockArgument, Operation
+from ..ir.dialects.builtin import func_body, func_name, func_type, pick_function
+from ..ir.opdef import registered_ops
+from ..ir.reference import signature
+from ..ir.types import Dim, Sym, TensorType, Type, storage_dtype
+from ..version import __version__
 from .bench import add_bench_command
-from .cli_fuzz import add_fuzz_command
-from .cli_model import add_model_commands
-from .errors import InterpreterError, ParseError, TensoriumError, VerifyError
-from .fuzz.generator import random_array
-from .ir import parse_module, print_module, verify
-from .ir.core import BlockArgument, Operation
-from .ir.dialects.builtin import func_body, func_name, func_type, pick_function
-from .ir.opdef import registered_ops
-from .ir.reference import signature
-from .ir.types import Dim, Sym, TensorType, Type, storage_dtype
+from .fuzz import add_fuzz_command
+from .model import add_model_commands
 
 PROG = "tensorium"
 
@@ -102,7 +102,7 @@ def cmd_opt(args: argparse.Namespace) -> int:
     text, filename = _read_source(args.file)
     module = parse_module(text, filename, verify=not args.no_verify)
     if args.passes is not None:
-        from .passes import PassManager
+        from ..passes import PassManager
 
         pm = PassManager.parse(
             args.passes,

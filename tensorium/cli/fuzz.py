@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .cli_args import positive
-from .errors import TensoriumError
+from ..errors import TensoriumError
+from .args import positive
 
 FOUND_FAILURES = 3
 
@@ -36,7 +36,7 @@ def _fraction(text: str) -> float:
 
 
 def _backends(text: str) -> tuple[str, ...]:
-    from .fuzz.oracle import BACKENDS
+    from ..fuzz.oracle import BACKENDS
 
     names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
     unknown = [n for n in names if n not in BACKENDS]
@@ -47,8 +47,8 @@ def _backends(text: str) -> tuple[str, ...]:
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
     """Run a fuzzing session, or replay case files."""
-    from .fuzz.fuzzer import FuzzConfig, fuzz, replay
-    from .passes.pipeline import parse_pipeline
+    from ..fuzz.fuzzer import FuzzConfig, fuzz, replay
+    from ..passes.pipeline import parse_pipeline
 
     if args.replay:
         failed = 0

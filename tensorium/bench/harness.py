@@ -26,6 +26,7 @@ from typing import Any, TextIO
 import numpy as np
 import torch
 
+from ..version import __version__
 from .runners import NotApplicable, Prepared, Runner
 from .workloads import WORKLOADS, Instance, Workload
 
@@ -72,9 +73,7 @@ def _best_seconds(fn: Callable[[], Any], repeats: int) -> float:
 
 
 def _versions() -> dict[str, str]:
-    import tensorium
-
-    found = {"numpy": np.__version__, "torch": torch.__version__, "tensorium": tensorium.__version__}
+    found = {"numpy": np.__version__, "torch": torch.__version__, "tensorium": __version__}
     try:
         import onnxruntime
 

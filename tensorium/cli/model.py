@@ -5,7 +5,7 @@
     tensorium run mlp.tsm --input x=x.npy --output-dir out/
     tensorium inspect mlp.tsm
 
-``compile`` writes an artifact folder (:mod:`tensorium.artifact`) and reports each stage (import,
+``compile`` writes an artifact folder (:mod:`tensorium.runtime.artifact`) and reports each stage (import,
 passes, codegen for ``-t cpu``, write) with its time on stderr. Every user error raises a
 TensoriumError, which the entry point prints as one message before exiting with status 1.
 """
@@ -25,17 +25,17 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
-from .api import artifact_of, check_pipeline, check_target, disabled_stages, json_tree
-from .artifact import Artifact, build_executable, read_artifact, write_artifact
-from .errors import TensoriumError
-from .frontend.common import ImportedGraph
-from .ir.attributes import DenseAttr
-from .ir.printer import print_module
-from .ir.storage import coerce
-from .ir.types import FloatType, IntegerType, Sym, TensorType, Type, storage_dtype
+from ..api import artifact_of, check_pipeline, check_target, disabled_stages, json_tree
+from ..errors import TensoriumError
+from ..frontend.common import ImportedGraph
+from ..ir.attributes import DenseAttr
+from ..ir.printer import print_module
+from ..ir.storage import coerce
+from ..ir.types import FloatType, IntegerType, Sym, TensorType, Type, storage_dtype
+from ..runtime.artifact import Artifact, build_executable, read_artifact, write_artifact
 
 if TYPE_CHECKING:
-    from .backends.cpu import CpuExecutable
+    from ..backends.cpu import CpuExecutable
 
 __all__ = ["ModelCommandError", "add_model_commands", "cmd_compile", "cmd_inspect", "cmd_run"]
 
@@ -107,19 +107,19 @@ def _import(spec: str) -> tuple[ImportedGraph, str]:
         if not Path(spec).is_file():
             raise ModelCommandError(f"{spec}: no such file")
         try:
-            from .frontend.onnx_import import import_onnx
+            from ..frontend.onnx_import import import_onnx
         except ImportError as e:
             raise ModelCommandError(f"importing ONNX models needs the onnx extra ({e})") from None
         return import_onnx(spec), "onnx"
     model, examples = _load_factory(spec)
     torch = sys.modules.get("torch")
     if torch is not None and (isinstance(model, torch.nn.Module) or any(isinstance(e, torch.Tensor) for e in examples)):
-        from .frontend.pytorch import import_module
+        from ..frontend.pytorch import import_module
 
         return import_module(model, examples), "torch.export"
     if not callable(model):
         raise ModelCommandError(f"{spec} returned a {type(model).__name__}, not a torch module or a function")
-    from .tensor import trace_function
+    from ..frontend.tracer.tensor import trace_function
 
     return trace_function(model, examples), "tensorium.trace"
 
@@ -137,8 +137,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if dump is not None:
         dump.write("imported.mlir", print_module(imported.module))
     with progress.stage("passes", pipeline) as note:
-        from .ir.verifier import verify
-        from .passes import PassManager
+        from ..ir.verifier import verify
+        from ..passes import PassManager
 
         verify(imported.module)
         after = None if dump is None else lambda name, module: dump.write(f"{name}.mlir", print_module(module))
@@ -149,7 +149,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if target.kind == "cpu":
         with progress.stage("codegen", f"lower to loops, compile with LLVM for {target.describe()}") as note:
             build_executable(artifact)
-            executable = artifact.executable
+            executable = _cpu_executable(artifact)
             code = executable.kernels.object_code
             note["text"] = f"{len(executable.steps)} kernels, {_bytes(len(code))} of object code"
         if dump is not None:
@@ -273,7 +273,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     artifact = read_artifact(args.artifact)
     check_target(artifact.target).check_runs_here(args.artifact)
     inputs = _collect_inputs(artifact, args)
-    from .api import check_inputs
+    from ..api import check_inputs
 
     check_inputs(artifact, inputs)
     outputs = artifact.run(inputs)
@@ -318,10 +318,21 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         f"{len(inline)} inline ({_bytes(inline_bytes)}), {len(artifact.params)} in files ({_bytes(external_bytes)})"
     )
     if artifact.executable is not None:
-        _print_executable(artifact.executable)
+        _print_executable(_cpu_executable(artifact))
     if args.ir:
         print(print_module(artifact.module), end="")
     return 0
+
+
+def _cpu_executable(artifact: Artifact) -> CpuExecutable:
+    """The artifact's executable, a CPU one: the only kind that compiles today (its kernels, object code and
+    loop IR are what ``compile --dump-ir`` writes and ``inspect`` shows)."""
+    from ..backends.cpu import CpuExecutable
+
+    executable = artifact.executable
+    if not isinstance(executable, CpuExecutable):
+        raise ModelCommandError(f"no CPU executable in the artifact (target {artifact.target})")
+    return executable
 
 
 def _print_executable(executable: CpuExecutable) -> None:

@@ -23,15 +23,14 @@ from typing import Any, TypeAlias, Union
 
 import numpy as np
 
-from .errors import Location, TensoriumError, VerifyError
-from .frontend.common import ImportedGraph
-from .ir.attributes import DenseAttr
-from .ir.builder import InsertionPoint
-from .ir.core import Operation, Value
-from .ir.dialects import graph
-from .ir.dialects.builtin import func_body, make_func, make_module, set_results
-from .ir.opdef import OpDef
-from .ir.types import (
+from ...errors import Location, TensoriumError, VerifyError
+from ...ir.attributes import DenseAttr
+from ...ir.builder import InsertionPoint
+from ...ir.core import Operation, Value
+from ...ir.dialects import graph
+from ...ir.dialects.builtin import func_body, make_func, make_module, set_results
+from ...ir.opdef import OpDef
+from ...ir.types import (
     Dim,
     IntegerType,
     ScalarType,
@@ -43,6 +42,7 @@ from .ir.types import (
     scalar_type_of,
     storage_dtype,
 )
+from ..common import ImportedGraph
 
 __all__ = ["DynamicSpec", "Tensor", "Trace", "TracerError", "bind", "current_trace", "trace", "trace_function"]
 
@@ -645,7 +645,7 @@ def trace_function(
     dynamic: DynamicSpec | None = None,
 ) -> ImportedGraph:
     """Trace ``fn`` called on numpy arrays (inputs of @main) and Python scalars (static) into a module."""
-    from .artifact import flatten_tree
+    from ...runtime.artifact import flatten_tree
 
     params = bind_arguments(fn, args, kwargs or {})
     for name, value in params:

@@ -2,7 +2,7 @@
 
 The key is the sha256 of the imported graph's printed IR, its input/output names and output tree,
 the target, the pass pipeline and the Tensorium version, so a new compiler version never reuses an
-old entry. Disk entries are artifact folders (:mod:`tensorium.artifact`) under
+old entry. Disk entries are artifact folders (:mod:`tensorium.runtime.artifact`) under
 ``$TENSORIUM_CACHE_DIR``, else ``$XDG_CACHE_HOME/tensorium``, else ``~/.cache/tensorium``; they are
 written atomically, and a corrupt entry (or a ``cpu`` entry whose object code was built for a CPU
 with features this host lacks) is dropped with a warning and rebuilt.
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from ..version import __version__
 from .artifact import Artifact, ArtifactError, read_artifact, write_artifact
 
 __all__ = ["MEMORY_ENTRIES", "cache_dir", "cache_key", "clear_memory", "lookup", "store"]

@@ -5,8 +5,9 @@ An artifact folder holds:
 - ``model.mlir``: the compiled IR. Constants above 64 elements are not inline: each became an extra
   trailing argument of ``@main`` (a *bound parameter*), whose value is ``constants/NAME.npy``.
 - ``constants/NAME.npy``: one plain .npy per bound parameter, read with ``allow_pickle=False``.
-- ``cpu/`` (target ``cpu`` only): the compiled kernels' object code, the launch plan and the loop IR
-  (:class:`tensorium.backends.cpu.CpuExecutable`), loaded into the JIT without recompiling.
+- ``KIND/`` (targets that compile, named by the target kind: ``cpu/``): the executable's files (for the
+  CPU the kernels' object code, the launch plan and the loop IR; see
+  :mod:`tensorium.runtime.executable`), loaded without recompiling.
 - ``metadata.json``: format version, Tensorium version, target, pipeline, creation time, the user inputs
   and outputs (names and IR types), the output tree (how flat outputs rebuild tuples/lists/dicts), the
   constants index and what the frontend recorded.
@@ -28,20 +29,20 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__
-from .backends.interp import run
-from .errors import TensoriumError
-from .ir.attributes import DenseAttr
-from .ir.core import Operation
-from .ir.dialects.builtin import func_body, func_type, lookup_func
-from .ir.parser import parse_module, parse_type_text
-from .ir.printer import DENSE_HEX_THRESHOLD, print_module
-from .ir.types import FunctionType, Sym, TensorType, Type, storage_dtype
-from .lowering.space import Config
-from .targets import Target, parse_target
+from ..backends.interp import run
+from ..errors import TensoriumError
+from ..ir.attributes import DenseAttr
+from ..ir.core import Operation
+from ..ir.dialects.builtin import func_body, func_type, lookup_func
+from ..ir.parser import parse_module, parse_type_text
+from ..ir.printer import DENSE_HEX_THRESHOLD, print_module
+from ..ir.types import FunctionType, Sym, TensorType, Type, storage_dtype
+from ..lowering.space import Config
+from ..targets import Target, parse_target
+from ..version import __version__
+from .executable import Executable, ExecutableError, executable_kind
 
 __all__ = [
-    "EXECUTABLE_DIR",
     "FORMAT",
     "FORMAT_VERSION",
     "Artifact",
@@ -59,7 +60,6 @@ FORMAT_VERSION = 2
 MODEL_FILE = "model.mlir"
 METADATA_FILE = "metadata.json"
 CONSTANTS_DIR = "constants"
-EXECUTABLE_DIR = "cpu"
 
 
 class ArtifactError(TensoriumError):
@@ -146,8 +146,9 @@ def check_tree(tree: Any, what: str) -> Tree | None:
 class Artifact:
     """A compiled model: ``module``'s @main takes the user ``inputs``, then the bound ``params``.
 
-    With target ``cpu``, ``executable`` is the module's :class:`~tensorium.backends.cpu.CpuExecutable`
-    (built by :func:`build_executable`, or on the first run).
+    With a target that compiles (``cpu``), ``executable`` is the module's
+    :class:`~tensorium.runtime.executable.Executable` (built by :func:`build_executable`, or on the first
+    run); other targets run ``module`` in the reference interpreter.
     """
 
     module: Operation
@@ -158,7 +159,7 @@ class Artifact:
     output_tree: Tree | None = None
     params: list[tuple[str, np.ndarray]] = field(default_factory=list)
     source: dict[str, Any] = field(default_factory=dict)
-    executable: Any = None
+    executable: Executable | None = None
     disabled: tuple[str, ...] = ()
     """Codegen stages left out (``memory-plan``), as ``tensorium.compile(disable=...)`` asked."""
     configs: dict[str, Config] = field(default_factory=dict)
@@ -168,10 +169,10 @@ class Artifact:
         """Execute on numpy arrays given in input order; ``params`` replace the first bound parameters."""
         bound = [a for _, a in self.params]
         bound[: len(params)] = params
-        if self.target.kind == "cpu":
-            if self.executable is None:
-                build_executable(self)
-            return self.executable.run([*arrays, *bound])  # type: ignore[no-any-return]
+        if self.executable is None:
+            build_executable(self)
+        if self.executable is not None:
+            return self.executable.run([*arrays, *bound])
         return run(self.module, [*arrays, *bound])
 
     @property
@@ -226,20 +227,20 @@ def externalized_module(artifact: Artifact) -> tuple[Operation, list[tuple[str, 
 
 
 def build_executable(artifact: Artifact) -> None:
-    """Compile ``artifact`` for its target, in place; only ``cpu`` needs it (other targets are left alone).
+    """Compile ``artifact`` for its target, in place, when the target compiles (others are left alone).
 
     Large constants become bound parameters first, as on disk, so kernels never embed weights; then the
     module is lowered and compiled by LLVM. Raises LoweringError naming an op the lowering refuses.
     """
-    if artifact.target.kind != "cpu":
+    kind = executable_kind(artifact.target.kind)
+    if kind is None:
         return
-    from .backends.cpu import CpuExecutable
-    from .lowering import LoweringError, lower_function
+    from ..lowering import LoweringError, lower_function
 
     original = artifact.module
     module, params = externalized_module(artifact)
     try:
-        executable = CpuExecutable.build(
+        executable = kind.build(
             module, memory_plan="memory-plan" not in artifact.disabled, target=artifact.target, configs=artifact.configs
         )
     except LoweringError:
@@ -348,7 +349,7 @@ def write_artifact(artifact: Artifact, path: str | os.PathLike[str]) -> Path:
         kind = "folder" if target.is_dir() else "file"
         raise ArtifactError(f"{target}: refusing to overwrite an existing {kind} that is not a Tensorium artifact")
     target.parent.mkdir(parents=True, exist_ok=True)
-    if artifact.target.kind == "cpu" and artifact.executable is None:
+    if artifact.executable is None:
         build_executable(artifact)
     text, params = externalize(artifact)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
@@ -361,7 +362,7 @@ def write_artifact(artifact: Artifact, path: str | os.PathLike[str]) -> Path:
             index.append({"name": name, "file": file, "shape": list(array.shape), "dtype": str(array.dtype)})
         (tmp / MODEL_FILE).write_text(text, encoding="utf-8")
         if artifact.executable is not None:
-            artifact.executable.to_files(tmp / EXECUTABLE_DIR)
+            artifact.executable.to_files(tmp / artifact.target.kind)
         meta = {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
@@ -493,21 +494,21 @@ def read_artifact(path: str | os.PathLike[str]) -> Artifact:
         source=source if isinstance(source, dict) else {},
         disabled=tuple(str(n) for n in meta.get("disabled", ())),
         configs=configs,
-        executable=_read_executable(root, model_file, [a.type for a in args], list(results))
-        if target.kind == "cpu"
-        else None,
+        executable=_read_executable(root / target.kind, model_file, [a.type for a in args], list(results)),
     )
 
 
-def _read_executable(root: Path, model_file: Path, args: list[Type], results: list[Type]) -> Any:
-    """The CPU executable in ``root/cpu``, loaded without recompiling and checked against @main's signature."""
-    from .backends.cpu import CpuExecutable, ExecutableError
-
+def _read_executable(folder: Path, model_file: Path, args: list[Type], results: list[Type]) -> Executable | None:
+    """The executable in ``folder`` (named by the target kind; None for a kind that does not compile), loaded
+    without recompiling and checked against @main's signature."""
+    kind = executable_kind(folder.name)
+    if kind is None:
+        return None
     try:
-        executable = CpuExecutable.from_files(root / EXECUTABLE_DIR)
+        executable = kind.from_files(folder)
     except ExecutableError as e:
         raise ArtifactError(str(e)) from None
-    plan_file = root / EXECUTABLE_DIR / "plan.json"
+    plan_file = folder / "plan.json"
     if executable.input_types != args or [executable.buffers[b] for b in executable.outputs] != results:
         raise ArtifactError(f"{plan_file}: the plan's inputs or outputs do not match @main in {model_file.name}")
     return executable

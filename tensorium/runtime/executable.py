@@ -1,0 +1,104 @@
+"""The executable protocol: what a compiled module offers the runtime, whatever target it was compiled for.
+
+An executable is a module lowered to kernels and compiled for one :class:`~tensorium.targets.Target`, run
+by a host launch plan (:class:`~tensorium.lowering.plan.LaunchPlan`) over buffers placed by a
+:class:`~tensorium.runtime.memory.MemoryPlan`. Artifacts, the cache and ``tensorium.compile`` see it only
+through :class:`Executable` (an instance) and :class:`ExecutableKind` (its class: ``build`` and
+``from_files``); each target adds one class (the CPU's is
+:class:`tensorium.backends.cpu.CpuExecutable`). :func:`executable_kind` finds the class for a target
+kind through :data:`EXECUTABLES`, importing its backend only when an executable of that kind is built or
+loaded, so the runtime never imports a backend.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol, cast, runtime_checkable
+
+import numpy as np
+
+from ..errors import TensoriumError
+from ..ir.core import Operation
+from ..ir.types import TensorType
+from ..lowering.plan import Step, View
+from ..lowering.space import Config
+from ..targets import Target
+from .memory import MemoryPlan
+
+__all__ = ["EXECUTABLES", "Executable", "ExecutableError", "ExecutableKind", "executable_kind"]
+
+
+class ExecutableError(TensoriumError):
+    """Stored executable files that cannot be loaded here: missing, malformed, or built for another host."""
+
+
+@runtime_checkable
+class Executable(Protocol):
+    """A compiled module and its launch plan; ``run(arrays)`` gives the outputs."""
+
+    target: Target
+    """The machine the kernels were compiled for."""
+    buffers: tuple[TensorType, ...]
+    """The plan's buffers by number."""
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    steps: tuple[Step, ...]
+    """One kernel launch each (with its launch grid on targets that have one)."""
+    views: tuple[View, ...]
+    memory: MemoryPlan
+    last_bindings: dict[str, int] | None
+    """The named dims of the most recent run (None before the first)."""
+
+    @property
+    def input_types(self) -> list[TensorType]:
+        """The types of the plan's inputs, in @main argument order."""
+        ...
+
+    def run(self, inputs: Sequence[Any]) -> list[np.ndarray]:
+        """Run the plan on numpy ``inputs`` (in @main argument order); returns new output arrays."""
+        ...
+
+    def peak_bytes(self, bindings: dict[str, int] | None = None) -> int:
+        """The intermediate memory one run allocates (outputs excluded) for the named dims ``bindings``."""
+        ...
+
+    def to_files(self, folder: str | os.PathLike[str]) -> Path:
+        """Write what :meth:`ExecutableKind.from_files` loads back without compiling."""
+        ...
+
+
+class ExecutableKind(Protocol):
+    """The class side of an executable: build one from a graph module, or load stored files."""
+
+    def build(
+        self,
+        module: Operation,
+        func: str = "main",
+        memory_plan: bool = True,
+        opt_level: int = 3,
+        target: Target | None = None,
+        configs: Mapping[str, Config] | None = None,
+    ) -> Executable:
+        """Lower ``@func`` for ``target`` and compile it (``memory_plan=False``: no shared memory slots)."""
+        ...
+
+    def from_files(self, folder: str | os.PathLike[str]) -> Executable:
+        """Load what :meth:`Executable.to_files` wrote; ExecutableError names the file at fault."""
+        ...
+
+
+EXECUTABLES: dict[str, str] = {"cpu": "tensorium.backends.cpu:CpuExecutable"}
+"""The executable class of each target kind that compiles (``module:Class``); other kinds (``interp``) run
+the graph module in the reference interpreter."""
+
+
+def executable_kind(kind: str) -> ExecutableKind | None:
+    """The executable class for target kind ``kind``, or None when that kind runs in the interpreter."""
+    where = EXECUTABLES.get(kind)
+    if where is None:
+        return None
+    module, _, name = where.partition(":")
+    return cast(ExecutableKind, getattr(importlib.import_module(module), name))
