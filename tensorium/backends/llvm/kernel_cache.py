@@ -108,12 +108,12 @@ def kernel_key(normalized_ir: str, target: Target, opt_level: int, salt: str = "
     """The hex sha256 naming one kernel's optimized code: its :func:`normalize`-d LLVM IR, the target's key,
     the optimization level, ``salt`` (the compiler's description of its pipeline) and the versions of
     Tensorium, llvmlite and LLVM."""
-    import tensorium
+    from ...version import __version__
 
     header = json.dumps(
         {
             "format": FORMAT,
-            "tensorium": tensorium.__version__,
+            "tensorium": __version__,
             "llvmlite": llvmlite.__version__,
             "llvm": list(llvm.llvm_version_info),
             "target": target.key(),
