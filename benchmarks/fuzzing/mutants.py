@@ -397,7 +397,7 @@ def _lower_reduction_from_zero(op: Operation, k: Kernel) -> None:
             [f"r{n}" for n in range(len(axes))],
             term,
             reduce_lowering._combine(op.name, acc_t),
-            reduce_lowering.LANES if axes[-1] == rank - 1 else 0,
+            reduce_lowering.vector_width(k, "reduce", acc_t) if axes[-1] == rank - 1 else 0,
         )
         if op.name == "graph.reduce_mean":
             count = k.product([sizes[a] for a in axes])
