@@ -48,8 +48,9 @@ from .space import Config, Family, Knob, Setting, Space, default_config, registe
 
 ROWS = (1, 2, 3, 4, 6, 8)
 """Legal rows of a register tile (``mr``)."""
-VECTORS = (1, 2, 3, 4)
-"""Legal vector registers across a register tile (``nv``)."""
+VECTORS = (1, 2, 4)
+"""Legal vector registers across a register tile (``nv``): powers of two, as LLVM's vectorization widths
+must be (a width of 3 vectors is ignored and the tile runs on scalars, ten times slower)."""
 DEFAULT_ROWS = 6
 
 
@@ -374,13 +375,14 @@ def _conv_space(op: Operation, target: Target) -> Space | None:
 
 def _conv_default(op: Operation, target: Target, space: Space) -> Config:
     """Six rows and the most vectors that fit the registers (AVX-512: 6 x 4 vectors of 16, the GEMM's tile;
-    AVX2: 6 x 2 of 8). NCHW splits output rows; NHWC splits channel panels when there are four or more
-    (deep layers have few pixels), else pixel tiles."""
+    AVX2: 6 x 2 of 8). NCHW splits output rows. NHWC splits channel panels for deep layers, which have many
+    channels and few pixels: when the channels fill four panels of the widest tile (four vectors: 256
+    channels on AVX-512, 128 on AVX2), else pixel tiles, which give threads more and equal work."""
     vectors = next(k.values for k in space.knobs if k.name == "nv")
     nv = max((int(v) for v in vectors if fits(DEFAULT_ROWS, int(v), _registers(target))), default=1)
     split = "rows"
     if _blocked_kind(op) == "nhwc":
-        panels = -(-_outs(op) // (nv * target.lanes(32)))
+        panels = -(-_outs(op) // (max(VECTORS) * target.lanes(32)))
         split = "channels" if panels >= 4 else "pixels"
     return Config("conv", (("algo", "blocked"), ("mr", DEFAULT_ROWS), ("nv", nv), ("split", split)))
 

@@ -147,6 +147,7 @@ def test_configs_print_and_parse_back(name: str) -> None:
     [
         ("conv_nchw", "conv{algo=blocked,mr=5,nv=2,split=rows}", "mr=5 is not one of"),
         ("conv_nchw", "conv{algo=blocked,mr=6,nv=2,split=pixels}", "split=pixels is not one of"),
+        ("conv_nchw", "conv{algo=blocked,mr=4,nv=3,split=rows}", "nv=3 is not one of"),
         ("conv_nhwc", "conv{algo=fast,mr=6,nv=2,split=pixels}", "algo=fast is not one of"),
         ("conv_nhwc", "conv{algo=blocked,mr=6,nv=2}", "lacks knob 'split'"),
         ("reduce_sum", "reduce{vector=true,unroll=3}", "unroll=3 is not one of"),
@@ -185,7 +186,7 @@ def local_shapes(kernel: Operation) -> list[tuple[Any, ...]]:
     ("target_name", "nchw", "nhwc", "tile", "panel"),
     [
         ("cpu:skylake-avx512", "nv=4,split=rows", "nv=4,split=pixels", (6, 64), (6, 64)),
-        ("cpu:x86-64-v3", "nv=2,split=rows", "nv=2,split=channels", (6, 16), (6, 16)),
+        ("cpu:x86-64-v3", "nv=2,split=rows", "nv=2,split=pixels", (6, 16), (6, 16)),
         ("cpu:x86-64", "nv=2,split=rows", "nv=2,split=channels", (6, 8), (6, 8)),
     ],
 )
@@ -214,6 +215,16 @@ def test_narrow_nhwc_convolutions_have_narrow_tiles() -> None:
     assert [p.int("nv") for p in space.points() if p["algo"] == "blocked" and p["mr"] == 1] == [1, 1, 2, 2]
     assert str(default_config(op, avx512)) == "conv{algo=blocked,mr=6,nv=2,split=pixels}"
     assert str(default_config(op, avx2)) == "conv{algo=blocked,mr=6,nv=2,split=pixels}"
+
+
+@pytest.mark.parametrize(("target_name", "deep"), [("cpu:skylake-avx512", 256), ("cpu:x86-64-v3", 128)])
+def test_deep_nhwc_layers_split_channel_panels(target_name: str, deep: int) -> None:
+    target = parse_target(target_name)
+    for outs, split in ((deep // 2, "pixels"), (deep, "channels")):
+        types = [TensorType((1, 7, 7, 32), f32), TensorType((3, 3, 32, outs), f32)]
+        op = kernel_op(build_module(types, lambda x, w: graph.conv2d(x, w, layout="NHWC", kernel_layout="HWIO")))
+        config = default_config(op, target)
+        assert config is not None and config["split"] == split
 
 
 def test_simple_nest_convolutions_have_no_space() -> None:
