@@ -35,7 +35,8 @@ accumulated element into the value stored (bias, activation, residual add, ...).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..ir.core import Operation, Value
@@ -407,32 +408,24 @@ class _BlockedGemm:
         """Panel ``jb`` block by block of the contraction: pack it when asked, then row tile ``ib`` (or all)."""
         k = self.k
         if not self.kc:
-            self._block(batch_ivs, jb, ib, buffer, k.index(0), self.depth, first=None)
+            self._block(batch_ivs, jb, ib, _Block(k.index(0), self.depth, buffer))
             return
         with loop.for_(k.index(0), self.depth, k.index(self.kc), name="kb") as k0:
             length = loop.min(k.index(self.kc), loop.sub(self.depth, k0))
-            self._block(batch_ivs, jb, ib, buffer, k0, length, first=loop.cmp(k0, k.index(0), predicate="eq"))
+            first = loop.cmp(k0, k.index(0), predicate="eq")
+            last = loop.cmp(loop.add(k0, length), self.depth, predicate="ge")
+            self._block(batch_ivs, jb, ib, _Block(k0, length, buffer, first, last))
 
-    def _block(
-        self,
-        batch_ivs: list[Value],
-        jb: Value,
-        ib: Value | None,
-        buffer: Value | None,
-        k0: Value,
-        length: Value,
-        first: Value | None,
-    ) -> None:
-        """One contraction block ``[k0, k0 + length)`` of panel ``jb`` (``first``: whether it is the first)."""
+    def _block(self, batch_ivs: list[Value], jb: Value, ib: Value | None, block: _Block) -> None:
+        """One contraction block of panel ``jb``: pack it when asked, then row tile ``ib`` (or every one)."""
         k = self.k
-        if buffer is not None:
-            self._pack_panel(batch_ivs, jb, buffer, k0, length)
-        last = None if first is None else loop.cmp(loop.add(k0, length), self.depth, predicate="ge")
+        if block.buffer is not None:
+            self._pack_panel(batch_ivs, jb, block.buffer, block.k0, block.length)
         if ib is not None:
-            self._tiles(batch_ivs, jb, ib, buffer, k0, length, first, last)
+            self._tiles(batch_ivs, jb, ib, block)
             return
         with loop.for_(k.index(0), self.tiles, k.index(1), name="ib") as i:
-            self._tiles(batch_ivs, jb, i, buffer, k0, length, first, last)
+            self._tiles(batch_ivs, jb, i, block)
 
     def _b_batch(self, batch_ivs: list[Value]) -> list[Value]:
         if self.packing == "prepacked":
@@ -449,9 +442,7 @@ class _BlockedGemm:
             with loop.if_(loop.cmp(full, k.const(clamp, i1), predicate="ne")):
                 with loop.for_(k.index(0), length, k.index(1), name="pk") as kl:
                     kk = loop.add(k0, kl)
-                    with loop.for_(
-                        k.index(0), k.index(self.nr), k.index(1), kind="vectorize", factor=self.nr, name="pj"
-                    ) as jj:
+                    with vector_columns(k, k.index(self.nr), self.nr, "pj") as jj:
                         j = loop.add(j0, jj)
                         column = loop.min(j, self.last_col) if clamp else j
                         value = loop.load(self.b, b_batch + ([column, kk] if self.transpose_b else [kk, column]))
@@ -459,112 +450,128 @@ class _BlockedGemm:
                             value = loop.select(loop.cmp(j, self.cols, predicate="lt"), value, k.const(0.0, f32))
                         loop.store(value, buffer, [kl, jj])
 
-    def _tiles(
-        self,
-        batch_ivs: list[Value],
-        jb: Value,
-        ib: Value,
-        buffer: Value | None,
-        k0: Value,
-        length: Value,
-        first: Value | None,
-        last: Value | None,
-    ) -> None:
-        """Tile ``ib`` of panel ``jb``, in two copies: one with a constant width (the tile stays in
-        registers) and the last panel's narrower one."""
-        k = self.k
-        nr = k.index(self.nr)
-        left = loop.sub(self.cols, loop.mul(jb, nr))
-        with loop.if_(loop.cmp(left, nr, predicate="ge")):
-            self._tile(batch_ivs, jb, ib, nr, buffer, k0, length, first, last)
-        with loop.if_(loop.cmp(left, nr, predicate="lt")):
-            self._tile(batch_ivs, jb, ib, left, buffer, k0, length, first, last)
+    def _tiles(self, batch_ivs: list[Value], jb: Value, ib: Value, block: _Block) -> None:
+        """Row tile ``ib`` of panel ``jb`` in up to four copies, one per case: a full or the last (narrower)
+        panel, by a constant width so that the tile stays in registers; and rows inside the result, the last
+        tile shifted up to end at the last row (so that A's rows are one pointer and constant offsets), or
+        clamped when the result has fewer rows than the tile. Copies the static sizes rule out are not built."""
+        k, nr, mr = self.k, self.nr, self.mr
+        cols, rows = self.shape[-1], self.shape[-2]
+        i0, j0 = loop.mul(ib, k.index(mr)), loop.mul(jb, k.index(nr))
+        left = loop.sub(self.cols, j0)
+        widths = [(nr, "ge"), (left, "lt")]
+        if isinstance(cols, int):
+            widths = widths[:1] if cols % self.nr == 0 else widths[1:] if cols < self.nr else widths
+        shifts = [(True, "ge"), (False, "lt")]
+        if isinstance(rows, int):
+            shifts = shifts[:1] if rows >= mr else shifts[1:]
+        for shifted, rows_test in shifts:
+            with loop.if_(loop.cmp(self.rows, k.index(mr), predicate=rows_test)):
+                start = loop.min(i0, loop.sub(self.rows, k.index(mr))) if shifted else i0
+                for width, width_test in widths:
+                    with loop.if_(loop.cmp(left, k.index(nr), predicate=width_test)):
+                        w = k.index(width) if isinstance(width, int) else width
+                        self._tile(_Tile(batch_ivs, jb, i0, j0, start, w, not shifted), block)
 
-    def _rhs(self, batch_ivs: list[Value], jb: Value, buffer: Value | None) -> Callable[[Value, Value, Value], Value]:
-        """The B element of panel ``jb`` at block step ``kl`` (contraction index ``kk``) and column ``jj``."""
+    def _rhs(self, at: _Tile, buffer: Value | None) -> Callable[[Value, Value, Value], Value]:
+        """The B element of the tile's panel at block step ``kl`` (contraction index ``kk``) and column ``jj``."""
         if buffer is not None:
             return lambda kl, kk, jj: loop.load(buffer, [kl, jj])  # type: ignore[no-any-return]
+        b_batch = self._b_batch(at.batch_ivs)
         if self.packed is not None:
-            b_batch = self._b_batch(batch_ivs)
-            panel = loop.add(loop.mul(linearize(b_batch, self.b_batch_sizes, self.k.index(0)), self.panels), jb)
+            panel = loop.add(loop.mul(linearize(b_batch, self.b_batch_sizes, self.k.index(0)), self.panels), at.jb)
             packed = self.packed
             return lambda kl, kk, jj: loop.load(packed, [panel, kk, jj])  # type: ignore[no-any-return]
-        b_batch = self._b_batch(batch_ivs)
-        j0 = loop.mul(jb, self.k.index(self.nr))
-        return lambda kl, kk, jj: loop.load(self.b, b_batch + [kk, loop.add(j0, jj)])  # type: ignore[no-any-return]
+        return lambda kl, kk, jj: loop.load(self.b, b_batch + [kk, loop.add(at.j0, jj)])  # type: ignore[no-any-return]
 
-    def _tile(
-        self,
-        batch_ivs: list[Value],
-        jb: Value,
-        ib: Value,
-        width: Value,
-        buffer: Value | None,
-        k0: Value,
-        length: Value,
-        first: Value | None,
-        last: Value | None,
-    ) -> None:
-        """One ``mr x width`` tile over one contraction block (``width`` is ``nr`` but in the last panel)."""
+    def _row(self, at: _Tile, ii: Value) -> Value:
+        """Row ``ii`` of the tile in the result (clamped to the last row when the tile is taller)."""
+        row = loop.add(at.start, ii)
+        return loop.min(row, self.last_row) if at.clamp else row  # type: ignore[no-any-return]
+
+    def _tile(self, at: _Tile, block: _Block) -> None:
+        """One ``mr x width`` tile over one contraction block: the micro-kernel."""
         k, mr, nr = self.k, self.mr, self.nr
-        a_batch = k.broadcast_indices(self.a, self.a_rank - 2, self.shape[:-2], batch_ivs)
-        j0, i0 = loop.mul(jb, k.index(nr)), loop.mul(ib, k.index(mr))
+        a_batch = k.broadcast_indices(self.a, self.a_rank - 2, self.shape[:-2], at.batch_ivs)
         acc = loop.alloc(type=BufferType((mr, nr), f32, "local"))
-        self._start(acc, batch_ivs, i0, j0, width, first)
-        rhs = self._rhs(batch_ivs, jb, buffer)
+        self._start(acc, at, block.first)
+        rhs = self._rhs(at, block.buffer)
         # Past the last column a packed panel holds zeros; read in place, only ``width`` columns are.
-        read = width if self.packing == "none" else k.index(nr)
-        with loop.for_(k.index(0), length, k.index(1), name="k") as kl:
-            kk = kl if first is None else loop.add(k0, kl)
+        read = at.width if self.packing == "none" else k.index(nr)
+        with loop.for_(k.index(0), block.length, k.index(1), name="k") as kl:
+            kk = kl if block.first is None else loop.add(block.k0, kl)
             with loop.for_(k.index(0), k.index(mr), k.index(1), kind="unroll", name="ii") as ii:
-                row = loop.min(loop.add(i0, ii), self.last_row)
+                row = self._row(at, ii)
                 lhs = loop.load(self.a, a_batch + ([kk, row] if self.transpose_a else [row, kk]))
-                with loop.for_(k.index(0), read, k.index(1), kind="vectorize", factor=nr, name="jj") as jj:
-                    loop.store(loop.fma(lhs, rhs(kl, kk, jj), loop.load(acc, [ii, jj])), acc, [ii, jj])
-        self._finish(acc, batch_ivs, i0, j0, width, last)
+                with vector_columns(k, read, nr, "jj") as jj:
+                    loop.store(multiply_add(k, lhs, rhs(kl, kk, jj), loop.load(acc, [ii, jj])), acc, [ii, jj])
+        self._finish(acc, at, block.last)
 
-    def _start(
-        self, acc: Value, batch_ivs: list[Value], i0: Value, j0: Value, width: Value, first: Value | None
-    ) -> None:
+    def _start(self, acc: Value, at: _Tile, first: Value | None) -> None:
         """Zero the tile, then (after the first contraction block) read back what earlier blocks stored."""
         k, nr = self.k, self.nr
         with loop.for_(k.index(0), k.index(self.mr), k.index(1), kind="unroll", name="ii") as ii:
-            with loop.for_(k.index(0), k.index(nr), k.index(1), kind="vectorize", factor=nr, name="jj") as jj:
+            with vector_columns(k, k.index(nr), nr, "jj") as jj:
                 loop.store(k.const(0.0, f32), acc, [ii, jj])
         if first is None:
             return
         with loop.if_(loop.cmp(first, k.const(False, i1), predicate="eq")):
             with loop.for_(k.index(0), k.index(self.mr), k.index(1), kind="unroll", name="ii") as ii:
-                row = loop.min(loop.add(i0, ii), self.last_row)
-                with loop.for_(k.index(0), width, k.index(1), kind="vectorize", factor=nr, name="jj") as jj:
-                    loop.store(loop.load(self.out, [*batch_ivs, row, loop.add(j0, jj)]), acc, [ii, jj])
+                row = self._row(at, ii)
+                with vector_columns(k, at.width, nr, "jj") as jj:
+                    loop.store(loop.load(self.out, [*at.batch_ivs, row, loop.add(at.j0, jj)]), acc, [ii, jj])
 
-    def _finish(
-        self, acc: Value, batch_ivs: list[Value], i0: Value, j0: Value, width: Value, last: Value | None
-    ) -> None:
+    def _finish(self, acc: Value, at: _Tile, last: Value | None) -> None:
         """Store the tile's rows inside the result: through the epilogue after the last block, as they are before."""
         if last is None:
-            self._store(acc, batch_ivs, i0, j0, width, self.epilogue)
+            self._store(acc, at, self.epilogue)
             return
         k = self.k
         with loop.if_(loop.cmp(last, k.const(True, i1), predicate="eq")):
-            self._store(acc, batch_ivs, i0, j0, width, self.epilogue)
+            self._store(acc, at, self.epilogue)
         with loop.if_(loop.cmp(last, k.const(False, i1), predicate="eq")):
-            self._store(acc, batch_ivs, i0, j0, width, None)
+            self._store(acc, at, None)
 
-    def _store(
-        self, acc: Value, batch_ivs: list[Value], i0: Value, j0: Value, width: Value, epilogue: Epilogue | None
-    ) -> None:
+    def _store(self, acc: Value, at: _Tile, epilogue: Epilogue | None) -> None:
+        """Store the rows this tile owns: below ``i0`` a shifted tile overlaps the one before, which stores them."""
         k, nr = self.k, self.nr
         with loop.for_(k.index(0), k.index(self.mr), k.index(1), kind="unroll", name="ii") as ii:
-            i = loop.add(i0, ii)
-            with loop.if_(loop.cmp(i, self.rows, predicate="lt")):
-                with loop.for_(k.index(0), width, k.index(1), kind="vectorize", factor=nr, name="jj") as jj:
-                    indices = [*batch_ivs, i, loop.add(j0, jj)]
+            i = loop.add(at.start, ii)
+            owned = loop.cmp(i, self.rows, predicate="lt") if at.clamp else loop.cmp(i, at.i0, predicate="ge")
+            with loop.if_(owned):
+                with vector_columns(k, at.width, nr, "jj") as jj:
+                    indices = [*at.batch_ivs, i, loop.add(at.j0, jj)]
                     value = loop.load(acc, [ii, jj])
                     if epilogue is not None:
                         value = epilogue(value, indices)
                     loop.store(convert(value, f32), self.out, indices)
+
+
+@dataclass
+class _Block:
+    """One block of the contraction: steps ``[k0, k0 + length)``, the packed panel's buffer (or None), and
+    whether it is the first and the last block (None without blocking: the one block is both)."""
+
+    k0: Value
+    length: Value
+    buffer: Value | None
+    first: Value | None = None
+    last: Value | None = None
+
+
+@dataclass(frozen=True)
+class _Tile:
+    """Where one register tile is: batch position, panel ``jb``, first row ``i0`` and column ``j0`` it owns,
+    the row it starts at (``i0``, or earlier for the last tile shifted up), its width and whether its rows
+    are clamped to the last row."""
+
+    batch_ivs: list[Value]
+    jb: Value
+    i0: Value
+    j0: Value
+    start: Value
+    width: Value
+    clamp: bool
 
 
 def emit_matvec(
@@ -609,7 +616,7 @@ def emit_matvec(
                         k.index(0), k.index(lanes), k.index(1), kind="vectorize", factor=lanes, name="l"
                     ) as lane:
                         kk = loop.add(start, lane)
-                        term = loop.fma(loop.load(a, [*a_batch, i, kk]), rhs(kk), loop.load(acc, [u, lane]))
+                        term = multiply_add(k, loop.load(a, [*a_batch, i, kk]), rhs(kk), loop.load(acc, [u, lane]))
                         loop.store(term, acc, [u, lane])
             total = loop.alloc(type=BufferType((), f32, "local"))
             loop.store(k.const(0.0, f32), total)
@@ -617,12 +624,42 @@ def emit_matvec(
                 with loop.for_(k.index(0), k.index(lanes), k.index(1), kind="unroll", name="l") as lane:
                     loop.store(loop.add(loop.load(total), loop.load(acc, [u, lane])), total)
             with loop.for_(blocked, depth, k.index(1), name="kt") as kk:
-                loop.store(loop.fma(loop.load(a, [*a_batch, i, kk]), rhs(kk), loop.load(total)), total)
+                loop.store(multiply_add(k, loop.load(a, [*a_batch, i, kk]), rhs(kk), loop.load(total)), total)
             indices = [*batch_ivs, i, k.index(0)]
             value = loop.load(total)
             if epilogue is not None:
                 value = epilogue(value, indices)
             loop.store(value, out, indices)
+
+
+@contextmanager
+def vector_columns(k: Kernel, count: Value, nr: int, name: str) -> Iterator[Value]:
+    """``for jj in [0, count)`` (``count <= nr``) as ``ceil(nr / lanes)`` unrolled loops vectorized by the
+    target's lanes: each is one vector register, where a single loop of ``nr`` lanes would leave LLVM to split
+    an odd-sized vector (48 lanes become scalar shuffles)."""
+    lanes = min(k.target.lanes(), nr)
+    vectors = -(-nr // lanes)
+    exact = isinstance(_constant(count), int) and _constant(count) == vectors * lanes
+    with loop.for_(k.index(0), k.index(vectors), k.index(1), kind="unroll", name=f"{name}v") as v:
+        base = loop.mul(v, k.index(lanes))
+        upper = k.index(lanes) if exact else loop.min(k.index(lanes), loop.sub(count, base))
+        with loop.for_(k.index(0), upper, k.index(1), kind="vectorize", factor=lanes, name=name) as lane:
+            yield loop.add(base, lane)
+
+
+def _constant(value: Value) -> object:
+    """The value of an index constant, else None."""
+    op = value.defining_op()
+    return op.attr("value") if op is not None and op.name == "loop.const" else None
+
+
+def multiply_add(k: Kernel, x: Value, y: Value, acc: Value) -> Value:
+    """``x * y + acc``: one fused multiply-add where the target has the instruction, else a product and a sum
+    (``llvm.fma`` without FMA hardware is a call to ``fmaf`` per element); f32 sums of products are
+    reassociated by every GEMM anyway, so the extra rounding changes nothing a test may rely on."""
+    if k.target.fma or k.target.kind != "cpu":
+        return loop.fma(x, y, acc)  # type: ignore[no-any-return]
+    return loop.add(loop.mul(x, y), acc)  # type: ignore[no-any-return]
 
 
 def _ceil_div(k: Kernel, size: Value, by: int) -> Value:
@@ -658,7 +695,7 @@ def _pack_b(
             # Full panels copy rows (vector loads when B is not transposed); the last one pads with zeros.
             with loop.if_(loop.cmp(full, k.const(clamp, i1), predicate="ne")):
                 with loop.for_(k.index(0), depth, k.index(1), name="pk") as kk:
-                    with loop.for_(k.index(0), k.index(nr), k.index(1), kind="vectorize", factor=nr, name="pj") as jj:
+                    with vector_columns(k, k.index(nr), nr, "pj") as jj:
                         j = loop.add(j0, jj)
                         column = loop.min(j, last_col) if clamp else j
                         value = loop.load(b, b_batch + ([column, kk] if transposed else [kk, column]))
