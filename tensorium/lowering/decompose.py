@@ -13,6 +13,11 @@ its own (the model is tinygrad's ``transcendental.py``):
   a zero divisor gives 0 and ``MIN / -1`` wraps to ``MIN``, from a division by a divisor that is never 0
   or -1, which every target's integer division computes without trapping. Constant divisors other than
   0 and -1 need no guard, and a guarded division is not guarded again.
+- ``bf16`` (not an op: bf16 rounding): every op whose bf16 result may need rounding (arithmetic, math,
+  casts to bf16, loads, constants) is computed in f32 and rounded to the nearest bf16 (ties to even) on
+  the bits; the result is then cast to bf16 exactly. Afterwards every bf16 value is exact, so a target
+  without bf16 holds bf16 in f32 registers and treats casts between the two as moves (bf16 buffers are
+  f32 arrays already).
 
 Decomposed ops take the location of the op they replace, so errors still point at the source.
 """
@@ -27,10 +32,13 @@ import numpy as np
 from ..ir.builder import InsertionPoint
 from ..ir.core import Operation, Value
 from ..ir.dialects import loop
-from ..ir.types import FloatType, IntegerType, ScalarType, f32, i32
+from ..ir.opdef import lookup
+from ..ir.storage import round_to_bf16
+from ..ir.types import FloatType, IntegerType, ScalarType, bf16, f32, i32
 
-DECOMPOSABLE = frozenset({"loop.exp", "loop.log", "loop.tanh", "loop.erf", "loop.div", "loop.rem"})
-"""Ops :func:`decompose` can rewrite; ``loop.div`` and ``loop.rem`` stand for their integer forms."""
+DECOMPOSABLE = frozenset({"loop.exp", "loop.log", "loop.tanh", "loop.erf", "loop.div", "loop.rem", "bf16"})
+"""What :func:`decompose` can rewrite: ops by name (``loop.div`` and ``loop.rem`` stand for their integer
+forms) and ``bf16``, the rounding of bf16 results."""
 
 BASIC = frozenset(
     {"loop.const", "loop.add", "loop.sub", "loop.mul", "loop.div", "loop.rem", "loop.neg", "loop.abs"}
@@ -53,8 +61,11 @@ ERF_Q += [-1.45660718464996e-05]
 _LN2_HI, _LN2_LO = 0.693359375, -2.12194440e-4
 _EXP_LOW, _EXP_HIGH = math.log(2.0**-126), math.log(float(np.finfo(np.float32).max))  # beyond: 0 and inf
 _FLOAT_MIN = 2.0**-126
+u32 = IntegerType(32, signed=False)
 
 Operand = Value | float | int
+Rule = Callable[[Operation], Value | None]
+"""Builds the replacement of an op before it and returns its value, or returns None to keep the op."""
 
 
 class _Builder:
@@ -159,7 +170,7 @@ def erf_f32(b: _Builder, x: Value) -> Value:
     return b.div(b.mul(clamped, b.horner(square, ERF_P)), b.horner(square, ERF_Q))
 
 
-def _float_rule(fn: Callable[[_Builder, Value], Value]) -> Callable[[Operation], Value | None]:
+def _float_rule(fn: Callable[[_Builder, Value], Value]) -> Rule:
     """A rule for a float op computed by ``fn`` in f32: f16 and bf16 through casts, f64 left alone."""
 
     def rule(op: Operation) -> Value | None:
@@ -221,7 +232,80 @@ def _integer_division(op: Operation) -> Value | None:
     return b.select(zero, 0, quotient)
 
 
-RULES: dict[str, Callable[[Operation], Value | None]] = {
+def round_bf16(b: _Builder, x: Value) -> Value:
+    """The f32 ``x`` rounded to the nearest bf16, ties to even, as an f32: on its bits, NaN kept."""
+    bits = b.op("bitcast", x, dtype=u32)
+    even = b.cmp("eq", b.op("and", bits, 0x10000), 0)
+    rounded = b.op("and", b.add(bits, b.select(even, b.const(0x7FFF, u32), 0x8000)), 0xFFFF0000)
+    return b.select(b.cmp("ne", x, x), x, b.op("bitcast", rounded, dtype=f32))
+
+
+def _is_rounded(v: Value) -> bool:
+    """Whether the f32 ``v`` is the result of :func:`round_bf16` (its last select)."""
+    op = v.defining_op()
+    if op is None or op.name != "loop.select":
+        return False
+    cast = op.operands[2].defining_op()
+    mask = cast.operands[0].defining_op() if cast is not None and cast.name == "loop.bitcast" else None
+    return mask is not None and mask.name == "loop.and" and _constant(mask.operands[1]) == 0xFFFF0000
+
+
+_EXACT_BF16 = frozenset({"loop.select", "loop.neg", "loop.abs", "loop.max", "loop.min", "loop.const"})
+"""Ops whose bf16 result is one of their (exact) operands, or a constant made exact while decomposing."""
+
+
+def _bf16_rule(op: Operation) -> Value | None:
+    """``op`` computed in f32, rounded on the bits and cast to bf16 (exact); None when nothing rounds."""
+    if not op.results or op.results[0].type != bf16 or op.name in _EXACT_BF16 or not op.has_trait("pure"):
+        return None
+    b = _Builder(op)
+    if op.name == "loop.cast":
+        (x,) = op.operands
+        if x.type == bf16 or _is_rounded(x):
+            return None
+        wide = x if x.type == f32 else b.op("cast", x, dtype=f32)
+        return b.op("cast", round_bf16(b, wide), dtype=bf16)
+    widened = [b.op("cast", v, dtype=f32) if v.type == bf16 else v for v in op.operands]
+    opdef = lookup(op.name)
+    assert opdef is not None
+    computed = opdef(*widened, loc=op.loc, **dict(op.attributes))
+    return b.op("cast", round_bf16(b, computed), dtype=bf16)
+
+
+def _round_bf16_constants_and_loads(module: Operation) -> int:
+    """bf16 constants take their rounded value; loads of bf16 are rounded after loading (memory may hold any
+    f32). Returns how many ops changed."""
+    changed = 0
+    for op in list(module.walk()):
+        if not op.results or op.results[0].type != bf16:
+            continue
+        if op.name == "loop.const":
+            value = float(round_to_bf16(np.asarray(op.attr("value"), np.float32)))
+            if value != op.attr("value") and not (math.isnan(value) and math.isnan(op.attr("value"))):
+                op.attributes["value"] = value
+                changed += 1
+        elif op.name == "loop.load":
+            uses = list(op.results[0].uses)
+            if len(uses) == 1 and uses[0].owner.name == "loop.cast" and _is_rounded_cast_input(uses[0].owner):
+                continue
+            assert op.parent is not None
+            with InsertionPoint.after_op(op):
+                b = _Builder(op)
+                rounded = b.op("cast", round_bf16(b, b.op("cast", op.results[0], dtype=f32)), dtype=bf16)
+            for use in uses:
+                use.owner.set_operand(use.index, rounded)
+            changed += 1
+    return changed
+
+
+def _is_rounded_cast_input(cast: Operation) -> bool:
+    """Whether ``cast`` (bf16 to f32) feeds :func:`round_bf16`, as the rounding of a load does."""
+    return any(_is_rounded(u.owner.results[0]) for u in cast.results[0].uses if u.owner.results) or any(
+        u.owner.name == "loop.bitcast" for u in cast.results[0].uses
+    )
+
+
+RULES: dict[str, Rule] = {
     "loop.exp": _float_rule(exp_f32),
     "loop.log": _float_rule(log_f32),
     "loop.tanh": _float_rule(tanh_f32),
@@ -235,10 +319,18 @@ RULES: dict[str, Callable[[Operation], Value | None]] = {
 def decompose(module: Operation, native: Collection[str] = frozenset()) -> int:
     """Rewrite, in place, every :data:`DECOMPOSABLE` op of ``module`` (a module, function or any op with
     regions) whose name is not in ``native`` into :data:`BASIC` ops; returns how many ops were replaced."""
+    replaced = _rewrite(module, lambda op: RULES.get(op.name) if op.name not in native else None)
+    if "bf16" not in native:  # after the math rules, whose f16 and bf16 forms cast their f32 results back
+        replaced += _rewrite(module, lambda op: _bf16_rule) + _round_bf16_constants_and_loads(module)
+    return replaced
+
+
+def _rewrite(module: Operation, pick: Callable[[Operation], Rule | None]) -> int:
+    """Replace each op of ``module`` by what the rule ``pick`` gives for it builds; returns how many."""
     replaced = 0
     for op in list(module.walk()):
-        rule = RULES.get(op.name)
-        if rule is None or op.name in native:
+        rule = pick(op)
+        if rule is None or op.parent is None:
             continue
         with InsertionPoint.before_op(op):
             new = rule(op)

@@ -22,11 +22,11 @@ from tensorium.ir import InsertionPoint, Operation, Value, func_body, make_func,
 from tensorium.ir.dialects import loop
 from tensorium.ir.dialects.builtin import func_name
 from tensorium.ir.shapes import normalize_axis
-from tensorium.ir.types import BufferType, FloatType, ScalarType, Sym, f32, i32
+from tensorium.ir.types import BufferType, FloatType, ScalarType, Sym, bf16, f32, i32
 from tensorium.lowering.decompose import BASIC, DECOMPOSABLE, decompose
 
 C_TYPES = {"f32": "float", "f64": "double", "i1": "_Bool", "i32": "int32_t", "u32": "uint32_t", "index": "int64_t"}
-C_TYPES |= {"i64": "int64_t"}
+C_TYPES |= {"i64": "int64_t", "bf16": "float"}  # bf16 values are exact after decompose: floats will do
 BINARY = {"loop.add": "+", "loop.sub": "-", "loop.mul": "*", "loop.div": "/", "loop.rem": "%", "loop.and": "&"}
 BINARY |= {"loop.or": "|"}
 COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
@@ -259,6 +259,25 @@ def test_c_backend_divides_integers_as_the_interpreter(name: str, tmp_path: Path
     decompose(module, CEmitter.NATIVE)  # C's / traps on 0 and INT_MIN / -1
     got = [a, b, np.zeros_like(a)]
     run_c(compile_c(CEmitter().emit_module(module), tmp_path), name, *got)
+    np.testing.assert_array_equal(got[2], want[2])
+
+
+def test_c_backend_holds_bf16_in_floats_once_decomposed(tmp_path: Path) -> None:
+    vec = BufferType((Sym("n"),), bf16)
+    f = make_func("mix", [vec, vec, vec])
+    a, b, c = func_body(f).args
+    with InsertionPoint(func_body(f)):
+        with loop.for_(0, loop.dim(a, axis=0)) as i:
+            x, y = loop.load(a, i), loop.load(b, i)
+            loop.store(loop.add(loop.mul(x, y), loop.div(x, y)), c, i)
+    set_results(f, [])
+    module = make_module([f])
+    x, y = (np.random.default_rng(k).standard_normal(400).astype(np.float32) for k in (1, 2))
+    want = [x, y, np.zeros_like(x)]
+    loop_interp.run(module, want)
+    decompose(module, CEmitter.NATIVE)
+    got = [x, y, np.zeros_like(x)]
+    run_c(compile_c(CEmitter().emit_module(module), tmp_path), "mix", *got)
     np.testing.assert_array_equal(got[2], want[2])
 
 

@@ -98,9 +98,9 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter):
 
     NAME: ClassVar[str] = "LLVM"
     NATIVE: ClassVar[frozenset[str]] = DECOMPOSABLE - {"loop.exp", "loop.log", "loop.tanh", "loop.erf"}
-    """Integer division is native (the same guarded code); the f32 decompositions of exp, log, tanh and erf
-    run faster than this emitter's own (docs/cpu_backend.md has the numbers), which remain for f64 and for
-    modules compiled without the decompose stage."""
+    """Integer division and bf16 rounding are native (the same code); the f32 decompositions of exp, log, tanh
+    and erf run as fast as this emitter's own vector polynomials and faster than everything else it has
+    (docs/cpu_backend.md has the numbers); its own remain for f64 and modules compiled without decompose."""
     LOOP_KINDS: ClassVar[dict[str, str]] = {
         "serial": "emit_serial",
         "unroll": "emit_unroll",
