@@ -1,7 +1,7 @@
 """The ``tensorium`` command line, one module per group of subcommands.
 
-- :mod:`~tensorium.cli.app`: the parser of every subcommand, ``main()`` and the IR commands (``opt``,
-  ``run-ir``, ``ops``);
+- :mod:`~tensorium.cli.app`: the parser of every subcommand and ``main()``;
+- :mod:`~tensorium.cli.ir`: the IR commands ``opt``, ``run-ir`` and ``ops``;
 - :mod:`~tensorium.cli.model`: ``compile``, ``run`` and ``inspect`` for models and artifacts;
 - :mod:`~tensorium.cli.bench`: ``bench`` (the harness is :mod:`tensorium.bench`);
 - :mod:`~tensorium.cli.fuzz`: ``fuzz`` (the fuzzer is :mod:`tensorium.fuzz`);
