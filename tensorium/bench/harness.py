@@ -453,10 +453,11 @@ def _run(
 
 
 def write_report(report: Report, out: str | None) -> None:
-    """Print the markdown on stdout and, with ``out``, write it there and the JSON beside it (``.json``)."""
+    """Print the markdown on stdout and, with ``out``, write it there (making its folder) and the JSON beside it."""
     text = report.to_markdown()
     sys.stdout.write(text)
     if out is not None:
         path = Path(out)
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         path.with_suffix(".json").write_text(report.to_json())
