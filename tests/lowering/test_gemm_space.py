@@ -18,7 +18,7 @@ from tensorium.ir.attributes import DenseAttr
 from tensorium.ir.core import Operation
 from tensorium.ir.dialects import graph
 from tensorium.ir.dialects.builtin import func_body, functions
-from tensorium.ir.types import TensorType, f16, f32
+from tensorium.ir.types import Sym, TensorType, f16, f32
 from tensorium.lowering import lower_function, lower_op
 from tensorium.lowering.linalg import GemmShape, gemm_defaults, space_of
 from tensorium.lowering.space import Config, default_config, kernel_key, kernel_space
@@ -266,3 +266,29 @@ def test_points_on_the_loop_interpreter() -> None:
         lowered = lower_function(module, target=t, configs={kernel_key(product_of(module)): config})
         (got,) = run_plan(lowered, inputs)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=str(config))
+
+
+@pytest.mark.parametrize(
+    "point",
+    [
+        None,
+        "gemm{mr=6,nv=2,kc=64,pack_b=panel,split=panels}",
+        "gemm{mr=8,nv=1,kc=0,pack_b=none,split=rows}",
+    ],
+)
+def test_symbolic_sizes_take_every_tile_shape(point: str | None) -> None:
+    """Rows and columns known only at run time: fewer rows than the tile (clamped), a last tile shifted up,
+    a last narrower panel, and several contraction blocks, all from one kernel."""
+    n, m = Sym("n"), Sym("m")
+    module = matmul_module_of([TensorType((n, 70), f32), TensorType((70, m), f32)])
+    configs = {} if point is None else {kernel_key(product_of(module)): Config.parse(point)}
+    exe = CpuExecutable.build(module, configs=configs)
+    for rows, cols in [(4, 5), (13, 40), (6, 16)]:
+        a = RNG.standard_normal((rows, 70)).astype(np.float32)
+        b = RNG.standard_normal((70, cols)).astype(np.float32)
+        (got,) = exe.run([a, b])
+        np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-4, err_msg=f"{point} {rows}x{cols}")
+
+
+def matmul_module_of(types: list[TensorType]) -> Operation:
+    return build_module(types, lambda x, y: graph.matmul(x, y))
