@@ -13,7 +13,8 @@ from __future__ import annotations
 import ctypes
 import re
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,7 @@ from llvmlite import ir
 
 from ...errors import InterpreterError
 from ...ir.core import Operation
+from ...ir.dialects.builtin import func_name
 from ...ir.storage import check_array, coerce
 from ...ir.types import BufferType, FloatType, ScalarType, Sym
 from ...ir.verifier import verify
@@ -81,8 +83,8 @@ def explicitly_vectorized(llvm_ir: str) -> bool:
 class CompileStats:
     """Where one :func:`compile_module` call spent its time (seconds) and what the kernel cache gave.
 
-    ``emit``: loop IR to llvmlite modules (Python); ``printing``: those modules as text (overlapping the
-    optimization of the kernels printed before); ``optimize``: waiting for the thread pool after the last
+    ``emit``: loop IR to llvmlite modules (Python); ``printing``: those modules as text (both overlap the
+    optimization of the kernels emitted before); ``optimize``: waiting for the thread pool after the last
     kernel was printed; ``link``, ``object`` (code generation of the linked module) and ``load`` (MCJIT).
     """
 
@@ -116,7 +118,7 @@ def compile_module(
     (default: this machine); the kernels can be run when the target's code runs here.
 
     Each kernel is optimized in an LLVM module and context of its own, on several threads (llvmlite's calls
-    release the GIL), while the next kernels are printed; the optimized modules are then linked into one and
+    release the GIL), while the next kernels are emitted and printed; the optimized modules are then linked into one and
     turned into one object file. ``kernel_cache``: the :class:`~.kernel_cache.KernelCache` to take optimized
     kernels from and keep them in; None (the default) is the process's cache unless
     ``TENSORIUM_KERNEL_CACHE=0``; False compiles every kernel afresh. ``CompiledKernels.stats`` says where
@@ -129,21 +131,26 @@ def compile_module(
     stats.verify = clock.lap()
     target = target if target is not None else host_target()
     machine = target_machine(target, opt_level)
-    emitter = LLVMEmitter(triple=machine.triple, data_layout=str(machine.target_data))
-    modules = emitter.emit_modules(module)
-    infos = list(emitter.kernels.values())
-    assert len(infos) == len(modules), "the emitter made one LLVM module per kernel"
-    stats.kernels = len(modules)
-    stats.emit = clock.lap()
-    texts: list[str] = []
-    workers = max(1, min(len(modules), thread_count()))
-    with ThreadPoolExecutor(workers, thread_name_prefix="tensorium-llvm") as pool:
-        futures = []
+    texts: dict[int, str] = {}
+    futures: dict[int, Future[tuple[bytes, float | None, int, str]]] = {}
+    with ThreadPoolExecutor(thread_count(), thread_name_prefix="tensorium-llvm") as pool:
+
+        def submit(info: KernelInfo, llvm_module: ir.Module) -> None:
+            start = time.perf_counter()
+            text = texts[id(llvm_module)] = str(llvm_module)
+            futures[id(llvm_module)] = pool.submit(_kernel_bitcode, text, info.symbol, target, opt_level, cache)
+            stats.printing += time.perf_counter() - start
+
+        emitter = _StreamingEmitter(submit, triple=machine.triple, data_layout=str(machine.target_data))
+        modules = emitter.emit_modules(module)
+        infos = list(emitter.kernels.values())
+        assert len(infos) == len(modules), "the emitter made one LLVM module per kernel"
         for info, llvm_module in zip(infos, modules):
-            texts.append(str(llvm_module))
-            futures.append(pool.submit(_kernel_bitcode, texts[-1], info.symbol, target, opt_level, cache))
-        stats.printing = clock.lap()
-        results = [f.result() for f in futures]
+            if id(llvm_module) not in futures:  # not streamed: an emitter that builds modules otherwise
+                submit(info, llvm_module)
+        stats.kernels = len(modules)
+        stats.emit = clock.lap() - stats.printing
+        results = [futures[id(m)].result() for m in modules]
     stats.optimize = clock.lap()
     stats.optimize_each = {info.name: seconds or 0.0 for info, (_, seconds, _, _) in zip(infos, results)}
     stats.cache_hits = sum(seconds is None for _, seconds, _, _ in results)
@@ -176,11 +183,29 @@ def compile_module(
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
         engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
         engine.finalize_object()
-    kernels = CompiledKernels(emitter.kernels, emitter.errors, engine, "\n".join(texts), compiled, object_code)
+    llvm_ir = "\n".join(texts[id(m)] for m in modules)
+    kernels = CompiledKernels(emitter.kernels, emitter.errors, engine, llvm_ir, compiled, object_code)
     kernels.target = target
     stats.load = clock.lap()
     kernels.stats = stats
     return kernels
+
+
+class _StreamingEmitter(LLVMEmitter):
+    """An :class:`LLVMEmitter` that hands each kernel's LLVM module to ``ready(info, module)`` as soon as the
+    kernel is emitted (by :meth:`~LLVMEmitter.emit_modules`), so that LLVM optimizes the first kernels on
+    other threads while Python emits the next ones."""
+
+    def __init__(self, ready: Callable[[KernelInfo, ir.Module], None], triple: str, data_layout: str) -> None:
+        super().__init__(triple=triple, data_layout=data_layout)
+        self.ready = ready
+
+    def emit_function(self, func: Operation) -> None:
+        """Emit one kernel, then hand its module over."""
+        super().emit_function(func)
+        info = self.kernels.get(func_name(func))
+        if info is not None and info.symbol in self.module.globals:
+            self.ready(info, self.module)
 
 
 class _Clock:
