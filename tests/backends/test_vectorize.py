@@ -178,15 +178,27 @@ def test_pack_weights_folds_the_packing_into_constants(transpose_b: bool) -> Non
     np.testing.assert_allclose(compiled, before, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize(("cols", "panels"), [(3, "1x8x16"), (20, "1x8x32"), (64, "1x8x64"), (65, "2x8x64")])
-def test_narrow_weights_get_narrow_panels(cols: int, panels: str) -> None:
+@pytest.mark.parametrize(
+    ("target", "cols", "panels"),
+    [
+        ("cpu:skylake-avx512", 3, "1x8x16"),
+        ("cpu:skylake-avx512", 20, "1x8x32"),
+        ("cpu:skylake-avx512", 64, "1x8x64"),
+        ("cpu:skylake-avx512", 65, "2x8x64"),
+        ("cpu:x86-64-v3", 3, "1x8x8"),
+        ("cpu:x86-64-v3", 20, "2x8x16"),
+        ("cpu:x86-64-v3", 65, "5x8x16"),
+    ],
+)
+def test_narrow_weights_get_narrow_panels(target: str, cols: int, panels: str) -> None:
+    """Panels as wide as the target's default GEMM tile (4 or 2 vectors), narrower for narrow weights."""
     w = RNG.standard_normal((8, cols)).astype(np.float32)
     x = RNG.standard_normal((5, 8)).astype(np.float32)
     module = build_module(
         [TensorType(x.shape, f32)],
         lambda v: graph.matmul(v, graph.constant(value=DenseAttr(w, TensorType(w.shape, f32)))),
     )
-    PassManager.parse("pack-weights").run(module)
+    PassManager.parse(f'pack-weights{{target="{target}"}}').run(module)
     assert f"tensor<{panels}xf32>" in tm.print_module(module)
     (compiled,) = CpuExecutable.build(module).run([x])
     np.testing.assert_allclose(compiled, x @ w, rtol=1e-5, atol=1e-5)
