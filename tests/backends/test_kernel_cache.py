@@ -248,3 +248,29 @@ def test_a_corrupt_object_entry_is_rebuilt(tmp_path: Path) -> None:
     again = compile_module(tm.parse_module(ADD), kernel_cache=KernelCache(tmp_path))
     assert again.stats is not None and again.stats.object_cached
     _add_ok(again)
+
+
+def test_two_compiled_models_share_a_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through tensorium.compile: the softmax kernel of the first model is not optimized again for the second,
+    where it has another name (it comes after a matmul)."""
+    from tensorium import nn
+
+    monkeypatch.setenv("TENSORIUM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv(KERNEL_CACHE_ENV, "1")
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((4, 24), dtype=np.float32), rng.standard_normal((24, 5), dtype=np.float32)
+    stats = default_kernel_cache().stats
+
+    def first(x: object) -> object:
+        return nn.softmax(x, axis=-1)
+
+    def second(x: object, w: object) -> object:
+        return x @ w, nn.softmax(x, axis=-1)  # type: ignore[operator]
+
+    tm.compile(first, cache=False)(x)
+    hits = stats.hits
+    y, s = tm.compile(second, cache=False)(x, w)
+    assert stats.hits > hits
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    np.testing.assert_allclose(s, e / e.sum(axis=-1, keepdims=True), rtol=1e-5)
+    np.testing.assert_allclose(y, x @ w, rtol=1e-4, atol=1e-4)
