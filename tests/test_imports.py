@@ -43,7 +43,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("dialects", ("tensorium.ir.dialects", "tensorium.ir.reference", "tensorium.ir")),
     ("targets", ("tensorium.targets",)),
     ("passes/lowering", ("tensorium.lowering", "tensorium.passes")),
-    ("backends/runtime", ("tensorium.backends", "tensorium.runtime")),
+    ("runtime contracts", ("tensorium.runtime.executable", "tensorium.runtime.memory")),
+    ("backends", ("tensorium.backends",)),
+    ("runtime", ("tensorium.runtime",)),
     ("frontend", ("tensorium.frontend",)),
     ("api", ("tensorium.api", "tensorium.nn", "tensorium")),
     ("tools", ("tensorium.fuzz", "tensorium.bench", "tensorium.testing", "tensorium.autotune")),
@@ -181,3 +183,5 @@ def test_the_checker_sees_imports() -> None:
     assert any(i.lazy for i in IMPORTS)
     assert layer("tensorium.ir.dialects.builtin") == 1 and layer("tensorium.ir.dialects.graph.nn") == 2
     assert layer("tensorium") == layer("tensorium.api")
+    runtime = [layer(m) for m in ("tensorium.runtime.memory", "tensorium.backends.cpu", "tensorium.runtime.artifact")]
+    assert runtime == sorted(set(runtime)), "the runtime's contracts below the backends, its artifacts above"

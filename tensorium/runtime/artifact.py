@@ -40,7 +40,8 @@ from ..ir.types import FunctionType, Sym, TensorType, Type, storage_dtype
 from ..lowering.space import Config
 from ..targets import Target, parse_target
 from ..version import __version__
-from .executable import Executable, ExecutableError, executable_kind
+from .executable import Executable, ExecutableError
+from .kinds import executable_kind
 
 __all__ = [
     "FORMAT",

@@ -4,19 +4,19 @@ An executable is a module lowered to kernels and compiled for one :class:`~tenso
 by a host launch plan (:class:`~tensorium.lowering.plan.LaunchPlan`) over buffers placed by a
 :class:`~tensorium.runtime.memory.MemoryPlan`. Artifacts, the cache and ``tensorium.compile`` see it only
 through :class:`Executable` (an instance) and :class:`ExecutableKind` (its class: ``build`` and
-``from_files``); each target adds one class (the CPU's is
-:class:`tensorium.backends.cpu.CpuExecutable`). :func:`executable_kind` finds the class for a target
-kind through :data:`EXECUTABLES`, importing its backend only when an executable of that kind is built or
-loaded, so the runtime never imports a backend.
+``from_files``). Each target that compiles adds one class implementing both (the CPU's is
+:class:`tensorium.backends.cpu.CpuExecutable`) and names it in :mod:`tensorium.runtime.kinds`.
+
+This module and :mod:`~tensorium.runtime.memory` are the runtime's contracts: they sit below the backends,
+which implement them; the artifact, the cache and the table of kinds sit above the backends.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, cast, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -28,7 +28,7 @@ from ..lowering.space import Config
 from ..targets import Target
 from .memory import MemoryPlan
 
-__all__ = ["EXECUTABLES", "Executable", "ExecutableError", "ExecutableKind", "executable_kind"]
+__all__ = ["Executable", "ExecutableError", "ExecutableKind"]
 
 
 class ExecutableError(TensoriumError):
@@ -88,17 +88,3 @@ class ExecutableKind(Protocol):
     def from_files(self, folder: str | os.PathLike[str]) -> Executable:
         """Load what :meth:`Executable.to_files` wrote; ExecutableError names the file at fault."""
         ...
-
-
-EXECUTABLES: dict[str, str] = {"cpu": "tensorium.backends.cpu:CpuExecutable"}
-"""The executable class of each target kind that compiles (``module:Class``); other kinds (``interp``) run
-the graph module in the reference interpreter."""
-
-
-def executable_kind(kind: str) -> ExecutableKind | None:
-    """The executable class for target kind ``kind``, or None when that kind runs in the interpreter."""
-    where = EXECUTABLES.get(kind)
-    if where is None:
-        return None
-    module, _, name = where.partition(":")
-    return cast(ExecutableKind, getattr(importlib.import_module(module), name))

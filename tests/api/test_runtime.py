@@ -11,7 +11,8 @@ from tensorium.errors import TensoriumError
 from tensorium.ir import parse_module, print_module
 from tensorium.ir.dialects.builtin import make_module
 from tensorium.lowering.plan import LaunchPlan, Step, plan_of
-from tensorium.runtime.executable import Executable, executable_kind
+from tensorium.runtime.executable import Executable
+from tensorium.runtime.kinds import executable_kind
 
 MLP = """
 func.func @main(%x: tensor<2x3xf32>, %w: tensor<3x4xf32>) -> tensor<2x4xf32> {
