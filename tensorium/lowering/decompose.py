@@ -61,7 +61,7 @@ ERF_Q += [-1.45660718464996e-05]
 _LN2_HI, _LN2_LO = 0.693359375, -2.12194440e-4
 _EXP_LOW, _EXP_HIGH = math.log(2.0**-126), math.log(float(np.finfo(np.float32).max))  # beyond: 0 and inf
 _FLOAT_MIN = 2.0**-126
-u32 = IntegerType(32, signed=False)
+_U32 = IntegerType(32, signed=False)
 
 Operand = Value | float | int
 Rule = Callable[[Operation], Value | None]
@@ -234,9 +234,9 @@ def _integer_division(op: Operation) -> Value | None:
 
 def round_bf16(b: _Builder, x: Value) -> Value:
     """The f32 ``x`` rounded to the nearest bf16, ties to even, as an f32: on its bits, NaN kept."""
-    bits = b.op("bitcast", x, dtype=u32)
+    bits = b.op("bitcast", x, dtype=_U32)
     even = b.cmp("eq", b.op("and", bits, 0x10000), 0)
-    rounded = b.op("and", b.add(bits, b.select(even, b.const(0x7FFF, u32), 0x8000)), 0xFFFF0000)
+    rounded = b.op("and", b.add(bits, b.select(even, b.const(0x7FFF, _U32), 0x8000)), 0xFFFF0000)
     return b.select(b.cmp("ne", x, x), x, b.op("bitcast", rounded, dtype=f32))
 
 
@@ -286,7 +286,7 @@ def _round_bf16_constants_and_loads(module: Operation) -> int:
                 changed += 1
         elif op.name == "loop.load":
             uses = list(op.results[0].uses)
-            if len(uses) == 1 and uses[0].owner.name == "loop.cast" and _is_rounded_cast_input(uses[0].owner):
+            if len(uses) == 1 and uses[0].owner.name == "loop.cast" and _feeds_round_bf16(uses[0].owner):
                 continue
             assert op.parent is not None
             with InsertionPoint.after_op(op):
@@ -298,10 +298,10 @@ def _round_bf16_constants_and_loads(module: Operation) -> int:
     return changed
 
 
-def _is_rounded_cast_input(cast: Operation) -> bool:
-    """Whether ``cast`` (bf16 to f32) feeds :func:`round_bf16`, as the rounding of a load does."""
-    return any(_is_rounded(u.owner.results[0]) for u in cast.results[0].uses if u.owner.results) or any(
-        u.owner.name == "loop.bitcast" for u in cast.results[0].uses
+def _feeds_round_bf16(cast: Operation) -> bool:
+    """Whether ``cast`` (bf16 to f32) is the input of a :func:`round_bf16`, as in the rounding of a load."""
+    return any(
+        u.owner.name == "loop.select" and u.index == 1 and _is_rounded(u.owner.results[0]) for u in cast.results[0].uses
     )
 
 
