@@ -15,12 +15,12 @@ import tensorium as tm
 from tensorium import nn
 from tensorium.backends import interp
 from tensorium.backends.cpu import CpuExecutable, ExecutableError, MemoryPlan
-from tensorium.targets import Target, host_target
 from tensorium.backends.llvm import jit
 from tensorium.backends.llvm.emitter import LLVMEmitter
 from tensorium.errors import CompileError, InterpreterError
 from tensorium.ir.types import Sym, TensorType, f32
 from tensorium.lowering import LoweringError, Step
+from tensorium.targets import Target, host_target
 
 RNG = np.random.default_rng(0)
 
