@@ -143,16 +143,22 @@ def gemm_defaults(shape: GemmShape, target: Target) -> dict[str, Setting]:
     split = "panels" if panels is None or panels >= PARALLEL_PANELS else "rows"
     values: dict[str, Setting] = {"mr": mr, "nv": nv, "kc": _default_kc(shape, target, nr)}
     if shape.packed_width is None:
-        # Packing pays once several row tiles reuse a panel; a transposed B is always packed.
-        few_rows = shape.m is not None and shape.m <= 2 * mr
-        if split == "rows":
-            values["pack_b"] = "global" if shape.transpose_b else "none"
-        else:
-            values["pack_b"] = "panel" if shape.transpose_b or not few_rows else "none"
+        values["pack_b"] = _default_packing(shape, mr, nr, split)
     values["split"] = split
     if shape.matvec:
         values = {"algo": "blocked", **values, "unroll": UNROLL_VALUES[0]}
     return values
+
+
+def _default_packing(shape: GemmShape, mr: int, nr: int, split: str) -> str:
+    """B is read in place only when that is cheaper and as fast: few row tiles share each panel (or row tiles
+    run in parallel, so each would pack its own), B is not transposed, and every panel is full (the last,
+    narrower panel read in place has a run-time width, which costs the tile its registers)."""
+    full_panels = shape.n is not None and shape.n % nr == 0
+    few_rows = shape.m is not None and shape.m <= 2 * mr
+    if not shape.transpose_b and full_panels and (few_rows or split == "rows"):
+        return "none"
+    return "global" if split == "rows" else "panel"
 
 
 def _knobs(shape: GemmShape, target: Target) -> list[Knob]:
@@ -471,7 +477,8 @@ class _BlockedGemm:
                 for width, width_test in widths:
                     with loop.if_(loop.cmp(left, k.index(nr), predicate=width_test)):
                         w = k.index(width) if isinstance(width, int) else width
-                        self._tile(_Tile(batch_ivs, jb, i0, j0, start, w, not shifted), block)
+                        full = isinstance(width, int)
+                        self._tile(_Tile(batch_ivs, jb, i0, j0, start, w, not shifted, full), block)
 
     def _rhs(self, at: _Tile, buffer: Value | None) -> Callable[[Value, Value, Value], Value]:
         """The B element of the tile's panel at block step ``kl`` (contraction index ``kk``) and column ``jj``."""
@@ -516,10 +523,13 @@ class _BlockedGemm:
         if first is None:
             return
         with loop.if_(loop.cmp(first, k.const(False, i1), predicate="eq")):
+            into = acc if at.full else self._edge()
             with loop.for_(k.index(0), k.index(self.mr), k.index(1), kind="unroll", name="ii") as ii:
                 row = self._row(at, ii)
                 with vector_columns(k, at.width, nr, "jj") as jj:
-                    loop.store(loop.load(self.out, [*at.batch_ivs, row, loop.add(at.j0, jj)]), acc, [ii, jj])
+                    loop.store(loop.load(self.out, [*at.batch_ivs, row, loop.add(at.j0, jj)]), into, [ii, jj])
+            if not at.full:
+                self._copy_tile(into, acc)
 
     def _finish(self, acc: Value, at: _Tile, last: Value | None) -> None:
         """Store the tile's rows inside the result: through the epilogue after the last block, as they are before."""
@@ -532,9 +542,33 @@ class _BlockedGemm:
         with loop.if_(loop.cmp(last, k.const(False, i1), predicate="eq")):
             self._store(acc, at, None)
 
+    def _edge(self) -> Value:
+        """A zeroed ``mr x nr`` buffer that a narrower tile goes through on its way from or to the result.
+
+        The accumulator tile stays in registers only while every access to it has constant indices (after
+        unrolling); a loop over the last panel's run-time width would put it in memory for the whole
+        contraction, so that loop reads and writes this buffer instead."""
+        k = self.k
+        edge = loop.alloc(type=BufferType((self.mr, self.nr), f32, "local"))
+        with loop.for_(k.index(0), k.index(self.mr), k.index(1), kind="unroll", name="ii") as ii:
+            with vector_columns(k, k.index(self.nr), self.nr, "jj") as jj:
+                loop.store(k.const(0.0, f32), edge, [ii, jj])
+        return edge  # type: ignore[no-any-return]
+
+    def _copy_tile(self, source: Value, target: Value) -> None:
+        """``target[:, :] = source[:, :]`` over the whole ``mr x nr`` tile (constant indices)."""
+        k = self.k
+        with loop.for_(k.index(0), k.index(self.mr), k.index(1), kind="unroll", name="ii") as ii:
+            with vector_columns(k, k.index(self.nr), self.nr, "jj") as jj:
+                loop.store(loop.load(source, [ii, jj]), target, [ii, jj])
+
     def _store(self, acc: Value, at: _Tile, epilogue: Epilogue | None) -> None:
         """Store the rows this tile owns: below ``i0`` a shifted tile overlaps the one before, which stores them."""
         k, nr = self.k, self.nr
+        if not at.full:
+            edge = self._edge()
+            self._copy_tile(acc, edge)
+            acc = edge
         with loop.for_(k.index(0), k.index(self.mr), k.index(1), kind="unroll", name="ii") as ii:
             i = loop.add(at.start, ii)
             owned = loop.cmp(i, self.rows, predicate="lt") if at.clamp else loop.cmp(i, at.i0, predicate="ge")
@@ -562,8 +596,8 @@ class _Block:
 @dataclass(frozen=True)
 class _Tile:
     """Where one register tile is: batch position, panel ``jb``, first row ``i0`` and column ``j0`` it owns,
-    the row it starts at (``i0``, or earlier for the last tile shifted up), its width and whether its rows
-    are clamped to the last row."""
+    the row it starts at (``i0``, or earlier for the last tile shifted up), its width, whether its rows
+    are clamped to the last row and whether it is a full panel's."""
 
     batch_ivs: list[Value]
     jb: Value
@@ -572,6 +606,8 @@ class _Tile:
     start: Value
     width: Value
     clamp: bool
+    full: bool
+    """Whether ``width`` is the constant ``nr``."""
 
 
 def emit_matvec(
