@@ -24,6 +24,12 @@ most rows with ``mr * nv + nv + 1`` registers (the tile, one row of B, one broad
 6 x 64 on 32 AVX-512 registers, 6 x 16 on the 16 registers of AVX2; ``kc`` keeps the B panel in half
 the L2 cache. ``pack-weights`` packs constant weights with the same rule's ``nr``.
 
+Edges: the last row tile is shifted up to end at the last row (its rows overlapping the tile before are
+computed again but not stored), so A's rows are one pointer plus constant offsets; a result with fewer
+rows than the tile clamps them instead. The last, narrower column panel goes through a small edge buffer
+on its way from and to the result, so that its tile too stays in registers. With ``kc`` blocks the kernel
+reads its result back, so a fused epilogue then runs as a second nest (see ``fused.py``).
+
 Other element types use the simple nest, which has no knobs: loops over batch dims and the result's rows
 ``i`` and columns ``j``, a local accumulator and the contraction loop ``k`` inside. Batch dims broadcast as
 in the graph op. f16 and bf16 accumulate in f32 (as the reference computes); integers accumulate in their
