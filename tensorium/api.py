@@ -54,9 +54,11 @@ TARGET_PASSES = {"interp": "", "cpu": "layout,fuse-siblings,fuse-attention,pack-
 matmul weights packed into the GEMM micro-kernel's panel layout at compile time instead of at every run, and
 ops grouped into fused kernels. Passes that read the target get it as their ``target`` option."""
 TARGET_AWARE_PASSES = ("pack-weights",)
-CODEGEN_STAGES = ("memory-plan",)
-"""Stages of code generation that ``disable=`` can turn off besides passes: ``memory-plan`` (intermediate
-buffers share memory when their lifetimes do not overlap, and elementwise kernels write in place)."""
+CODEGEN_STAGES = ("schedule", "decompose", "memory-plan")
+"""Stages of code generation that ``disable=`` can turn off besides passes: ``schedule`` (default schedules
+of kernels the lowering leaves unscheduled), ``decompose`` (math the emitter lacks rewritten into basic loop
+ops; the LLVM emitter then uses its own fallbacks) and ``memory-plan`` (intermediate buffers share memory
+when their lifetimes do not overlap, and elementwise kernels write in place)."""
 
 
 def check_target(target: str | Target) -> Target:

@@ -1,7 +1,8 @@
 """The CPU executable: a graph module lowered to loop kernels, compiled by LLVM, run by a host launch plan.
 
-:meth:`CpuExecutable.build` lowers ``@main`` with the default schedules (:mod:`tensorium.lowering`),
-compiles every kernel once (:mod:`tensorium.backends.llvm`) and plans the memory of the intermediate
+:meth:`CpuExecutable.build` runs the codegen stages (:mod:`tensorium.backends.codegen`: lower ``@main``
+to loop kernels, apply the default schedules, decompose math LLVM lacks, compile every kernel once with
+:mod:`tensorium.backends.llvm`) and plans the memory of the intermediate
 buffers: a buffer takes a slot freed by a buffer whose last use came before it, so buffers whose
 lifetimes do not overlap share memory; a view (a reshape, say) has no memory of its own and keeps its
 source alive. ``run`` binds inputs and constants without copying, allocates the slots and the outputs
@@ -14,12 +15,11 @@ host has.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,14 +31,15 @@ from ..ir.core import Operation
 from ..ir.parser import parse_type_text
 from ..ir.printer import print_module
 from ..ir.types import BufferType, Sym, TensorType, Type, storage_dtype
-from ..lowering import Step, View, default_schedule, lower_function, plan_of
+from ..lowering import Step, View, plan_of
 from ..lowering.space import Config
 from ..runtime.executable import Executable, ExecutableError, ExecutableKind
 from ..runtime.memory import MemoryPlan, nbytes
 from ..targets import Target, TargetError, host_target
 from ..version import __version__
+from .codegen import AfterStage, Codegen, run_codegen
 from .interp import check_value
-from .llvm import CompiledKernels, KernelInfo, compile_module, host_target_machine
+from .llvm import CompiledKernels, KernelInfo, LLVMEmitter, compile_module, host_target_machine
 from .llvm.runtime import register_runtime, thread_count
 from .plan_runner import view_of
 
@@ -106,28 +107,41 @@ class CpuExecutable(Executable):
         opt_level: int = 3,
         target: Target | None = None,
         configs: Mapping[str, Config] | None = None,
+        disable: Collection[str] = (),
+        after_stage: AfterStage | None = None,
     ) -> CpuExecutable:
-        """Lower ``@func`` for a CPU ``target`` (default: this machine) with the default schedules, kernels
-        at the points ``configs`` gives by kernel key (else the target's defaults), and compile them.
+        """Run the codegen stages (:mod:`tensorium.backends.codegen`: lower, schedule, decompose, emit) on
+        ``@func`` for a CPU ``target`` (default: this machine), kernels at the points ``configs`` gives by
+        kernel key (else the target's defaults).
 
         ``memory_plan=False`` gives every intermediate buffer its own memory; ``opt_level`` is LLVM's (0..3;
-        the fuzzer compiles at 1 for speed). Raises LoweringError (naming the op and its location) for an op
-        the lowering refuses.
+        the fuzzer compiles at 1 for speed); ``disable`` leaves the optional stages ``schedule`` and
+        ``decompose`` out; ``after_stage(name, state)`` sees each stage's result. Raises LoweringError
+        (naming the op and its location) for an op the lowering refuses.
         """
         target = target if target is not None else host_target()
-        lowered = lower_function(module, func, functools.partial(default_schedule, target=target), target, configs)
-        return CpuExecutable.from_lowered(lowered, memory_plan, opt_level, target)
+
+        def emit(lowered: Operation, target: Target) -> CompiledKernels:
+            return compile_module(lowered, opt_level, target)
+
+        state = Codegen(module, target, func, configs or {}, LLVMEmitter.NATIVE, emit)
+        run_codegen(state, disable, after_stage)
+        assert state.lowered is not None
+        return CpuExecutable._of(state.lowered, state.compiled, memory_plan, target)
 
     @staticmethod
     def from_lowered(
         lowered: Operation, memory_plan: bool = True, opt_level: int = 3, target: Target | None = None
     ) -> CpuExecutable:
         """Compile a module already lowered to loop kernels with its launch plan (what ``lower-to-loops``
-        leaves), with whatever schedules its kernels carry. The executable keeps ``lowered`` for its
-        ``loop_ir``: do not change it afterwards."""
-        plan = plan_of(lowered)
+        leaves), with whatever schedules its kernels carry (the ``emit`` stage alone). The executable keeps
+        ``lowered`` for its ``loop_ir``: do not change it afterwards."""
         target = target if target is not None else host_target()
-        kernels = compile_module(lowered, opt_level, target)
+        return CpuExecutable._of(lowered, compile_module(lowered, opt_level, target), memory_plan, target)
+
+    @staticmethod
+    def _of(lowered: Operation, kernels: CompiledKernels, memory_plan: bool, target: Target) -> CpuExecutable:
+        plan = plan_of(lowered)
         constants = tuple((b, _c_array(c.array)) for b, c in plan.constants)
         return CpuExecutable(
             kernels,

@@ -147,15 +147,12 @@ def cmd_compile(args: argparse.Namespace) -> int:
         note["text"] = f"{_op_count(imported)} ops"
     artifact = artifact_of(imported, target, pipeline, json_tree(imported), disabled_stages(disable))
     if target.kind == "cpu":
-        with progress.stage("codegen", f"lower to loops, compile with LLVM for {target.describe()}") as note:
-            build_executable(artifact)
+        stages = "lower, schedule, decompose, emit"
+        with progress.stage("codegen", f"{stages} with LLVM for {target.describe()}") as note:
+            build_executable(artifact, None if dump is None else dump.codegen_stage)
             executable = _cpu_executable(artifact)
             code = executable.kernels.object_code
             note["text"] = f"{len(executable.steps)} kernels, {_bytes(len(code))} of object code"
-        if dump is not None:
-            dump.write("loops.mlir", executable.loop_ir)
-            dump.write("llvm.ll", executable.kernels.llvm_ir)
-            dump.write("llvm-O3.ll", executable.kernels.optimized_ir)
     with progress.stage("write", args.output) as note:
         write_artifact(artifact, args.output)
         note["text"] = f"{len(artifact.inputs)} inputs, {len(artifact.outputs)} outputs"
@@ -173,6 +170,15 @@ class IRDump:
         folder.mkdir(parents=True, exist_ok=True)
         self.folder = folder
         self.count = 0
+
+    def codegen_stage(self, name: str, state: Any) -> None:
+        """Write the loop IR after a codegen stage (``loops-lower.mlir``, ...), and the LLVM IR before and
+        after optimization once ``emit`` has run."""
+        if name != "emit":
+            self.write(f"loops-{name}.mlir", print_module(state.lowered))
+            return
+        self.write("llvm.ll", state.compiled.llvm_ir)
+        self.write("llvm-O3.ll", state.compiled.optimized_ir)
 
     def write(self, name: str, text: str) -> None:
         """Write ``text`` as the next stage's file, ``NN-name`` (pass options are left out of the name)."""

@@ -22,7 +22,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -227,11 +227,12 @@ def externalized_module(artifact: Artifact) -> tuple[Operation, list[tuple[str, 
     return module, params
 
 
-def build_executable(artifact: Artifact) -> None:
+def build_executable(artifact: Artifact, after_stage: Callable[[str, Any], None] | None = None) -> None:
     """Compile ``artifact`` for its target, in place, when the target compiles (others are left alone).
 
     Large constants become bound parameters first, as on disk, so kernels never embed weights; then the
-    module is lowered and compiled by LLVM. Raises LoweringError naming an op the lowering refuses.
+    codegen stages run (``after_stage(name, state)`` sees each). Raises LoweringError naming an op the
+    lowering refuses.
     """
     kind = executable_kind(artifact.target.kind)
     if kind is None:
@@ -242,7 +243,12 @@ def build_executable(artifact: Artifact) -> None:
     module, params = externalized_module(artifact)
     try:
         executable = kind.build(
-            module, memory_plan="memory-plan" not in artifact.disabled, target=artifact.target, configs=artifact.configs
+            module,
+            memory_plan="memory-plan" not in artifact.disabled,
+            target=artifact.target,
+            configs=artifact.configs,
+            disable=artifact.disabled,
+            after_stage=after_stage,
         )
     except LoweringError:
         lower_function(original)  # the same refusal, naming the op's location in the user's source

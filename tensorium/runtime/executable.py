@@ -14,7 +14,7 @@ which implement them; the artifact, the cache and the table of kinds sit above t
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -81,8 +81,11 @@ class ExecutableKind(Protocol):
         opt_level: int = 3,
         target: Target | None = None,
         configs: Mapping[str, Config] | None = None,
+        disable: Collection[str] = (),
+        after_stage: Callable[[str, Any], None] | None = None,
     ) -> Executable:
-        """Lower ``@func`` for ``target`` and compile it (``memory_plan=False``: no shared memory slots)."""
+        """Lower ``@func`` for ``target`` and compile it (``memory_plan=False``: no shared memory slots;
+        ``disable``: optional codegen stages left out; ``after_stage(name, state)``: called after each)."""
         ...
 
     def from_files(self, folder: str | os.PathLike[str]) -> Executable:

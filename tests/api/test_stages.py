@@ -84,14 +84,17 @@ def test_cli_dumps_the_ir_of_each_stage(tmp_path: Path, capsys: pytest.CaptureFi
     args = ["compile", f"{tmp_path}/f.py:factory", "-o", str(tmp_path / "m.tsm"), "--dump-ir", str(dump)]
     assert cli(*args, "--disable", "cse,memory-plan") == 0
     passes = [p for p in f"{DEFAULT_PIPELINE},{TARGET_PASSES['cpu']}".split(",") if p != "cse"]
-    stages = ["imported.mlir", *(f"{p}.mlir" for p in passes), "loops.mlir", "llvm.ll", "llvm-O3.ll"]
+    codegen = [f"loops-{s}.mlir" for s in ("lower", "schedule", "decompose")]
+    stages = ["imported.mlir", *(f"{p}.mlir" for p in passes), *codegen, "llvm.ll", "llvm-O3.ll"]
     expected = [f"{n:02d}-{name}" for n, name in enumerate(stages)]
     assert f"IR after each stage: {dump} ({len(expected)} files)" in capsys.readouterr().err
     assert sorted(p.name for p in dump.iterdir()) == expected
-    fuse, packed, loops, llvm = (
-        dump / expected[stages.index(n)] for n in ("fuse.mlir", "pack-weights.mlir", "loops.mlir", "llvm.ll")
+    fuse, packed, lowered, scheduled, decomposed, llvm = (
+        dump / expected[stages.index(n)] for n in ("fuse.mlir", "pack-weights.mlir", *codegen, "llvm.ll")
     )
     assert "graph.fused" in fuse.read_text() and "graph.fused" not in packed.read_text()
-    assert "loop.for" in loops.read_text() and "define" in llvm.read_text()
+    assert "loop.for" in lowered.read_text() and "define" in llvm.read_text()
+    assert 'kind = "parallel"' in scheduled.read_text()  # the relu - 1 kernel gets its default schedule
+    assert "loop.tanh" not in decomposed.read_text()
     assert cli("compile", f"{tmp_path}/f.py:factory", "-o", str(tmp_path / "x.tsm"), "--disable", "fusion") == 1
     assert "disable: 'fusion' is not a pass" in capsys.readouterr().err
