@@ -295,3 +295,21 @@ def test_symbolic_sizes_take_every_tile_shape(point: str | None) -> None:
 
 def matmul_module_of(types: list[TensorType]) -> Operation:
     return build_module(types, lambda x, y: graph.matmul(x, y))
+
+
+@pytest.mark.parametrize(
+    "point", ["gemm{mr=5,nv=2,kc=64,pack_b=panel,split=panels}", "gemm{mr=6,nv=1,kc=128,pack_b=none,split=rows}"]
+)
+def test_fused_epilogue_with_contraction_blocks(point: str) -> None:
+    """With kc blocks the kernel reads its partial sums back, so the bias and relu run once, on the total."""
+    a, b = RNG.standard_normal((13, 150)).astype(np.float32), RNG.standard_normal((150, 37)).astype(np.float32)
+    bias = RNG.standard_normal(37).astype(np.float32)
+    module = build_module(
+        [TensorType(a.shape, f32), TensorType(b.shape, f32), TensorType(bias.shape, f32)],
+        lambda x, y, z: graph.relu(graph.add(graph.matmul(x, y), z)),
+    )
+    PassManager.parse("fuse").run(module)
+    (fused,) = [o for o in func_body(functions(module)[0]).ops if o.name == "graph.fused"]
+    exe = CpuExecutable.build(module, configs={kernel_key(fused): Config.parse(point)})
+    (got,) = exe.run([a, b, bias])
+    np.testing.assert_allclose(got, np.maximum(a @ b + bias, 0), rtol=1e-4, atol=1e-4)
