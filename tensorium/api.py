@@ -31,7 +31,7 @@ from .ir.dialects.builtin import func_body, func_type, lookup_func
 from .ir.printer import fingerprint
 from .ir.types import FloatType, Sym, TensorType, Type, storage_dtype
 from .ir.verifier import verify
-from .lowering.space import Config
+from .lowering.space import Config, TunableKernel, tunable_kernels
 from .runtime import cache as _cache
 from .runtime.artifact import (
     Artifact,
@@ -421,6 +421,11 @@ class CompiledModel:
         if self._last is None:
             raise TensoriumError("nothing is compiled yet: call the model once first")
         return self._last.artifact
+
+    def tunable_kernels(self) -> list[TunableKernel]:
+        """The most recent specialization's kernels that have a search space on the target (key, op, space,
+        default point): what ``schedules=`` can set (see :func:`tensorium.lowering.space.tunable_kernels`)."""
+        return tunable_kernels(self.artifact.module, self.target)
 
     def cache_info(self) -> CacheInfo:
         """Counters: imports (guard misses), memory and disk cache hits, full compiles, live specializations."""

@@ -209,6 +209,40 @@ def default_config(op: Operation, target: Target) -> Config | None:
     return None if space is None else space.check(family.default(anchor, target, space))
 
 
+@dataclass(frozen=True)
+class TunableKernel:
+    """A kernel of a module with knobs: its key, the graph op (or fused group), its space and default point."""
+
+    key: str
+    op: Operation
+    space: Space
+    default: Config
+
+    def __str__(self) -> str:
+        return f"{self.key} {self.op.name}: {self.default} of {self.space.size()} points"
+
+
+def tunable_kernels(module: Operation, target: Target, func: str = "main") -> list[TunableKernel]:
+    """The kernels of ``@func`` that have a search space on ``target``, once per key, in program order: what
+    an autotuner searches (``tensorium.compile(..., schedules={kernel.key: config})`` applies its choices)."""
+    from ..ir.dialects.builtin import func_body, lookup_func
+
+    main = lookup_func(module, func)
+    if main is None:
+        raise ScheduleError(f"no function @{func} in the module")
+    found: dict[str, TunableKernel] = {}
+    for op in func_body(main).ops:
+        space = kernel_space(op, target)
+        if space is None:
+            continue
+        key = kernel_key(op)
+        if key not in found:
+            config = default_config(op, target)
+            assert config is not None
+            found[key] = TunableKernel(key, op, space, config)
+    return list(found.values())
+
+
 def kernel_key(op: Operation) -> str:
     """A structural key of the kernel for ``op``: equal for equal ops (names, types, attributes, fused
     region) in any model or process, whatever the surrounding program and SSA names."""
