@@ -50,6 +50,8 @@ class Machine:
     bandwidth_probe: str
     load_before: float
     load_after: float = math.nan
+    isa: str = ""
+    peer_env: str = ""
 
 
 def _cpu_name() -> str:
@@ -112,7 +114,22 @@ def probe_machine(threads: int, gemm_size: int = 2048, stream_mib: int = 256, re
         bandwidth_probe=f"read: sum of a {stream_mib} MiB f32 array (torch, {threads} threads, or numpy); "
         "copy: numpy.copyto, read + write bytes",
         load_before=load,
+        isa=_isa(),
+        peer_env=" ".join(f"{k}={os.environ[k]}" for k in PEER_ISA_VARS if k in os.environ),
     )
+
+
+PEER_ISA_VARS = ("OPENBLAS_CORETYPE", "ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA")
+"""Environment variables that cap the peers' kernels to an older ISA (``tensorium bench --peer-isa``)."""
+
+
+def _isa() -> str:
+    """The host's widest vector ISA and LLVM's CPU name, as the benchmark's context."""
+    from ..targets import host_target
+
+    host = host_target()
+    widest = {512: "AVX-512", 256: "AVX2" if "avx2" in host.features else "AVX"}.get(host.vector_bits, "SSE")
+    return f"{widest}{' + FMA' if host.fma else ''} ({host.cpu})"
 
 
 # --- one workload -------------------------------------------------------------------------------------
@@ -280,6 +297,8 @@ class Report:
             f"- Command: `{self.command}`",
             f"- Date: {self.date}",
             f"- Machine: {m.cpu}, {m.cores} cores, {m.threads} threads per runner; Python {m.python}, {versions}",
+            f"- Host ISA: {m.isa or 'not recorded'}; peers' ISA: "
+            f"{'capped by ' + m.peer_env if m.peer_env else 'their own choice (native)'}",
             f"- Load average (1 min) before / after the run: {m.load_before:.2f} / {m.load_after:.2f}",
             f"- Peak: {m.peak_gflops:.1f} GFLOP/s f32 ({m.peak_probe})",
             f"- Bandwidth: {m.read_gbps:.1f} GB/s read, {m.copy_gbps:.1f} GB/s copy ({m.bandwidth_probe})",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 from typing import Any
 
@@ -63,6 +64,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--smoke", action="store_true", help="tiny sizes: checks that the harness runs, times nothing real"
     )
     parser.add_argument(
+        "--peer-isa",
+        choices=("native", "avx2"),
+        default="native",
+        help="cap the peers' kernels to an ISA: avx2 runs numpy with OPENBLAS_CORETYPE=Haswell and PyTorch with "
+        "ATEN_CPU_CAPABILITY=avx2 and ONEDNN_MAX_CPU_ISA=AVX2 (the run restarts itself with them set); compare "
+        "with --target cpu:x86-64-v3 (default native)",
+    )
+    parser.add_argument(
         "--ablate",
         action="append",
         default=[],
@@ -72,9 +81,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+PEER_ISA_ENV = {
+    "avx2": {"OPENBLAS_CORETYPE": "Haswell", "ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"},
+    "native": {},
+}
+"""Environment that caps the peers' kernels to an ISA; set before numpy and torch load their libraries."""
+
+
 def command_line(args: argparse.Namespace, prog: str) -> str:
     """The full command that reproduces ``args`` (every option spelled out), for the report."""
-    parts = [prog, "--rounds", str(args.rounds), "--target", ",".join(args.target), "--threads", str(args.threads)]
+    return " ".join([prog, *options(args)])
+
+
+def options(args: argparse.Namespace) -> list[str]:
+    """Every option of ``args`` spelled out."""
+    parts = ["--rounds", str(args.rounds), "--target", ",".join(args.target), "--threads", str(args.threads)]
     parts += ["--min-time", f"{args.min_time:g}", "--params", args.params]
     if args.only:
         parts += ["--only", ",".join(args.only)]
@@ -84,9 +105,24 @@ def command_line(args: argparse.Namespace, prog: str) -> str:
         parts.append("--smoke")
     for names in args.ablate:
         parts += ["--ablate", names]
+    if args.peer_isa != "native":
+        parts += ["--peer-isa", args.peer_isa]
     if args.out:
         parts += ["--out", args.out]
-    return " ".join(parts)
+    return parts
+
+
+def _restart_with_peer_isa(args: argparse.Namespace) -> int | None:
+    """Run the same benchmark in a child process with the peers' ISA environment, unless it is set already
+    (numpy and torch read it when they load, which has happened in this process); None when it is."""
+    wanted = PEER_ISA_ENV[args.peer_isa]
+    if all(os.environ.get(k) == v for k, v in wanted.items()):
+        return None
+    boot = "import sys; from tensorium.cli.bench import main; sys.exit(main(sys.argv[2:], prog=sys.argv[1]))"
+    env = {**os.environ, **wanted}
+    return subprocess.run(
+        [sys.executable, "-c", boot, args.bench_prog, *options(args)], env=env, check=False
+    ).returncode
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -95,6 +131,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     for target in args.target:
         check_target(target)
+    restarted = _restart_with_peer_isa(args)
+    if restarted is not None:
+        return restarted
     bench = load_benchmarks()
     os.environ["TENSORIUM_NUM_THREADS"] = str(args.threads)
     ablations = [[n.strip() for n in names.split(",") if n.strip()] for names in args.ablate]
