@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from llvmlite import binding as llvm
 from llvmlite import ir
+from llvmlite.binding import ffi
 
 from ...errors import InterpreterError
 from ...ir.core import Operation
@@ -60,18 +61,34 @@ PIPELINE = "default<O{level}>; loop-vectorize from O2; slp-vectorize from O2 unl
 _VECTOR = re.compile(r"<\d+ x ")
 
 
-def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine, opt_level: int = 3, slp: bool | None = None) -> None:
+def optimize(
+    module: llvm.ModuleRef,
+    machine: llvm.TargetMachine,
+    opt_level: int = 3,
+    slp: bool | None = None,
+    own_context: bool = False,
+) -> None:
     """Run the default ``O<opt_level>`` pipeline (with loop and SLP vectorization from O2) on ``module``.
 
     ``slp=False`` leaves the SLP vectorizer out, for kernels the emitter already vectorized: there it
     found nothing the emitter had not done (the benchmark workloads ran as fast without it), and on the
     transformer's attention kernel it took 1.4 s of a 1.6 s optimization.
+
+    llvmlite serializes every call into LLVM with one process-wide lock, so threads optimizing modules would
+    take turns. ``own_context=True`` says that ``module`` lives in an LLVM context of its own (and
+    ``machine`` is this call's alone), where LLVM itself is thread-safe: the pipeline then runs without that
+    lock, in parallel with other threads (ctypes releases the GIL too).
     """
     options = llvm.create_pipeline_tuning_options(speed_level=opt_level)
     options.loop_vectorization = opt_level >= 2
     options.slp_vectorization = opt_level >= 2 and slp is not False
     builder = llvm.create_pass_builder(machine, options)
-    builder.getModulePassManager().run(module, builder)
+    manager = builder.getModulePassManager()
+    unlocked = getattr(ffi.lib.LLVMPY_RunNewModulePassManager, "_cfn", None) if own_context else None
+    if unlocked is None:
+        manager.run(module, builder)
+    else:
+        unlocked(manager, module, builder)
 
 
 def explicitly_vectorized(llvm_ir: str) -> bool:
@@ -117,12 +134,13 @@ def compile_module(
     """Verify, emit, optimize and compile every kernel of a loop-level ``module`` for a CPU ``target``
     (default: this machine); the kernels can be run when the target's code runs here.
 
-    Each kernel is optimized in an LLVM module and context of its own, on several threads (llvmlite's calls
-    release the GIL), while the next kernels are emitted and printed; the optimized modules are then linked into one and
-    turned into one object file. ``kernel_cache``: the :class:`~.kernel_cache.KernelCache` to take optimized
-    kernels from and keep them in; None (the default) is the process's cache unless
-    ``TENSORIUM_KERNEL_CACHE=0``; False compiles every kernel afresh. ``CompiledKernels.stats`` says where
-    the time went.
+    Each kernel is optimized in an LLVM module and context of its own, on several threads (without
+    llvmlite's lock: see :func:`optimize`), while the next kernels are emitted and printed; the optimized
+    modules are then linked into one and turned into one object file.
+
+    ``kernel_cache``: the :class:`~.kernel_cache.KernelCache` to take optimized kernels from and keep them in;
+    None (the default) is the process's cache unless ``TENSORIUM_KERNEL_CACHE=0``; False compiles every
+    kernel afresh. ``CompiledKernels.stats`` says where the time went.
     """
     cache = _cache_for(kernel_cache)
     stats = CompileStats()
@@ -247,7 +265,8 @@ def _kernel_bitcode(
     context = llvm.create_context()
     parsed = llvm.parse_assembly(normalized, context=context)
     parsed.verify()
-    optimize(parsed, target_machine(target, opt_level), opt_level, slp=not explicitly_vectorized(text))
+    machine = target_machine(target, opt_level)
+    optimize(parsed, machine, opt_level, slp=not explicitly_vectorized(text), own_context=True)
     code = bytes(parsed.as_bitcode())
     if cache is not None:
         cache.store(key, code)
