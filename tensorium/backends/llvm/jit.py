@@ -266,7 +266,7 @@ def _kernel_bitcode(
     parsed = llvm.parse_assembly(normalized, context=context)
     parsed.verify()
     machine = target_machine(target, opt_level)
-    optimize(parsed, machine, opt_level, slp=not explicitly_vectorized(text), own_context=True)
+    optimize(parsed, machine, opt_level, not explicitly_vectorized(text), True)  # slp, own_context
     code = bytes(parsed.as_bitcode())
     if cache is not None:
         cache.store(key, code)

@@ -154,7 +154,9 @@ class KernelCacheStats:
 
 class KernelCache:
     """Optimized kernel code by key, in memory and in a folder (``directory``; default: ``<root>/kernels``
-    under :func:`cache_root`, read at each access). Thread-safe: kernels are optimized on a thread pool."""
+    under :func:`cache_root`, read at each access). The memory layer mirrors the folder: its entries are
+    named by their file, so a new folder (a new ``TENSORIUM_CACHE_DIR``) starts empty. Thread-safe: kernels
+    are optimized on a thread pool."""
 
     def __init__(self, directory: str | os.PathLike[str] | None = None, memory_entries: int = MEMORY_ENTRIES) -> None:
         self._directory = Path(directory) if directory is not None else None
@@ -177,16 +179,17 @@ class KernelCache:
     def lookup(self, key: str, suffix: str = KERNEL, disk: bool = True) -> bytes | None:
         """The code stored under ``key`` (memory first, then disk), or None (a miss, counted)."""
         kernel = suffix == KERNEL
+        path = self.path(key, suffix)
         with self._lock:
-            found = self._memory.get(key + suffix)
+            found = self._memory.get(str(path))
             if found is not None:
-                self._memory.move_to_end(key + suffix)
+                self._memory.move_to_end(str(path))
                 if kernel:
                     self.stats.memory_hits += 1
                 else:
                     self.stats.object_hits += 1
                 return found
-        code = self._read(self.path(key, suffix)) if disk else None
+        code = self._read(path) if disk else None
         with self._lock:
             if code is None:
                 if kernel:
@@ -198,14 +201,15 @@ class KernelCache:
                 self.stats.disk_hits += 1
             else:
                 self.stats.object_hits += 1
-            self._remember(key + suffix, code)
+            self._remember(str(path), code)
         return code
 
     def store(self, key: str, code: bytes, suffix: str = KERNEL, disk: bool = True) -> None:
         """Keep ``code`` under ``key`` in memory and, with ``disk``, in the folder (failures never raise)."""
+        path = self.path(key, suffix)
         with self._lock:
-            self._remember(key + suffix, code)
-        if disk and self._write(self.path(key, suffix), code) and suffix == KERNEL:
+            self._remember(str(path), code)
+        if disk and self._write(path, code) and suffix == KERNEL:
             with self._lock:
                 self.stats.stores += 1
 
