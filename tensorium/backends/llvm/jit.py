@@ -71,8 +71,8 @@ def optimize(
     """Run the default ``O<opt_level>`` pipeline (with loop and SLP vectorization from O2) on ``module``.
 
     ``slp=False`` leaves the SLP vectorizer out, for kernels the emitter already vectorized: there it
-    found nothing the emitter had not done (the benchmark workloads ran as fast without it), and on the
-    transformer's attention kernel it took 1.4 s of a 1.6 s optimization.
+    found nothing the emitter had not done (the benchmark workloads ran as fast without it), and on one
+    version of the transformer's attention kernel it took 1.4 s of a 1.6 s optimization.
 
     llvmlite serializes every call into LLVM with one process-wide lock, so threads optimizing modules would
     take turns. ``own_context=True`` says that ``module`` lives in an LLVM context of its own (and
