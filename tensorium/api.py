@@ -190,16 +190,7 @@ def compile_graph(
     search-space points by kernel key."""
     configs = dict(configs or {})
     module = imported.module
-    text = fingerprint(module)
-    lifted = imported.metadata.get("params") or {}
-    if lifted:
-        digest = hashlib.sha256()
-        for name, array in lifted.items():
-            digest.update(name.encode() + np.ascontiguousarray(array).tobytes())
-        text += f"\n// bound parameters {digest.hexdigest()}"
-    stages = pipeline + "".join(f" -{name}" for name in disabled)
-    stages += "".join(f" {k}={v}" for k, v in sorted(configs.items()))
-    key = _cache.cache_key(text, imported.input_names, imported.output_names, tree, target.key(), stages)
+    key = _artifact_key(imported, target, pipeline, tree, disabled, configs) if cache else ""
     if cache:
         found, where = _cache.lookup(key)
         if found is not None:
@@ -222,6 +213,27 @@ def compile_graph(
     if cache:
         _cache.store(key, artifact)
     return artifact
+
+
+def _artifact_key(
+    imported: ImportedGraph,
+    target: Target,
+    pipeline: str,
+    tree: Tree | None,
+    disabled: tuple[str, ...],
+    configs: Mapping[str, Config],
+) -> str:
+    """The cache key of compiling ``imported`` so (hashing every weight: only worth it when caching)."""
+    text = fingerprint(imported.module)
+    lifted = imported.metadata.get("params") or {}
+    if lifted:
+        digest = hashlib.sha256()
+        for name, array in lifted.items():
+            digest.update(name.encode() + np.ascontiguousarray(array).tobytes())
+        text += f"\n// bound parameters {digest.hexdigest()}"
+    stages = pipeline + "".join(f" -{name}" for name in disabled)
+    stages += "".join(f" {k}={v}" for k, v in sorted(configs.items()))
+    return _cache.cache_key(text, imported.input_names, imported.output_names, tree, target.key(), stages)
 
 
 def artifact_of(

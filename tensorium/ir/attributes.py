@@ -8,6 +8,7 @@ Constraints (:class:`AttrSpec`) check a value's kind and supply defaults.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,12 +25,13 @@ Attr: TypeAlias = Union[bool, int, float, str, tuple, Type, "DenseAttr", None]
 class DenseAttr:
     """A constant tensor: a read-only numpy array and its IR type.
 
-    Equality and hashing compare type and bytes, so two equal constants are one attribute value.
+    Equality and hashing compare type and bytes, so two equal constants are one attribute value (the hash
+    reads a digest of the bytes, made when first needed: large weights are never copied to bytes).
     """
 
     array: np.ndarray
     type: TensorType
-    _key: bytes = field(init=False, repr=False)
+    _digest: list[bytes] = field(init=False, repr=False, default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.type.is_static:
@@ -44,7 +46,6 @@ class DenseAttr:
                 raise ValueError(f"constant of shape {arr.shape} does not match {self.type}")
         arr.setflags(write=False)
         object.__setattr__(self, "array", arr)
-        object.__setattr__(self, "_key", arr.tobytes())
 
     @staticmethod
     def of(array: np.ndarray | float | int | bool, element: ScalarType | None = None) -> DenseAttr:
@@ -66,13 +67,26 @@ class DenseAttr:
         if flat.size == 0:
             return False
         rows = np.ascontiguousarray(flat).view(np.uint8).reshape(flat.size, -1)
+        if flat.size > 1 and not np.array_equal(rows[1], rows[0]):
+            return False  # most constants differ at once: no scan of a whole weight
         return bool(np.all(rows == rows[0]))
 
+    def _bytes(self) -> np.ndarray:
+        return np.ascontiguousarray(self.array).reshape(-1).view(np.uint8)
+
+    def digest(self) -> bytes:
+        """The sha256 of the constant's bytes (computed once)."""
+        if not self._digest:
+            self._digest.append(hashlib.sha256(self._bytes()).digest())
+        return self._digest[0]
+
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, DenseAttr) and self.type == other.type and self._key == other._key
+        if not isinstance(other, DenseAttr) or self.type != other.type:
+            return False
+        return self is other or np.array_equal(self._bytes(), other._bytes())
 
     def __hash__(self) -> int:
-        return hash((self.type, self._key))
+        return hash((self.type, self.digest()))
 
     def __repr__(self) -> str:
         return f"DenseAttr({self.type}, {self.array.tolist()!r})"

@@ -135,7 +135,10 @@ def test_not_a_model() -> None:
 
 # --- cache -------------------------------------------------------------------------------------------
 def entries(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if not p.name.startswith(".")) if folder.exists() else []
+    """The compiled-model entries of a cache folder (not the kernel cache's ``kernels/`` beside them)."""
+    if not folder.exists():
+        return []
+    return sorted(p for p in folder.iterdir() if not p.name.startswith(".") and p.name != "kernels")
 
 
 def test_memory_hit_in_a_fresh_compiled_model(isolated_cache: Path) -> None:

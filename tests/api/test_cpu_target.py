@@ -52,7 +52,9 @@ def _generated_once(calls: list[str]) -> bool:
 
 @pytest.fixture
 def codegen(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Counts LLVM code generation from IR: emitting the LLVM modules, then optimizing each (on threads)."""
+    """Counts LLVM code generation from IR: emitting the LLVM modules, then optimizing each (on threads).
+    The kernel cache is off, so a rebuilt model optimizes its kernels again."""
+    monkeypatch.setenv("TENSORIUM_KERNEL_CACHE", "0")
     calls: list[str] = []
     emit, optimize = LLVMEmitter.emit_modules, jit.optimize
 
