@@ -77,7 +77,7 @@ class DenseAttr:
     def digest(self) -> bytes:
         """The sha256 of the constant's bytes (computed once)."""
         if not self._digest:
-            self._digest.append(hashlib.sha256(self._bytes()).digest())
+            self._digest.append(hashlib.sha256(self._bytes().data).digest())
         return self._digest[0]
 
     def __eq__(self, other: object) -> bool:

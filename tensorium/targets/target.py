@@ -116,6 +116,14 @@ class Target:
         have = set(other.features)
         return sorted(f for f in self.features if f not in have)
 
+    def runs_here(self) -> bool:
+        """True when code compiled for this target can run on this machine."""
+        try:
+            self.check_runs_here()
+        except TargetError:
+            return False
+        return True
+
     def check_runs_here(self, what: str = "the code") -> None:
         """TargetError unless code compiled for this target runs on this machine (naming what is missing)."""
         if self.kind != "cpu":

@@ -208,7 +208,10 @@ def test_unwritable_cache_only_warns(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     blocker = tmp_path / "file"
     blocker.write_text("")
     monkeypatch.setenv("TENSORIUM_CACHE_DIR", str(blocker / "sub"))
-    with pytest.warns(UserWarning, match="could not write the compile cache entry"):
+    with (
+        pytest.warns(UserWarning, match="could not write the compile cache entry"),
+        pytest.warns(UserWarning, match="cannot write the kernel cache in .*; kernels are compiled without it"),
+    ):
         out = tm.compile(mlp)(x_of(2))
     assert out.shape == (2, 3)
 

@@ -23,19 +23,11 @@ from tensorium.lowering import lower_function, lower_op
 from tensorium.lowering.linalg import GemmShape, gemm_defaults, space_of
 from tensorium.lowering.space import Config, default_config, kernel_key, kernel_space
 from tensorium.passes import PassManager
-from tensorium.targets import Target, TargetError, host_target, parse_target
+from tensorium.targets import Target, host_target, parse_target
 from tensorium.testing import build_module
 
 TARGETS = ["cpu:x86-64", "cpu:x86-64-v3", "cpu:skylake-avx512", "cpu"]
 RNG = np.random.default_rng(11)
-
-
-def runs_here(target: Target) -> bool:
-    try:
-        target.check_runs_here()
-    except TargetError:
-        return False
-    return True
 
 
 def matmul_module(
@@ -237,7 +229,7 @@ def _packed(target: str) -> tuple[Operation, list[np.ndarray], np.ndarray]:
 def run_point(module: Operation, inputs: list[np.ndarray], target: Target, config: Config | None) -> np.ndarray:
     """The product at ``config``: compiled where the host runs the target's code, else on the loop interpreter."""
     configs = {} if config is None else {kernel_key(product_of(module)): config}
-    if runs_here(target):
+    if target.runs_here():
         (got,) = CpuExecutable.build(module, target=target, configs=configs).run(inputs)
     else:
         (got,) = run_plan(lower_function(module, target=target, configs=configs), inputs)

@@ -22,7 +22,7 @@ from tensorium.ir.types import BufferType, TensorType, f32
 from tensorium.lowering import lower_function, lower_op
 from tensorium.lowering.space import Config, default_config, kernel_key, kernel_space
 from tensorium.passes import PassManager
-from tensorium.targets import Target, TargetError, host_target, parse_target
+from tensorium.targets import Target, host_target, parse_target
 from tensorium.testing import build_module
 
 RNG = np.random.default_rng(7)
@@ -77,15 +77,6 @@ def kernel_op(module: Operation) -> Operation:
     return func_body(functions(module)[0]).ops[-2]
 
 
-def runs_here(target: Target) -> bool:
-    """Whether code compiled for ``target`` runs on this host (every target above does on x86-64-v3 or newer)."""
-    try:
-        target.check_runs_here()
-    except TargetError:
-        return False
-    return True
-
-
 def positive_variances(case: Case, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """Batch norm's variance operand made positive (the others are any normal samples)."""
     if case.body is CASES["batch_norm"].body:
@@ -114,7 +105,7 @@ def test_random_points_compute_what_the_interpreter_computes(name: str) -> None:
     inputs = positive_variances(case, case.inputs())
     (want,) = interp.run(module, inputs)
     rng = random.Random(name)
-    for target in filter(runs_here, map(parse_target, TARGETS)):
+    for target in filter(Target.runs_here, map(parse_target, TARGETS)):
         space = kernel_space(op, target)
         assert space is not None
         points = {default_config(op, target), *(space.sample(rng) for _ in range(2))}
