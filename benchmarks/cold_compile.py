@@ -105,7 +105,7 @@ def measure(name: str, profile: str | None) -> dict[str, Any]:
     import torch
 
     import tensorium
-    from tensorium.backends import cpu
+    from tensorium.backends import codegen, cpu
     from tensorium.frontend import pytorch
     from tensorium.passes import manager
 
@@ -147,7 +147,7 @@ def measure(name: str, profile: str | None) -> dict[str, Any]:
     with (
         _wrapped(pytorch, "import_module", on_frontend),
         _wrapped(manager.PassManager, "run", on_passes),
-        _wrapped(cpu, "lower_function", on_lowering),
+        _wrapped(codegen, "lower_function", on_lowering),
         _wrapped(cpu, "compile_module", on_llvm),
     ):
         if profiler is not None:

@@ -48,6 +48,25 @@ class DenseAttr:
         object.__setattr__(self, "array", arr)
 
     @staticmethod
+    def adopt(array: np.ndarray, t: TensorType) -> DenseAttr:
+        """A constant that takes ``array`` as its own, without the copy the constructor makes: for arrays the
+        caller just made and will not write again (it becomes read-only). Arrays that need converting to
+        ``t`` (another dtype or shape, integers, bf16) go through the constructor."""
+        from .types import FloatType, storage_dtype
+
+        element = t.element
+        exact = isinstance(element, FloatType) and element.name in ("f16", "f32", "f64")
+        if not exact or array.dtype != storage_dtype(element) or array.shape != t.static_shape:
+            return DenseAttr(array, t)
+        array = np.ascontiguousarray(array)
+        array.setflags(write=False)
+        attr = object.__new__(DenseAttr)
+        object.__setattr__(attr, "array", array)
+        object.__setattr__(attr, "type", t)
+        object.__setattr__(attr, "_digest", [])
+        return attr
+
+    @staticmethod
     def of(array: np.ndarray | float | int | bool, element: ScalarType | None = None) -> DenseAttr:
         """A constant holding ``array``; its element type is taken from the dtype unless given."""
         from .types import scalar_type_of, tensor_type_of

@@ -92,7 +92,7 @@ def _pack(op: Operation, rewriter: PatternRewriter, target: Target, width: int) 
         return False
     panels = pack_panels(weight, panel)
     packed = rewriter.create_before(
-        op, "graph.constant", [], {"value": DenseAttr(panels, TensorType(panels.shape, f32))}
+        op, "graph.constant", [], {"value": DenseAttr.adopt(panels, TensorType(panels.shape, f32))}
     ).result
     attrs = {"cols": cols, "transpose_a": bool(op.attr("transpose_a", False))}
     rewriter.replace_op_with_new(op, "graph.matmul_packed", [lhs, packed], attrs)
