@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -42,11 +43,17 @@ BODY = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.
 PARALLEL_FOR_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
 
 
+@functools.cache
+def _cores() -> int:
+    """The machine's cores (asked once: every kernel launch reads the thread count)."""
+    return os.cpu_count() or 1
+
+
 def thread_count() -> int:
     """The number of threads for parallel loops: ``TENSORIUM_NUM_THREADS`` when set, else the cores."""
     text = os.environ.get(NUM_THREADS_ENV, "").strip()
     if not text:
-        return os.cpu_count() or 1
+        return _cores()
     if not text.isdigit() or int(text) < 1:
         raise InterpreterError(f"{NUM_THREADS_ENV} must be a positive integer, got '{text}'")
     return int(text)

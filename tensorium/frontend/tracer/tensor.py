@@ -14,6 +14,7 @@ names appear only when the IR is printed.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import linecache
 import sys
@@ -619,10 +620,16 @@ def is_static(value: Any) -> bool:
     return value is None or _is_scalar(value)
 
 
+@functools.lru_cache(maxsize=256)
+def _signature(fn: Callable[..., Any]) -> inspect.Signature:
+    """``inspect.signature(fn)``, kept: it costs tens of microseconds, and every call of a compiled model binds."""
+    return inspect.signature(fn)
+
+
 def bind_arguments(fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """``(name, value)`` for each argument of a call, in signature order (``*args`` become ``name_0``, ...)."""
     try:
-        sig = inspect.signature(fn)
+        sig = _signature(fn)
         bound = sig.bind(*args, **kwargs)
     except (TypeError, ValueError) as e:
         raise TracerError(f"cannot bind the arguments of {getattr(fn, '__name__', fn)!r}: {e}") from None
