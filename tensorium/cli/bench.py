@@ -136,6 +136,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return restarted
     bench = load_benchmarks()
     os.environ["TENSORIUM_NUM_THREADS"] = str(args.threads)
+    os.environ["TENSORIUM_KERNEL_CACHE"] = "0"  # the cold compile column measures code generation, not a cache
     ablations = [[n.strip() for n in names.split(",") if n.strip()] for names in args.ablate]
     runners, missing = bench.runners.make_runners(
         args.runners or RUNNERS, args.target, args.threads, args.params, ablations
