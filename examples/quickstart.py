@@ -88,7 +88,9 @@ def main() -> int:
     print(f"built a block with {before} graph ops")
 
     original = tm.print_module(module)
-    pipeline = tm.api.check_pipeline(None, "cpu")
+    target = tm.targets.parse_target("cpu")
+    print(f"target: {target.describe()}")
+    pipeline = tm.api.check_pipeline(None, target)
     pm = PassManager.parse(pipeline, verify_each=True, timing=True)
     pm.run(module)
     top = [op.name for op in func_body(module.regions[0].block.ops[0]).ops if op.name != "graph.constant"]
@@ -98,9 +100,9 @@ def main() -> int:
     print("\n".join(line if len(line) < 140 else line[:137] + "..." for line in text.splitlines()))
 
     start = time.perf_counter()
-    executable = CpuExecutable.build(module)
+    executable = CpuExecutable.build(module, target=target)
     print(
-        f"compiled for the CPU in {time.perf_counter() - start:.2f} s: {len(executable.steps)} kernels, "
+        f"compiled for {target} in {time.perf_counter() - start:.2f} s: {len(executable.steps)} kernels, "
         f"peak intermediate memory {executable.peak_bytes()} bytes"
     )
 
