@@ -11,6 +11,7 @@ fuzzer found failures (or a replayed case still fails), 1 for a user error, 2 fo
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     from ..fuzz.fuzzer import FuzzConfig, fuzz, replay
     from ..passes.pipeline import parse_pipeline
 
+    # Random programs never repeat a kernel: caching their object code would only fill the disk.
+    os.environ.setdefault("TENSORIUM_KERNEL_CACHE", "0")
     if args.replay:
         failed = 0
         for name in args.replay:
