@@ -105,8 +105,9 @@ def measure(name: str, profile: str | None) -> dict[str, Any]:
     import torch
 
     import tensorium
-    from tensorium.backends import codegen, cpu
+    from tensorium.backends import cpu
     from tensorium.frontend import pytorch
+    from tensorium.lowering import codegen
     from tensorium.passes import manager
 
     workload = workloads()[name]

@@ -1,6 +1,6 @@
 """The CPU executable: a graph module lowered to loop kernels, compiled by LLVM, run by a host launch plan.
 
-:meth:`CpuExecutable.build` runs the codegen stages (:mod:`tensorium.backends.codegen`: lower ``@main``
+:meth:`CpuExecutable.build` runs the codegen stages (:mod:`tensorium.lowering.codegen`: lower ``@main``
 to loop kernels, apply the default schedules, decompose math LLVM lacks, compile every kernel once with
 :mod:`tensorium.backends.llvm`) and plans the memory of the intermediate
 buffers: a buffer takes a slot freed by a buffer whose last use came before it, so buffers whose
@@ -32,12 +32,12 @@ from ..ir.parser import parse_type_text
 from ..ir.printer import print_module
 from ..ir.types import BufferType, Sym, TensorType, Type, storage_dtype
 from ..lowering import Step, View, plan_of
+from ..lowering.codegen import AfterStage, Codegen, run_codegen
 from ..lowering.space import Config
 from ..runtime.executable import Executable, ExecutableError, ExecutableKind
 from ..runtime.memory import MemoryPlan, nbytes
 from ..targets import Target, TargetError, host_target
 from ..version import __version__
-from .codegen import AfterStage, Codegen, run_codegen
 from .interp import check_value
 from .llvm import CompiledKernels, KernelInfo, LLVMEmitter, compile_module, host_target_machine
 from .llvm.runtime import register_runtime, thread_count
@@ -110,7 +110,7 @@ class CpuExecutable(Executable):
         disable: Collection[str] = (),
         after_stage: AfterStage | None = None,
     ) -> CpuExecutable:
-        """Run the codegen stages (:mod:`tensorium.backends.codegen`: lower, schedule, decompose, emit) on
+        """Run the codegen stages (:mod:`tensorium.lowering.codegen`: lower, schedule, decompose, emit) on
         ``@func`` for a CPU ``target`` (default: this machine), kernels at the points ``configs`` gives by
         kernel key (else the target's defaults).
 

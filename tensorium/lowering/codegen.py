@@ -5,7 +5,8 @@ module into loop kernels and a launch plan for the target (kernels at their sear
 ``schedule`` applies each kernel's default schedule, ``decompose`` rewrites math the emitter lacks into
 basic loop ops (:mod:`tensorium.lowering.decompose`), ``emit`` compiles the kernels. A backend names its
 emitter's native ops and its compile function; ``disable`` leaves optional stages out, and an
-``after_stage(name, state)`` hook sees the IR after each one (``tensorium compile --dump-ir``).
+``after_stage(name, state)`` hook sees the IR after each one (``tensorium compile --dump-ir``). The
+``lower-to-loops`` pass runs the first two stages.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from typing import Any
 from ..errors import TensoriumError
 from ..ir.core import Operation
 from ..ir.dialects.builtin import functions
-from ..lowering import apply_schedule, default_schedule, lower_function
-from ..lowering.decompose import decompose
-from ..lowering.space import Config
 from ..targets import Target
+from .decompose import decompose
+from .plan import lower_function
+from .schedule import apply_schedule, default_schedule
+from .space import Config
 
 STAGES = ("lower", "schedule", "decompose", "emit")
 """The stages in order; ``schedule`` and ``decompose`` are optional (``disable=``)."""
@@ -89,11 +91,4 @@ def run_codegen(
     return state
 
 
-def lower_and_schedule(module: Operation, target: Target, func: str = "main") -> Operation:
-    """``module`` lowered and scheduled for ``target`` (the first two stages), for tools and tests."""
-    state = run_codegen(Codegen(module, target, func), until="schedule")
-    assert state.lowered is not None
-    return state.lowered
-
-
-__all__ = ["OPTIONAL_STAGES", "STAGES", "AfterStage", "Codegen", "lower_and_schedule", "run_codegen"]
+__all__ = ["OPTIONAL_STAGES", "STAGES", "AfterStage", "Codegen", "run_codegen"]
