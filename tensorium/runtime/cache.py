@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import warnings
 from collections import OrderedDict
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
+from ..paths import cache_dir
 from ..version import __version__
 from .artifact import Artifact, ArtifactError, read_artifact, write_artifact
 
@@ -29,16 +28,6 @@ MEMORY_ENTRIES = 256
 """How many artifacts the in-memory cache keeps (least recently used ones are dropped first)."""
 
 _MEMORY: OrderedDict[str, Artifact] = OrderedDict()
-
-
-def cache_dir() -> Path:
-    """The on-disk cache folder (read from the environment at each call)."""
-    explicit = os.environ.get("TENSORIUM_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".cache"
-    return base / "tensorium"
 
 
 def cache_key(

@@ -1,6 +1,6 @@
 """Targets: the one description of the hardware that lowering, schedules, emitters and executables read.
 
-``Target.parse("cpu")`` is this machine; ``"cpu:NAME"`` any x86 CPU LLVM knows (``cpu:x86-64-v3``,
+``parse_target("cpu")`` is this machine; ``"cpu:NAME"`` any x86 CPU LLVM knows (``cpu:x86-64-v3``,
 ``cpu:znver4``, ...); ``"interp"`` the reference interpreter. See docs/targets.md.
 """
 

@@ -139,14 +139,17 @@ class Target:
             )
 
 
+@functools.cache
+def _cores() -> int:
+    """The machine's cores (asked once: every kernel launch reads the thread count)."""
+    return os.cpu_count() or 1
+
+
 def default_threads() -> int:
-    """``TENSORIUM_NUM_THREADS`` when set, else the cores this process may run on."""
+    """``TENSORIUM_NUM_THREADS`` when set, else the machine's cores: the threads parallel loops run on."""
     text = os.environ.get(NUM_THREADS_ENV, "").strip()
     if not text:
-        try:
-            return len(os.sched_getaffinity(0)) or 1
-        except AttributeError:
-            return os.cpu_count() or 1
+        return _cores()
     if not text.isdigit() or int(text) < 1:
         raise TargetError(f"{NUM_THREADS_ENV} must be a positive integer, got '{text}'")
     return int(text)

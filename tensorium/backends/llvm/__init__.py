@@ -7,11 +7,12 @@ into LLVM IR, :mod:`.jit` optimizes and loads them (each kernel's optimized code
 
 from __future__ import annotations
 
+from ...targets.target import NUM_THREADS_ENV
 from .common import CompileError
 from .emitter import KernelInfo, LLVMEmitter
-from .jit import CompiledKernels, compile_module, host_target_machine, runs_here, target_machine
+from .jit import CompiledKernels, compile_module, host_target_machine, target_machine
 from .kernel_cache import clear_kernel_cache, default_kernel_cache
-from .runtime import NUM_THREADS_ENV, thread_count
+from .runtime import thread_count
 
 __all__ = [
     "NUM_THREADS_ENV",
@@ -23,7 +24,6 @@ __all__ = [
     "compile_module",
     "default_kernel_cache",
     "host_target_machine",
-    "runs_here",
     "target_machine",
     "thread_count",
 ]

@@ -41,7 +41,7 @@ from .kernel_cache import (
     normalize,
     object_key,
 )
-from .machine import host_target_machine, runs_here, target_machine
+from .machine import host_target_machine, target_machine
 from .runtime import POOL, RUNTIME_FAILED, register_runtime, thread_count
 
 __all__ = [
@@ -51,7 +51,6 @@ __all__ = [
     "compile_module",
     "host_target_machine",
     "optimize",
-    "runs_here",
     "target_machine",
 ]
 
@@ -196,7 +195,7 @@ def compile_module(
         stats.object_cached = True
     stats.object = clock.lap()
     engine = None
-    if runs_here(target):
+    if target.runs_here():
         register_runtime()
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
         engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))

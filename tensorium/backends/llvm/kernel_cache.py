@@ -36,6 +36,7 @@ from pathlib import Path
 import llvmlite
 from llvmlite import binding as llvm
 
+from ...paths import cache_dir
 from ...targets import Target
 
 __all__ = [
@@ -80,14 +81,8 @@ OBJECT = ".o"
 
 
 def cache_root() -> Path:
-    """The compile cache's root folder, as :mod:`tensorium.runtime.cache` finds it (read from the
-    environment at each call): ``$TENSORIUM_CACHE_DIR``, else ``$XDG_CACHE_HOME/tensorium``, else
-    ``~/.cache/tensorium``."""
-    explicit = os.environ.get("TENSORIUM_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "tensorium"
+    """The compile cache's root folder (:func:`tensorium.paths.cache_dir`); kernels live in its ``kernels/``."""
+    return cache_dir()
 
 
 def kernel_cache_enabled() -> bool:

@@ -1,4 +1,4 @@
-"""LLVM target machines for CPU targets, and whether a target's code runs on this machine.
+"""LLVM target machines for CPU targets.
 
 Both :mod:`.jit` (compiling kernels) and :mod:`.runtime` (the OpenMP glue it JIT-compiles once) need a
 target machine; this module holds the one way to make it, so imports go ``jit -> runtime -> machine``.
@@ -10,7 +10,7 @@ from llvmlite import binding as llvm
 
 from ...targets import Target, TargetError, host_target
 
-__all__ = ["host_target_machine", "runs_here", "target_machine"]
+__all__ = ["host_target_machine", "target_machine"]
 
 
 def target_machine(target: Target, opt_level: int = 3) -> llvm.TargetMachine:
@@ -31,8 +31,3 @@ def target_machine(target: Target, opt_level: int = 3) -> llvm.TargetMachine:
 def host_target_machine(opt_level: int = 3) -> llvm.TargetMachine:
     """A new target machine for this machine's CPU (:func:`~tensorium.targets.host_target`)."""
     return target_machine(host_target(), opt_level)
-
-
-def runs_here(target: Target) -> bool:
-    """True when code compiled for ``target`` can run on this machine."""
-    return target.runs_here()

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import functools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -29,13 +28,13 @@ from llvmlite import binding as llvm
 from llvmlite import ir
 
 from ...errors import InterpreterError
+from ...targets import TargetError, default_threads
 from .common import I32, I64, PTR
 from .emitter import PARALLEL_FOR
 from .machine import host_target_machine
 
 RUNTIME_ENV = "TENSORIUM_PARALLEL_RUNTIME"
 
-NUM_THREADS_ENV = "TENSORIUM_NUM_THREADS"
 RUNTIME_FAILED = -1
 """The status a kernel returns when the runtime itself failed (see ``failures``)."""
 
@@ -43,20 +42,13 @@ BODY = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.
 PARALLEL_FOR_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
 
 
-@functools.cache
-def _cores() -> int:
-    """The machine's cores (asked once: every kernel launch reads the thread count)."""
-    return os.cpu_count() or 1
-
-
 def thread_count() -> int:
-    """The number of threads for parallel loops: ``TENSORIUM_NUM_THREADS`` when set, else the cores."""
-    text = os.environ.get(NUM_THREADS_ENV, "").strip()
-    if not text:
-        return _cores()
-    if not text.isdigit() or int(text) < 1:
-        raise InterpreterError(f"{NUM_THREADS_ENV} must be a positive integer, got '{text}'")
-    return int(text)
+    """The number of threads for parallel loops (:func:`tensorium.targets.default_threads`); a bad
+    ``TENSORIUM_NUM_THREADS`` is an InterpreterError here, where kernels are about to run."""
+    try:
+        return default_threads()
+    except TargetError as e:
+        raise InterpreterError(str(e)) from None
 
 
 class ThreadPool:
