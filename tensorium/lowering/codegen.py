@@ -6,7 +6,7 @@ module into loop kernels and a launch plan for the target (kernels at their sear
 basic loop ops (:mod:`tensorium.lowering.decompose`), ``emit`` compiles the kernels. A backend names its
 emitter's native ops and its compile function; ``disable`` leaves optional stages out, and an
 ``after_stage(name, state)`` hook sees the IR after each one (``tensorium compile --dump-ir``). The
-``lower-to-loops`` pass runs the first two stages.
+``lower-to-loops`` pass runs the first two stages, as :func:`lower_and_schedule` does.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class Codegen:
 
 
 def _lower(state: Codegen) -> None:
-    state.lowered = lower_function(state.module, state.func, None, state.target, state.configs)
+    state.lowered = lower_function(state.module, state.func, state.target, state.configs)
 
 
 def _schedule(state: Codegen) -> None:
@@ -91,4 +91,12 @@ def run_codegen(
     return state
 
 
-__all__ = ["OPTIONAL_STAGES", "STAGES", "AfterStage", "Codegen", "run_codegen"]
+def lower_and_schedule(module: Operation, target: Target, func: str = "main", schedule: bool = True) -> Operation:
+    """``@func`` of ``module`` lowered for ``target``, with the default schedules unless ``schedule`` is
+    False: the first codegen stages."""
+    lowered = run_codegen(Codegen(module, target, func), until="schedule" if schedule else "lower").lowered
+    assert lowered is not None
+    return lowered
+
+
+__all__ = ["OPTIONAL_STAGES", "STAGES", "AfterStage", "Codegen", "lower_and_schedule", "run_codegen"]

@@ -17,7 +17,7 @@ elements) get no kernel: their result is a :class:`View` of the operand's memory
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +29,6 @@ from ..ir.dialects.graph.shape import view_offset
 from ..ir.types import Sym, TensorType
 from ..targets import Target, host_target
 from .kernel import LOWERINGS, lower_op, lowering_error
-from .schedule import Schedule, apply_schedule
 from .space import Config, kernel_key
 
 
@@ -139,7 +138,6 @@ def _sizable_by_host(t: object) -> bool:
 def lower_function(
     module: Operation,
     func: str = "main",
-    schedule: Callable[[Operation], Schedule] | None = None,
     target: Target | None = None,
     configs: Mapping[str, Config] | None = None,
 ) -> Operation:
@@ -147,8 +145,9 @@ def lower_function(
     the launch plan in its attributes.
 
     Constants become plan constants (host buffers), not kernels; ops that are views (:func:`view_offset`)
-    become plan views, except those whose result is returned (outputs are fresh arrays). ``schedule``,
-    when given, picks a schedule for each kernel (``default_schedule`` for the built-in ones). ``configs``
+    become plan views, except those whose result is returned (outputs are fresh arrays). Kernels come out as
+    the lowering builds them; the ``schedule`` stage of :mod:`tensorium.lowering.codegen` applies the default
+    schedules. ``configs``
     maps kernel keys (:func:`~tensorium.lowering.space.kernel_key`) to the search-space points to build
     them at; other kernels take their family's default for the target. Each kernel records its ``key``.
     Raises LoweringError for an op without a lowering.
@@ -196,8 +195,6 @@ def lower_function(
         kernel = lower_op(op, f"{kernel_name(op)}_{len(kernels)}", target, configs.get(key))
         kernel.attributes["source_ops"] = source_ops(op)
         kernel.attributes["key"] = key
-        if schedule is not None:
-            apply_schedule(kernel, schedule(kernel))
         kernels.append(kernel)
         ins = tuple(ids[id(v)] for v in op.operands)
         outs = tuple(number(r) for r in op.results)

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from ..errors import PassError
 from ..ir.core import Operation
-from ..lowering.codegen import Codegen, run_codegen
+from ..lowering.codegen import lower_and_schedule
 from ..targets import parse_target
 from .base import Pass, register_pass
 
@@ -30,9 +30,7 @@ class LowerToLoops(Pass):
     def run(self, module: Operation) -> None:
         if "plan_steps" in module.attributes:
             raise PassError("the module is already lowered to loops")
-        state = Codegen(module, parse_target(self.target or "cpu"), self.func)
-        lowered = run_codegen(state, until="schedule" if self.schedule else "lower").lowered
-        assert lowered is not None
+        lowered = lower_and_schedule(module, parse_target(self.target or "cpu"), self.func, self.schedule)
         block = module.regions[0].block
         for op in list(block.ops):
             op.erase()

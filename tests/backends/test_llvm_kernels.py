@@ -33,6 +33,8 @@ from tensorium.ir.types import (
     index,
     u8,
 )
+from tensorium.lowering.codegen import lower_and_schedule
+from tensorium.targets import host_target
 
 KERNELS = Path(__file__).resolve().parents[1] / "loop" / "kernels"
 RNG = np.random.default_rng(3)
@@ -447,11 +449,10 @@ def test_two_top_level_parallel_nests_get_distinct_outlined_functions() -> None:
     """A scheduled concat has one parallel nest per operand; both once got the same LLVM name."""
     from tensorium.ir import TensorType, f32, graph
     from tensorium.ir.dialects.builtin import func_name, functions
-    from tensorium.lowering import default_schedule, lower_function
     from tensorium.testing import build_module
 
     module = build_module([TensorType((5, 3), f32), TensorType((5, 4), f32)], lambda a, b: graph.concat(a, b, axis=1))
-    lowered = lower_function(module, schedule=default_schedule)
+    lowered = lower_and_schedule(module, host_target())
     (kernel,) = [f for f in functions(lowered) if func_name(f).startswith("concat")]
     a = np.random.default_rng(0).random((5, 3), dtype=np.float32)
     b = np.random.default_rng(1).random((5, 4), dtype=np.float32)

@@ -15,7 +15,9 @@ from tensorium.ir import graph
 from tensorium.ir.dialects.builtin import make_module
 from tensorium.ir.opdef import registered_ops
 from tensorium.ir.types import Sym, TensorType, f32, scalar_type_of, storage_dtype
-from tensorium.lowering import LOWERINGS, default_schedule, lower_function, lower_op
+from tensorium.lowering import LOWERINGS, lower_function, lower_op
+from tensorium.lowering.codegen import lower_and_schedule
+from tensorium.targets import host_target
 from tensorium.testing import build_module
 
 from .conftest import check_lowered, graph_op
@@ -438,7 +440,7 @@ def test_a_small_cnn_runs_through_the_plan_with_default_schedules() -> None:
     arrays = [rand(2, 2, 5, 5), rand(3, 2, 3, 3), rand(3), rand(3), rand(3), np.abs(rand(3)) + 0.5]
     module = build_module([TensorType(a.shape, f32) for a in arrays], body)
     (want,) = interp.run(module, arrays)
-    (got,) = run_plan(lower_function(module, schedule=default_schedule), arrays)
+    (got,) = run_plan(lower_and_schedule(module, host_target()), arrays)
     assert got.dtype == np.int64
     np.testing.assert_array_equal(got, want)
 
@@ -489,6 +491,6 @@ def test_split_results_feed_later_kernels_in_a_plan() -> None:
 
     x = rand(3, 4)
     module = build_module([TensorType((3, 4), f32)], body)
-    got = run_plan(lower_function(module, schedule=default_schedule), [x])
+    got = run_plan(lower_and_schedule(module, host_target()), [x])
     np.testing.assert_array_equal(got[0], x[:, :2] * x[:, 2:])
     np.testing.assert_array_equal(got[1], x[:, 2:])

@@ -26,6 +26,7 @@ from tensorium.lowering import (
     plan_of,
     view_offset,
 )
+from tensorium.lowering.codegen import lower_and_schedule
 from tensorium.lowering.schedule import Annotate, Cache, Fuse, Reorder, Split, find_loop
 from tensorium.passes import PassManager
 from tensorium.passes.lower_to_loops import LowerToLoops
@@ -56,12 +57,12 @@ MLP_TYPES = [TensorType(s, f32) for s in ((3, 5), (5, 7), (7,), (7, 2))]
 ATTENTION_TYPES = [TensorType(s, f32) for s in ((2, 3, 4), (2, 5, 4), (2, 5, 3))]
 
 
-@pytest.mark.parametrize("schedule", [None, default_schedule])
+@pytest.mark.parametrize("schedule", [False, True])
 @pytest.mark.parametrize(("types", "body"), [(MLP_TYPES, mlp), (ATTENTION_TYPES, attention)], ids=["mlp", "attention"])
-def test_modules_match_the_graph_interpreter(types: list[TensorType], body: Any, schedule: Any) -> None:
+def test_modules_match_the_graph_interpreter(types: list[TensorType], body: Any, schedule: bool) -> None:
     module = build_module(types, body)
     inputs = [rand(*t.static_shape) for t in types]
-    lowered = lower_function(module, schedule=schedule)
+    lowered = lower_and_schedule(module, host_target(), schedule=schedule)
     tm.ir.verifier.verify(lowered)
     (want,) = interp.run(module, inputs)
     (got,) = run_plan(lowered, inputs)
