@@ -146,7 +146,7 @@ def to_torch(array: np.ndarray, t: Type | None = None) -> Any:
     """A numpy array as a torch tensor (IR bf16 results go back to torch.bfloat16)."""
     torch = _torch()
     assert torch is not None
-    out = torch.from_numpy(np.ascontiguousarray(array))
+    out = torch.from_numpy(np.asarray(array, order="C"))  # keeps 0-d shapes
     if isinstance(t, TensorType) and t.element == FloatType("bf16"):
         out = out.to(torch.bfloat16)
     return out

@@ -133,7 +133,7 @@ class _FunctionModule(torch.nn.Module):
 
 
 def _to_torch(x: Any) -> Any:
-    return torch.from_numpy(np.ascontiguousarray(x)) if isinstance(x, np.ndarray) else x
+    return torch.from_numpy(np.asarray(x, order="C")) if isinstance(x, np.ndarray) else x
 
 
 def _export(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any], dynamic_shapes: Any) -> Any:
@@ -265,7 +265,7 @@ def _to_numpy(tensor: Any) -> np.ndarray:
     t = tensor.detach().cpu()
     if t.dtype == torch.bfloat16:
         t = t.float()
-    return np.ascontiguousarray(t.numpy())
+    return np.asarray(t.numpy(), order="C")
 
 
 def _value_type(cx: ops.Context, val: Any) -> TensorType:
@@ -407,7 +407,7 @@ def dynamo_backend(gm: Any, example_inputs: Sequence[Any]) -> Callable[..., Any]
             compiled[key] = _compile_subgraph(gm, args)
         arrays = [_to_numpy(a) for a in args if isinstance(a, torch.Tensor)]
         results = interp.run(compiled[key], arrays)
-        return tuple(torch.from_numpy(np.ascontiguousarray(r)) for r in results)
+        return tuple(torch.from_numpy(np.asarray(r, order="C")) for r in results)
 
     return run
 

@@ -58,7 +58,7 @@ class DenseAttr:
         exact = isinstance(element, FloatType) and element.name in ("f16", "f32", "f64")
         if not exact or array.dtype != storage_dtype(element) or array.shape != t.static_shape:
             return DenseAttr(array, t)
-        array = np.ascontiguousarray(array)
+        array = np.asarray(array, order="C")  # np.ascontiguousarray would make a 0-d array 1-d
         array.setflags(write=False)
         attr = object.__new__(DenseAttr)
         object.__setattr__(attr, "array", array)

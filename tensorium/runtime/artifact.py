@@ -365,7 +365,7 @@ def write_artifact(artifact: Artifact, path: str | os.PathLike[str]) -> Path:
         index = []
         for name, array in params:
             file = f"{CONSTANTS_DIR}/{name}.npy"
-            np.save(tmp / file, np.ascontiguousarray(array), allow_pickle=False)
+            np.save(tmp / file, np.asarray(array, order="C"), allow_pickle=False)
             index.append({"name": name, "file": file, "shape": list(array.shape), "dtype": str(array.dtype)})
         (tmp / MODEL_FILE).write_text(text, encoding="utf-8")
         if artifact.executable is not None:
