@@ -150,7 +150,8 @@ def test_json_has_the_machine_and_every_row(report: Any) -> None:
     data = json.loads(report.to_json())
     assert data["command"] == "test" and data["rounds"] == 1 and data["smoke"] is True
     assert data["machine"]["threads"] == 2 and data["machine"]["peak_gflops"] > 0
-    assert data["machine"]["read_gbps"] > 0 and "proxy" in data["machine"]["peak_probe"]
+    assert data["machine"]["read_gbps"] > 0 and "FMA chains" in data["machine"]["peak_probe"]
+    assert data["machine"]["gemm_proxy_gflops"] > 0 and data["machine"]["clock_ghz"] > 0
     assert [r["runner"] for r in data["rows"]] == [row.runner for row in report.rows]
 
 

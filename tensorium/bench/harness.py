@@ -45,6 +45,8 @@ class Machine:
     versions: dict[str, str]
     peak_gflops: float
     peak_probe: str
+    gemm_proxy_gflops: float
+    clock_ghz: float
     read_gbps: float
     copy_gbps: float
     bandwidth_probe: str
@@ -52,6 +54,7 @@ class Machine:
     load_after: float = math.nan
     isa: str = ""
     peer_env: str = ""
+    target_peaks: dict[str, float] = field(default_factory=dict)
 
 
 def _cpu_name() -> str:
@@ -85,14 +88,35 @@ def _versions() -> dict[str, str]:
     return found
 
 
-def probe_machine(threads: int, gemm_size: int = 2048, stream_mib: int = 256, repeats: int = 10) -> Machine:
-    """Measure a peak-FLOP proxy (the faster of torch.mm and numpy.matmul on a square f32 GEMM) and bandwidth.
+def probe_machine(
+    threads: int,
+    gemm_size: int = 2048,
+    stream_mib: int = 256,
+    repeats: int = 10,
+    targets: Sequence[str] = (),
+    fma_seconds: float = 0.05,
+) -> Machine:
+    """Measure the machine's limits: its f32 FMA peak on ``threads`` threads (a JIT-compiled loop of independent
+    FMA chains for the host's widest vectors, :mod:`tensorium.backends.llvm.probe`), the busy clock, a GEMM proxy
+    (the faster of torch.mm and numpy.matmul on a square f32 GEMM, what a peer's kernel reaches) and bandwidth;
+    also the FMA peak of each of ``targets`` (CPU target names) that runs here.
 
     Read bandwidth is a sum over a float32 array far larger than the caches (torch's sum runs on
     ``threads`` threads, numpy's on one; the faster counts), copy bandwidth counts read plus write.
     """
+    from ..backends.llvm.probe import measure_clock_ghz, measure_fma_peak
+    from ..targets import host_target, parse_target
+
     n = gemm_size
     load = os.getloadavg()[0]
+    host = host_target()
+    peak = measure_fma_peak(host, threads, fma_seconds, repeats=max(2, repeats // 2))
+    target_peaks = {}
+    for name in targets:
+        target = parse_target(name)
+        if target.kind == "cpu" and target.runs_here():
+            target_peaks[name] = measure_fma_peak(target, threads, fma_seconds, repeats=max(2, repeats // 2)).gflops
+    clock = measure_clock_ghz(host, repeats=max(2, repeats // 2))
     a = np.random.default_rng(1).standard_normal((n, n), dtype=np.float32)
     ta = torch.from_numpy(a)
     gemm = min(_best_seconds(lambda: torch.mm(ta, ta), repeats), _best_seconds(lambda: a @ a, repeats))
@@ -107,8 +131,10 @@ def probe_machine(threads: int, gemm_size: int = 2048, stream_mib: int = 256, re
         threads=threads,
         python=platform.python_version(),
         versions=_versions(),
-        peak_gflops=2.0 * n**3 / gemm / 1e9,
-        peak_probe=f"proxy: the faster of torch.mm and numpy.matmul on {n}x{n}x{n} f32, best of {repeats}",
+        peak_gflops=peak.gflops,
+        peak_probe=peak.describe(),
+        gemm_proxy_gflops=2.0 * n**3 / gemm / 1e9,
+        clock_ghz=clock,
         read_gbps=big.nbytes / read / 1e9,
         copy_gbps=2 * big.nbytes / copy_s / 1e9,
         bandwidth_probe=f"read: sum of a {stream_mib} MiB f32 array (torch, {threads} threads, or numpy); "
@@ -116,6 +142,7 @@ def probe_machine(threads: int, gemm_size: int = 2048, stream_mib: int = 256, re
         load_before=load,
         isa=_isa(),
         peer_env=" ".join(f"{k}={os.environ[k]}" for k in PEER_ISA_VARS if k in os.environ),
+        target_peaks=target_peaks,
     )
 
 
@@ -300,7 +327,11 @@ class Report:
             f"- Host ISA: {m.isa or 'not recorded'}; peers' ISA: "
             f"{'capped by ' + m.peer_env if m.peer_env else 'their own choice (native)'}",
             f"- Load average (1 min) before / after the run: {m.load_before:.2f} / {m.load_after:.2f}",
-            f"- Peak: {m.peak_gflops:.1f} GFLOP/s f32 ({m.peak_probe})",
+            f"- Peak: {m.peak_gflops:.1f} GFLOP/s f32 ({m.peak_probe}; {m.peak_gflops / m.threads / m.clock_ghz:.1f} "
+            f"FLOP/cycle per thread at the {m.clock_ghz:.2f} GHz measured by a chain of dependent adds)"
+            + "".join(f"; {name}: {gflops:.1f} GFLOP/s" for name, gflops in m.target_peaks.items()),
+            f"- GEMM proxy: {m.gemm_proxy_gflops:.1f} GFLOP/s (the faster of torch.mm and numpy.matmul on a square "
+            "f32 GEMM: what a peer's kernel reaches here)",
             f"- Bandwidth: {m.read_gbps:.1f} GB/s read, {m.copy_gbps:.1f} GB/s copy ({m.bandwidth_probe})",
             "- Both probes run before and after the workloads; the higher value is kept. Rates are nominal FLOPs "
             "(direct convolution, dense attention) or minimal bytes (each input read once) over the median time.",
@@ -429,8 +460,11 @@ def run(
         torch.set_num_threads(previous)
 
 
-def _probe(threads: int, smoke: bool) -> Machine:
-    return probe_machine(threads, 128, 4, 2) if smoke else probe_machine(threads)
+def _probe(threads: int, smoke: bool, runners: Sequence[Runner]) -> Machine:
+    targets = sorted({t for r in runners if isinstance(t := getattr(r, "target", None), str) and t != "cpu"})
+    if smoke:
+        return probe_machine(threads, 128, 4, 2, targets, fma_seconds=0.002)
+    return probe_machine(threads, targets=targets)
 
 
 def _run(
@@ -445,7 +479,7 @@ def _run(
     stream: TextIO,
 ) -> Report:
     _log(stream, "probing the machine (peak GEMM, bandwidth)")
-    machine = _probe(threads, smoke)
+    machine = _probe(threads, smoke, runners)
     _log(stream, f"peak {machine.peak_gflops:.1f} GFLOP/s, read {machine.read_gbps:.1f} GB/s")
     for runner in runners:
         start = time.perf_counter()
@@ -462,8 +496,12 @@ def _run(
         rows += bench_workload(workload, sizes, runners, rounds, min_time, stream)
     machine.load_after = os.getloadavg()[0]
     _log(stream, "probing the machine again (the higher of the two probes is kept)")
-    again = _probe(threads, smoke)
+    again = _probe(threads, smoke, runners)
     machine.peak_gflops = max(machine.peak_gflops, again.peak_gflops)
+    machine.gemm_proxy_gflops = max(machine.gemm_proxy_gflops, again.gemm_proxy_gflops)
+    machine.clock_ghz = max(machine.clock_ghz, again.clock_ghz)
+    for name, gflops in again.target_peaks.items():
+        machine.target_peaks[name] = max(machine.target_peaks.get(name, 0.0), gflops)
     machine.read_gbps = max(machine.read_gbps, again.read_gbps)
     machine.copy_gbps = max(machine.copy_gbps, again.copy_gbps)
     _percent(rows, machine)
