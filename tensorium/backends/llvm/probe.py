@@ -152,6 +152,10 @@ class _all:
         call()  # type: ignore[operator]
 
 
+_ADD = '"addq $2, $0", "=r,0,r"'
+"""x86 inline assembly adding its second operand to its first (tied) one."""
+
+
 def measure_clock_ghz(target: Target, repeats: int = 5) -> float:
     """The core clock in GHz while busy: a chain of dependent 64-bit adds runs at one add per cycle."""
     text = "\n".join(
@@ -164,10 +168,7 @@ def measure_clock_ghz(target: Target, repeats: int = 5) -> float:
             "  %i = phi i64 [0, %entry], [%i1, %loop]",
             "  %v = phi i64 [%x, %entry], [%v8, %loop]",
             # opaque to LLVM, so the chain is not folded into one multiply
-            *(
-                f'  %v{j + 1} = call i64 asm sideeffect "addq $2, $0", "=r,0,r"(i64 {"%v" if j == 0 else f"%v{j}"}, i64 %i)'
-                for j in range(8)
-            ),
+            *(f"  %v{j + 1} = call i64 asm sideeffect {_ADD}(i64 %v{j or ''}, i64 %i)" for j in range(8)),
             "  %i1 = add i64 %i, 1",
             "  %more = icmp slt i64 %i1, %n",
             "  br i1 %more, label %loop, label %done",
