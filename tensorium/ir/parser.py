@@ -27,7 +27,6 @@ from .types import (
     MEMORY_SPACES,
     BufferType,
     Dim,
-    FloatType,
     FunctionType,
     IndexType,
     IntegerType,
@@ -38,6 +37,7 @@ from .types import (
     Type,
     parse_scalar_type,
     storage_dtype,
+    type_syntax,
 )
 
 GRAMMAR = r"""
@@ -66,7 +66,7 @@ block_arg: VALUE_ID ":" type
 value_list: VALUE_ID ("," VALUE_ID)*
 function_type: "(" (type ("," type)*)? ")" "->" type_list_or_one
 type_list_or_one: type | "(" (type ("," type)*)? ")"
-type: TENSOR_TYPE | QUANT_TYPE | SCALAR_TYPE | TYPE_BUFFER
+type: TENSOR_TYPE | TYPE_DIALECT | SCALAR_TYPE | TYPE_BUFFER
 
 attr_dict: "{" (attr_entry ("," attr_entry)*)? "}"
 attr_entry: BARE_ID "=" attr_value
@@ -99,7 +99,8 @@ OP_NAME: /[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_.]*/
 TENSOR_TYPE: /tensor<(?:[^<>\n(){},]|<[^<>\n]*>)*>/
 // buffer types: named to sort after the other type terminals, which keeps 'expected one of' lists stable
 TYPE_BUFFER: /buffer<[^<>\n(){}]*>/
-QUANT_TYPE: /!quant<[^<>\n()]*(?:\([^()<>\n]*\))?>/
+// a dialect's own type, !name<...>, parsed by the syntax the dialect registers (types.register_type_syntax)
+TYPE_DIALECT: /![a-z_][a-z0-9_]*<[^<>\n()]*(?:\([^()<>\n]*\))?>/
 SCALAR_TYPE: /(bf16|f16|f32|f64|index|[iu][0-9]+)(?![A-Za-z0-9_])/
 BARE_ID: /[A-Za-z_][A-Za-z0-9_]*/
 FLOAT: /[-+]?(\d+\.\d*([eE][-+]?\d+)?|\d+[eE][-+]?\d+)/
@@ -117,7 +118,7 @@ _FRIENDLY = {
     "SYMBOL": "a symbol (@name)",
     "OP_NAME": "an op name (dialect.op)",
     "TENSOR_TYPE": "a type",
-    "QUANT_TYPE": "a type",
+    "TYPE_DIALECT": "a type",
     "TYPE_BUFFER": "a type",
     "SCALAR_TYPE": "a type",
     "BARE_ID": "an attribute name",
@@ -175,13 +176,7 @@ class _Source:
 
 # --- types -----------------------------------------------------------------------------------
 _DIM = re.compile(r"(\d+|\?|\[[A-Za-z_][A-Za-z0-9_]*\])x")
-_QUANT = re.compile(
-    r"!quant<([iu]\d+):(f16|bf16|f32|f64),\s*"
-    r"(per_tensor|per_channel\(axis=(-?\d+)\)|per_group\(axis=(-?\d+),\s*size=(\d+)\))>"
-)
-
-
-_QUANT_SYNTAX = "expected !quant<u4:f32, per_tensor | per_channel(axis=A) | per_group(axis=A, size=G)>"
+_TYPE_DIALECT = re.compile(r"!([a-z_][a-z0-9_]*)<")
 
 
 class TypeSyntaxError(ValueError):
@@ -194,37 +189,29 @@ class TypeSyntaxError(ValueError):
 
 def parse_type(text: str) -> Type:
     """The type spelled ``text``; raises TypeSyntaxError."""
-    if text.startswith(("tensor<", "!quant<", "buffer<")) and not text.endswith(">"):
+    dialect = _TYPE_DIALECT.match(text)
+    if (text.startswith(("tensor<", "buffer<")) or dialect) and not text.endswith(">"):
         raise TypeSyntaxError(f"type '{text}' is missing its closing '>'")
     if text.startswith("tensor<"):
         return _parse_tensor_type(text)
     if text.startswith("buffer<"):
         return _parse_buffer_type(text)
-    if text.startswith("!quant<"):
-        return _parse_quant_type(text)
+    if dialect:
+        return _parse_dialect_type(dialect.group(1), text)
     scalar = parse_scalar_type(text)
     if scalar is None:
         raise TypeSyntaxError(f"unknown type '{text}'")
     return scalar
 
 
-def _parse_quant_type(text: str) -> QuantizedType:
-    m = _QUANT.fullmatch(text)
-    if m is None:
-        raise TypeSyntaxError(f"bad quantized type '{text}': {_QUANT_SYNTAX}")
-    storage = parse_scalar_type(m.group(1))
-    if not isinstance(storage, IntegerType):
-        raise TypeSyntaxError(f"bad storage type '{m.group(1)}' in quantized type")
-    expressed = FloatType(m.group(2))
-    layout = m.group(3)
+def _parse_dialect_type(name: str, text: str) -> Type:
+    syntax = type_syntax(name)
+    if syntax is None:
+        raise TypeSyntaxError(f"unknown type '{text}' (no dialect registers '!{name}<...>' types)")
     try:
-        if layout == "per_tensor":
-            return QuantizedType(storage.width, storage.signed, expressed)
-        if layout.startswith("per_channel"):
-            return QuantizedType(storage.width, storage.signed, expressed, "per_channel", int(m.group(4)))
-        return QuantizedType(storage.width, storage.signed, expressed, "per_group", int(m.group(5)), int(m.group(6)))
+        return syntax.parse(text)
     except ValueError as e:
-        raise TypeSyntaxError(f"bad quantized type '{text}': {e}") from None
+        raise TypeSyntaxError(str(e)) from None
 
 
 def _parse_dims(body: str) -> tuple[list[Dim], int]:
@@ -271,7 +258,7 @@ def _parse_tensor_type(text: str) -> TensorType:
         bad = element_text.split("x", 1)[0]
         raise TypeSyntaxError(
             f"bad tensor type '{text}': expected dimensions like 4x?x[n]x and an element type, got '{bad}'{hint}"
-            if not element_text.startswith("!quant")
+            if not _TYPE_DIALECT.match(element_text)
             else str(e),
             offset,
         ) from None
@@ -305,7 +292,7 @@ def _scalar_value(node: Tree | Token) -> Any:
 def _int_bounds(element: ScalarType) -> tuple[int, int] | None:
     """The range of values an integer element type holds (None for floats)."""
     if isinstance(element, QuantizedType):
-        element = element.storage
+        return element.code_range
     if isinstance(element, IndexType):
         return -(1 << 63), (1 << 63) - 1
     if isinstance(element, IntegerType):
@@ -694,7 +681,7 @@ def _syntax_error(source: _Source, e: UnexpectedInput) -> ParseError:
             line = len(source.lines) or 1
             col = len(source.lines[-1]) + 1 if source.lines else 1
             return source.error(f"unexpected end of input, expected {_describe_terminals(list(e.expected))}", line, col)
-        type_only = set(e.expected) <= {"TENSOR_TYPE", "QUANT_TYPE", "SCALAR_TYPE", "TYPE_BUFFER"}
+        type_only = set(e.expected) <= {"TENSOR_TYPE", "TYPE_DIALECT", "SCALAR_TYPE", "TYPE_BUFFER"}
         if e.token.type == "BARE_ID" and "SCALAR_TYPE" in e.expected and (type_only or e.token in ("tensor", "buffer")):
             return _bad_type_error(source, str(e.token), e.line, e.column)
         expected = _describe_terminals([t for t in e.expected if not t.startswith("__")] or list(e.expected))
@@ -704,8 +691,9 @@ def _syntax_error(source: _Source, e: UnexpectedInput) -> ParseError:
         char = source.text[pos] if pos < len(source.text) else "?"
         if char == '"':
             return source.error("unterminated string (a string ends with '\"' on the same line)", e.line, e.column)
-        if source.text.startswith("!quant<", pos):
-            return _bad_type_error(source, "!quant", e.line, e.column)
+        dialect = _TYPE_DIALECT.match(source.text, pos)
+        if dialect:
+            return _bad_type_error(source, dialect.group(0)[:-1], e.line, e.column)
         allowed = _describe_terminals(list(e.allowed or ())) if e.allowed else "something else"
         return source.error(f"unexpected character '{char}', expected {allowed}", e.line, e.column)
     return source.error(str(e), getattr(e, "line", 1), getattr(e, "column", 1))  # pragma: no cover
@@ -714,9 +702,10 @@ def _syntax_error(source: _Source, e: UnexpectedInput) -> ParseError:
 def _bad_type_error(source: _Source, word: str, line: int, column: int) -> ParseError:
     """The error for a word where a type was expected that did not lex as one."""
     rest = source.lines[line - 1][column - 1 :]
-    if word == "!quant" and ">" in rest:
-        return source.error(f"bad quantized type '{rest[: rest.index('>') + 1]}': {_QUANT_SYNTAX}", line, column)
-    if word in ("tensor", "buffer", "!quant"):
+    syntax = type_syntax(word[1:]) if word.startswith("!") else None
+    if syntax is not None and ">" in rest:
+        return source.error(syntax.malformed(rest[: rest.index(">") + 1]), line, column)
+    if word in ("tensor", "buffer") or word.startswith("!"):
         ends = {"tensor": r"[(){},>]", "buffer": r"[(){}>]"}
         shown = re.split(ends[word], rest, maxsplit=1)[0].rstrip() if word in ends else rest.rstrip()
         return source.error(f"type '{shown}' is missing its closing '>'", line, column)

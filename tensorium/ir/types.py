@@ -10,6 +10,7 @@ dimensions are ints or :class:`Sym` (``?`` when anonymous, ``[name]`` when named
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, TypeAlias, Union
 
@@ -124,6 +125,11 @@ class QuantizedType(ScalarType):
     @property
     def storage(self) -> IntegerType:
         return IntegerType(self.bits, self.signed)
+
+    @property
+    def code_range(self) -> tuple[int, int]:
+        """The least and greatest stored integer (a 1-bit signed code is -1 or 0, unlike the boolean ``i1``)."""
+        return (-(1 << (self.bits - 1)), (1 << (self.bits - 1)) - 1) if self.signed else (0, (1 << self.bits) - 1)
 
     def __str__(self) -> str:
         layout: str = self.granularity
@@ -274,6 +280,37 @@ u8 = IntegerType(8, False)
 index = IndexType()
 
 
+@dataclass(frozen=True)
+class TypeSyntax:
+    """How a dialect spells its own types, ``!name<...>``: the dialect prints them (the type's ``__str__``)
+    and parses them with ``parse`` (text -> type, ValueError with a message naming the text when malformed);
+    ``forms`` says what the syntax looks like, for errors about text that does not even lex as a type."""
+
+    name: str
+    parse: Callable[[str], Type]
+    forms: str
+
+    def malformed(self, text: str) -> str:
+        """The error message for ``text`` that is not one of this dialect's types."""
+        return f"bad {self.name} type '{text}': {self.forms}"
+
+
+_TYPE_SYNTAXES: dict[str, TypeSyntax] = {}
+
+
+def register_type_syntax(dialect: str, syntax: TypeSyntax) -> TypeSyntax:
+    """Let the parser read ``!dialect<...>`` types with ``syntax`` (a dialect calls this once, on import)."""
+    if dialect in _TYPE_SYNTAXES and _TYPE_SYNTAXES[dialect] != syntax:
+        raise ValueError(f"type syntax '!{dialect}<...>' is registered twice")
+    _TYPE_SYNTAXES[dialect] = syntax
+    return syntax
+
+
+def type_syntax(dialect: str) -> TypeSyntax | None:
+    """The syntax registered for ``!dialect<...>`` types, or None."""
+    return _TYPE_SYNTAXES.get(dialect)
+
+
 def is_float(t: ScalarType) -> bool:
     return isinstance(t, FloatType)
 
@@ -313,7 +350,7 @@ def storage_dtype(t: ScalarType) -> np.dtype:
     if isinstance(t, IndexType):
         return np.dtype(np.int64)
     if isinstance(t, QuantizedType):
-        return storage_dtype(t.storage)
+        return np.dtype(np.int8 if t.signed else np.uint8)  # k <= 8; a 1-bit signed code holds -1
     assert isinstance(t, IntegerType)
     if t.is_bool:
         return np.dtype(np.bool_)

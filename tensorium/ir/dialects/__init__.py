@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from . import builtin, graph, loop
+from . import builtin, graph, loop, quant
 
-__all__ = ["builtin", "graph", "loop"]
+__all__ = ["builtin", "graph", "loop", "quant"]

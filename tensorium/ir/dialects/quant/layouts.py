@@ -1,0 +1,186 @@
+"""Packing layouts of k-bit integers (k = 1..8) in 32-bit words, each with its exact inverse.
+
+All layouts pack along the last axis and count bits from the least significant end of a word (element
+0 of a word is in its low bits). Signed values are stored as their k-bit two's complement codes.
+
+- ``stream``: a dense bit stream per row: element ``e`` occupies bits ``[e k, e k + k)`` of the row's
+  stream, so odd widths straddle word boundaries and nothing is padded to a power of two; a row of K
+  elements takes ``ceil(K k / 32)`` words.
+- ``planes``: k one-bit matrices (bit planes, as in the bipolar-INT line of work), plane ``b`` holding
+  bit ``b`` of every element, each a ``stream`` of 1-bit elements: shape ``[k, ..., ceil(K / 32)]``.
+- ``shards``: the code split into pieces of 4, 2 and 1 bits (3 = 2+1, 5 = 4+1, 6 = 4+2, 7 = 4+2+1; powers
+  of two are one shard), the low bits in the first shard; each shard a ``stream`` of its width (which
+  never straddles words), the shards concatenated along the last axis.
+- ``interleaved``: row-interleaved blocks for matrix-vector kernels: rows in groups of ``lanes`` and
+  columns in blocks of 32, each block of a row being exactly ``k`` words of its ``stream``, stored as
+  ``[ceil(R / lanes), ceil(K / 32), k, lanes]``: the ``lanes`` rows' copies of one word are adjacent, so one
+  vector load feeds as many rows as a vector has lanes, and one activation feeds them all. Rows and
+  columns past the matrix are zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+WORD_BITS = 32
+BLOCK = 32
+"""Elements per ``interleaved`` block: 32 k-bit elements are exactly k words."""
+
+
+def codes_of(values: np.ndarray, bits: int, signed: bool) -> np.ndarray:
+    """The k-bit codes (uint32) of integers in range: two's complement for signed values."""
+    _check_bits(bits)
+    values = np.asarray(values).astype(np.int64)
+    low, high = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    if values.size and (values.min() < low or values.max() > high):
+        kind = "signed" if signed else "unsigned"
+        raise ValueError(f"values {values.min()}..{values.max()} do not fit {bits}-bit {kind} integers")
+    return (values & ((1 << bits) - 1)).astype(np.uint32)
+
+
+def values_of(codes: np.ndarray, bits: int, signed: bool) -> np.ndarray:
+    """The integers (int32) that k-bit ``codes`` stand for."""
+    codes = np.asarray(codes).astype(np.int32)
+    if signed:
+        codes = np.where(codes >= 1 << (bits - 1), codes - (1 << bits), codes)
+    return codes.astype(np.int32)
+
+
+def _check_bits(bits: int) -> None:
+    if not 1 <= bits <= 8:
+        raise ValueError(f"packed elements must be 1..8 bits, got {bits}")
+
+
+def pack_stream(codes: np.ndarray, bits: int) -> np.ndarray:
+    """``codes`` (``[..., K]``, each below ``2**bits``) as a dense bit stream of uint32 words per row."""
+    _check_bits(bits)
+    codes = np.asarray(codes, dtype=np.uint32)
+    count = codes.shape[-1]
+    planes = (codes[..., None] >> np.arange(bits, dtype=np.uint32)) & 1
+    stream = planes.reshape(*codes.shape[:-1], count * bits)
+    words = -(-count * bits // WORD_BITS)
+    padded = np.zeros((*codes.shape[:-1], words * WORD_BITS), np.uint32)
+    padded[..., : count * bits] = stream
+    lanes = padded.reshape(*codes.shape[:-1], words, WORD_BITS) << np.arange(WORD_BITS, dtype=np.uint32)
+    return np.bitwise_or.reduce(lanes, axis=-1).astype(np.uint32)
+
+
+def unpack_stream(words: np.ndarray, bits: int, count: int) -> np.ndarray:
+    """The ``count`` codes per row of a dense bit stream (the inverse of :func:`pack_stream`)."""
+    _check_bits(bits)
+    words = np.asarray(words, dtype=np.uint32)
+    if words.shape[-1] * WORD_BITS < count * bits:
+        raise ValueError(f"{words.shape[-1]} words hold fewer than {count} {bits}-bit elements")
+    stream = (words[..., None] >> np.arange(WORD_BITS, dtype=np.uint32)) & 1
+    stream = stream.reshape(*words.shape[:-1], words.shape[-1] * WORD_BITS)[..., : count * bits]
+    planes = stream.reshape(*words.shape[:-1], count, bits) << np.arange(bits, dtype=np.uint32)
+    return np.bitwise_or.reduce(planes, axis=-1).astype(np.uint32)
+
+
+def shard_widths(bits: int) -> tuple[int, ...]:
+    """The shard widths of a k-bit code, widest first: 3 -> (2, 1), 5 -> (4, 1), 6 -> (4, 2), 8 -> (8,)."""
+    _check_bits(bits)
+    if bits == 8:
+        return (8,)
+    return tuple(w for w in (4, 2, 1) if bits & w)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A packing layout: ``pack(codes, bits, lanes) -> words`` and ``unpack(words, bits, shape, lanes)``,
+    where ``shape`` is the unpacked shape and ``lanes`` matters only to ``interleaved``."""
+
+    name: str
+    pack: Callable[[np.ndarray, int, int], np.ndarray]
+    unpack: Callable[[np.ndarray, int, tuple[int, ...], int], np.ndarray]
+    rank2: bool = False
+    """Whether the layout packs only matrices."""
+
+
+def _pack_planes(codes: np.ndarray, bits: int, lanes: int) -> np.ndarray:
+    return np.stack([pack_stream((codes >> b) & 1, 1) for b in range(bits)])
+
+
+def _unpack_planes(words: np.ndarray, bits: int, shape: tuple[int, ...], lanes: int) -> np.ndarray:
+    planes = [unpack_stream(words[b], 1, shape[-1]) << b for b in range(bits)]
+    return np.bitwise_or.reduce(np.stack(planes), axis=0).astype(np.uint32)
+
+
+def _pack_shards(codes: np.ndarray, bits: int, lanes: int) -> np.ndarray:
+    shards, low = [], 0
+    for width in shard_widths(bits):
+        shards.append(pack_stream((codes >> low) & ((1 << width) - 1), width))
+        low += width
+    return np.concatenate(shards, axis=-1)
+
+
+def _unpack_shards(words: np.ndarray, bits: int, shape: tuple[int, ...], lanes: int) -> np.ndarray:
+    codes = np.zeros(shape, np.uint32)
+    start = low = 0
+    for width in shard_widths(bits):
+        size = -(-shape[-1] * width // WORD_BITS)
+        codes |= unpack_stream(words[..., start : start + size], width, shape[-1]) << low
+        start += size
+        low += width
+    return codes
+
+
+def interleaved_shape(rows: int, cols: int, bits: int, lanes: int) -> tuple[int, int, int, int]:
+    """The shape of an ``interleaved`` packing of a ``rows`` x ``cols`` matrix."""
+    return (-(-rows // lanes), -(-cols // BLOCK), bits, lanes)
+
+
+def _pack_interleaved(codes: np.ndarray, bits: int, lanes: int) -> np.ndarray:
+    if codes.ndim != 2:
+        raise ValueError(f"the interleaved layout packs matrices, got rank {codes.ndim}")
+    rows, cols = codes.shape
+    groups, blocks, _, _ = interleaved_shape(rows, cols, bits, lanes)
+    padded = np.zeros((groups * lanes, blocks * BLOCK), np.uint32)
+    padded[:rows, :cols] = codes
+    stream = pack_stream(padded, bits).reshape(groups, lanes, blocks, bits)
+    return np.ascontiguousarray(stream.transpose(0, 2, 3, 1))
+
+
+def _unpack_interleaved(words: np.ndarray, bits: int, shape: tuple[int, ...], lanes: int) -> np.ndarray:
+    rows, cols = shape
+    groups, blocks, _, _ = words.shape
+    stream = words.transpose(0, 3, 1, 2).reshape(groups * lanes, blocks * bits)
+    return unpack_stream(stream, bits, blocks * BLOCK)[:rows, :cols]
+
+
+LAYOUTS: dict[str, Layout] = {
+    layout.name: layout
+    for layout in (
+        Layout(
+            "stream",
+            lambda c, bits, lanes: pack_stream(c, bits),
+            lambda w, bits, s, lanes: unpack_stream(w, bits, s[-1]),
+        ),
+        Layout("planes", _pack_planes, _unpack_planes),
+        Layout("shards", _pack_shards, _unpack_shards),
+        Layout("interleaved", _pack_interleaved, _unpack_interleaved, rank2=True),
+    )
+}
+
+
+def layout(name: str) -> Layout:
+    """The layout called ``name``; ValueError naming the known ones."""
+    found = LAYOUTS.get(name)
+    if found is None:
+        raise ValueError(f"unknown packing layout '{name}' (known: {', '.join(LAYOUTS)})")
+    return found
+
+
+def pack(values: np.ndarray, bits: int, signed: bool, name: str, lanes: int = 16) -> np.ndarray:
+    """Integers of ``bits`` bits packed in layout ``name``."""
+    return layout(name).pack(codes_of(values, bits, signed), bits, lanes)
+
+
+def unpack(
+    words: np.ndarray, bits: int, signed: bool, name: str, shape: tuple[int, ...], lanes: int = 16
+) -> np.ndarray:
+    """The int32 values of ``shape`` that :func:`pack` stored in ``words`` (its exact inverse)."""
+    return values_of(layout(name).unpack(np.asarray(words, np.uint32), bits, tuple(shape), lanes), bits, signed)
