@@ -47,9 +47,9 @@ from .targets import Target, TargetError, parse_target
 __all__ = ["DEFAULT_PIPELINE", "TARGETS", "CacheInfo", "CompiledModel", "LoadedModel", "compile", "load"]
 
 DEFAULT_PIPELINE = "canonicalize,fold-batch-norm,cse,fold,dce"
-TARGETS = ("interp", "cpu")
+TARGETS = ("interp", "cpu", "webgpu")
 """Target kinds that can execute today (``cpu`` takes a CPU name too: ``cpu:x86-64-v3``)."""
-TARGET_PASSES = {"interp": "", "cpu": "layout,fuse-siblings,fuse-attention,pack-weights,fuse"}
+TARGET_PASSES = {"interp": "", "cpu": "layout,fuse-siblings,fuse-attention,pack-weights,fuse", "webgpu": "fuse"}
 """Passes each target kind appends to every pipeline, what its code generator relies on: for the CPU, constant
 matmul weights packed into the GEMM micro-kernel's panel layout at compile time instead of at every run, and
 ops grouped into fused kernels. Passes that read the target get it as their ``target`` option."""

@@ -20,4 +20,8 @@ def executable_kind(kind: str) -> ExecutableKind | None:
         from ..backends.cpu import CpuExecutable
 
         return CpuExecutable
+    if kind == "webgpu":
+        from ..backends.webgpu import WebGPUExecutable
+
+        return WebGPUExecutable
     return None

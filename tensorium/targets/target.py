@@ -8,7 +8,7 @@ import os
 from dataclasses import asdict, dataclass, field, replace
 
 from ..errors import TensoriumError
-from . import x86
+from . import webgpu, x86
 
 KINDS = ("interp", "cpu", "cuda", "webgpu")
 """Every kind of target; ``cuda`` and ``webgpu`` are named so that their strings give a clear error."""
@@ -43,12 +43,24 @@ class Target:
     l2: int = 0
     l3: int = 0
     threads: int = 1
+    limits: tuple[tuple[str, int], ...] = ()
+    """A GPU's limits by name, sorted (``webgpu``: the WebGPU spec's names in snake case); see :meth:`limit`."""
     host: bool = field(default=False, compare=False)
 
     def __str__(self) -> str:
+        if self.kind == "webgpu":
+            options = webgpu.options_text(self.features, self.limits)
+            return f"webgpu:{options}" if options else "webgpu"
         if self.kind != "cpu":
             return self.kind
         return "cpu" if self.host else f"cpu:{self.cpu}"
+
+    def limit(self, name: str) -> int:
+        """The GPU limit ``name``; TargetError naming the target when it has none of that name."""
+        for key, value in self.limits:
+            if key == name:
+                return value
+        raise TargetError(f"target '{self}' has no limit '{name}'")
 
     def describe(self) -> str:
         """One line for people: the CPU, its vectors and caches."""
@@ -85,6 +97,7 @@ class Target:
         data = asdict(self)
         data["features"] = list(self.features)
         data["dot_product"] = list(self.dot_product)
+        data["limits"] = [list(pair) for pair in self.limits]
         return data
 
     @staticmethod
@@ -102,6 +115,12 @@ class Target:
                 if not isinstance(value, list) or not all(isinstance(f, str) for f in value):
                     raise TargetError(f"malformed target record: '{name}' must be a list of strings")
                 value = tuple(value)
+            elif name == "limits":
+                if not isinstance(value, list) or not all(
+                    isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and type(p[1]) is int for p in value
+                ):
+                    raise TargetError("malformed target record: 'limits' must be a list of [name, int] pairs")
+                value = tuple((str(k), int(v)) for k, v in value)
             elif type(value) is not (str if name == "kind" else type(fields[name].default)):
                 raise TargetError(f"malformed target record: '{name}' is {value!r}")
             values[name] = value
@@ -209,6 +228,16 @@ def _named_cpu(name: str) -> Target:
     return _cpu_target(triple, name, tuple(features), caches, host=False)
 
 
+def webgpu_target(options: str = "") -> Target:
+    """The WebGPU target: the spec's minimum limits, changed by ``options`` (``shader-f16,NAME=VALUE,...``;
+    see :mod:`tensorium.targets.webgpu`); TargetError for an unknown option."""
+    try:
+        features, limits = webgpu.parse_options(options)
+    except webgpu.WebGPUOptionError as e:
+        raise TargetError(f"target 'webgpu:{options}': {e}") from None
+    return Target(kind="webgpu", features=features, limits=limits)
+
+
 def parse_target(spec: str | Target) -> Target:
     """The target named by ``spec``: ``interp``, ``cpu`` (this machine), ``cpu:NAME`` (an x86 CPU LLVM
     knows), or a Target as it is; TargetError for anything else, naming what is accepted."""
@@ -225,6 +254,8 @@ def parse_target(spec: str | Target) -> Target:
         target = _named_cpu(arg)
         threads = default_threads()
         return target if target.threads == threads else target.with_threads(threads)
+    if kind == "webgpu":
+        return webgpu_target(arg)
     if kind in GPU_KINDS:
         raise TargetError(
             f"target '{spec}': the {kind.upper()} backend is not available yet; use 'cpu' (LLVM, this machine), "

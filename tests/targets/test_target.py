@@ -69,7 +69,7 @@ def test_a_cpu_llvm_knows_but_the_table_does_not_is_probed() -> None:
         ("tpu", "unknown target 'tpu'; use 'cpu'"),
         ("interp:x", "unknown target 'interp:x'"),
         ("cuda:sm_90", "target 'cuda:sm_90': the CUDA backend is not available yet"),
-        ("webgpu", "target 'webgpu': the WEBGPU backend is not available yet"),
+        ("webgpu:max_bananas=1", "target 'webgpu:max_bananas=1': unknown WebGPU limit 'max_bananas'"),
     ],
 )
 def test_bad_targets_say_what_is_accepted(spec: str, message: str) -> None:

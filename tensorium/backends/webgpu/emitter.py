@@ -1,0 +1,472 @@
+"""Loop-level kernels to WGSL compute shaders: the emitter of the WebGPU backend.
+
+A text subclass of :class:`~tensorium.backends.emitter.KernelEmitter`: each ``func.func`` kernel becomes
+one WGSL module whose entry point ``main`` runs one invocation.
+
+- A buffer argument the kernel touches is a storage binding ``@group(0) @binding(n)``, in argument order,
+  ``read`` unless the kernel stores into it; its elements are a flat ``array<T>`` indexed row-major
+  (shapes are static). Arguments the kernel never touches get no binding (:attr:`Shader.bindings` lists
+  the argument positions bound).
+- ``gpu_block`` loops are ``workgroup_id`` and ``gpu_thread`` loops ``local_invocation_id`` along their
+  axis, scaled by the step and offset by the lower bound; their trip counts are constants (the grid and
+  the ``@workgroup_size``). Other loop kinds (serial, unroll, vectorize, parallel) are WGSL ``for`` loops
+  in each invocation.
+- ``loop.barrier`` is ``workgroupBarrier()``; ``shared`` buffers are module-scope ``var<workgroup>``
+  arrays, ``local`` ones function-scope arrays.
+- Types: ``f32``; ``f16`` (``enable f16``) when the Target has ``shader-f16``; ``bf16`` is held in f32 (the
+  ``decompose`` stage rounds it); ``i32``, ``u32``; ``i1`` is ``bool`` in registers and ``u32`` in storage;
+  ``index`` is ``i32`` (the limit passes prove every index fits). Other types (64-bit integers and floats,
+  8- and 16-bit integers) are a CompileError naming the value.
+- ``exp``, ``log``, ``sqrt``, ``sin``... are WGSL's builtins; ``tanh``, ``erf``, integer division and
+  remainder come from the shared decompositions (:mod:`tensorium.lowering.decompose`). ``max``/``min``
+  propagate NaN and ``pow`` handles negative bases with integer exponents, as the loop dialect says.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ...errors import CompileError
+from ...ir.core import Operation, Value
+from ...ir.dialects.builtin import func_body, func_name
+from ...ir.types import BufferType, FloatType, IndexType, IntegerType, ScalarType, Type
+from ...lowering.webgpu_schedule import trip_count
+from ...targets import Target
+from ..emitter import KernelEmitter, op_error
+
+AXES = "xyz"
+F16_FEATURE = "shader-f16"
+_MATH = {
+    "loop.exp": "exp",
+    "loop.log": "log",
+    "loop.sqrt": "sqrt",
+    "loop.rsqrt": "inverseSqrt",
+    "loop.sin": "sin",
+    "loop.cos": "cos",
+    "loop.floor": "floor",
+    "loop.asin": "asin",
+    "loop.acos": "acos",
+    "loop.atan": "atan",
+    "loop.abs": "abs",
+}
+_INFIX = {"loop.add": "+", "loop.sub": "-", "loop.mul": "*", "loop.div": "/", "loop.rem": "%"}
+_BITWISE = {"loop.and": "&", "loop.or": "|", "loop.xor": "^"}
+_CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+@dataclass(frozen=True)
+class Shader:
+    """One kernel as WGSL: its source, the argument positions bound (binding ``n`` is ``bindings[n]``), which
+    of those it writes, its workgroup size and grid (x, y, z), and the bytes of each scratch buffer in global
+    memory it allocates (bound after the arguments)."""
+
+    name: str
+    wgsl: str
+    bindings: tuple[int, ...]
+    written: frozenset[int]
+    workgroup: tuple[int, int, int]
+    grid: tuple[int, int, int]
+    scratch: tuple[int, ...] = ()
+
+    def to_json(self) -> dict[str, object]:
+        """The shader's launch data as JSON (its WGSL is stored beside it)."""
+        return {
+            "bindings": list(self.bindings),
+            "written": sorted(self.written),
+            "workgroup": list(self.workgroup),
+            "grid": list(self.grid),
+            "scratch": list(self.scratch),
+        }
+
+
+def storage_type(element: ScalarType, target: Target, what: str) -> str:
+    """The WGSL type of ``element`` in a storage buffer; CompileError naming ``what`` when WebGPU has none."""
+    if isinstance(element, IntegerType) and element.is_bool:
+        return "u32"
+    return scalar_type(element, target, what)
+
+
+def scalar_type(t: Type, target: Target, what: str) -> str:
+    """The WGSL type of a register value of type ``t``; CompileError naming ``what`` when WebGPU has none."""
+    if isinstance(t, IndexType):
+        return "i32"
+    if isinstance(t, FloatType):
+        if t.name in ("f32", "bf16"):
+            return "f32"
+        if t.name == "f16":
+            if F16_FEATURE not in target.features:
+                raise CompileError(f"{what}: f16 needs the WebGPU feature '{F16_FEATURE}' (target 'webgpu:shader-f16')")
+            return "f16"
+    if isinstance(t, IntegerType):
+        if t.is_bool:
+            return "bool"
+        if t.width == 32:
+            return "i32" if t.signed else "u32"
+    raise CompileError(f"{what}: WebGPU has no {t} (WGSL has 32-bit integers, f32 and f16; no 64-bit integers)")
+
+
+class WGSLEmitter(KernelEmitter):
+    """Emits each kernel of a loop module as one WGSL compute shader (see the module docstring)."""
+
+    NAME: ClassVar[str] = "WebGPU"
+    NATIVE: ClassVar[frozenset[str]] = frozenset({"loop.exp", "loop.log"})
+    """exp and log are WGSL builtins; tanh (inaccurate in WGSL for large inputs), erf, integer div/rem (WGSL's
+    give ``a`` for ``a / 0``) and bf16 rounding come from the shared decompositions."""
+    LOOP_KINDS: ClassVar[dict[str, str]] = {
+        "serial": "emit_serial",
+        "unroll": "emit_serial",
+        "vectorize": "emit_serial",
+        "parallel": "emit_serial",
+        "gpu_block": "emit_gpu_loop",
+        "gpu_thread": "emit_gpu_loop",
+    }
+    OPS: ClassVar[dict[str, str]] = {
+        **KernelEmitter.OPS,
+        "loop.const": "emit_const",
+        **dict.fromkeys(_INFIX, "emit_infix"),
+        **dict.fromkeys(_BITWISE, "emit_bitwise"),
+        **dict.fromkeys(_MATH, "emit_math"),
+        "loop.max": "emit_minmax",
+        "loop.min": "emit_minmax",
+        "loop.pow": "emit_pow",
+        "loop.neg": "emit_neg",
+        "loop.fma": "emit_fma",
+        "loop.cmp": "emit_cmp",
+        "loop.select": "emit_select",
+        "loop.cast": "emit_cast",
+        "loop.bitcast": "emit_bitcast",
+        "loop.if": "emit_if",
+        "loop.alloc": "emit_alloc",
+        "loop.dim": "emit_dim",
+        "loop.load": "emit_load",
+        "loop.store": "emit_store",
+        "loop.barrier": "emit_barrier",
+    }
+
+    def __init__(self, target: Target) -> None:
+        super().__init__()
+        self.target = target
+        self.shaders: dict[str, Shader] = {}
+        self.lines: list[str] = []
+        self.globals: list[str] = []
+        self.depth = 1
+        self.counter = 0
+        self.buffers: dict[int, tuple[str, BufferType]] = {}
+        self.workgroup = [1, 1, 1]
+        self.grid = [1, 1, 1]
+        self.scratch: list[int] = []
+        self.bound = 0
+
+    def output(self) -> dict[str, Shader]:
+        """The shaders emitted so far, by kernel name."""
+        return self.shaders
+
+    # --- kernels ----------------------------------------------------------------------------------
+    def emit_function(self, func: Operation) -> None:
+        """Emit one kernel as a WGSL module with entry point ``main``."""
+        name = func_name(func)
+        self.lines, self.globals, self.depth, self.counter = [], [], 1, 0
+        self.workgroup, self.grid = [1, 1, 1], [1, 1, 1]
+        self.env, self.buffers, self.scratch = {}, {}, []
+        args = func_body(func).args
+        used = {id(op.operands[1 if op.name == "loop.store" else 0]) for op in func.walk() if _touches(op)}
+        stored = {id(op.operands[1]) for op in func.walk() if op.name == "loop.store"}
+        bindings: list[int] = []
+        written: set[int] = set()
+        for position, arg in enumerate(args):
+            t = arg.type
+            if not isinstance(t, BufferType):
+                raise CompileError(f"@{name}: argument #{position} is a scalar ({t}); WebGPU kernels take buffers only")
+            if not t.is_static:
+                raise CompileError(f"@{name}: argument #{position} ({t}) has dynamic dims; WebGPU needs static shapes")
+            if id(arg) not in used:
+                continue
+            wgsl = storage_type(t.element, self.target, f"@{name} argument #{position} ({t})")
+            access = "read_write" if id(arg) in stored else "read"
+            if id(arg) in stored:
+                written.add(position)
+            var = f"b{position}"
+            self.globals.append(f"@group(0) @binding({len(bindings)}) var<storage, {access}> {var}: array<{wgsl}>;")
+            bindings.append(position)
+            self.buffers[id(arg)] = (var, t)
+        self.bound = len(bindings)
+        self.emit_block(func_body(func))
+        header = ["enable f16;"] if any("f16" in line for line in (*self.globals, *self.lines)) else []
+        workgroup = ", ".join(map(str, self.workgroup))
+        source = "\n".join(
+            [
+                *header,
+                *self.globals,
+                "",
+                f"@compute @workgroup_size({workgroup})",
+                "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {",
+                *self.lines,
+                "}",
+                "",
+            ]
+        )
+        self.shaders[name] = Shader(
+            name,
+            source,
+            tuple(bindings),
+            frozenset(written),
+            tuple(self.workgroup),  # type: ignore[arg-type]
+            tuple(self.grid),  # type: ignore[arg-type]
+            tuple(self.scratch),
+        )
+
+    # --- text helpers -----------------------------------------------------------------------------
+    def line(self, text: str) -> None:
+        """Append one statement at the current depth."""
+        self.lines.append("  " * self.depth + text)
+
+    def let(self, op: Operation, expression: str) -> str:
+        """Bind ``op``'s result to a new ``let`` of ``expression``; returns its name."""
+        name = f"v{self.counter}"
+        self.counter += 1
+        self.line(f"let {name}: {self.type_of(op.results[0].type, op)} = {expression};")
+        return name
+
+    def type_of(self, t: Type, op: Operation) -> str:
+        """The WGSL type of a value of type ``t`` that ``op`` uses or makes."""
+        try:
+            return scalar_type(t, self.target, f"'{op.name}'")
+        except CompileError as e:
+            raise op_error(op, str(e).split(": ", 1)[1]) from None
+
+    # --- loops and control ------------------------------------------------------------------------
+    def emit_serial(self, op: Operation) -> None:
+        """A ``for`` loop over ``[lower, upper)`` by ``step`` in each invocation."""
+        lower, upper, step = self.operands(op)
+        iv = f"it{self.counter}"
+        self.counter += 1
+        self.line(f"for (var {iv}: i32 = {lower}; {iv} < {upper}; {iv} = {iv} + {step}) {{")
+        self.bind(op.regions[0].block.args[0], iv)
+        self.nested(op)
+        self.line("}")
+
+    def emit_gpu_loop(self, op: Operation) -> None:
+        """A ``gpu_block`` or ``gpu_thread`` loop: the workgroup or invocation id along its axis."""
+        kind, axis = op.attr("kind"), int(op.attr("axis"))
+        trips = trip_count(op)
+        if trips is None:
+            raise op_error(op, f'of kind "{kind}" needs a constant trip count in the WebGPU backend')
+        sizes = self.grid if kind == "gpu_block" else self.workgroup
+        sizes[axis] = trips
+        lower, _, step = self.operands(op)
+        builtin = "wid" if kind == "gpu_block" else "lid"
+        name = f"{builtin}_{AXES[axis]}"
+        self.line(f"let {name}: i32 = {lower} + i32({builtin}.{AXES[axis]}) * {step};")
+        self.bind(op.regions[0].block.args[0], name)
+        self.emit_block(op.regions[0].block)
+
+    def nested(self, op: Operation) -> None:
+        """Emit the body of ``op`` one level deeper."""
+        self.depth += 1
+        self.emit_block(op.regions[0].block)
+        self.depth -= 1
+
+    def emit_if(self, op: Operation) -> None:
+        """``if (cond) { ... }``."""
+        self.line(f"if ({self.value(op.operands[0])}) {{")
+        self.nested(op)
+        self.line("}")
+
+    def emit_barrier(self, op: Operation) -> None:
+        """``workgroupBarrier()``."""
+        self.line("workgroupBarrier();")
+
+    # --- memory -----------------------------------------------------------------------------------
+    def emit_alloc(self, op: Operation) -> None:
+        """A ``local`` (function-scope) or ``shared`` (workgroup) array, or for ``global`` a scratch storage
+        buffer of the kernel, bound after its arguments, that the runtime allocates."""
+        t = op.attr("type")
+        assert isinstance(t, BufferType)
+        if not t.is_static:
+            raise op_error(op, f"allocates {t} with dynamic dims; WebGPU arrays need static sizes")
+        name = f"m{self.counter}"
+        self.counter += 1
+        size = max(1, t.num_elements or 1)
+        if t.space == "local":
+            self.line(f"var {name}: array<{self.type_of(t.element, op)}, {size}>;")
+        else:
+            element = storage_type(t.element, self.target, f"'{op.name}' of {t}")
+            if t.space == "shared":
+                self.globals.append(f"var<workgroup> {name}: array<{element}, {size}>;")
+            else:
+                number = self.bound + len(self.scratch)
+                self.globals.append(f"@group(0) @binding({number}) var<storage, read_write> {name}: array<{element}>;")
+                self.scratch.append(size * 4 if element in ("u32", "i32", "f32") else size * 2)
+        self.buffers[id(op.results[0])] = (name, t)
+
+    def emit_dim(self, op: Operation) -> str:
+        """A static size as a constant."""
+        t = op.operands[0].type
+        assert isinstance(t, BufferType)
+        return f"{t.static_shape[int(op.attr('axis'))]}"
+
+    def address(self, op: Operation, buffer: Value, indices: tuple[Value, ...]) -> tuple[str, BufferType]:
+        """``name[linear index]`` of an element of ``buffer`` and its type."""
+        name, t = self.buffers[id(buffer)]
+        linear = ""
+        for size, i in zip(t.static_shape, self.values(indices)):
+            linear = str(i) if not linear else f"({linear}) * {size} + {i}"
+        return f"{name}[{linear or '0'}]", t
+
+    def emit_load(self, op: Operation) -> str:
+        """An element; ``i1`` elements of storage buffers are ``!= 0u``."""
+        where, t = self.address(op, op.operands[0], op.operands[1:])
+        if _is_bool(t.element) and t.space != "local":
+            return self.let(op, f"{where} != 0u")
+        return self.let(op, where)
+
+    def emit_store(self, op: Operation) -> None:
+        """An element store; ``i1`` into storage as ``0u`` / ``1u``."""
+        where, t = self.address(op, op.operands[1], op.operands[2:])
+        value = self.value(op.operands[0])
+        if _is_bool(t.element) and t.space != "local":
+            value = f"select(0u, 1u, {value})"
+        self.line(f"{where} = {value};")
+
+    # --- scalars ----------------------------------------------------------------------------------
+    def emit_const(self, op: Operation) -> str:
+        """A literal of the op's type (inf and NaN through their bits)."""
+        value, t = op.attr("value"), op.results[0].type
+        wgsl = self.type_of(t, op)
+        if wgsl == "bool":
+            return "true" if value else "false"
+        if wgsl in ("f32", "f16"):
+            return self.let(op, _float_literal(float(value), wgsl))
+        number = int(value)
+        if wgsl == "u32":
+            return f"{number % (1 << 32)}u"
+        if not -(1 << 31) <= number < 1 << 31:
+            raise op_error(op, f"constant {number} does not fit the 32-bit integers of WebGPU")
+        return f"{number}i" if number >= 0 else f"({number}i)"
+
+    def emit_infix(self, op: Operation) -> str:
+        """``a + b``, ``a - b``, ``a * b``, ``a / b``, ``a % b`` (WGSL's float ``%`` truncates, as the loop
+        dialect's ``rem``)."""
+        a, b = self.operands(op)
+        return self.let(op, f"{a} {_INFIX[op.name]} {b}")
+
+    def emit_bitwise(self, op: Operation) -> str:
+        """``&``, ``|``, ``^`` (on bools: ``&``, ``|``, ``!=``)."""
+        a, b = self.operands(op)
+        symbol = _BITWISE[op.name]
+        if _is_bool(op.results[0].type) and symbol == "^":
+            symbol = "!="
+        return self.let(op, f"{a} {symbol} {b}")
+
+    def emit_math(self, op: Operation) -> str:
+        """A WGSL builtin of one argument."""
+        (a,) = self.operands(op)
+        return self.let(op, f"{_MATH[op.name]}({a})")
+
+    def emit_minmax(self, op: Operation) -> str:
+        """``max``/``min``, NaN when either operand is NaN (for floats)."""
+        a, b = self.operands(op)
+        fn = op.name.split(".")[1]
+        if not isinstance(op.results[0].type, FloatType):
+            return self.let(op, f"{fn}({a}, {b})")
+        return self.let(op, f"select({fn}({a}, {b}), {a} + {b}, {a} != {a} || {b} != {b})")
+
+    def emit_pow(self, op: Operation) -> str:
+        """``a ** b`` for floats: ``pow(|a|, b)`` with the sign of odd integer powers of negative ``a``, NaN for
+        other powers of negative ``a``, 1 for ``b = 0``."""
+        a, b = self.operands(op)
+        if not isinstance(op.results[0].type, FloatType):
+            raise op_error(op, "on integers is not supported by the WebGPU backend")
+        t = self.type_of(op.results[0].type, op)
+        magnitude = self.let(op, f"pow(abs({a}), {b})")
+        whole = f"floor({b}) == {b}"
+        odd = f"abs({b} % 2.0) == 1.0"
+        negative = f"select({_float_literal(math.nan, t)}, select({magnitude}, -{magnitude}, {odd}), {whole})"
+        zero = f"select({_float_literal(math.inf, t)}, {_float_literal(0.0, t)}, {b} > 0.0)"
+        return self.let(
+            op,
+            f"select(select(select({magnitude}, {negative}, {a} < 0.0), {zero}, {a} == 0.0), 1.0, {b} == 0.0)",
+        )
+
+    def emit_neg(self, op: Operation) -> str:
+        """``-a``."""
+        (a,) = self.operands(op)
+        return self.let(op, f"-({a})")
+
+    def emit_fma(self, op: Operation) -> str:
+        """``fma(a, b, c)`` for floats, ``a * b + c`` for integers."""
+        a, b, c = self.operands(op)
+        if isinstance(op.results[0].type, FloatType):
+            return self.let(op, f"fma({a}, {b}, {c})")
+        return self.let(op, f"{a} * {b} + {c}")
+
+    def emit_cmp(self, op: Operation) -> str:
+        """A comparison."""
+        a, b = self.operands(op)
+        return self.let(op, f"{a} {_CMP[str(op.attr('predicate'))]} {b}")
+
+    def emit_select(self, op: Operation) -> str:
+        """``select(b, a, cond)``."""
+        cond, a, b = self.operands(op)
+        return self.let(op, f"select({b}, {a}, {cond})")
+
+    def emit_cast(self, op: Operation) -> str:
+        """A conversion as ``graph.cast``: to ``bool`` is ``!= 0``, from ``bool`` 0 or 1, float to integer
+        truncates (NaN gives 0; WGSL saturates to the 32-bit range)."""
+        (a,) = self.operands(op)
+        source, result = op.operands[0].type, op.results[0].type
+        src, dst = self.type_of(source, op), self.type_of(result, op)
+        if dst == src:
+            return str(a)
+        if dst == "bool":
+            zero = "false" if src == "bool" else _zero(src)
+            return self.let(op, f"{a} != {zero}")
+        if src == "bool":
+            return self.let(op, f"select({_zero(dst)}, {_one(dst)}, {a})")
+        if dst in ("i32", "u32") and src in ("f32", "f16"):
+            return self.let(op, f"select({dst}({a}), {_zero(dst)}, {a} != {a})")
+        return self.let(op, f"{dst}({a})")
+
+    def emit_bitcast(self, op: Operation) -> str:
+        """``bitcast<T>(a)`` between 32-bit types."""
+        (a,) = self.operands(op)
+        return self.let(op, f"bitcast<{self.type_of(op.results[0].type, op)}>({a})")
+
+
+def _touches(op: Operation) -> bool:
+    return op.name in ("loop.load", "loop.store", "loop.dim", "loop.load_packed")
+
+
+def _is_bool(t: Type) -> bool:
+    return isinstance(t, IntegerType) and t.is_bool
+
+
+def _zero(wgsl: str) -> str:
+    return {"f32": "0.0f", "f16": "0.0h", "i32": "0i", "u32": "0u"}[wgsl]
+
+
+def _one(wgsl: str) -> str:
+    return {"f32": "1.0f", "f16": "1.0h", "i32": "1i", "u32": "1u"}[wgsl]
+
+
+def _float_literal(value: float, wgsl: str) -> str:
+    """A WGSL literal of ``value`` exactly (as its bits for inf, NaN and f32 values that print long)."""
+    if wgsl == "f16":
+        if math.isfinite(value):
+            return f"{value!r}h"
+        return f"f16({_float_literal(value, 'f32')})"
+    bits = struct.unpack("<I", struct.pack("<f", value))[0]
+    return f"bitcast<f32>({bits}u)"
+
+
+def compile_shaders(lowered: Operation, target: Target) -> dict[str, Shader]:
+    """Every kernel of a lowered module (already mapped to workgroups) as a WGSL shader, by kernel name."""
+    emitter = WGSLEmitter(target)
+    emitter.emit_module(lowered)
+    return emitter.output()
+
+
+__all__ = ["Shader", "WGSLEmitter", "compile_shaders", "scalar_type", "storage_type"]

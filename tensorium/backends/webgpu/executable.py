@@ -1,0 +1,332 @@
+"""The WebGPU executable: a graph module lowered to loop kernels, emitted as WGSL, run through wgpu-py.
+
+:meth:`WebGPUExecutable.build` runs the codegen stages (:mod:`tensorium.lowering.codegen`) with the
+WebGPU backend's own scheduling: ``lower``, ``decompose`` (the math WGSL lacks), then ``emit``, which binds
+each kernel to workgroups (:mod:`tensorium.lowering.webgpu_schedule`), runs the limit passes
+(:mod:`tensorium.lowering.webgpu_limits`) and writes one WGSL shader per kernel. The CPU's default
+schedules (vectors, threads) do not apply; ``disable=("schedule",)`` changes nothing here.
+
+``run`` needs wgpu-py and an adapter (Mesa's lavapipe runs it on a CPU): every buffer of the plan gets a
+GPU buffer of its own (kept for the next run: shapes are static), constants are uploaded once, inputs at
+each run; a view is copied out of its source right before each kernel that reads it (bindings at
+arbitrary offsets would break WebGPU's offset alignment); all kernels go in one command buffer.
+
+:meth:`to_files` writes the artifact the JavaScript runtime also runs (``js/tensorium-webgpu.js``):
+``plan.json`` (buffers, steps, kernels and their launch data), ``weights.bin`` (the constants, one after
+another) and ``kernels/<name>.wgsl``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...errors import CompileError, InterpreterError, TensoriumError
+from ...ir.core import Operation
+from ...ir.dialects.builtin import functions
+from ...ir.parser import parse_type_text
+from ...ir.types import IntegerType, TensorType, storage_dtype
+from ...lowering import Step, View, plan_of
+from ...lowering.codegen import AfterStage, Codegen, run_codegen
+from ...lowering.space import Config
+from ...lowering.webgpu_limits import apply_limits, storage_bytes
+from ...lowering.webgpu_schedule import gpu_configs, map_to_workgroups
+from ...runtime.executable import Executable, ExecutableError, ExecutableKind
+from ...runtime.memory import MemoryPlan
+from ...targets import Target, TargetError, parse_target
+from ...version import __version__
+from ..interp import check_value
+from .device import device_for, wgpu_module
+from .emitter import Shader, WGSLEmitter, compile_shaders, storage_type
+
+__all__ = ["EXECUTABLE_FORMAT", "WebGPUExecutable"]
+
+EXECUTABLE_FORMAT = "tensorium-webgpu-executable"
+EXECUTABLE_VERSION = 1
+PLAN_FILE = "plan.json"
+WEIGHTS_FILE = "weights.bin"
+KERNEL_FOLDER = "kernels"
+
+
+def _is_bool(t: TensorType) -> bool:
+    return isinstance(t.element, IntegerType) and t.element.is_bool
+
+
+def _to_storage(array: np.ndarray, t: TensorType) -> bytes:
+    """The bytes of ``array`` as the shaders read them (``i1`` as ``u32``)."""
+    return np.ascontiguousarray(array, np.uint32 if _is_bool(t) else storage_dtype(t.element)).tobytes()
+
+
+def _from_storage(data: Any, t: TensorType) -> np.ndarray:
+    shape = t.static_shape
+    if _is_bool(t):
+        return np.frombuffer(data, np.uint32, count=t.num_elements or 0).reshape(shape) != 0
+    return np.frombuffer(data, storage_dtype(t.element), count=t.num_elements or 0).reshape(shape).copy()
+
+
+class WebGPUExecutable(Executable):
+    """A lowered module's launch plan over WGSL shaders; ``run(arrays)`` gives the outputs.
+
+    The WebGPU target's :class:`~tensorium.runtime.executable.Executable` (and, by its static ``build`` and
+    ``from_files``, its :class:`~tensorium.runtime.executable.ExecutableKind`)."""
+
+    def __init__(
+        self,
+        shaders: dict[str, Shader],
+        buffers: tuple[TensorType, ...],
+        inputs: tuple[int, ...],
+        outputs: tuple[int, ...],
+        constants: tuple[tuple[int, np.ndarray], ...],
+        steps: tuple[Step, ...],
+        target: Target,
+        views: tuple[View, ...] = (),
+    ) -> None:
+        self.shaders = shaders
+        self.buffers = buffers
+        self.inputs = inputs
+        self.outputs = outputs
+        self.constants = constants
+        self.steps = steps
+        self.views = views
+        self.target = target
+        self.memory = MemoryPlan.build(buffers, steps, outputs, views, reuse=False)
+        self.last_bindings: dict[str, int] | None = None
+        self._view_of = {v.buffer: v for v in views}
+        self._lock = threading.Lock()
+        self._gpu: dict[str, Any] | None = None
+        for view in views:
+            itemsize = 4 if _is_bool(buffers[view.buffer]) else storage_dtype(buffers[view.buffer].element).itemsize
+            if (view.offset * itemsize) % 4 or storage_bytes(buffers[view.buffer]) % 4:
+                raise CompileError(f"view buffer #{view.buffer} ({buffers[view.buffer]}) is not 4-byte aligned")
+
+    @staticmethod
+    def build(
+        module: Operation,
+        func: str = "main",
+        memory_plan: bool = True,
+        opt_level: int = 3,
+        target: Target | None = None,
+        configs: Mapping[str, Config] | None = None,
+        disable: Collection[str] = (),
+        after_stage: AfterStage | None = None,
+    ) -> WebGPUExecutable:
+        """Run the codegen stages on ``@func`` for a WebGPU ``target`` (default: ``webgpu``, the spec's minimum
+        limits); see the module docstring. ``memory_plan`` and ``opt_level`` do not apply (every buffer has
+        its own GPU memory; the driver optimizes WGSL)."""
+        target = target if target is not None else parse_target("webgpu")
+        if target.kind != "webgpu":
+            raise TargetError(f"the WebGPU executable compiles for 'webgpu' targets, not '{target}'")
+
+        def emit(lowered: Operation, target: Target) -> dict[str, Shader]:
+            for kernel in functions(lowered):
+                map_to_workgroups(kernel, target)
+            apply_limits(lowered, target)
+            return compile_shaders(lowered, target)
+
+        state = Codegen(module, target, func, gpu_configs(module, target, func, configs), WGSLEmitter.NATIVE, emit)
+        run_codegen(state, {*disable, "schedule"}, after_stage)
+        assert state.lowered is not None
+        plan = plan_of(state.lowered)
+        shaders: dict[str, Shader] = state.compiled
+        steps = tuple(Step(s.kernel, s.inputs, s.outputs, shaders[s.kernel].grid) for s in plan.steps)
+        constants = tuple((b, np.asarray(c.array)) for b, c in plan.constants)
+        for number, t in enumerate(plan.buffers):
+            if not t.is_static:
+                raise CompileError(f"tensor #{number} ({t}) has dynamic dims; the WebGPU backend needs static shapes")
+            storage_type(t.element, target, f"tensor #{number} ({t})")
+        return WebGPUExecutable(shaders, plan.buffers, plan.inputs, plan.outputs, constants, steps, target, plan.views)
+
+    @property
+    def input_types(self) -> list[TensorType]:
+        """The types of the plan's inputs, in @main argument order."""
+        return [self.buffers[b] for b in self.inputs]
+
+    def peak_bytes(self, bindings: dict[str, int] | None = None) -> int:
+        """The GPU memory of the intermediate buffers (each has its own)."""
+        kept = {*self.inputs, *self.outputs, *(b for b, _ in self.constants), *self._view_of}
+        return sum(storage_bytes(t) for b, t in enumerate(self.buffers) if b not in kept)
+
+    # --- running ----------------------------------------------------------------------------------
+    def _prepare(self) -> dict[str, Any]:
+        """Device, GPU buffers, constants, pipelines and bind groups: made at the first run, kept after."""
+        wgpu = wgpu_module()
+        device = device_for(self.target)
+        usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+        gpu = [device.create_buffer(size=max(4, -(-storage_bytes(t) // 4) * 4), usage=usage) for t in self.buffers]
+        for b, array in self.constants:
+            device.queue.write_buffer(gpu[b], 0, _to_storage(array, self.buffers[b]))
+        launches = []
+        for step in self.steps:
+            shader = self.shaders[step.kernel]
+            pipeline = device.create_compute_pipeline(
+                layout="auto", compute={"module": device.create_shader_module(code=shader.wgsl), "entry_point": "main"}
+            )
+            args = (*step.inputs, *step.outputs)
+            bound = [gpu[args[p]] for p in shader.bindings]
+            bound += [device.create_buffer(size=-(-n // 4) * 4, usage=usage) for n in shader.scratch]
+            entries = [
+                {"binding": n, "resource": {"buffer": b, "offset": 0, "size": b.size}} for n, b in enumerate(bound)
+            ]
+            group = device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=entries)
+            copies = [self._view_of[b] for b in args if b in self._view_of]
+            launches.append((pipeline, group, shader.grid, copies))
+        return {"device": device, "buffers": gpu, "launches": launches}
+
+    def run(self, inputs: Sequence[Any]) -> list[np.ndarray]:
+        """Run the plan on numpy ``inputs`` (in @main argument order); returns new output arrays."""
+        if len(inputs) != len(self.inputs):
+            raise InterpreterError(f"the plan takes {len(self.inputs)} inputs, got {len(inputs)}")
+        arrays = []
+        for n, (buffer, value) in enumerate(zip(self.inputs, inputs)):
+            t = self.buffers[buffer]
+            array = np.asarray(value)
+            if array.dtype != storage_dtype(t.element):
+                raise InterpreterError(
+                    f"input #{n}: expected dtype {storage_dtype(t.element)} for {t}, got {array.dtype}"
+                )
+            check_value(array, t, f"input #{n}", {})
+            arrays.append(array)
+        self.last_bindings = {}
+        with self._lock:
+            if self._gpu is None:
+                self._gpu = self._prepare()
+            device, gpu = self._gpu["device"], self._gpu["buffers"]
+            for buffer, array in zip(self.inputs, arrays):
+                device.queue.write_buffer(gpu[buffer], 0, _to_storage(array, self.buffers[buffer]))
+            encoder = device.create_command_encoder()
+            for pipeline, group, grid, copies in self._gpu["launches"]:
+                for view in copies:
+                    t = self.buffers[view.buffer]
+                    itemsize = storage_bytes(t) // max(1, t.num_elements or 1)
+                    size = -(-storage_bytes(t) // 4) * 4
+                    encoder.copy_buffer_to_buffer(gpu[view.source], view.offset * itemsize, gpu[view.buffer], 0, size)
+                compute = encoder.begin_compute_pass()
+                compute.set_pipeline(pipeline)
+                compute.set_bind_group(0, group)
+                compute.dispatch_workgroups(*grid)
+                compute.end()
+            device.queue.submit([encoder.finish()])
+            return [_from_storage(device.queue.read_buffer(gpu[b]), self.buffers[b]) for b in self.outputs]
+
+    # --- files ------------------------------------------------------------------------------------
+    def to_files(self, folder: str | os.PathLike[str]) -> Path:
+        """Write ``plan.json``, ``weights.bin`` and ``kernels/*.wgsl`` (the artifact of the JS runtime too)."""
+        root = Path(folder)
+        (root / KERNEL_FOLDER).mkdir(parents=True, exist_ok=True)
+        weights = bytearray()
+        constants = []
+        for b, array in self.constants:
+            data = _to_storage(np.broadcast_to(array, self.buffers[b].static_shape), self.buffers[b])
+            constants.append({"buffer": b, "offset": len(weights), "bytes": len(data)})
+            weights += data + bytes(-len(data) % 4)
+        (root / WEIGHTS_FILE).write_bytes(bytes(weights))
+        kernels = {}
+        for name, shader in self.shaders.items():
+            file = f"{KERNEL_FOLDER}/{name}.wgsl"
+            (root / file).write_text(shader.wgsl, encoding="utf-8")
+            kernels[name] = {"file": file, **shader.to_json()}
+        plan = {
+            "format": EXECUTABLE_FORMAT,
+            "format_version": EXECUTABLE_VERSION,
+            "tensorium_version": __version__,
+            "target": self.target.to_json(),
+            "buffers": [_buffer_json(t) for t in self.buffers],
+            "inputs": list(self.inputs),
+            "outputs": list(self.outputs),
+            "constants": constants,
+            "weights": WEIGHTS_FILE,
+            "views": [[v.buffer, v.source, v.offset] for v in self.views],
+            "steps": [
+                {
+                    "kernel": s.kernel,
+                    "args": [*s.inputs, *s.outputs],
+                    "inputs": len(s.inputs),
+                    "grid": list(s.grid or ()),
+                }
+                for s in self.steps
+            ],
+            "kernels": kernels,
+        }
+        (root / PLAN_FILE).write_text(json.dumps(plan, indent=1) + "\n", encoding="utf-8")
+        return root
+
+    @staticmethod
+    def from_files(folder: str | os.PathLike[str]) -> WebGPUExecutable:
+        """Load what :meth:`to_files` wrote, without compiling; ExecutableError names the file at fault."""
+        root = Path(folder)
+        file = root / PLAN_FILE
+        try:
+            meta = json.loads(file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ExecutableError(f"{file}: missing") from None
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            raise ExecutableError(f"{file}: not valid JSON ({e})") from None
+        if not isinstance(meta, dict) or meta.get("format") != EXECUTABLE_FORMAT:
+            raise ExecutableError(f"{file}: not a Tensorium WebGPU executable (format is not '{EXECUTABLE_FORMAT}')")
+        if meta.get("format_version") != EXECUTABLE_VERSION or meta.get("tensorium_version") != __version__:
+            raise ExecutableError(f"{file}: written by another Tensorium or format version; compile the model again")
+        try:
+            return _load(root, meta)
+        except (KeyError, TypeError, ValueError, OSError, TensoriumError) as e:
+            if isinstance(e, ExecutableError):
+                raise
+            raise ExecutableError(f"{file}: malformed executable ({type(e).__name__}: {e})") from None
+
+
+def _buffer_json(t: TensorType) -> dict[str, object]:
+    return {
+        "type": str(t),
+        "dtype": "bool" if _is_bool(t) else str(storage_dtype(t.element)),
+        "shape": list(t.static_shape),
+        "bytes": storage_bytes(t),
+    }
+
+
+def _load(root: Path, meta: dict[str, Any]) -> WebGPUExecutable:
+    target = Target.from_json(meta["target"])
+    buffers = []
+    for entry in meta["buffers"]:
+        t = parse_type_text(entry["type"])
+        if not isinstance(t, TensorType):
+            raise ExecutableError(f"{root / PLAN_FILE}: buffer type {entry['type']} is not a tensor")
+        buffers.append(t)
+    weights = (root / meta["weights"]).read_bytes()
+    constants = []
+    for entry in meta["constants"]:
+        t = buffers[int(entry["buffer"])]
+        data = weights[int(entry["offset"]) : int(entry["offset"]) + int(entry["bytes"])]
+        constants.append((int(entry["buffer"]), _from_storage(data, t)))
+    shaders = {}
+    for name, k in meta["kernels"].items():
+        wgsl = (root / k["file"]).read_text(encoding="utf-8")
+        shaders[name] = Shader(
+            name,
+            wgsl,
+            tuple(int(b) for b in k["bindings"]),
+            frozenset(int(b) for b in k["written"]),
+            tuple(int(n) for n in k["workgroup"]),  # type: ignore[arg-type]
+            tuple(int(n) for n in k["grid"]),  # type: ignore[arg-type]
+            tuple(int(n) for n in k.get("scratch", ())),
+        )
+    steps = []
+    for s in meta["steps"]:
+        shader = shaders[s["kernel"]]
+        args = tuple(int(b) for b in s["args"])
+        count = int(s["inputs"])
+        if any(not 0 <= b < len(buffers) for b in args) or any(p >= len(args) for p in shader.bindings):
+            raise ExecutableError(f"{root / PLAN_FILE}: step '{s['kernel']}' does not match the buffers")
+        steps.append(Step(str(s["kernel"]), args[:count], args[count:], tuple(int(n) for n in s["grid"])))
+    views = tuple(View(int(b), int(src), int(o)) for b, src, o in meta["views"])
+    inputs = tuple(int(b) for b in meta["inputs"])
+    outputs = tuple(int(b) for b in meta["outputs"])
+    return WebGPUExecutable(shaders, tuple(buffers), inputs, outputs, tuple(constants), tuple(steps), target, views)
+
+
+if TYPE_CHECKING:
+    _KIND: ExecutableKind = WebGPUExecutable  # the class side of the executable protocol, checked by mypy

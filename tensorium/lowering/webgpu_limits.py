@@ -1,0 +1,136 @@
+"""WebGPU's limits as passes over a lowered module, driven by the Target's limits.
+
+Each pass reads one group of limits from the :class:`~tensorium.targets.Target` (the WebGPU spec's minimums
+for ``webgpu``, lower or higher ones for ``webgpu:NAME=VALUE``) and either makes the module fit or says,
+in one CompileError, which kernel or tensor does not fit which limit:
+
+- invocations per workgroup and workgroups per dimension: the GPU schedule
+  (:mod:`tensorium.lowering.webgpu_schedule`) sizes workgroups and folds large grids into 2-D and 3-D ones;
+  :func:`check_dispatch` checks what every kernel ends up with (hand-scheduled ones included);
+- storage buffers per shader stage: :func:`check_storage_buffers` (a kernel binding more is an error naming
+  it and the count; splitting such kernels is not done yet);
+- binding and buffer size: :func:`check_buffer_sizes` (each tensor bound whole; a larger one is an error
+  naming the tensor, its bytes and the limit);
+- workgroup storage: :func:`check_workgroup_storage` (the ``shared`` buffers of a kernel);
+- 32-bit indices: :func:`check_index_width` proves that every buffer has fewer than 2**31 elements and every
+  index constant fits 32 bits, so the emitter's ``i32`` indices never wrap; otherwise it is an error, never
+  a silent narrowing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..errors import CompileError
+from ..ir.core import Operation
+from ..ir.dialects.builtin import func_body, func_name, functions
+from ..ir.types import BufferType, IndexType, IntegerType, TensorType, storage_dtype
+from ..targets import Target
+from .plan import plan_of
+from .webgpu_schedule import trip_count
+
+INDEX_LIMIT = 1 << 31
+"""Indices are WGSL ``i32``: every element number must stay below this."""
+
+
+def storage_bytes(t: BufferType | TensorType) -> int:
+    """Bytes of a static buffer or tensor in WebGPU storage (``i1`` elements take 4 bytes, as ``u32``)."""
+    bool_element = isinstance(t.element, IntegerType) and t.element.is_bool
+    return (t.num_elements or 0) * (4 if bool_element else storage_dtype(t.element).itemsize)
+
+
+def check_storage_buffers(lowered: Operation, target: Target) -> None:
+    """CompileError for a kernel that binds more buffers than ``max_storage_buffers_per_shader_stage``."""
+    limit = target.limit("max_storage_buffers_per_shader_stage")
+    for kernel in functions(lowered):
+        args = func_body(kernel).args
+        used = {id(op.operands[1 if op.name == "loop.store" else 0]) for op in kernel.walk() if op.name in _TOUCH}
+        count = sum(id(a) in used for a in args)
+        if count > limit:
+            raise CompileError(
+                f"kernel @{func_name(kernel)} binds {count} storage buffers, over the limit "
+                f"max_storage_buffers_per_shader_stage = {limit}"
+            )
+
+
+def check_buffer_sizes(lowered: Operation, target: Target) -> None:
+    """CompileError for a tensor larger than ``max_storage_buffer_binding_size`` or ``max_buffer_size``."""
+    binding = target.limit("max_storage_buffer_binding_size")
+    largest = target.limit("max_buffer_size")
+    for number, t in enumerate(plan_of(lowered).buffers):
+        size = storage_bytes(t)
+        for name, limit in (("max_storage_buffer_binding_size", binding), ("max_buffer_size", largest)):
+            if size > limit:
+                raise CompileError(f"tensor #{number} ({t}, {size} bytes) is over the limit {name} = {limit}")
+
+
+def check_workgroup_storage(lowered: Operation, target: Target) -> None:
+    """CompileError for a kernel whose ``shared`` buffers exceed ``max_compute_workgroup_storage_size``."""
+    limit = target.limit("max_compute_workgroup_storage_size")
+    for kernel in functions(lowered):
+        shared = [op.attr("type") for op in kernel.walk() if op.name == "loop.alloc"]
+        size = sum(storage_bytes(t) for t in shared if isinstance(t, BufferType) and t.space == "shared")
+        if size > limit:
+            raise CompileError(
+                f"kernel @{func_name(kernel)} uses {size} bytes of workgroup storage, over the limit "
+                f"max_compute_workgroup_storage_size = {limit}"
+            )
+
+
+def check_dispatch(lowered: Operation, target: Target) -> None:
+    """CompileError for a kernel whose workgroup or grid exceeds the invocation and dispatch limits."""
+    per_dimension = target.limit("max_compute_workgroups_per_dimension")
+    invocations = target.limit("max_compute_invocations_per_workgroup")
+    for kernel in functions(lowered):
+        threads = 1
+        for op in kernel.walk():
+            kind = op.attr("kind", "") if op.name == "loop.for" else ""
+            trips = trip_count(op) if kind in ("gpu_block", "gpu_thread") else None
+            if kind == "gpu_block" and trips is not None and trips > per_dimension:
+                raise CompileError(
+                    f"kernel @{func_name(kernel)} launches {trips} workgroups along axis {op.attr('axis')}, over "
+                    f"the limit max_compute_workgroups_per_dimension = {per_dimension}"
+                )
+            if kind == "gpu_thread" and trips is not None:
+                threads *= trips
+        if threads > invocations:
+            raise CompileError(
+                f"kernel @{func_name(kernel)} runs {threads} invocations per workgroup, over the limit "
+                f"max_compute_invocations_per_workgroup = {invocations}"
+            )
+
+
+def check_index_width(lowered: Operation, target: Target) -> None:
+    """Prove that 32-bit indices suffice (see the module docstring); CompileError naming the buffer or
+    constant that does not fit."""
+    for number, t in enumerate(plan_of(lowered).buffers):
+        if (t.num_elements or 0) >= INDEX_LIMIT:
+            raise CompileError(
+                f"tensor #{number} ({t}) has {t.num_elements} elements; WebGPU indices are 32-bit (below 2**31)"
+            )
+    for kernel in functions(lowered):
+        for op in kernel.walk():
+            if op.name == "loop.const" and isinstance(op.results[0].type, IndexType):
+                value = int(op.attr("value"))
+                if not -INDEX_LIMIT <= value < INDEX_LIMIT:
+                    raise CompileError(
+                        f"kernel @{func_name(kernel)}: index constant {value} does not fit WebGPU's 32-bit indices"
+                    )
+
+
+_TOUCH = ("loop.load", "loop.store", "loop.dim", "loop.load_packed")
+
+LIMIT_PASSES: tuple[Callable[[Operation, Target], None], ...] = (
+    check_index_width,
+    check_buffer_sizes,
+    check_storage_buffers,
+    check_workgroup_storage,
+    check_dispatch,
+)
+"""The limit passes in the order the WebGPU backend runs them, after the GPU schedule."""
+
+
+def apply_limits(lowered: Operation, target: Target) -> None:
+    """Run every limit pass on ``lowered`` for ``target``."""
+    for check in LIMIT_PASSES:
+        check(lowered, target)
