@@ -11,6 +11,7 @@ from .api import CompiledModel, compile, load
 from .errors import InterpreterError, Location, ParseError, PassError, TensoriumError, VerifyError
 from .frontend.tracer import Tensor, nn, trace
 from .ir import parse_module, print_module, verify
+from .ir.dialects.quant.config import QuantConfig
 from .targets import Target
 from .version import __version__
 
@@ -20,6 +21,7 @@ __all__ = [
     "Location",
     "ParseError",
     "PassError",
+    "QuantConfig",
     "Target",
     "Tensor",
     "TensoriumError",

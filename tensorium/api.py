@@ -28,6 +28,7 @@ from .frontend.common import ImportedGraph
 from .frontend.tracer.tensor import DynamicSpec, bind_arguments, is_static, trace_function
 from .ir.core import Operation
 from .ir.dialects.builtin import func_body, func_type, lookup_func
+from .ir.dialects.quant.config import QuantConfig
 from .ir.printer import fingerprint
 from .ir.types import FloatType, Sym, TensorType, Type, storage_dtype
 from .ir.verifier import verify
@@ -49,11 +50,15 @@ __all__ = ["DEFAULT_PIPELINE", "TARGETS", "CacheInfo", "CompiledModel", "LoadedM
 DEFAULT_PIPELINE = "canonicalize,fold-batch-norm,cse,fold,dce"
 TARGETS = ("interp", "cpu", "webgpu")
 """Target kinds that can execute today (``cpu`` takes a CPU name too: ``cpu:x86-64-v3``)."""
-TARGET_PASSES = {"interp": "", "cpu": "layout,fuse-siblings,fuse-attention,pack-weights,fuse", "webgpu": "fuse"}
+TARGET_PASSES = {
+    "interp": "",
+    "cpu": "layout,fuse-siblings,fuse-attention,pack-quant,pack-weights,fuse",
+    "webgpu": "fuse",
+}
 """Passes each target kind appends to every pipeline, what its code generator relies on: for the CPU, constant
 matmul weights packed into the GEMM micro-kernel's panel layout at compile time instead of at every run, and
 ops grouped into fused kernels. Passes that read the target get it as their ``target`` option."""
-TARGET_AWARE_PASSES = ("pack-weights",)
+TARGET_AWARE_PASSES = ("pack-quant", "pack-weights")
 CODEGEN_STAGES = ("schedule", "decompose", "memory-plan")
 """Stages of code generation that ``disable=`` can turn off besides passes: ``schedule`` (default schedules
 of kernels the lowering leaves unscheduled), ``decompose`` (math the emitter lacks rewritten into basic loop
@@ -79,10 +84,16 @@ def check_schedules(schedules: Mapping[str, Config | str] | None) -> dict[str, C
     return {str(k): v if isinstance(v, Config) else Config.parse(str(v)) for k, v in schedules.items()}
 
 
-def check_pipeline(passes: str | None, target: str | Target = "interp", disable: Sequence[str] = ()) -> str:
-    """The pipeline text to run: ``passes`` (the default when None) then the target's own passes
-    (:data:`TARGET_PASSES`), without the passes named in ``disable``; PassError when it names an unknown
-    pass, TensoriumError when ``disable`` names something that is neither a pass nor a codegen stage."""
+def check_pipeline(
+    passes: str | None,
+    target: str | Target = "interp",
+    disable: Sequence[str] = (),
+    quantize: QuantConfig | str | None = None,
+) -> str:
+    """The pipeline text to run: ``passes`` (the default when None), the ``quantize`` pass of ``quantize``
+    when given, then the target's own passes (:data:`TARGET_PASSES`), without the passes named in
+    ``disable``; PassError when it names an unknown pass or a bad quantize option, TensoriumError when
+    ``disable`` names something that is neither a pass nor a codegen stage."""
     from .passes import parse_pipeline, pass_names
 
     known = [*pass_names(), *CODEGEN_STAGES]
@@ -94,7 +105,8 @@ def check_pipeline(passes: str | None, target: str | Target = "interp", disable:
     if own and parsed.kind == "cpu" and not parsed.host:
         names = own.split(",")
         own = ",".join(f'{n}{{target="{parsed}"}}' if n in TARGET_AWARE_PASSES else n for n in names)
-    text = ",".join(p for p in (DEFAULT_PIPELINE if passes is None else passes, own) if p)
+    quantized = QuantConfig.of(quantize).pass_text() if quantize is not None else ""
+    text = ",".join(p for p in (DEFAULT_PIPELINE if passes is None else passes, quantized, own) if p)
     pipeline = parse_pipeline(text)
     return ",".join(str(p) for p in pipeline if p.name not in disable)
 
@@ -390,13 +402,14 @@ class CompiledModel:
         params: str = "constants",
         disable: Sequence[str] = (),
         schedules: Mapping[str, Config | str] | None = None,
+        quantize: QuantConfig | str | None = None,
     ):
         if params not in ("constants", "inputs"):
             raise TensoriumError(f"params must be 'constants' or 'inputs', got {params!r}")
         self.model = model
         self.target = check_target(target)
         self.schedules = check_schedules(schedules)
-        self.pipeline = check_pipeline(passes, self.target, disable)
+        self.pipeline = check_pipeline(passes, self.target, disable, quantize)
         self.disabled = disabled_stages(disable)
         self.dynamic = _check_dynamic(dynamic)
         self.cache = cache
@@ -666,6 +679,7 @@ def compile(
     params: str = "constants",
     disable: Sequence[str] = (),
     schedules: Mapping[str, Config | str] | None = None,
+    quantize: QuantConfig | str | None = None,
 ) -> Any:
     """Compile a torch module, a function or an .onnx path; usable as ``@compile`` or ``@compile(...)``.
 
@@ -676,12 +690,14 @@ def compile(
     ``dynamic={"x": {0: "batch"}}`` keeps axis 0 of argument ``x`` symbolic (no recompiles
     when it changes); ``passes`` overrides the default pipeline; ``params="inputs"`` passes torch
     parameters as inputs instead of constants; ``disable=("fuse", "memory-plan")`` turns passes and codegen
-    stages off by name (as TVM's disabled passes do).
+    stages off by name (as TVM's disabled passes do); ``quantize="w4g128"`` or a
+    :class:`~tensorium.ir.dialects.quant.config.QuantConfig` quantizes constant matmul weights to k bits after
+    the default passes (docs/quantization.md).
     """
     if model is None:
 
         def decorate(fn: Any) -> CompiledModel:
-            return CompiledModel(fn, target, passes, dynamic, cache, params, disable, schedules)
+            return CompiledModel(fn, target, passes, dynamic, cache, params, disable, schedules, quantize)
 
         return decorate
-    return CompiledModel(model, target, passes, dynamic, cache, params, disable, schedules)
+    return CompiledModel(model, target, passes, dynamic, cache, params, disable, schedules, quantize)

@@ -16,6 +16,7 @@ from . import (  # noqa: F401  (registers the lowerings)
     linalg,
     misc,
     nn,
+    quant,
     reduce,
     shape,
 )

@@ -1,7 +1,7 @@
 """Passes over modules: the Pass base and registry, pipeline text, the PassManager and the passes.
 
 Importing this package registers every pass shipped with Tensorium (canonicalize, cse, dce, fold,
-fold-batch-norm, layout, fuse-siblings, fuse-attention, pack-weights, fuse, lower-to-loops).
+fold-batch-norm, layout, fuse-siblings, fuse-attention, pack-weights, fuse, lower-to-loops, quantize, pack-quant).
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from . import (  # noqa: F401  (registers the passes)
     fuse_siblings,
     layout,
     lower_to_loops,
+    pack_quant,
     pack_weights,
+    quantize,
 )
 from .base import Pass, get_pass, pass_names, register_pass
 from .manager import PassManager

@@ -1,0 +1,74 @@
+"""QuantConfig: what post-training quantization (the ``quantize`` pass) does to a model's weights, and its short
+spelling ``w4g128``; ``tensorium.compile(model, quantize=...)`` takes either."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+
+from ....errors import PassError
+
+METHODS = ("rtn",)
+"""Weight quantization methods implemented: round to nearest (per channel or per group)."""
+PLANNED_METHODS = ("awq", "gptq")
+"""Methods the API names but that are not implemented yet (an error says so)."""
+
+
+@dataclass(frozen=True)
+class QuantConfig:
+    """Weight-only post-training quantization of constant matmul weights (and optionally embeddings).
+
+    ``bits`` per weight (1..8); ``group`` weights along the contraction share a scale (0: one scale per
+    output channel); ``method`` how codes are chosen (``"rtn"``); ``signed``: symmetric signed codes without
+    zero points (default: unsigned codes with a float zero point per group, which suits skewed weights);
+    weights of fewer than ``min_elements`` elements stay in float; ``embeddings`` quantizes constant
+    embedding tables too. Every bad option is a PassError naming it.
+    """
+
+    bits: int = 4
+    group: int = 128
+    method: str = "rtn"
+    signed: bool = False
+    min_elements: int = 4096
+    embeddings: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.bits, bool) or not isinstance(self.bits, int) or not 1 <= self.bits <= 8:
+            raise PassError(f"quantize: bits must be 1..8, got {self.bits!r}")
+        if isinstance(self.group, bool) or not isinstance(self.group, int) or self.group < 0:
+            raise PassError(f"quantize: group must be 0 (per channel) or a positive group size, got {self.group!r}")
+        if self.method in PLANNED_METHODS:
+            raise PassError(f"quantize: method '{self.method}' is not implemented yet (implemented: rtn)")
+        if self.method not in METHODS:
+            raise PassError(f"quantize: unknown method '{self.method}' (implemented: {', '.join(METHODS)})")
+        if self.signed and self.bits < 2:
+            raise PassError("quantize: signed (symmetric) codes need bits >= 2; 1-bit weights are unsigned")
+        if self.min_elements < 0:
+            raise PassError(f"quantize: min_elements must be >= 0, got {self.min_elements}")
+
+    @staticmethod
+    def parse(text: str) -> QuantConfig:
+        """The config spelled ``w4g128`` (4 bits, groups of 128), ``w3`` (per channel) or ``w8g32s`` (signed)."""
+        m = re.fullmatch(r"w(\d+)(?:g(\d+))?(s?)", text.strip())
+        if m is None:
+            raise PassError(f"quantize: bad spec '{text}' (expected like 'w4g128', 'w3' or 'w8g32s')")
+        return QuantConfig(bits=int(m.group(1)), group=int(m.group(2) or 0), signed=bool(m.group(3)))
+
+    @staticmethod
+    def of(value: QuantConfig | str) -> QuantConfig:
+        """``value`` as a config (parsing a spec string)."""
+        if isinstance(value, QuantConfig):
+            return value
+        if isinstance(value, str):
+            return QuantConfig.parse(value)
+        raise PassError(f"quantize= takes a QuantConfig or a spec like 'w4g128', got {type(value).__name__}")
+
+    def pass_text(self) -> str:
+        """This config as the ``quantize{...}`` pass of a pipeline (options that differ from the defaults)."""
+        changed = [
+            f"{f.name.replace('_', '-')}={str(value).lower() if isinstance(value, bool) else value}"
+            for f in dataclasses.fields(self)
+            if (value := getattr(self, f.name)) != f.default
+        ]
+        return "quantize" + ("{" + ",".join(changed) + "}" if changed else "")

@@ -1,0 +1,113 @@
+"""pack-quant: constant k-bit matmul weights packed at compile time for the CPU's ``qgemv`` kernel.
+
+``quant.matmul(x, Wq, scale, zero)`` with constant operands becomes ``quant.matmul_packed`` over the
+``interleaved`` layout with as many rows side by side as the target's f32 vectors have lanes, the scales and
+zero points transposed to [K / group, rows] (zero past the last row) so that the kernel loads one vector of
+them per group. Signed codes are stored unsigned, ``q + 2**(k-1)``, with the zero points shifted by as much,
+so the kernel has one form. Per-tensor and per-channel weights are one group of K. Products the kernel
+cannot take (a group or K that is not a multiple of 32, non-f32 activations) are left as they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ..errors import PassError
+from ..ir.attributes import DenseAttr
+from ..ir.core import Operation, Value
+from ..ir.dialects.quant import layouts
+from ..ir.dialects.quant.types import expand
+from ..ir.rewrite import PatternRewriter, RewritePattern, apply_patterns_greedily
+from ..ir.types import IntegerType, QuantizedType, TensorType, f32
+from ..targets import Target, TargetError, parse_target
+from .base import Pass, register_pass
+
+U32 = IntegerType(32, False)
+
+
+@register_pass
+@dataclass(frozen=True)
+class PackQuant(Pass):
+    """Pack constant k-bit matmul weights for the CPU kernel (see the module docstring)."""
+
+    name: ClassVar[str] = "pack-quant"
+    target: str = ""
+    """The machine packed for (``cpu:x86-64-v3``; empty: this one); its f32 lanes are the rows per block."""
+
+    def machine(self) -> Target:
+        """The CPU target packed for; PassError for a bad or non-CPU target."""
+        try:
+            target = parse_target(self.target or "cpu")
+        except TargetError as e:
+            raise PassError(f"pack-quant: {e}") from None
+        if target.kind != "cpu":
+            raise PassError(f"pack-quant packs for a CPU target, not '{target}'")
+        return target
+
+    def run(self, module: Operation) -> None:
+        lanes = self.machine().lanes()
+
+        def pack(op: Operation, rewriter: PatternRewriter) -> bool:
+            return _pack(op, rewriter, lanes)
+
+        apply_patterns_greedily(module, [RewritePattern("pack_quantized_weight", ("quant.matmul",), pack)])
+
+
+def _constant(value: Value | None) -> np.ndarray | None:
+    op = value.defining_op() if value is not None else None
+    if op is None or op.name != "graph.constant":
+        return None
+    attr = op.attributes["value"]
+    return attr.array if isinstance(attr, DenseAttr) else None
+
+
+def _group(q: QuantizedType, depth: int) -> int:
+    return q.group_size if q.granularity == "per_group" and q.group_size is not None else depth
+
+
+def _pack(op: Operation, rewriter: PatternRewriter, lanes: int) -> bool:
+    x, weight, scale, *zero = op.operands
+    arrays = [_constant(v) for v in (weight, scale, *zero)]
+    wtype = weight.type
+    if any(a is None for a in arrays) or not isinstance(wtype, TensorType) or x.type.element != f32:  # type: ignore[attr-defined]
+        return False
+    q = wtype.element
+    assert isinstance(q, QuantizedType)
+    codes, scales = arrays[0], arrays[1]
+    assert codes is not None and scales is not None
+    rows, depth = codes.shape
+    group = _group(q, depth)
+    if group % layouts.BLOCK or depth % group or (q.granularity == "per_channel" and q.axis not in (0, -2)):
+        return False
+    shift = 1 << (q.bits - 1) if q.signed else 0
+    zeros = arrays[2] if zero else np.zeros(scales.shape, np.float32)
+    assert zeros is not None
+    per_group = (rows, depth // group)
+    full_scale = expand(scales, codes.shape)[:, ::group].reshape(per_group)
+    full_zero = expand(zeros, codes.shape)[:, ::group].reshape(per_group) + shift
+    packed = layouts.pack(codes.astype(np.int64) + shift, q.bits, False, "interleaved", lanes)
+    padded = packed.shape[0] * lanes
+
+    def transposed(params: np.ndarray) -> np.ndarray:
+        out = np.zeros((depth // group, padded), np.float32)
+        out[:, :rows] = params.T
+        return out
+
+    values = [
+        (packed, TensorType(packed.shape, U32)),
+        (transposed(full_scale), TensorType((depth // group, padded), f32)),
+        (transposed(full_zero), TensorType((depth // group, padded), f32)),
+    ]
+    constants = [
+        rewriter.create_before(op, "graph.constant", [], {"value": DenseAttr.adopt(a, t)}).result for a, t in values
+    ]
+    producers = [v.defining_op() for v in (weight, scale, *zero)]
+    attrs = {"bits": q.bits, "cols": int(rows), "group": group, "lanes": lanes}
+    rewriter.replace_op_with_new(op, "quant.matmul_packed", [x, *constants], attrs)
+    for producer in producers:
+        if producer is not None and producer.parent is not None and not producer.results[0].uses:
+            rewriter.erase_op(producer)
+    return True

@@ -1,0 +1,78 @@
+"""The qgemv kernel family: every k in 1..8 on odd shapes, at several points of its space, against the
+interpreter (compiled through LLVM, and once on the loop interpreter)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tensorium.backends import interp
+from tensorium.backends.cpu import CpuExecutable
+from tensorium.backends.plan_runner import run_plan
+from tensorium.ir.core import Operation
+from tensorium.ir.dialects import quant
+from tensorium.ir.dialects.builtin import func_body, functions
+from tensorium.ir.dialects.quant import layouts
+from tensorium.ir.types import IntegerType, TensorType, f32
+from tensorium.lowering import lower_function
+from tensorium.lowering.space import Config, default_config, kernel_key, kernel_space
+from tensorium.targets import host_target
+from tensorium.testing import build_module
+
+U32 = IntegerType(32, False)
+
+
+def packed_case(
+    bits: int, rows: int, cols: int, depth: int, group: int, lanes: int
+) -> tuple[Operation, list[np.ndarray]]:
+    """A module of one quant.matmul_packed over random codes, scales and zero points, and its inputs."""
+    rng = np.random.default_rng(bits * 100 + rows)
+    codes = rng.integers(0, 1 << bits, (cols, depth))
+    packed = layouts.pack(codes, bits, False, "interleaved", lanes)
+    params = (depth // group, packed.shape[0] * lanes)
+    scale = rng.random(params).astype(np.float32)
+    zero = (rng.random(params) * (1 << bits)).astype(np.float32)
+    x = rng.standard_normal((rows, depth)).astype(np.float32)
+    inputs = [x, packed, scale, zero]
+    types = [TensorType(a.shape, U32 if a.dtype == np.uint32 else f32) for a in inputs]
+    attrs = {"bits": bits, "cols": cols, "group": group, "lanes": lanes}
+    module = build_module(types, lambda *v: quant.matmul_packed(*v, **attrs), check_text=False)  # type: ignore[arg-type]
+    return module, inputs
+
+
+def _op(module: Operation) -> Operation:
+    return func_body(functions(module)[0]).ops[0]
+
+
+@pytest.mark.parametrize(
+    ("bits", "rows", "cols", "depth", "group", "mr"),
+    [(1, 1, 37, 128, 64, 1), (2, 3, 19, 96, 32, 2), (3, 5, 40, 64, 32, 4), (4, 1, 53, 256, 128, 1)]
+    + [(5, 2, 17, 64, 64, 2), (6, 7, 33, 96, 96, 4), (7, 1, 16, 160, 32, 1), (8, 9, 21, 64, 32, 8)],
+)
+def test_every_width_matches_the_interpreter(bits: int, rows: int, cols: int, depth: int, group: int, mr: int) -> None:
+    target = host_target()
+    module, inputs = packed_case(bits, rows, cols, depth, group, target.lanes())
+    (want,) = interp.run(module, inputs)
+    config = Config("qgemv", (("mr", mr),))
+    space = kernel_space(_op(module), target)
+    assert space is not None and space.check(config) == config
+    (got,) = CpuExecutable.build(module, configs={kernel_key(_op(module)): config}).run(inputs)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4 * np.abs(want).max())
+
+
+def test_loop_interpreter_runs_the_same_kernel() -> None:
+    module, inputs = packed_case(3, 3, 9, 64, 32, 4)
+    (want,) = interp.run(module, inputs)
+    configs = {kernel_key(_op(module)): Config.parse("qgemv{mr=2}")}
+    (got,) = run_plan(lower_function(module, configs=configs), inputs)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_space_and_default_rule() -> None:
+    target = host_target()
+    decode, _ = packed_case(4, 1, 16, 64, 32, target.lanes())
+    batch, _ = packed_case(4, 3, 16, 64, 32, target.lanes())
+    assert str(default_config(_op(decode), target)) == "qgemv{mr=1}"
+    assert str(default_config(_op(batch), target)) == "qgemv{mr=2}"
+    space = kernel_space(_op(batch), target)
+    assert space is not None and [str(p) for p in space.points()] == ["qgemv{mr=1}", "qgemv{mr=2}"]
