@@ -61,7 +61,7 @@ def round_to_nearest(weight: np.ndarray, bits: int, group: int, signed: bool) ->
         top = (1 << bits) - 1
         low, high = blocks.min(axis=2), blocks.max(axis=2)
         scale = np.where(high > low, (high - low) / top, 1.0)
-        zero = -low / scale
+        zero = 0.0 - low / scale  # 0.0 - : no negative zeros
         codes = np.clip(np.rint(blocks / scale[..., None] + zero[..., None]), 0, top)
     granularity = ("per_group", 1, group) if group else ("per_channel", 0, None)
     qtype = QuantizedType(bits, signed, f32, *granularity)  # type: ignore[arg-type]
@@ -103,8 +103,9 @@ def _constant(value: Value) -> np.ndarray | None:
 
 
 def _where(op: Operation) -> str:
-    """Where ``op`` is: its location, else its name and result type."""
-    return (op_location(op) or "").rstrip(": ") or f"{op.name} -> {op.results[0].type}"
+    """What and where ``op`` is: its name, result type and location."""
+    at = op_location(op).rstrip(": ")
+    return f"{op.name} -> {op.results[0].type}" + (f" at {at}" if at else "")
 
 
 def _matmul_weight(op: Operation, config: QuantConfig, report: QuantReport) -> np.ndarray | None:
