@@ -13,6 +13,7 @@ which implement them; the artifact, the cache and the table of kinds sit above t
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
@@ -33,6 +34,20 @@ __all__ = ["Executable", "ExecutableError", "ExecutableKind"]
 
 class ExecutableError(TensoriumError):
     """Stored executable files that cannot be loaded here: missing, malformed, or built for another host."""
+
+
+def read_plan_file(file: Path, format: str, what: str) -> dict[str, Any]:
+    """The JSON object of an executable's plan file whose ``format`` field is ``format``; ExecutableError
+    when ``file`` is missing, not JSON, or not ``what`` (``a Tensorium WebGPU executable``)."""
+    try:
+        meta = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ExecutableError(f"{file}: missing") from None
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise ExecutableError(f"{file}: not valid JSON ({e})") from None
+    if not isinstance(meta, dict) or meta.get("format") != format:
+        raise ExecutableError(f"{file}: not {what} (format is not '{format}')")
+    return meta
 
 
 @runtime_checkable

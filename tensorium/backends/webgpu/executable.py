@@ -37,7 +37,7 @@ from ...lowering.codegen import AfterStage, Codegen, run_codegen
 from ...lowering.space import Config
 from ...lowering.webgpu_limits import apply_limits, storage_bytes
 from ...lowering.webgpu_schedule import gpu_configs, map_to_workgroups
-from ...runtime.executable import Executable, ExecutableError, ExecutableKind
+from ...runtime.executable import Executable, ExecutableError, ExecutableKind, read_plan_file
 from ...runtime.memory import MemoryPlan
 from ...targets import Target, TargetError, parse_target
 from ...version import __version__
@@ -261,14 +261,7 @@ class WebGPUExecutable(Executable):
         """Load what :meth:`to_files` wrote, without compiling; ExecutableError names the file at fault."""
         root = Path(folder)
         file = root / PLAN_FILE
-        try:
-            meta = json.loads(file.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ExecutableError(f"{file}: missing") from None
-        except (OSError, UnicodeDecodeError, ValueError) as e:
-            raise ExecutableError(f"{file}: not valid JSON ({e})") from None
-        if not isinstance(meta, dict) or meta.get("format") != EXECUTABLE_FORMAT:
-            raise ExecutableError(f"{file}: not a Tensorium WebGPU executable (format is not '{EXECUTABLE_FORMAT}')")
+        meta = read_plan_file(file, EXECUTABLE_FORMAT, "a Tensorium WebGPU executable")
         if meta.get("format_version") != EXECUTABLE_VERSION or meta.get("tensorium_version") != __version__:
             raise ExecutableError(f"{file}: written by another Tensorium or format version; compile the model again")
         try:
