@@ -13,6 +13,8 @@ its own (the model is tinygrad's ``transcendental.py``):
   a zero divisor gives 0 and ``MIN / -1`` wraps to ``MIN``, from a division by a divisor that is never 0
   or -1, which every target's integer division computes without trapping. Constant divisors other than
   0 and -1 need no guard, and a guarded division is not guarded again.
+- ``loop.align_offset``, a hint for peeling loops until vector loads are aligned: 0 (no peeling) on targets
+  that cannot tell an address or whose buffers are always aligned.
 - ``bf16`` (not an op: bf16 rounding): every op whose bf16 result may need rounding (arithmetic, math,
   casts to bf16, loads, constants) is computed in f32 and rounded to the nearest bf16 (ties to even) on
   the bits; the result is then cast to bf16 exactly. Afterwards every bf16 value is exact, so a target
@@ -34,9 +36,11 @@ from ..ir.core import Operation, Value
 from ..ir.dialects import loop
 from ..ir.opdef import lookup
 from ..ir.storage import round_to_bf16
-from ..ir.types import FloatType, IntegerType, ScalarType, bf16, f32, i32
+from ..ir.types import FloatType, IntegerType, ScalarType, bf16, f32, i32, index
 
-DECOMPOSABLE = frozenset({"loop.exp", "loop.log", "loop.tanh", "loop.erf", "loop.div", "loop.rem", "bf16"})
+DECOMPOSABLE = frozenset(
+    {"loop.exp", "loop.log", "loop.tanh", "loop.erf", "loop.div", "loop.rem", "loop.align_offset", "bf16"}
+)
 """What :func:`decompose` can rewrite: ops by name (``loop.div`` and ``loop.rem`` stand for their integer
 forms) and ``bf16``, the rounding of bf16 results."""
 
@@ -312,6 +316,7 @@ RULES: dict[str, Rule] = {
     "loop.erf": _float_rule(erf_f32),
     "loop.div": _integer_division,
     "loop.rem": _integer_division,
+    "loop.align_offset": lambda op: _Builder(op).const(0, index),
 }
 """Op name -> the rule that builds its replacement before the op (None: this op stays as it is)."""
 

@@ -15,14 +15,16 @@ f32 products (``graph.matmul`` and ``graph.matmul_packed``) are built at a point
   parallel. A transposed B (strided columns) is always packed;
 - ``split``: what runs in parallel: the (batch, column panel) pairs or the (batch, row tile) pairs;
 - ``algo`` (only when the result has one column): the blocked GEMM or the matrix-vector product, whose
-  knob ``unroll`` is its number of vector accumulators. The knobs of the algorithm not chosen stay at their
-  first value, so that every point is a different kernel.
+  knob ``unroll`` is its number of vector accumulators and ``align`` the bytes its rows are peeled to (the
+  vector loop starts where A's loads are aligned; 0: no peel). The knobs of the algorithm not chosen stay
+  at their first value, so that every point is a different kernel.
 
 Every point computes the same product (up to the order of the f32 sums). The default point is a rule over
 the target (:func:`gemm_defaults`): ``nv = registers / 8`` vectors (fewer for narrow results) and the
 most rows with ``mr * nv + nv + 1`` registers (the tile, one row of B, one broadcast of A), at most 6:
 6 x 64 on 32 AVX-512 registers, 6 x 16 on the 16 registers of AVX2; ``kc`` keeps the B panel in half
-the L2 cache. ``pack-weights`` packs constant weights with the same rule's ``nr``.
+the L2 cache. ``pack-weights`` packs constant weights with the same rule's ``nr``. The matrix-vector
+product peels to the vector's bytes when a vector is a whole cache line (AVX-512), unrolled 4 times.
 
 Edges: the last row tile is shifted up to end at the last row (its rows overlapping the tile before are
 computed again but not stored), so A's rows are one pointer plus constant offsets; a result with fewer
@@ -72,6 +74,9 @@ SPLITS = ("panels", "rows")
 NV_VALUES = (1, 2, 3, 4)
 KC_VALUES = (0, 64, 128, 256, 512)
 UNROLL_VALUES = (1, 2, 4, 8)
+MATVEC_KNOBS = ("unroll", "align")
+"""The knobs of the matrix-vector algorithm alone (pinned to their first value with the blocked one)."""
+CACHE_LINE = 64
 MAX_DEFAULT_MR = 6
 """The default rule's most rows per tile: more rows buy little once B's loads are amortized over 6."""
 PARALLEL_PANELS = 4
@@ -141,7 +146,7 @@ def _default_kc(shape: GemmShape, target: Target, nr: int) -> int:
 def gemm_defaults(shape: GemmShape, target: Target) -> dict[str, Setting]:
     """The default rule: the point of the gemm space ``target`` gets for a product of ``shape``."""
     if shape.matvec:
-        return {"algo": "matvec", **_first_values(shape, target), "unroll": 4}
+        return {"algo": "matvec", **_first_values(shape, target), "unroll": 4, "align": _default_align(target)}
     nv = _default_nv(shape, target)
     nr = nv * target.lanes()
     mr = max(1, min(MAX_DEFAULT_MR, (_registers(target) - nv - 1) // nv))
@@ -152,8 +157,15 @@ def gemm_defaults(shape: GemmShape, target: Target) -> dict[str, Setting]:
         values["pack_b"] = _default_packing(shape, mr, nr, split)
     values["split"] = split
     if shape.matvec:
-        values = {"algo": "blocked", **values, "unroll": UNROLL_VALUES[0]}
+        values = {"algo": "blocked", **values, "unroll": UNROLL_VALUES[0], "align": 0}
     return values
+
+
+def _default_align(target: Target) -> int:
+    """The matrix-vector rule's peel: to a vector's bytes when a vector is a whole cache line (64 bytes), where
+    every misaligned load straddles two lines; none for narrower vectors, where half do and it measured even."""
+    vector_bytes = target.lanes() * 4
+    return vector_bytes if vector_bytes >= CACHE_LINE else 0
 
 
 def _default_packing(shape: GemmShape, mr: int, nr: int, split: str) -> str:
@@ -185,11 +197,13 @@ def _knobs(shape: GemmShape, target: Target) -> list[Knob]:
     if shape.matvec:
         knobs.insert(0, Knob("algo", ALGORITHMS, "blocked GEMM or matrix-vector product"))
         knobs.append(Knob("unroll", UNROLL_VALUES, "vector accumulators of the matrix-vector product"))
+        aligns = tuple(sorted({0, target.lanes() * 4, CACHE_LINE}))
+        knobs.append(Knob("align", aligns, "peel each row until A's vector loads are aligned to this many bytes"))
     return knobs
 
 
 def _first_values(shape: GemmShape, target: Target) -> dict[str, Setting]:
-    return {k.name: k.values[0] for k in _knobs(shape, target) if k.name not in ("algo", "unroll")}
+    return {k.name: k.values[0] for k in _knobs(shape, target) if k.name not in ("algo", *MATVEC_KNOBS)}
 
 
 def _pinned(first: Mapping[str, Setting]) -> Callable[[Mapping[str, Setting]], bool]:
@@ -198,7 +212,7 @@ def _pinned(first: Mapping[str, Setting]) -> Callable[[Mapping[str, Setting]], b
     def valid(values: Mapping[str, Setting]) -> bool:
         if values["algo"] == "matvec":
             return all(values[name] == value for name, value in first.items())
-        return values["unroll"] == UNROLL_VALUES[0]
+        return values["unroll"] == UNROLL_VALUES[0] and values["align"] == 0
 
     return valid
 
@@ -284,7 +298,9 @@ def emit_matmul(
             shape = GemmShape.of(shape_of(a), shape_of(b), shape_of(out), transpose_a, transpose_b, False)
             config = default_point(shape, k.target)
         if config.as_dict().get("algo") == "matvec":
-            emit_matvec(k, a, b, out, transpose_b, epilogue, config.int("unroll"))
+            emit_matvec(
+                k, a, b, out, transpose_b, epilogue, config.int("unroll"), int(config.as_dict().get("align", 0))
+            )
         else:
             tiling = GemmTiling.of(config, k.target)
             emit_blocked_matmul(k, a, b, out, transpose_a, transpose_b, epilogue, tiling)
@@ -624,10 +640,13 @@ def emit_matvec(
     transpose_b: bool,
     epilogue: Epilogue | None = None,
     unroll: int = 4,
+    align: int = 0,
 ) -> None:
     """``out[..., i, 0] = dot(a[..., i, :], b[..., :, 0])`` for f32: rows in parallel, each a dot product on
     ``unroll`` vector accumulators of the target's lanes (a reassociated sum, like every BLAS), then the
-    tail and a lane sum."""
+    head and tail elements and a lane sum. With ``align`` (bytes), each row's vector loop starts at the first
+    element of ``a`` whose address is a multiple of ``align`` (the elements before it are the head), so
+    that no vector load of the matrix straddles two cache lines."""
     shape = shape_of(out)
     batch = len(shape) - 2
     a_rank, b_rank = len(shape_of(a)), len(shape_of(b))
@@ -635,8 +654,7 @@ def emit_matvec(
     depth = k.size(a, a_rank - 1)
     lanes = k.target.lanes()
     block = lanes * unroll
-    with k.prologue():
-        blocked = loop.mul(loop.div(depth, k.index(block)), k.index(block))
+    zero = k.index(0)
     with k.loops(sizes[:-2], [f"b{n}" for n in range(batch)]) as batch_ivs:
         a_batch = k.broadcast_indices(a, a_rank - 2, shape[:-2], batch_ivs)
         b_batch = k.broadcast_indices(b, b_rank - 2, shape[:-2], batch_ivs)
@@ -645,6 +663,13 @@ def emit_matvec(
             return loop.load(b, b_batch + ([k.index(0), kk] if transpose_b else [kk, k.index(0)]))  # type: ignore[no-any-return]
 
         with loop.for_(k.index(0), sizes[-2], k.index(1), kind="parallel", name="i") as i:
+            if align:
+                head = loop.min(loop.align_offset(a, *a_batch, i, zero, bytes=align), depth)
+                blocked = loop.mul(loop.div(loop.sub(depth, head), k.index(block)), k.index(block))
+                end = loop.add(head, blocked)
+            else:
+                head, end = zero, loop.mul(loop.div(depth, k.index(block)), k.index(block))
+                blocked = end
             acc = loop.alloc(type=BufferType((unroll, lanes), f32, "local"))
             with loop.for_(k.index(0), k.index(unroll), k.index(1), kind="unroll", name="u") as u:
                 with loop.for_(
@@ -653,7 +678,7 @@ def emit_matvec(
                     loop.store(k.const(0.0, f32), acc, [u, lane])
             with loop.for_(k.index(0), blocked, k.index(block), name="kb") as kb:
                 with loop.for_(k.index(0), k.index(unroll), k.index(1), kind="unroll", name="u") as u:
-                    start = loop.add(kb, loop.mul(u, k.index(lanes)))
+                    start = loop.add(loop.add(head, kb), loop.mul(u, k.index(lanes)))
                     with loop.for_(
                         k.index(0), k.index(lanes), k.index(1), kind="vectorize", factor=lanes, name="l"
                     ) as lane:
@@ -665,8 +690,10 @@ def emit_matvec(
             with loop.for_(k.index(0), k.index(unroll), k.index(1), kind="unroll", name="u") as u:
                 with loop.for_(k.index(0), k.index(lanes), k.index(1), kind="unroll", name="l") as lane:
                     loop.store(loop.add(loop.load(total), loop.load(acc, [u, lane])), total)
-            with loop.for_(blocked, depth, k.index(1), name="kt") as kk:
-                loop.store(multiply_add(k, loop.load(a, [*a_batch, i, kk]), rhs(kk), loop.load(total)), total)
+            edges = [(zero, head, "kh"), (end, depth, "kt")] if align else [(end, depth, "kt")]
+            for lower, upper, name in edges:
+                with loop.for_(lower, upper, k.index(1), name=name) as kk:
+                    loop.store(multiply_add(k, loop.load(a, [*a_batch, i, kk]), rhs(kk), loop.load(total)), total)
             indices = [*batch_ivs, i, k.index(0)]
             value = loop.load(total)
             if epilogue is not None:

@@ -116,7 +116,7 @@ def test_bitcast_through_llvm(ft: FloatType, it: IntegerType, factor: int | None
 
 
 def test_llvm_decomposes_float_math_and_keeps_its_integer_division() -> None:
-    assert LLVMEmitter.NATIVE == {"loop.div", "loop.rem", "bf16"}
+    assert LLVMEmitter.NATIVE == {"loop.div", "loop.rem", "loop.align_offset", "bf16"}
     module = kernel("exp", f32, "serial")
     assert decompose(module, LLVMEmitter.NATIVE) == 1
     vec = BufferType((4,), i32)

@@ -67,6 +67,9 @@ SNIPPETS: dict[str, list[str]] = {
     "loop.load": ["%r = loop.load %buf, %i, %j : (buffer<4x8xf32, global>, index, index) -> f32"],
     "loop.store": ["loop.store %x, %buf, %i, %j : (f32, buffer<4x8xf32, global>, index, index) -> ()"],
     "loop.load_packed": ["%r = loop.load_packed %p, %i, %j {bits = 2} : (buffer<2x4xu8, global>, index, index) -> i32"],
+    "loop.align_offset": [
+        "%r = loop.align_offset %buf, %i, %j {bytes = 64} : (buffer<4x8xf32, global>, index, index) -> index"
+    ],
     "loop.barrier": thread_loop("loop.barrier : () -> ()"),
     "loop.for": thread_loop(kind="unroll", extra=", factor = 2"),
     "loop.yield": thread_loop(kind="serial", extra=""),

@@ -67,6 +67,23 @@ class KernelInfo:
     """Argument index pairs (input, output) that may share memory (:func:`tensorium.lowering.inplace_pairs`)."""
 
 
+def kernel_info(func: Operation, symbol: str) -> KernelInfo:
+    """The :class:`KernelInfo` of kernel ``func`` compiled as ``symbol``."""
+    block = func_body(func)
+    written = {
+        i for op in func.walk() if op.name == "loop.store" for i, arg in enumerate(block.args) if op.operands[1] is arg
+    }
+    return KernelInfo(
+        func_name(func),
+        symbol,
+        tuple(a.type for a in block.args),
+        tuple(a.name_hint for a in block.args),
+        frozenset(written),
+        tuple(str(n) for n in func.attributes.get("source_ops", ())),  # type: ignore[union-attr]
+        inplace_pairs(func),
+    )
+
+
 def captured_values(op: Operation) -> list[Value]:
     """The values that ops nested in ``op`` use but that are defined outside it, in first-use order."""
     nested = list(op.walk())[1:]
@@ -116,6 +133,7 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter):
         "loop.store": "emit_store",
         "loop.load_packed": "emit_load_packed",
         "loop.barrier": "emit_barrier",
+        "loop.align_offset": "emit_align_offset",
     }
 
     def __init__(self, triple: str = "", data_layout: str = "") -> None:
@@ -179,22 +197,7 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter):
                     assert isinstance(t, ScalarType)
                     self.env[id(arg)] = self.from_abi(next(args), t)
             self.emit_block(block)
-        written = {
-            i
-            for op in func.walk()
-            if op.name == "loop.store"
-            for i, arg in enumerate(block.args)
-            if op.operands[1] is arg
-        }
-        self.kernels[name] = KernelInfo(
-            name,
-            symbol,
-            tuple(a.type for a in block.args),
-            tuple(a.name_hint for a in block.args),
-            frozenset(written),
-            tuple(str(n) for n in func.attributes.get("source_ops", ())),  # type: ignore[union-attr]
-            inplace_pairs(func),
-        )
+        self.kernels[name] = kernel_info(func, symbol)
 
     def abi_type(self, t: ScalarType) -> ir.Type:
         """How a scalar argument is passed: f64 as double, other floats as float, integers as i64."""
@@ -473,6 +476,17 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter):
         element = ref.type.element
         raw = self.builder.load(self.address(ref, self.values(op.operands[1:])), typ=memory_type(element))
         return self.from_memory(raw, element)
+
+    def emit_align_offset(self, op: Operation) -> ir.Value:
+        """Elements from an element's address to the next multiple of ``bytes`` (from the address's low bits)."""
+        bl = self.builder
+        ref = self.buffer(op.operands[0])
+        size = storage_dtype(ref.type.element).itemsize
+        align = int(op.attr("bytes"))
+        address = bl.ptrtoint(self.address(ref, self.values(op.operands[1:])), I64)
+        ahead = bl.and_(bl.sub(I64(align), bl.and_(address, I64(align - 1))), I64(align - 1))
+        whole = bl.icmp_unsigned("==", bl.and_(address, I64(size - 1)), I64(0))
+        return bl.select(whole, bl.lshr(ahead, I64(size.bit_length() - 1)), I64(0))
 
     def emit_store(self, op: Operation) -> None:
         """Write one element in the storage layout."""

@@ -230,3 +230,34 @@ barrier = define(
     doc="Wait until every thread of the workgroup gets here and their shared-memory writes are visible; "
     "only inside gpu_thread loops, with at most serial or unroll loops in between.",
 )
+
+
+def _align_offset_infer(buffer: Type, indices: list[Type], *, bytes: int) -> Type:
+    b = expect_buffer(buffer)
+    if bytes <= 0 or bytes & (bytes - 1):
+        raise InferError(f"bytes must be a power of two, got {bytes}")
+    check_indices(b, indices)
+    return index
+
+
+def _align_offset_reference(buffer: np.ndarray, indices: list[np.ndarray], *, bytes: int) -> np.int64:
+    # an address, not a read: indices may point one past the end (as of an empty row)
+    address = buffer.ctypes.data + sum(int(i) * s for i, s in zip(indices, buffer.strides))
+    size = buffer.itemsize
+    if address % size:
+        return np.int64(0)
+    return np.int64((-address % bytes) // size)
+
+
+align_offset = define(
+    "loop.align_offset",
+    operands=("buffer", "*indices"),
+    attrs={"bytes": IntAttr()},
+    infer=_align_offset_infer,
+    reference=_align_offset_reference,
+    doc="How many elements after the element at the indices (an address: it is not read, and may be one past "
+    "the end) start at an address that is a multiple of `bytes` "
+    "(a power of two): in [0, bytes / element size). A schedule hint, for peeling a loop until its vector loads "
+    "are aligned; any value in that range is correct, and targets that cannot tell (or whose buffers are always "
+    "aligned) give 0 through the decomposition.",
+)
