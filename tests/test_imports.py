@@ -46,7 +46,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("runtime contracts", ("tensorium.runtime.executable", "tensorium.runtime.memory")),
     ("backends", ("tensorium.backends",)),
     ("runtime", ("tensorium.runtime",)),
-    ("frontend", ("tensorium.frontend",)),
+    ("frontend", ("tensorium.frontend", "tensorium.interop")),
     ("api", ("tensorium.api", "tensorium.nn", "tensorium")),
     ("tools", ("tensorium.fuzz", "tensorium.bench", "tensorium.testing", "tensorium.autotune")),
     ("cli", ("tensorium.cli", "tensorium.__main__")),

@@ -1,0 +1,814 @@
+"""Export of the graph dialect to upstream MLIR: ``func``, ``linalg`` (named ops where they exist,
+``linalg.generic`` otherwise), ``tensor``, ``arith`` and ``math``.
+
+Each graph op has one rule in :data:`RULES`; a rule writes MLIR through the :class:`~.writer.Writer`.
+Ops with no direct upstream form are first rewritten into simpler graph ops (:meth:`Exporter.via_graph`:
+layer norm into reductions and elementwise math, a biased convolution into a convolution and an add),
+which are then exported by their own rules, so each op's MLIR form is written once. Ops the exporter
+cannot express are collected and reported all at once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..frontend.common import Unsupported, UnsupportedOpsError
+from ..ir.attributes import DenseAttr
+from ..ir.builder import InsertionPoint
+from ..ir.core import Block, Operation, Value
+from ..ir.dialects import graph
+from ..ir.dialects.builtin import func_body, func_name, func_type, functions
+from ..ir.dialects.graph.shape import slice_plan
+from ..ir.shapes import normalize_axes, normalize_axis
+from ..ir.types import FloatType, IntegerType, ScalarType, TensorType
+from .writer import DynamicSizeError, ExportTypeError, Scalars, V, Writer, type_text
+
+__all__ = ["RULES", "ExportError", "Exporter", "export_text", "exportable_ops"]
+
+
+class ExportError(UnsupportedOpsError):
+    """Ops of a module that have no upstream MLIR form here; lists every one of them at once."""
+
+    def __init__(self, items: list[Unsupported]):
+        super().__init__("MLIR export", items)
+
+
+Rule = Callable[["Exporter", Operation, list[V]], list[V]]
+
+
+class Exporter:
+    """Writes the functions of one module as upstream MLIR text, one graph op at a time."""
+
+    def __init__(self) -> None:
+        self.w = Writer()
+        self.values: dict[Value, V] = {}
+        self.problems: list[Unsupported] = []
+
+    def module(self, module: Operation) -> str:
+        """The MLIR text of ``module``; raises :class:`ExportError` listing every op it cannot export."""
+        out = ["module {"]
+        for func in functions(module):
+            out += self.function(func)
+        out.append("}")
+        if self.problems:
+            raise ExportError(self.problems)
+        return "\n".join(out) + "\n"
+
+    def function(self, func: Operation) -> list[str]:
+        self.w.lines = []
+        ftype = func_type(func)
+        block = func_body(func)
+        args = []
+        for i, arg in enumerate(block.args):
+            try:
+                self.values[arg] = V(f"%arg{i}", arg.type)  # type: ignore[arg-type]
+                args.append(f"%arg{i}: {type_text(arg.type)}")  # type: ignore[arg-type]
+            except ExportTypeError as e:
+                self.problems.append(Unsupported("func.func", f"@{func_name(func)} argument {i}", None, str(e)))
+        self.ops(block.ops[:-1])
+        returned = [self.values.get(v) for v in block.ops[-1].operands]
+        try:
+            results = ", ".join(type_text(t) for t in ftype.results if isinstance(t, TensorType))
+        except ExportTypeError:
+            results = ""  # the op or argument of that type is reported
+        header = f"  func.func @{func_name(func)}({', '.join(args)}) -> ({results}) {{"
+        body = self.w.lines
+        if all(r is not None for r in returned) and returned:
+            shown = ", ".join(r.name for r in returned if r is not None)
+            body.append(f"    func.return {shown} : {results}")
+        elif not returned:
+            body.append("    func.return")
+        return [header, *body, "  }"]
+
+    def ops(self, ops: Sequence[Operation]) -> None:
+        for op in ops:
+            self.op(op)
+
+    def op(self, op: Operation) -> None:
+        args = [self.values.get(v) for v in op.operands]
+        if any(a is None for a in args):
+            return  # an operand already failed; that op was reported
+        rule = RULES.get(op.name)
+        reason = f"no export rule for '{op.name}'"
+        if rule is not None:
+            try:
+                results = rule(self, op, args)  # type: ignore[arg-type]
+            except (ExportTypeError, DynamicSizeError, NotExportable) as e:
+                reason = str(e)
+            else:
+                for value, result in zip(op.results, results):
+                    self.values[value] = result
+                return
+        where = str(op.loc) if op.loc is not None else None
+        self.problems.append(Unsupported(op.name, _describe(op), where, reason))
+
+    def via_graph(self, op: Operation, build: Callable[..., Any]) -> list[V]:
+        """Export ``op`` as the graph ops ``build(*operands)`` makes (in a scratch block, erased after)."""
+        scratch = Block()
+        with InsertionPoint(scratch):
+            made = build(*op.operands)
+        made = list(made) if isinstance(made, (tuple, list)) else [made]
+        try:
+            for inner in scratch.ops:
+                before = len(self.problems)
+                self.op(inner)
+                if len(self.problems) > before:
+                    raise NotExportable(self.problems.pop().reason)
+            return [self.values[v] for v in made]
+        finally:
+            for inner in reversed(scratch.ops):
+                inner.erase()
+
+
+class NotExportable(ValueError):
+    """An op whose attributes or types put it outside what its rule can express."""
+
+
+def _describe(op: Operation) -> str:
+    types = ", ".join(str(v.type) for v in op.operands)
+    return f"{op.name}({types})"
+
+
+def _tensor(v: V) -> TensorType:
+    assert isinstance(v.type, TensorType)
+    return v.type
+
+
+def _result(op: Operation, index: int = 0) -> TensorType:
+    t = op.results[index].type
+    if not isinstance(t, TensorType):
+        raise NotExportable(f"result {index} is not a tensor")
+    return t
+
+
+# --- broadcasting ----------------------------------------------------------------------------------
+def aligned_axes(out_rank: int, t: TensorType) -> list[int | None]:
+    """For each result axis of a right-aligned (numpy) broadcast, the axis of ``t`` it reads, or None."""
+    offset = out_rank - t.rank
+    return [i - offset if i >= offset else None for i in range(out_rank)]
+
+
+def broadcast_map(out: TensorType, t: TensorType) -> list[int | str]:
+    """The indexing map of an operand broadcast to ``out``: its size-1 dims read index 0."""
+    offset = out.rank - t.rank
+    return ["0" if d == 1 and out.shape[i + offset] != 1 else i + offset for i, d in enumerate(t.shape)]
+
+
+def _sources(out: TensorType, args: Sequence[V]) -> list[tuple[V, Sequence[int | None]]]:
+    return [(a, aligned_axes(out.rank, _tensor(a))) for a in args]
+
+
+def elementwise(ex: Exporter, out: TensorType, args: Sequence[V], body: Callable[[Scalars, list[V]], V]) -> V:
+    """A ``linalg.generic`` computing ``body`` on broadcast operands into a fresh tensor of type ``out``."""
+    init = ex.w.empty(out, _sources(out, args))
+    maps = [broadcast_map(out, _tensor(a)) for a in args] + [list(range(out.rank))]
+    return ex.w.generic(args, maps, init, ["parallel"] * out.rank, lambda s, xs: body(s, list(xs[: len(args)])))
+
+
+# --- elementwise ops: the scalar body of each ------------------------------------------------------
+def _gelu(s: Scalars, x: V, approximate: str) -> V:
+    half = s.like(0.5, x)
+    one = s.like(1.0, x)
+    if approximate == "tanh":
+        cube = s.arith("mulf", "muli", s.arith("mulf", "muli", x, x), x)
+        inner = s.arith("addf", "addi", x, s.arith("mulf", "muli", s.like(0.044715, x), cube))
+        t = s.math("tanh", s.arith("mulf", "muli", s.like(math.sqrt(2 / math.pi), x), inner))
+    else:
+        t = s.math("erf", s.arith("mulf", "muli", x, s.like(math.sqrt(0.5), x)))
+    return s.arith("mulf", "muli", s.arith("mulf", "muli", half, x), s.arith("addf", "addi", one, t))
+
+
+def _sigmoid(s: Scalars, x: V) -> V:
+    one = s.like(1.0, x)
+    return s.arith("divf", "divsi", one, s.arith("addf", "addi", one, s.math("exp", s.op("arith.negf", x))))
+
+
+def _sign(s: Scalars, x: V) -> V:
+    zero = s.like(0, x)
+    positive = s.select(s.cmp("gt", x, zero), s.like(1, x), zero)
+    return s.select(s.cmp("lt", x, zero), s.like(-1, x), positive)
+
+
+def _neg(s: Scalars, x: V) -> V:
+    return s.op("arith.negf", x) if isinstance(x.type, FloatType) else s.op("arith.subi", s.like(0, x), x)
+
+
+def _not(s: Scalars, x: V) -> V:
+    return s.op("arith.xori", x, s.like(True if _is_bool(x) else -1, x))
+
+
+def _abs(s: Scalars, x: V) -> V:
+    return s.math("absf" if isinstance(x.type, FloatType) else "absi", x)
+
+
+def _is_bool(x: V) -> bool:
+    return isinstance(x.type, IntegerType) and x.type.is_bool
+
+
+def _mod(s: Scalars, a: V, b: V) -> V:
+    """numpy's mod: the remainder takes the sign of the divisor."""
+    rem = s.arith("remf", "remsi", a, b, unsigned_op="remui")
+    if isinstance(a.type, IntegerType) and not a.type.signed:
+        return rem
+    zero = s.like(0, a)
+    signs_differ = s.cmp("ne", s.cmp("lt", rem, zero), s.cmp("lt", b, zero))
+    fix = s.op("arith.andi", s.cmp("ne", rem, zero), signs_differ)
+    return s.select(fix, s.arith("addf", "addi", rem, b), rem)
+
+
+def _clamp(s: Scalars, x: V, low: float | None, high: float | None) -> V:
+    if low is not None:
+        bound = low if isinstance(x.type, FloatType) else math.ceil(low)
+        x = s.arith("maximumf", "maxsi", x, s.like(bound, x), unsigned_op="maxui")
+    if high is not None:
+        bound = high if isinstance(x.type, FloatType) else math.floor(high)
+        x = s.arith("minimumf", "minsi", x, s.like(bound, x), unsigned_op="minui")
+    return x
+
+
+def _pow(s: Scalars, a: V, b: V) -> V:
+    if isinstance(a.type, FloatType):
+        return s.op("math.powf", a, b)
+    return s.op("math.ipowi", a, b)
+
+
+Scalar = Callable[[Scalars, list[V], dict[str, Any]], V]
+
+SCALAR: dict[str, Scalar] = {
+    "graph.add": lambda s, xs, a: s.arith("addf", "addi", *xs),
+    "graph.sub": lambda s, xs, a: s.arith("subf", "subi", *xs),
+    "graph.mul": lambda s, xs, a: s.arith("mulf", "muli", *xs),
+    "graph.div": lambda s, xs, a: s.arith("divf", "divsi", *xs, unsigned_op="divui"),
+    "graph.max": lambda s, xs, a: s.arith("maximumf", "maxsi", *xs, unsigned_op="maxui"),
+    "graph.min": lambda s, xs, a: s.arith("minimumf", "minsi", *xs, unsigned_op="minui"),
+    "graph.mod": lambda s, xs, a: _mod(s, *xs),
+    "graph.pow": lambda s, xs, a: _pow(s, *xs),
+    "graph.and": lambda s, xs, a: s.op("arith.andi", *xs),
+    "graph.or": lambda s, xs, a: s.op("arith.ori", *xs),
+    "graph.xor": lambda s, xs, a: s.op("arith.xori", *xs),
+    "graph.eq": lambda s, xs, a: s.cmp("eq", *xs),
+    "graph.ne": lambda s, xs, a: s.cmp("ne", *xs),
+    "graph.lt": lambda s, xs, a: s.cmp("lt", *xs),
+    "graph.le": lambda s, xs, a: s.cmp("le", *xs),
+    "graph.gt": lambda s, xs, a: s.cmp("gt", *xs),
+    "graph.ge": lambda s, xs, a: s.cmp("ge", *xs),
+    "graph.where": lambda s, xs, a: s.select(*xs),
+    "graph.neg": lambda s, xs, a: _neg(s, xs[0]),
+    "graph.abs": lambda s, xs, a: _abs(s, xs[0]),
+    "graph.not": lambda s, xs, a: _not(s, xs[0]),
+    "graph.sign": lambda s, xs, a: _sign(s, xs[0]),
+    "graph.exp": lambda s, xs, a: s.math("exp", xs[0]),
+    "graph.log": lambda s, xs, a: s.math("log", xs[0]),
+    "graph.sqrt": lambda s, xs, a: s.math("sqrt", xs[0]),
+    "graph.rsqrt": lambda s, xs, a: s.math("rsqrt", xs[0]),
+    "graph.sin": lambda s, xs, a: s.math("sin", xs[0]),
+    "graph.cos": lambda s, xs, a: s.math("cos", xs[0]),
+    "graph.tanh": lambda s, xs, a: s.math("tanh", xs[0]),
+    "graph.erf": lambda s, xs, a: s.math("erf", xs[0]),
+    "graph.atan": lambda s, xs, a: s.math("atan", xs[0]),
+    "graph.asin": lambda s, xs, a: s.math("asin", xs[0]),
+    "graph.acos": lambda s, xs, a: s.math("acos", xs[0]),
+    "graph.floor": lambda s, xs, a: s.math("floor", xs[0]),
+    "graph.ceil": lambda s, xs, a: s.math("ceil", xs[0]),
+    "graph.round": lambda s, xs, a: s.math("roundeven", xs[0]),
+    "graph.reciprocal": lambda s, xs, a: s.op("arith.divf", s.like(1.0, xs[0]), xs[0]),
+    "graph.relu": lambda s, xs, a: s.arith("maximumf", "maxsi", xs[0], s.like(0, xs[0]), unsigned_op="maxui"),
+    "graph.sigmoid": lambda s, xs, a: _sigmoid(s, xs[0]),
+    "graph.silu": lambda s, xs, a: s.op("arith.mulf", xs[0], _sigmoid(s, xs[0])),
+    "graph.gelu": lambda s, xs, a: _gelu(s, xs[0], a["approximate"]),
+    "graph.clamp": lambda s, xs, a: _clamp(s, xs[0], a["min"], a["max"]),
+    "graph.cast": lambda s, xs, a: s.cast(xs[0], a["dtype"]),
+}
+"""The scalar computation of each elementwise graph op, written into a ``linalg.generic`` body."""
+
+
+def _elementwise_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
+    out = _result(op)
+    fn = SCALAR[op.name]
+    return [elementwise(ex, out, args, lambda s, xs: fn(s, xs, op.attributes))]
+
+
+# --- contractions ----------------------------------------------------------------------------------
+def _zero(element: ScalarType) -> float | int:
+    return 0.0 if isinstance(element, FloatType) else 0
+
+
+def _matmul_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
+    a, b = args
+    ta, tb = op.attr("transpose_a"), op.attr("transpose_b")
+    out = _result(op)
+    at, bt = _tensor(a), _tensor(b)
+    m_axis, n_axis = (at.rank - 1 if ta else at.rank - 2), (bt.rank - 2 if tb else bt.rank - 1)
+    batch = out.rank - 2
+    sources: list[tuple[V, Sequence[int | None]]] = [
+        (a, [*aligned_axes(batch, TensorType(at.shape[:-2], at.element)), m_axis, None]),
+        (b, [*aligned_axes(batch, TensorType(bt.shape[:-2], bt.element)), None, n_axis]),
+    ]
+    init = ex.w.filled(out, _zero(out.element), sources)
+    tt = type_text(out)
+    ins = f"ins({a.name}, {b.name} : {type_text(at)}, {type_text(bt)}) outs({init.name} : {tt}) -> {tt}"
+    if not ta and not tb and at.rank == bt.rank == 2:
+        return [ex.w.op(f"linalg.matmul {ins}", out)]
+    if not ta and not tb and at.rank == bt.rank == 3 and at.shape[0] == bt.shape[0] == out.shape[0]:
+        return [ex.w.op(f"linalg.batch_matmul {ins}", out)]
+    k = out.rank  # the reduction loop
+    out_batch = TensorType(out.shape[:-2], out.element)
+
+    def operand_map(t: TensorType, transpose: bool, row: int | str, col: int | str) -> list[int | str]:
+        return [
+            *broadcast_map(out_batch, TensorType(t.shape[:-2], t.element)),
+            *((col, row) if transpose else (row, col)),
+        ]
+
+    maps: list[list[int | str]] = [operand_map(at, ta, batch, k), operand_map(bt, tb, k, batch + 1)]
+    maps.append(list(range(out.rank)))
+    iterators = ["parallel"] * out.rank + ["reduction"]
+    return [ex.w.generic([a, b], maps, init, iterators, _multiply_add)]
+
+
+def _multiply_add(s: Scalars, xs: Sequence[V]) -> V:
+    *factors, acc = xs
+    product = factors[0]
+    for f in factors[1:]:
+        product = s.arith("mulf", "muli", product, f)
+    return s.arith("addf", "addi", acc, product)
+
+
+def _einsum_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
+    equation = str(op.attr("equation")).replace(" ", "")
+    lhs, _, rhs = equation.partition("->")
+    terms = lhs.split(",")
+    if "." in equation or len(terms) != len(args):
+        raise NotExportable(f"einsum '{equation}' uses ellipses")
+    loops = list(rhs) + sorted({c for t in terms for c in t} - set(rhs))
+    out = _result(op)
+    sources = [(a, [t.index(c) if c in t else None for c in rhs]) for a, t in zip(args, terms)]
+    init = ex.w.filled(out, _zero(out.element), sources)
+    maps: list[list[int | str]] = [[loops.index(c) for c in t] for t in [*terms, rhs]]
+    iterators = ["parallel"] * len(rhs) + ["reduction"] * (len(loops) - len(rhs))
+    return [ex.w.generic(args, maps, init, iterators, _multiply_add)]
+
+
+# --- reductions ------------------------------------------------------------------------------------
+def _identity(kind: str, element: ScalarType) -> float | int:
+    if kind in ("sum", "mean"):
+        return _zero(element)
+    if kind == "prod":
+        return 1.0 if isinstance(element, FloatType) else 1
+    if isinstance(element, FloatType):
+        return -math.inf if kind == "max" else math.inf
+    assert isinstance(element, IntegerType)
+    return element.min_value if kind == "max" else element.max_value
+
+
+COMBINE: dict[str, tuple[str, str, str]] = {
+    "sum": ("addf", "addi", "addi"),
+    "mean": ("addf", "addi", "addi"),
+    "prod": ("mulf", "muli", "muli"),
+    "max": ("maximumf", "maxsi", "maxui"),
+    "min": ("minimumf", "minsi", "minui"),
+}
+"""The arith op that folds one element into a reduction's accumulator: (float, signed, unsigned)."""
+
+
+def _reduce_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
+    (x,) = args
+    kind = op.name.removeprefix("graph.reduce_")
+    xt = _tensor(x)
+    axes = sorted(normalize_axes(op.attr("axes"), xt.rank))
+    out = _result(op)
+    if not axes:
+        return [x]
+    kept = [i for i in range(xt.rank) if i not in axes]
+    reduced = TensorType(tuple(xt.shape[i] for i in kept), xt.element)
+    init = ex.w.filled(reduced, _identity(kind, xt.element), [(x, kept)])
+    float_op, int_op, unsigned_op = COMBINE[kind]
+    tt = type_text(reduced)
+    ex.w.emit(f"%__ = linalg.reduce ins({x.name} : {type_text(xt)}) outs({init.name} : {tt}) dimensions = {axes}")
+    result = V(ex.w.fresh(), reduced)
+    ex.w.lines[-1] = ex.w.lines[-1].replace("%__", result.name, 1)
+    element = type_text(xt.element)
+    a, b = ex.w.fresh("in"), ex.w.fresh("acc")
+    ex.w.emit(f"  ({a}: {element}, {b}: {element}) {{")
+    outer = ex.w.indent
+    ex.w.indent += "    "
+    s = Scalars(ex.w)
+    combined = s.arith(float_op, int_op, V(a, xt.element), V(b, xt.element), unsigned_op=unsigned_op)
+    ex.w.emit(f"linalg.yield {combined.name} : {element}")
+    ex.w.indent = outer
+    ex.w.emit("  }")
+    if kind == "mean":
+        sizes = [xt.shape[i] for i in axes]
+        if not all(isinstance(d, int) for d in sizes):
+            raise NotExportable("a mean over symbolic dims")
+        count = math.prod(d for d in sizes if isinstance(d, int))
+        result = elementwise(ex, reduced, [result], lambda s, xs: s.arith("divf", "divsi", xs[0], s.like(count, xs[0])))
+    return [ex.w.reshape(result, out)]
+
+
+# --- shapes and data movement ----------------------------------------------------------------------
+def _reshape_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
+    return [ex.w.reshape(args[0], _result(op))]
+
+
+def _transpose_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
+    (x,) = args
+    perm = [int(p) for p in op.attr("perm")]
+    out = _result(op)
+    init = ex.w.empty(out, [(x, perm)])
+    tt = type_text(out)
+    text = f"linalg.transpose ins({x.name} : {type_text(x.type)}) outs({init.name} : {tt}) permutation = {perm}"
+    return [ex.w.op(text, out)]
+
+
+def _broadcast_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
+    return [elementwise(ex, _result(op), args, lambda s, xs: xs[0])]
+
+
+def _constant_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
+    value = op.attr("value")
+    assert isinstance(value, DenseAttr)
+    return [ex.w.dense(value.array, _result(op))]
+
+
+def _static(t: TensorType, what: str) -> tuple[int, ...]:
+    if not t.is_static:
+        raise NotExportable(f"{what} of symbolic dims ({t})")
+    return t.static_shape
+
+
+def _extract(ex: Exporter, x: V, offsets: Sequence[int], out: TensorType, strides: Sequence[int] | None = None) -> V:
+    xt = _tensor(x)
+    strides = strides or [1] * xt.rank
+    text = f"tensor.extract_slice {x.name}[{', '.join(map(str, offsets))}] [{', '.join(map(str, out.shape))}] "
+    text += f"[{', '.join(map(str, strides))}] : {type_text(xt)} to {type_text(out)}"
+    return ex.w.op(text, out)
+
+
+def _slice_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
+    (x,) = args
+    shape = _static(_tensor(x), "a slice")
+    a: dict[str, Any] = dict(op.attributes)
+    offsets, strides = [0] * len(shape), [1] * len(shape)
+    for axis, start, end, step in slice_plan(len(shape), a["starts"], a["ends"], a["axes"], a["steps"]):
+        if step < 0:
+            raise NotExportable("a slice with a negative step (tensor.extract_slice strides are positive)")
+        picked = range(shape[axis])[slice(start, end, step)]
+        offsets[axis], strides[axis] = (picked.start if len(picked) else 0), step
+    return [_extract(ex, x, offsets, _result(op), strides)]
+
+
+def _split_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
+    (x,) = args
+    shape = _static(_tensor(x), "a split")
+    axis = normalize_axis(op.attr("axis"), len(shape))
+    results, start = [], 0
+    for index, size in enumerate(op.attr("sizes")):
+        offsets = [start if i == axis else 0 for i in range(len(shape))]
+        results.append(_extract(ex, x, offsets, _result(op, index)))
+        start += size
+    return results
+
+
+def _concat_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
+    out = _result(op)
+    axis = normalize_axis(op.attr("axis"), out.rank)
+    if len(args) == 1:
+        return args
+    names = ", ".join(a.name for a in args)
+    types = ", ".join(type_text(a.type) for a in args)
+    return [ex.w.op(f"tensor.concat dim({axis}) {names} : ({types}) -> {type_text(out)}", out)]
+
+
+def pad(ex: Exporter, x: V, low: Sequence[int], high: Sequence[int], value: float | int, out: TensorType) -> V:
+    """``x`` padded with ``value`` (``tensor.pad``)."""
+    if not any(low) and not any(high):
+        return x
+    xt = _tensor(x)
+    indices = ", ".join(f"{ex.w.fresh('i')}: index" for _ in low)
+    ex.w.emit(f"%__ = tensor.pad {x.name} low[{', '.join(map(str, low))}] high[{', '.join(map(str, high))}] {{")
+    result = V(ex.w.fresh(), out)
+    ex.w.lines[-1] = ex.w.lines[-1].replace("%__", result.name, 1)
+    ex.w.emit(f"^bb0({indices}):")
+    outer = ex.w.indent
+    ex.w.indent += "  "
+    fill = ex.w.constant(value, xt.element)
+    ex.w.emit(f"tensor.yield {fill.name} : {type_text(xt.element)}")
+    ex.w.indent = outer
+    ex.w.emit(f"}} : {type_text(xt)} to {type_text(out)}")
+    return result
+
+
+def _pad_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
+    (x,) = args
+    pads, mode = list(op.attr("pads")), op.attr("mode")
+    rank = _tensor(x).rank
+    if mode != "constant" or any(p < 0 for p in pads):
+        raise NotExportable(f"pad mode '{mode}' or negative pads (tensor.pad pads with a constant)")
+    value = op.attr("value")
+    element = _tensor(x).element
+    fill = value if isinstance(element, FloatType) else int(value)
+    return [pad(ex, x, pads[:rank], pads[rank:], fill, _result(op))]
+
+
+# --- convolution and pooling (NCHW and OIHW; other layouts go through transposes) --------------------
+NCHW_TO = {"NCHW": (0, 1, 2, 3), "NHWC": (0, 2, 3, 1)}
+KERNEL_TO_OIHW = {"OIHW": (0, 1, 2, 3), "HWIO": (3, 2, 0, 1), "OHWI": (0, 3, 1, 2)}
+
+
+def _spatial_pad(ex: Exporter, x: V, padding: Sequence[int], value: float, extra: Sequence[int] = (0, 0)) -> V:
+    top, left, bottom, right = padding
+    xt = _tensor(x)
+    n, c, h, w = _static(xt, "a padded convolution or pooling")
+    out = TensorType((n, c, h + top + bottom + extra[0], w + left + right + extra[1]), xt.element)
+    return pad(ex, x, [0, 0, top, left], [0, 0, bottom + extra[0], right + extra[1]], value, out)
+
+
+def _dense_pair(name: str, values: Sequence[int]) -> str:
+    return f"{name} = dense<[{values[0]}, {values[1]}]> : tensor<2xi64>"
+
+
+def _conv_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
+    a: dict[str, Any] = dict(op.attributes)
+    if len(args) == 3 or a["layout"] != "NCHW" or a["kernel_layout"] != "OIHW":
+        return ex.via_graph(op, lambda *xs: _conv_nchw(xs, a))
+    x, w = args
+    out = _result(op)
+    _static(out, "a convolution")
+    x = _spatial_pad(ex, x, a["padding"], 0.0 if isinstance(out.element, FloatType) else 0)
+    init = ex.w.filled(out, _zero(out.element))
+    attrs = f"{{{_dense_pair('dilations', a['dilations'])}, {_dense_pair('strides', a['strides'])}}}"
+    groups = a["groups"]
+    tt = type_text(out)
+    if groups == 1:
+        ins = f"ins({x.name}, {w.name} : {type_text(x.type)}, {type_text(w.type)}) outs({init.name} : {tt}) -> {tt}"
+        return [ex.w.op(f"linalg.conv_2d_nchw_fchw {attrs} {ins}", out)]
+    n, c, h, wd = _tensor(x).static_shape
+    o, i, kh, kw = _static(_tensor(w), "a convolution weight")
+    gx = ex.w.reshape(x, TensorType((n, groups, c // groups, h, wd), out.element))
+    gw = ex.w.reshape(w, TensorType((groups, o // groups, i, kh, kw), out.element))
+    gout = TensorType((out.shape[0], groups, o // groups, *out.shape[2:]), out.element)
+    ginit = ex.w.filled(gout, _zero(out.element))
+    gt = type_text(gout)
+    ins = f"ins({gx.name}, {gw.name} : {type_text(gx.type)}, {type_text(gw.type)}) outs({ginit.name} : {gt}) -> {gt}"
+    grouped = ex.w.op(f"linalg.conv_2d_ngchw_gfchw {attrs} {ins}", gout)
+    return [ex.w.reshape(grouped, out)]
+
+
+def _conv_nchw(xs: Sequence[Value], a: dict[str, Any]) -> Value:
+    """A convolution in NCHW/OIHW without bias, between transposes, plus the bias: what the rule exports."""
+    x, w = xs[0], xs[1]
+    layout = a["layout"]
+    to_nchw = NCHW_TO[layout]
+    x = graph.transpose(x, perm=list(np.argsort(to_nchw))) if layout != "NCHW" else x
+    if a["kernel_layout"] != "OIHW":
+        w = graph.transpose(w, perm=list(KERNEL_TO_OIHW[a["kernel_layout"]]))
+    keep = {k: a[k] for k in ("strides", "padding", "dilations", "groups")}
+    y = graph.conv2d(x, w, **keep)
+    if len(xs) == 3:
+        y = graph.add(y, graph.reshape(xs[2], shape=[-1, 1, 1]))
+    return graph.transpose(y, perm=list(to_nchw)) if layout != "NCHW" else y
+
+
+POOLS = {"graph.max_pool2d": ("max", -math.inf), "graph.avg_pool2d": ("sum", 0.0)}
+
+
+def _pool_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
+    a: dict[str, Any] = dict(op.attributes)
+    if a["layout"] != "NCHW":
+        return ex.via_graph(op, lambda x: _pool_nchw(op, x))
+    (x,) = args
+    kind, fill = POOLS[op.name]
+    out = _result(op)
+    xt = _tensor(x)
+    if not isinstance(xt.element, FloatType):
+        raise NotExportable("integer pooling")
+    h, w = _static(xt, "pooling")[2:]
+    kh, kw = a["kernel"]
+    sh, sw = a["strides"]
+    dh, dw = a.get("dilations", (1, 1))
+    top, left, bottom, right = a["padding"]
+    oh, ow = out.static_shape[2:]
+    extra = (
+        max(0, (oh - 1) * sh + dh * (kh - 1) + 1 - (h + top + bottom)),
+        max(0, (ow - 1) * sw + dw * (kw - 1) + 1 - (w + left + right)),
+    )
+    padded = _spatial_pad(ex, x, a["padding"], fill, extra)
+    window = ex.w.empty(TensorType((kh, kw), xt.element))
+    init = ex.w.filled(out, fill)
+    attrs = f"{{{_dense_pair('dilations', (dh, dw))}, {_dense_pair('strides', (sh, sw))}}}"
+    tt = type_text(out)
+    ins = f"ins({padded.name}, {window.name} : {type_text(padded.type)}, {type_text(window.type)})"
+    pooled = ex.w.op(f"linalg.pooling_nchw_{kind} {attrs} {ins} outs({init.name} : {tt}) -> {tt}", out)
+    if kind == "max":
+        return [pooled]
+    divisor = _avg_divisors(op, xt)
+    scale = ex.w.dense(divisor, out)
+    return [elementwise(ex, out, [pooled, scale], lambda s, xs: s.op("arith.divf", *xs))]
+
+
+def _avg_divisors(op: Operation, xt: TensorType) -> np.ndarray:
+    """The divisor of each output cell of an NCHW average pool: its sum of ones over its mean of ones."""
+    ones = np.ones(xt.static_shape, np.float32)
+    means = op.opdef.reference(ones, **op.attributes)
+    sums = _window_sums(ones, op)
+    return (sums / means).astype(np.float32)
+
+
+def _window_sums(ones: np.ndarray, op: Operation) -> np.ndarray:
+    a: dict[str, Any] = dict(op.attributes)
+    top, left, bottom, right = a["padding"]
+    kh, kw = a["kernel"]
+    sh, sw = a["strides"]
+    out = op.results[0].type
+    assert isinstance(out, TensorType)
+    oh, ow = out.static_shape[2:]
+    padded = np.pad(ones, ((0, 0), (0, 0), (top, bottom + kh), (left, right + kw)))
+    sums = np.zeros(out.static_shape, np.float32)
+    for i in range(oh):
+        for j in range(ow):
+            sums[:, :, i, j] = padded[:, :, i * sh : i * sh + kh, j * sw : j * sw + kw].sum(axis=(2, 3))
+    return sums
+
+
+def _pool_nchw(op: Operation, x: Value) -> Value:
+    to_nchw = NCHW_TO[op.attr("layout")]
+    keep: dict[str, Any] = {k: v for k, v in op.attributes.items() if k != "layout"}
+    builder = graph.max_pool2d if op.name == "graph.max_pool2d" else graph.avg_pool2d
+    y = builder(graph.transpose(x, perm=list(np.argsort(to_nchw))), **keep)
+    return graph.transpose(y, perm=list(to_nchw))
+
+
+# --- ops written as simpler graph ops ---------------------------------------------------------------
+def _scalar(value: float, like: Value) -> Value:
+    t = like.type
+    assert isinstance(t, TensorType)
+    return graph.constant(value=DenseAttr.of(np.asarray(value, dtype=np.float64), t.element))
+
+
+def _norm(x: Value, axes: list[int], eps: float, center: bool) -> Value:
+    mean = graph.reduce_mean(x, axes=axes, keepdims=True) if center else None
+    d = graph.sub(x, mean) if mean is not None else x
+    var = graph.reduce_mean(graph.mul(d, d), axes=axes, keepdims=True)
+    return graph.mul(d, graph.rsqrt(graph.add(var, _scalar(eps, x))))
+
+
+def _layer_norm(op: Operation) -> Callable[..., Value]:
+    grouped = op.opdef.group_operands(list(op.operands))
+    present = [spec.name for spec, v in zip(op.opdef.operands[1:], grouped[1:]) if v is not None]
+
+    def build(x: Value, *params: Value) -> Value:
+        rank = _rank(x)
+        axes = list(range(normalize_axis(op.attr("axis"), rank), rank))
+        y = _norm(x, axes, op.attr("eps"), center=op.name == "graph.layer_norm")
+        for name, p in zip(present, params):
+            y = graph.mul(y, p) if name == "weight" else graph.add(y, p)
+        return y
+
+    return build
+
+
+def _rank(v: Value) -> int:
+    assert isinstance(v.type, TensorType)
+    return v.type.rank
+
+
+def _batch_norm(op: Operation) -> Callable[..., Value]:
+    def build(x: Value, scale: Value, bias: Value, mean: Value, var: Value) -> Value:
+        rank = _rank(x)
+        axis = normalize_axis(op.attr("axis"), rank)
+
+        def along(v: Value) -> Value:
+            return graph.reshape(v, shape=[-1] + [1] * (rank - axis - 1))
+
+        inv = graph.rsqrt(graph.add(along(var), _scalar(op.attr("eps"), x)))
+        return graph.add(graph.mul(graph.mul(graph.sub(x, along(mean)), inv), along(scale)), along(bias))
+
+    return build
+
+
+def _log_softmax(op: Operation) -> Callable[..., Value]:
+    def build(x: Value) -> Value:
+        axis = normalize_axis(op.attr("axis"), _rank(x))
+        shifted = graph.sub(x, graph.reduce_max(x, axes=[axis], keepdims=True))
+        return graph.sub(shifted, graph.log(graph.reduce_sum(graph.exp(shifted), axes=[axis], keepdims=True)))
+
+    return build
+
+
+def _global_pool(op: Operation) -> Callable[..., Value]:
+    reduce = graph.reduce_mean if op.name == "graph.global_avg_pool2d" else graph.reduce_max
+    axes = [2, 3] if op.attr("layout") == "NCHW" else [1, 2]
+    return lambda x: reduce(x, axes=axes, keepdims=True)
+
+
+def _attention(op: Operation) -> Callable[..., Value]:
+    def build(q: Value, k: Value, v: Value, mask: Value | None = None) -> Value:
+        scores = graph.mul(graph.matmul(q, k, transpose_b=True), _scalar(op.attr("scale"), q))
+        assert isinstance(scores.type, TensorType)
+        rows, cols = scores.type.shape[-2:]
+        if op.attr("causal"):
+            if not isinstance(rows, int) or not isinstance(cols, int):
+                raise NotExportable("a causal attention over symbolic lengths")
+            keep = graph.constant(value=DenseAttr.of(np.tril(np.ones((rows, cols), bool))))
+            scores = graph.where(keep, scores, _scalar(-math.inf, q))
+        if mask is not None and isinstance(mask.type, TensorType) and mask.type.element == IntegerType(1):
+            scores = graph.where(mask, scores, _scalar(-math.inf, q))
+        elif mask is not None:
+            scores = graph.add(scores, mask)
+        return graph.matmul(graph.softmax(scores, axis=-1), v)
+
+    return build
+
+
+def _matmul_packed(op: Operation) -> Callable[..., Value]:
+    """B[k, p * W + j] = packed[p, k, j], cut to ``cols`` columns, then a plain matmul."""
+
+    def build(a: Value, packed: Value) -> Value:
+        assert isinstance(packed.type, TensorType)
+        panels, _, width = packed.type.shape
+        if not isinstance(panels, int) or not isinstance(width, int):
+            raise NotExportable("packed panels of symbolic size")
+        b = graph.reshape(graph.transpose(packed, perm=[1, 0, 2]), shape=[-1, panels * width])
+        b = graph.slice(b, starts=[0], ends=[op.attr("cols")], axes=[1])
+        return graph.matmul(a, b, transpose_a=op.attr("transpose_a"))
+
+    return build
+
+
+DECOMPOSE: dict[str, Callable[[Operation], Callable[..., Value]]] = {
+    "graph.attention": _attention,
+    "graph.matmul_packed": _matmul_packed,
+    "graph.layer_norm": _layer_norm,
+    "graph.rms_norm": _layer_norm,
+    "graph.batch_norm": _batch_norm,
+    "graph.log_softmax": _log_softmax,
+    "graph.global_avg_pool2d": _global_pool,
+    "graph.global_max_pool2d": _global_pool,
+}
+"""Graph ops exported as simpler graph ops: each entry builds the replacement from the op's operands."""
+
+
+def _decompose_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
+    return ex.via_graph(op, DECOMPOSE[op.name](op))
+
+
+def _softmax_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
+    (x,) = args
+    out = _result(op)
+    axis = normalize_axis(op.attr("axis"), out.rank)
+    init = ex.w.empty(out, _sources(out, args))
+    tt = type_text(out)
+    return [ex.w.op(f"linalg.softmax dimension({axis}) ins({x.name} : {tt}) outs({init.name} : {tt}) -> {tt}", out)]
+
+
+def _fused_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
+    """A fused group means its region: its ops are exported in place of it."""
+    block = op.regions[0].block
+    for arg, value in zip(block.args, args):
+        ex.values[arg] = value
+    before = len(ex.problems)
+    ex.ops(block.ops[:-1])
+    if len(ex.problems) > before:
+        raise NotExportable(ex.problems.pop().reason)
+    return [ex.values[v] for v in block.ops[-1].operands]
+
+
+RULES: dict[str, Rule] = {
+    **{name: _elementwise_rule for name in SCALAR},
+    **{name: _decompose_rule for name in DECOMPOSE},
+    "graph.constant": _constant_rule,
+    "graph.matmul": _matmul_rule,
+    "graph.einsum": _einsum_rule,
+    **{f"graph.reduce_{kind}": _reduce_rule for kind in COMBINE},
+    "graph.reshape": _reshape_rule,
+    "graph.squeeze": _reshape_rule,
+    "graph.unsqueeze": _reshape_rule,
+    "graph.transpose": _transpose_rule,
+    "graph.broadcast_to": _broadcast_rule,
+    "graph.slice": _slice_rule,
+    "graph.split": _split_rule,
+    "graph.concat": _concat_rule,
+    "graph.pad": _pad_rule,
+    "graph.softmax": _softmax_rule,
+    "graph.conv2d": _conv_rule,
+    "graph.max_pool2d": _pool_rule,
+    "graph.avg_pool2d": _pool_rule,
+    "graph.fused": _fused_rule,
+}
+"""The export rule of each graph op (ops not listed are reported as unsupported)."""
+
+
+def exportable_ops() -> list[str]:
+    """The graph ops with an export rule."""
+    return sorted(RULES)
+
+
+def export_text(module: Operation) -> str:
+    """The upstream-MLIR text of a graph-dialect ``module``; raises :class:`ExportError` listing every op
+    it cannot export."""
+    return Exporter().module(module)

@@ -1,0 +1,597 @@
+"""Import of upstream MLIR (the subset the exporter writes) into the graph dialect.
+
+The text is parsed and verified by MLIR's own Python bindings, then each op is translated by its rule in
+:data:`RULES`. A ``linalg.generic`` is read by one general scheme: every input is brought to the loop
+space (its indexing map undone by reshapes and a transpose), the scalar body becomes graph elementwise
+ops on those tensors (:data:`SCALAR_OPS`), a reduction body becomes a ``graph.reduce_*`` over the
+reduction loops, and a multiply-accumulate body a ``graph.einsum``. Ops outside the subset are reported
+all at once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..frontend.common import Unsupported, UnsupportedOpsError
+from ..ir.attributes import DenseAttr
+from ..ir.builder import InsertionPoint
+from ..ir.core import Operation, Value
+from ..ir.dialects import graph
+from ..ir.dialects.builtin import make_func, make_module, set_results
+from ..ir.parser import parse_type_text
+from ..ir.types import FloatType, IntegerType, ScalarType, TensorType, Type
+from .bindings import mlir_ir, parse
+
+__all__ = ["RULES", "SCALAR_OPS", "ImportError_", "import_text"]
+
+
+class ImportError_(UnsupportedOpsError):
+    """Upstream-MLIR ops outside the subset Tensorium imports; lists every one of them at once."""
+
+    def __init__(self, items: list[Unsupported]):
+        super().__init__("MLIR import", items)
+
+
+class NotImportable(ValueError):
+    """One op that its rule cannot express in the graph dialect."""
+
+
+Rule = Callable[["Importer", Any], list[Value | None]]
+
+
+class Importer:
+    """Translates one parsed MLIR module into a graph-dialect module."""
+
+    def __init__(self, ir: Any):
+        self.ir = ir
+        self.values: dict[Any, Value] = {}
+        self.scalars: dict[Any, float | int | bool] = {}
+        self.fills: dict[Any, tuple[float | int | bool, TensorType]] = {}
+        self.empties: dict[Any, TensorType] = {}
+        self.problems: list[Unsupported] = []
+
+    # --- values ----------------------------------------------------------------------------------------
+    def value(self, v: Any) -> Value:
+        """The graph value of MLIR value ``v`` (a fill becomes a splat constant when something reads it)."""
+        found = self.values.get(v)
+        if found is not None:
+            return found
+        if v in self.fills:
+            number, t = self.fills[v]
+            if not t.is_static:
+                raise NotImportable("a linalg.fill of symbolic size read as data")
+            made = graph.constant(value=DenseAttr.of(np.full(t.static_shape, number, _numpy(t.element)), t.element))
+            self.values[v] = made
+            return made
+        if v in self.scalars:
+            raise NotImportable("a scalar value used as a tensor")
+        raise NotImportable("an operand that was not imported (an empty tensor read as data)")
+
+    def scalar(self, v: Any) -> float | int | bool:
+        if v not in self.scalars:
+            raise NotImportable("a scalar operand that is not a constant")
+        return self.scalars[v]
+
+    def accumulate(self, result: Value, init: Any, identity: float | int, combine: Callable[..., Value]) -> Value:
+        """``result`` folded into the op's ``outs`` tensor unless that is a fill of ``identity`` (or empty)."""
+        if init in self.empties:
+            return result
+        fill = self.fills.get(init)
+        if fill is not None and fill[0] == identity:
+            return result
+        return combine(self.value(init), result)
+
+    # --- module and functions --------------------------------------------------------------------------
+    def module(self, module: Any) -> Operation:
+        funcs = [self.function(op.operation) for op in module.body.operations if op.operation.name == "func.func"]
+        if self.problems:
+            raise ImportError_(self.problems)
+        return make_module(funcs)
+
+    def function(self, func: Any) -> Operation:
+        ir = self.ir
+        ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+        name = ir.StringAttr(func.attributes["sym_name"]).value
+        block = func.regions[0].blocks[0]
+        inputs = [self.type(t, f"@{name} argument {i}") for i, t in enumerate(ftype.inputs)]
+        made = make_func(name, [t for t in inputs if t is not None])
+        body = made.regions[0].block
+        for arg, value in zip(block.arguments, body.args):
+            self.values[arg] = value
+        with InsertionPoint(body):
+            for op in block.operations:
+                op = op.operation
+                if op.name == "func.return":
+                    try:
+                        set_results(made, [self.value(v) for v in op.operands])
+                    except NotImportable as e:
+                        self.problems.append(Unsupported("func.return", f"@{name}", str(op.location), str(e)))
+                    continue
+                self.op(op)
+        return made
+
+    def op(self, op: Any) -> None:
+        rule = RULES.get(op.name)
+        reason = f"no import rule for '{op.name}'"
+        if rule is not None:
+            try:
+                results = rule(self, op)
+            except NotImportable as e:
+                reason = str(e)
+            else:
+                for mlir_value, value in zip(op.results, results):
+                    if value is not None:
+                        self.values[mlir_value] = value
+                return
+        self.problems.append(Unsupported(op.name, _result_types(op), str(op.location), reason))
+
+    def type(self, t: Any, where: str = "") -> TensorType | None:
+        parsed = _parse_type(str(t))
+        if not isinstance(parsed, TensorType):
+            self.problems.append(Unsupported("type", where, None, f"'{t}' is not a ranked tensor Tensorium knows"))
+            return None
+        return parsed
+
+
+def _parse_type(text: str) -> Type | None:
+    try:
+        return parse_type_text(text)
+    except Exception:
+        return None
+
+
+def tensor_type(v: Any) -> TensorType:
+    t = _parse_type(str(v.type))
+    if not isinstance(t, TensorType):
+        raise NotImportable(f"'{v.type}' is not a ranked tensor of a Tensorium element type")
+    return t
+
+
+def scalar_type(v: Any) -> ScalarType:
+    t = _parse_type(str(v.type))
+    if not isinstance(t, ScalarType):
+        raise NotImportable(f"'{v.type}' is not a scalar type Tensorium knows")
+    return t
+
+
+def _result_types(op: Any) -> str:
+    return ", ".join(str(r.type) for r in op.results) or "no results"
+
+
+def _numpy(element: ScalarType) -> Any:
+    if isinstance(element, FloatType):
+        return {"f16": np.float16, "f64": np.float64}.get(element.name, np.float32)
+    if isinstance(element, IntegerType) and element.is_bool:
+        return np.bool_
+    return np.int64
+
+
+def _ints(attr: Any) -> list[int]:
+    return [int(x) for x in mlir_ir().DenseI64ArrayAttr(attr)]
+
+
+def _dense_ints(attr: Any) -> list[int]:
+    return [int(x) for x in mlir_ir().DenseIntElementsAttr(attr)]
+
+
+# --- constants, fills, empties -------------------------------------------------------------------------
+def _attribute_number(attr: Any) -> float | int | bool:
+    ir = mlir_ir()
+    if isinstance(attr, ir.FloatAttr):
+        return float(attr.value)
+    if isinstance(attr, ir.BoolAttr):
+        return bool(attr.value)
+    return int(ir.IntegerAttr(attr).value)
+
+
+def _constant(im: Importer, op: Any) -> list[Value | None]:
+    ir = im.ir
+    attr = op.attributes["value"]
+    result = op.results[0]
+    if not isinstance(attr, ir.DenseElementsAttr):
+        im.scalars[result] = _attribute_number(attr)
+        return [None]
+    t = tensor_type(result)
+    dense = ir.DenseElementsAttr(attr)
+    if dense.is_splat:
+        array = np.full(t.static_shape, _attribute_number(dense.get_splat_value()), _numpy(t.element))
+    else:
+        array = np.array(dense).reshape(t.static_shape)
+    return [graph.constant(value=DenseAttr.of(array, t.element))]
+
+
+def _empty(im: Importer, op: Any) -> list[Value | None]:
+    im.empties[op.results[0]] = tensor_type(op.results[0])
+    return [None]
+
+
+def _fill(im: Importer, op: Any) -> list[Value | None]:
+    im.fills[op.results[0]] = (im.scalar(op.operands[0]), tensor_type(op.results[0]))
+    return [None]
+
+
+# --- structured ops --------------------------------------------------------------------------------------
+def _matmul(im: Importer, op: Any) -> list[Value | None]:
+    a, b, init = op.operands
+    maps = [_map_results(m) for m in mlir_ir().ArrayAttr(op.attributes["indexing_maps"])]
+    if maps[0][-2:] != maps[2][-2:-1] + maps[0][-1:] or maps[1][-1:] != maps[2][-1:]:
+        raise NotImportable("a linalg matmul with transposing indexing maps")
+    product = graph.matmul(im.value(a), im.value(b))
+    return [im.accumulate(product, init, 0, graph.add)]
+
+
+def _transpose(im: Importer, op: Any) -> list[Value | None]:
+    return [graph.transpose(im.value(op.operands[0]), perm=_ints(op.attributes["permutation"]))]
+
+
+def _softmax(im: Importer, op: Any) -> list[Value | None]:
+    axis = int(im.ir.IntegerAttr(op.attributes["dimension"]).value)
+    return [graph.softmax(im.value(op.operands[0]), axis=axis)]
+
+
+REDUCE_COMBINERS: dict[str, str] = {
+    "arith.addf": "sum",
+    "arith.addi": "sum",
+    "arith.mulf": "prod",
+    "arith.muli": "prod",
+    "arith.maximumf": "max",
+    "arith.maxsi": "max",
+    "arith.maxui": "max",
+    "arith.minimumf": "min",
+    "arith.minsi": "min",
+    "arith.minui": "min",
+}
+"""The reduction each accumulating arith op makes (``linalg.reduce`` bodies and generic reductions)."""
+
+
+def _identity(kind: str, element: ScalarType) -> float | int:
+    if kind == "sum":
+        return 0
+    if kind == "prod":
+        return 1
+    if isinstance(element, FloatType):
+        return -math.inf if kind == "max" else math.inf
+    assert isinstance(element, IntegerType)
+    return element.min_value if kind == "max" else element.max_value
+
+
+_COMBINE_OP = {"sum": graph.add, "prod": graph.mul, "max": graph.max, "min": graph.min}
+
+
+def _reduce(im: Importer, op: Any) -> list[Value | None]:
+    (x, init) = op.operands
+    body = list(op.regions[0].blocks[0].operations)
+    kind = REDUCE_COMBINERS.get(body[0].operation.name) if len(body) == 2 else None
+    if kind is None:
+        raise NotImportable("a linalg.reduce whose body is not one add, mul, max or min")
+    reducer = getattr(graph, f"reduce_{kind}")
+    reduced = reducer(im.value(x), axes=_ints(op.attributes["dimensions"]))
+    return [im.accumulate(reduced, init, _identity(kind, tensor_type(init).element), _COMBINE_OP[kind])]
+
+
+def _pair(op: Any, name: str) -> list[int]:
+    return _dense_ints(op.attributes[name]) if name in op.attributes else [1, 1]
+
+
+def _conv(im: Importer, op: Any) -> list[Value | None]:
+    x, w, init = op.operands
+    strides, dilations = _pair(op, "strides"), _pair(op, "dilations")
+    if op.name == "linalg.conv_2d_nchw_fchw":
+        y = graph.conv2d(im.value(x), im.value(w), strides=strides, dilations=dilations)
+    else:
+        n, g, c, h, wd = tensor_type(x).static_shape
+        _, f, _, kh, kw = tensor_type(w).static_shape
+        xs = graph.reshape(im.value(x), shape=[n, g * c, h, wd])
+        ws = graph.reshape(im.value(w), shape=[g * f, c, kh, kw])
+        y = graph.conv2d(xs, ws, strides=strides, dilations=dilations, groups=g)
+        y = graph.reshape(y, shape=list(tensor_type(op.results[0]).static_shape))
+    return [im.accumulate(y, init, 0, graph.add)]
+
+
+def _pool(im: Importer, op: Any) -> list[Value | None]:
+    x, window, init = op.operands
+    kernel = list(tensor_type(window).static_shape)
+    strides, dilations = _pair(op, "strides"), _pair(op, "dilations")
+    element = tensor_type(x).element
+    if op.name == "linalg.pooling_nchw_max":
+        y = graph.max_pool2d(im.value(x), kernel=kernel, strides=strides, dilations=dilations)
+        return [im.accumulate(y, init, _identity("max", element), graph.max)]
+    if dilations != [1, 1]:
+        raise NotImportable("a dilated sum pooling")
+    mean = graph.avg_pool2d(im.value(x), kernel=kernel, strides=strides, count_include_pad=True)
+    y = graph.mul(mean, graph.constant(value=DenseAttr.of(np.asarray(kernel[0] * kernel[1]), element)))
+    return [im.accumulate(y, init, 0, graph.add)]
+
+
+# --- tensor ops ------------------------------------------------------------------------------------------
+def _reshape(im: Importer, op: Any) -> list[Value | None]:
+    t = tensor_type(op.results[0])
+    symbolic = [i for i, d in enumerate(t.shape) if not isinstance(d, int)]
+    if len(symbolic) > 1:
+        raise NotImportable(f"a reshape to {t} with more than one symbolic dim")
+    shape = [d if isinstance(d, int) else -1 for d in t.shape]
+    return [graph.reshape(im.value(op.operands[0]), shape=shape)]
+
+
+def _extract_slice(im: Importer, op: Any) -> list[Value | None]:
+    if len(op.operands) > 1:
+        raise NotImportable("a tensor.extract_slice with dynamic offsets, sizes or strides")
+    offsets, sizes, strides = (_ints(op.attributes[k]) for k in ("static_offsets", "static_sizes", "static_strides"))
+    ends = [o + (s - 1) * st + 1 if s else o for o, s, st in zip(offsets, sizes, strides)]
+    x = graph.slice(im.value(op.operands[0]), starts=offsets, ends=ends, steps=strides)
+    result = tensor_type(op.results[0])
+    if tensor_type(op.operands[0]).rank != result.rank:
+        x = graph.reshape(x, shape=list(result.static_shape))
+    return [x]
+
+
+def _concat(im: Importer, op: Any) -> list[Value | None]:
+    axis = int(im.ir.IntegerAttr(op.attributes["dim"]).value)
+    return [graph.concat(*[im.value(v) for v in op.operands], axis=axis)]
+
+
+def _pad(im: Importer, op: Any) -> list[Value | None]:
+    if len(op.operands) > 1:
+        raise NotImportable("a tensor.pad with dynamic amounts")
+    low, high = _ints(op.attributes["static_low"]), _ints(op.attributes["static_high"])
+    body = list(op.regions[0].blocks[0].operations)
+    yielded = body[-1].operation.operands[0]
+    inner = {o.operation.results[0]: o.operation for o in body[:-1]}
+    if yielded in inner and inner[yielded].name == "arith.constant":
+        value = _attribute_number(inner[yielded].attributes["value"])
+    else:
+        value = im.scalar(yielded)
+    return [graph.pad(im.value(op.operands[0]), pads=low + high, value=float(value))]
+
+
+# --- linalg.generic ---------------------------------------------------------------------------------------
+def _cmp(predicate: str) -> Callable[[Value, Value], Value]:
+    name = predicate.lower()
+    base = {"oeq": "eq", "ueq": "eq", "one": "ne", "une": "ne"}.get(name)
+    if base is None:
+        base = name[1:] if name[0] in "osuo" and name not in ("eq", "ne") else name
+    return getattr(graph, {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}[base])
+
+
+def _cast(op: Any, xs: list[Value]) -> Value:
+    return graph.cast(xs[0], dtype=scalar_type(op.results[0]))
+
+
+SCALAR_OPS: dict[str, Callable[[Any, list[Value]], Value]] = {
+    **{f"arith.{n}": (lambda g: lambda op, xs: g(*xs))(graph.add) for n in ("addf", "addi")},
+    **{f"arith.{n}": (lambda op, xs: graph.sub(*xs)) for n in ("subf", "subi")},
+    **{f"arith.{n}": (lambda op, xs: graph.mul(*xs)) for n in ("mulf", "muli")},
+    **{f"arith.{n}": (lambda op, xs: graph.div(*xs)) for n in ("divf", "divsi", "divui")},
+    **{f"arith.{n}": (lambda op, xs: graph.max(*xs)) for n in ("maximumf", "maxsi", "maxui")},
+    **{f"arith.{n}": (lambda op, xs: graph.min(*xs)) for n in ("minimumf", "minsi", "minui")},
+    "arith.andi": lambda op, xs: graph.and_(*xs),
+    "arith.ori": lambda op, xs: graph.or_(*xs),
+    "arith.xori": lambda op, xs: graph.xor(*xs),
+    "arith.negf": lambda op, xs: graph.neg(*xs),
+    "arith.select": lambda op, xs: graph.where(*xs),
+    "arith.cmpf": lambda op, xs: _cmp(_predicate(op, "CmpFPredicate"))(*xs),
+    "arith.cmpi": lambda op, xs: _cmp(_predicate(op, "CmpIPredicate"))(*xs),
+    **{
+        f"arith.{n}": _cast
+        for n in ("extf", "truncf", "sitofp", "uitofp", "fptosi", "fptoui", "extsi", "extui", "trunci")
+    },
+    **{
+        f"math.{n}": (lambda g: lambda op, xs: g(*xs))(getattr(graph, n))
+        for n in ("exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "erf", "atan", "asin", "acos", "floor", "ceil")
+    },
+    "math.absf": lambda op, xs: graph.abs(*xs),
+    "math.absi": lambda op, xs: graph.abs(*xs),
+    "math.roundeven": lambda op, xs: graph.round(*xs),
+    "math.powf": lambda op, xs: graph.pow(*xs),
+    "math.ipowi": lambda op, xs: graph.pow(*xs),
+}
+"""The graph op of each scalar arith/math op in a ``linalg.generic`` body (applied to whole tensors)."""
+
+
+def _predicate(op: Any, enum: str) -> str:
+    from iree.compiler.dialects import arith
+
+    return str(getattr(arith, enum)(int(mlir_ir().IntegerAttr(op.attributes["predicate"]).value)).name)
+
+
+def _map_results(attr: Any) -> list[int | None]:
+    """The results of an affine map: a loop dim's position, or None for the constant 0."""
+    ir = mlir_ir()
+    found: list[int | None] = []
+    for expr in ir.AffineMapAttr(attr).value.results:
+        if isinstance(expr, ir.AffineDimExpr):
+            found.append(expr.position)
+        elif isinstance(expr, ir.AffineConstantExpr) and expr.value == 0:
+            found.append(None)
+        else:
+            raise NotImportable(f"an indexing map with the expression {expr}")
+    return found
+
+
+def to_loop_space(x: Value, results: Sequence[int | None], loops: int) -> Value:
+    """``x`` (indexed by ``results``) as a tensor of rank ``loops``: dims in loop order, size 1 where the
+    map leaves a loop out (constant-0 entries index size-1 dims and are dropped)."""
+    t = x.type
+    assert isinstance(t, TensorType)
+    dims = [d for d in results if d is not None]
+    if len(dims) != len(results):
+        x = graph.reshape(x, shape=[s if isinstance(s, int) else -1 for s, d in zip(t.shape, results) if d is not None])
+    order = sorted(range(len(dims)), key=lambda i: dims[i])
+    if order != list(range(len(dims))):
+        x = graph.transpose(x, perm=order)
+    present = sorted(dims)
+    if len(present) != loops:
+        xt = x.type
+        assert isinstance(xt, TensorType)
+        sizes = dict(zip(present, xt.shape))
+        shape = [sizes.get(i, 1) for i in range(loops)]
+        if sum(1 for s in shape if not isinstance(s, int)) > 1:
+            raise NotImportable("a broadcast of more than one symbolic dim")
+        x = graph.reshape(x, shape=[s if isinstance(s, int) else -1 for s in shape])
+    return x
+
+
+def _generic(im: Importer, op: Any) -> list[Value | None]:
+    ir = im.ir
+    maps = [_map_results(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    kinds = [str(k).split("<")[-1].rstrip(">") for k in ir.ArrayAttr(op.attributes["iterator_types"])]
+    loops = len(kinds)
+    *inputs, init = op.operands
+    if len(op.results) != 1:
+        raise NotImportable("a linalg.generic with several results")
+    out_map = maps[-1]
+    if None in out_map or sorted(out_map) != [i for i, k in enumerate(kinds) if k == "parallel"]:  # type: ignore[type-var]
+        raise NotImportable("a linalg.generic whose output map is not a permutation of its parallel loops")
+    block = op.regions[0].blocks[0]
+    body = [o.operation for o in block.operations]
+    args = list(block.arguments)
+    reductions = [i for i, k in enumerate(kinds) if k == "reduction"]
+    local: dict[Any, Value] = {}
+    for arg, value, m in zip(args, inputs, maps):
+        local[arg] = to_loop_space(im.value(value), m, loops)
+    if reductions:
+        contraction = _contraction(im, body, args, inputs, maps, kinds)
+        if contraction is not None:
+            return [im.accumulate(contraction, init, 0, graph.add)]
+    yielded = body[-1].operands[0]
+    kind = None
+    if reductions:
+        combine = _defining(yielded, body)
+        kind = REDUCE_COMBINERS.get(combine.name) if combine is not None else None
+        acc = args[-1]
+        if combine is None or kind is None or acc not in list(combine.operands):
+            raise NotImportable("a reduction body that is not an add, mul, max or min into the accumulator")
+        others = [v for v in combine.operands if v != acc]
+        yielded = others[0]
+    elif args[-1] in _uses(body):
+        local[args[-1]] = to_loop_space(im.value(init), out_map, loops)
+    for inner in body[:-1]:
+        if kind is not None and inner.results and inner.results[0] == body[-1].operands[0]:
+            continue
+        _scalar_op(im, inner, local)
+    value = _local(im, yielded, local)
+    out = tensor_type(op.results[0])
+    if kind is not None:
+        element = out.element
+        value = getattr(graph, f"reduce_{kind}")(_full(value, out, out_map, loops), axes=reductions)
+        value = _permuted(value, [d for d in out_map if d is not None], reductions)
+        return [im.accumulate(value, init, _identity(kind, element), _COMBINE_OP[kind])]
+    value = _permuted(_full(value, out, out_map, loops), [d for d in out_map if d is not None], [])
+    return [value]
+
+
+def _full(value: Value, out: TensorType, out_map: list[int | None], loops: int) -> Value:
+    """``value`` broadcast to the loop space where the output map fixes every parallel loop's size."""
+    t = value.type
+    assert isinstance(t, TensorType)
+    sizes = {d: out.shape[i] for i, d in enumerate(out_map) if d is not None}
+    target = [sizes.get(i, -1) for i in range(loops)]
+    if t.rank == loops and all(target[i] == -1 or t.shape[i] == target[i] for i in range(loops)):
+        return value
+    if any(not isinstance(s, int) for s in target):
+        raise NotImportable("a broadcast to a symbolic size")
+    if t.rank < loops:
+        value = graph.reshape(value, shape=[1] * (loops - t.rank) + [s if isinstance(s, int) else -1 for s in t.shape])
+    return graph.broadcast_to(value, shape=target)
+
+
+def _permuted(value: Value, out_dims: list[int], reduced: list[int]) -> Value:
+    """The reduced loop-space ``value`` in the output map's order."""
+    remaining = [d for d in sorted(out_dims) if d not in reduced]
+    perm = [remaining.index(d) for d in out_dims]
+    return value if perm == list(range(len(perm))) else graph.transpose(value, perm=perm)
+
+
+def _uses(body: list[Any]) -> list[Any]:
+    return [v for o in body for v in o.operands]
+
+
+def _defining(v: Any, body: list[Any]) -> Any:
+    for o in body:
+        if v in list(o.results):
+            return o
+    return None
+
+
+def _local(im: Importer, v: Any, local: dict[Any, Value]) -> Value:
+    if v in local:
+        return local[v]
+    if v in im.scalars:
+        t = scalar_type(v)
+        return graph.constant(value=DenseAttr.of(np.asarray(im.scalars[v]), t))
+    raise NotImportable("a body value defined outside the linalg.generic")
+
+
+def _scalar_op(im: Importer, op: Any, local: dict[Any, Value]) -> None:
+    if op.name == "arith.constant":
+        t = scalar_type(op.results[0])
+        number = _attribute_number(op.attributes["value"])
+        local[op.results[0]] = graph.constant(value=DenseAttr.of(np.asarray(number), t))
+        return
+    make = SCALAR_OPS.get(op.name)
+    if make is None:
+        raise NotImportable(f"the body op '{op.name}' has no graph form")
+    local[op.results[0]] = make(op, [_local(im, v, local) for v in op.operands])
+
+
+def _contraction(
+    im: Importer,
+    body: list[Any],
+    args: list[Any],
+    inputs: Sequence[Any],
+    maps: list[list[int | None]],
+    kinds: list[str],
+) -> Value | None:
+    """``acc + a * b`` over two inputs with projected-permutation maps, as a ``graph.einsum``."""
+    if len(body) != 3 or len(inputs) != 2:
+        return None
+    mul, add = body[0], body[1]
+    if mul.name not in ("arith.mulf", "arith.muli") or add.name not in ("arith.addf", "arith.addi"):
+        return None
+    if set(mul.operands) != set(args[:2]) or set(add.operands) != {mul.results[0], args[2]}:
+        return None
+    if any(None in m for m in maps):
+        return None
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    terms = ["".join(letters[d] for d in m if d is not None) for m in maps]
+    equation = f"{terms[0]},{terms[1]}->{terms[2]}"
+    return graph.einsum(im.value(inputs[0]), im.value(inputs[1]), equation=equation)
+
+
+RULES: dict[str, Rule] = {
+    "arith.constant": _constant,
+    "tensor.empty": _empty,
+    "tensor.dim": lambda im, op: [None],
+    "linalg.fill": _fill,
+    "linalg.generic": _generic,
+    "linalg.matmul": _matmul,
+    "linalg.batch_matmul": _matmul,
+    "linalg.transpose": _transpose,
+    "linalg.reduce": _reduce,
+    "linalg.softmax": _softmax,
+    "linalg.conv_2d_nchw_fchw": _conv,
+    "linalg.conv_2d_ngchw_gfchw": _conv,
+    "linalg.pooling_nchw_max": _pool,
+    "linalg.pooling_nchw_sum": _pool,
+    "tensor.collapse_shape": _reshape,
+    "tensor.expand_shape": _reshape,
+    "tensor.reshape": _reshape,
+    "tensor.extract_slice": _extract_slice,
+    "tensor.concat": _concat,
+    "tensor.pad": _pad,
+}
+"""The import rule of each upstream op (ops not listed are reported as unsupported). Sizes (``tensor.dim``,
+index constants) only feed ``tensor.empty``, whose shape the graph ops infer, so they import as nothing."""
+
+
+def import_text(text: str, source: str = "<mlir>") -> Operation:
+    """The graph-dialect module of upstream-MLIR ``text`` (parsed and verified by MLIR first); raises
+    :class:`ImportError_` listing every op outside the imported subset."""
+    ir = mlir_ir()
+    with ir.Context() as context, ir.Location.unknown():
+        module = parse(text, context, source)
+        return Importer(ir).module(module)
