@@ -94,7 +94,7 @@ def probe_machine(
     stream_mib: int = 256,
     repeats: int = 10,
     targets: Sequence[str] = (),
-    fma_seconds: float = 0.05,
+    fma_seconds: float = 0.01,
 ) -> Machine:
     """Measure the machine's limits: its f32 FMA peak on ``threads`` threads (a JIT-compiled loop of independent
     FMA chains for the host's widest vectors, :mod:`tensorium.backends.llvm.probe`), the busy clock, a GEMM proxy
@@ -110,13 +110,13 @@ def probe_machine(
     n = gemm_size
     load = os.getloadavg()[0]
     host = host_target()
-    peak = measure_fma_peak(host, threads, fma_seconds, repeats=max(2, repeats // 2))
+    peak = measure_fma_peak(host, threads, fma_seconds, repeats=max(2, repeats))
     target_peaks = {}
     for name in targets:
         target = parse_target(name)
         if target.kind == "cpu" and target.runs_here():
-            target_peaks[name] = measure_fma_peak(target, threads, fma_seconds, repeats=max(2, repeats // 2)).gflops
-    clock = measure_clock_ghz(host, repeats=max(2, repeats // 2))
+            target_peaks[name] = measure_fma_peak(target, threads, fma_seconds, repeats=max(2, repeats)).gflops
+    clock = measure_clock_ghz(host, repeats=max(2, repeats + 5))
     a = np.random.default_rng(1).standard_normal((n, n), dtype=np.float32)
     ta = torch.from_numpy(a)
     gemm = min(_best_seconds(lambda: torch.mm(ta, ta), repeats), _best_seconds(lambda: a @ a, repeats))

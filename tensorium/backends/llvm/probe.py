@@ -112,8 +112,9 @@ def _run_threads(call: object, threads: int) -> float:
     return time.perf_counter() - start
 
 
-def measure_fma_peak(target: Target, threads: int = 1, seconds: float = 0.05, repeats: int = 5) -> PeakProbe:
-    """The f32 FMA throughput of ``target`` (which must run here) on ``threads`` threads, in GFLOP/s."""
+def measure_fma_peak(target: Target, threads: int = 1, seconds: float = 0.01, repeats: int = 10) -> PeakProbe:
+    """The f32 FMA throughput of ``target`` (which must run here) on ``threads`` threads, in GFLOP/s: the best of
+    ``repeats`` runs of about ``seconds`` each (short runs, so that on a busy machine some run undisturbed)."""
     lanes = target.lanes()
     registers = target.vector_registers or 16
     chains = max(_CHAINS_MIN, min(2 * _CHAINS_MIN, registers - 4))
@@ -156,8 +157,9 @@ _ADD = '"addq $2, $0", "=r,0,r"'
 """x86 inline assembly adding its second operand to its first (tied) one."""
 
 
-def measure_clock_ghz(target: Target, repeats: int = 5) -> float:
-    """The core clock in GHz while busy: a chain of dependent 64-bit adds runs at one add per cycle."""
+def measure_clock_ghz(target: Target, repeats: int = 15) -> float:
+    """The core clock in GHz while busy: a chain of dependent 64-bit adds runs at one add per cycle (the best of
+    ``repeats`` runs of a few milliseconds)."""
     text = "\n".join(
         [
             f'target triple = "{target.triple}"',
@@ -179,7 +181,7 @@ def measure_clock_ghz(target: Target, repeats: int = 5) -> float:
     )
     llvm.initialize_native_asmparser()  # the inline assembly is parsed for the host
     compiled = _Compiled(target, text, "add_chain", ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_int64))
-    iterations = 20_000_000
+    iterations = 2_000_000
     best = float("inf")
     for _ in range(repeats):
         start = time.perf_counter()
