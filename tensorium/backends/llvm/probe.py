@@ -12,8 +12,10 @@ core), which gives the cycles behind a time and so FLOP per cycle.
 from __future__ import annotations
 
 import ctypes
+import functools
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from llvmlite import binding as llvm
@@ -94,15 +96,15 @@ class _Compiled:
         self.function = signature(self.engine.get_function_address(name))
 
 
-def _run_threads(call: object, threads: int) -> float:
-    """Seconds for ``threads`` threads each calling ``call()`` once, started together."""
-    barrier = threading.Barrier(threads + 1)
+def _run_threads(calls: Sequence[Callable[[], object]]) -> float:
+    """Seconds for one thread per call, started together, to finish all of them."""
+    barrier = threading.Barrier(len(calls) + 1)
 
-    def work() -> None:
+    def work(call: Callable[[], object]) -> None:
         barrier.wait()
-        call()  # type: ignore[operator]
+        call()
 
-    workers = [threading.Thread(target=work) for _ in range(threads)]
+    workers = [threading.Thread(target=work, args=(call,)) for call in calls]
     for w in workers:
         w.start()
     barrier.wait()
@@ -132,25 +134,10 @@ def measure_fma_peak(target: Target, threads: int = 1, seconds: float = 0.01, re
         if time.perf_counter() - start >= seconds / 4 or iterations > 1 << 40:
             break
         iterations *= 4
-    calls = [lambda b=b: compiled.function(iterations, b) for b in buffers]
-    best = min(_run_threads(_all(calls), threads) for _ in range(repeats))
+    calls = [functools.partial(compiled.function, iterations, b) for b in buffers]
+    best = min(_run_threads(calls) for _ in range(repeats))
     flops = 2.0 * lanes * chains * iterations * threads
     return PeakProbe(flops / best / 1e9, threads, lanes, chains)
-
-
-class _all:
-    """Hands each thread its own call: the n-th caller gets the n-th function."""
-
-    def __init__(self, calls: list[object]) -> None:
-        self.calls = calls
-        self.lock = threading.Lock()
-        self.next = 0
-
-    def __call__(self) -> None:
-        with self.lock:
-            call = self.calls[self.next]
-            self.next += 1
-        call()  # type: ignore[operator]
 
 
 _ADD = '"addq $2, $0", "=r,0,r"'
