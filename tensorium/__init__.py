@@ -10,6 +10,7 @@ from . import ir, targets
 from .api import CompiledModel, compile, load
 from .errors import InterpreterError, Location, ParseError, PassError, TensoriumError, VerifyError
 from .frontend.tracer import Tensor, nn, trace
+from .interop import export_mlir, import_mlir
 from .ir import parse_module, print_module, verify
 from .ir.dialects.quant.config import QuantConfig
 from .targets import Target
@@ -28,6 +29,8 @@ __all__ = [
     "VerifyError",
     "__version__",
     "compile",
+    "export_mlir",
+    "import_mlir",
     "ir",
     "load",
     "nn",

@@ -37,7 +37,7 @@ from ..runtime.artifact import Artifact, build_executable, read_artifact, write_
 if TYPE_CHECKING:
     from ..backends.cpu import CpuExecutable
 
-__all__ = ["ModelCommandError", "add_model_commands", "cmd_compile", "cmd_inspect", "cmd_run"]
+__all__ = ["ModelCommandError", "add_model_commands", "cmd_compile", "cmd_export_mlir", "cmd_inspect", "cmd_run"]
 
 
 class ModelCommandError(TensoriumError):
@@ -103,6 +103,12 @@ def _load_factory(spec: str) -> tuple[Any, tuple[Any, ...]]:
 
 def _import(spec: str) -> tuple[ImportedGraph, str]:
     """The imported graph of MODEL and the name of the frontend that made it."""
+    if spec.endswith(".mlir"):
+        if not Path(spec).is_file():
+            raise ModelCommandError(f"{spec}: no such file")
+        from ..interop import imported_graph
+
+        return imported_graph(spec), "upstream MLIR"
     if spec.endswith(".onnx"):
         if not Path(spec).is_file():
             raise ModelCommandError(f"{spec}: no such file")
@@ -158,6 +164,17 @@ def cmd_compile(args: argparse.Namespace) -> int:
         note["text"] = f"{len(artifact.inputs)} inputs, {len(artifact.outputs)} outputs"
     if dump is not None:
         print(f"IR after each stage: {dump.folder} ({dump.count} files)", file=sys.stderr)
+    return 0
+
+
+def cmd_export_mlir(args: argparse.Namespace) -> int:
+    """Import MODEL and write it as upstream MLIR, verified by MLIR's own bindings."""
+    from ..interop import export_mlir
+
+    imported, frontend = _import(args.model)
+    text = export_mlir(imported)
+    Path(args.output).write_text(text, encoding="utf-8")
+    print(f"{args.output}: {_op_count(imported)} graph ops from {frontend}, verified by MLIR", file=sys.stderr)
     return 0
 
 
@@ -378,7 +395,11 @@ def _bytes(n: int) -> str:
 def add_model_commands(subparsers: Any) -> None:
     """Add ``compile``, ``run`` and ``inspect`` to an argparse subparsers object."""
     compile_p = subparsers.add_parser("compile", help="compile a model (.onnx or path.py:factory) to an artifact")
-    compile_p.add_argument("model", metavar="MODEL", help="an .onnx file, or path.py:factory returning (model, inputs)")
+    compile_p.add_argument(
+        "model",
+        metavar="MODEL",
+        help="an .onnx or upstream-MLIR .mlir file, or path.py:factory returning (model, inputs)",
+    )
     compile_p.add_argument(
         "-t",
         "--target",
@@ -402,6 +423,11 @@ def add_model_commands(subparsers: Any) -> None:
         "--dump-ir", metavar="DIR", help="write the IR after each stage (imported, each pass, loops, LLVM) to DIR"
     )
     _handle(compile_p, cmd_compile)
+
+    export_p = subparsers.add_parser("export-mlir", help="export a model to upstream MLIR (func, linalg, tensor, ...)")
+    export_p.add_argument("model", metavar="MODEL", help="an .onnx file, or path.py:factory returning (model, inputs)")
+    export_p.add_argument("-o", "--output", required=True, metavar="FILE", help="the .mlir file to write")
+    _handle(export_p, cmd_export_mlir)
 
     run_p = subparsers.add_parser("run", help="run a compiled artifact on .npy inputs")
     run_p.add_argument("artifact", metavar="OUT", help="artifact folder written by 'tensorium compile'")

@@ -135,3 +135,21 @@ def test_iree_llvm_cpu_matches_the_interpreter(name: str) -> None:
     module = found[name]
     inputs = sample_inputs(module)
     assert _equal(run_text(export_text(module), inputs), run(module, inputs), rtol=1e-4)
+
+
+def test_public_api_and_cli_export_then_compile_an_upstream_file(tmp_path: Path) -> None:
+    from tensorium.cli import main
+
+    module = tm.parse_module((Path(__file__).parents[2] / "examples" / "mlp.mlir").read_text())
+    text = tm.export_mlir(module)
+    path = tmp_path / "mlp_upstream.mlir"
+    path.write_text(text)
+    inputs = sample_inputs(module)
+    assert _equal(run(tm.import_mlir(path), inputs), run(module, inputs))
+    onnx = Path(__file__).parents[2] / "examples" / "tiny_cnn.onnx"
+    if pytest.importorskip("onnx", reason="the onnx extra is not installed"):
+        assert main(["export-mlir", str(onnx), "-o", str(tmp_path / "cnn.mlir")]) == 0
+        verify_text((tmp_path / "cnn.mlir").read_text())
+    assert main(["compile", str(path), "-t", "interp", "-o", str(tmp_path / "mlp.tsm")]) == 0
+    loaded = tm.load(tmp_path / "mlp.tsm")
+    assert _equal(list(np.atleast_1d(loaded(*inputs))[None]), run(module, inputs))
