@@ -39,6 +39,7 @@ from ..ir.types import (
     storage_dtype,
     u8,
 )
+from .symbolic_dims import arange_symbolic, broadcast_symbolic, slice_to_symbol
 
 Converter = Callable[..., Any]
 CONVERTERS: dict[str, Converter] = {}
@@ -101,11 +102,17 @@ def converts(*names: str) -> Callable[[Converter], Converter]:
 
 def lookup_converter(target: Any) -> Converter | None:
     """The converter of an FX call target (an ATen overload or a Python operator), or None."""
+    _register_decompositions()
     name = target_name(target)
     if name in CONVERTERS:
         return CONVERTERS[name]
     packet = name.rsplit(".", 1)[0] if name.startswith("aten.") and name.count(".") == 2 else None
     return CONVERTERS.get(packet) if packet else None
+
+
+def _register_decompositions() -> None:
+    """Import the modules that add converters to this table (they import this one, so not at load time)."""
+    from . import pytorch_math_ops, pytorch_shape_ops  # noqa: F401
 
 
 def target_name(target: Any) -> str:
@@ -126,6 +133,8 @@ class Context:
     def __init__(self, sym_names: dict[str, str] | None = None):
         self.sym_names = dict(sym_names or {})
         self.node: torch.fx.Node | None = None
+        self.dim_sources: dict[str, tuple[Value, int]] = {}
+        """Named symbolic dim -> a (value, axis) that has it (the graph's inputs), for broadcasts to it."""
 
     # metadata ----------------------------------------------------------------------------------
     def meta(self, index: int | None = None) -> Any:
@@ -261,9 +270,14 @@ def _binary(op: Any, compare: bool = False) -> Converter:
         element = cx.promote(a, b) if compare else cx.out_element()
         if alpha != 1:
             b = _times(cx, b, alpha)
-        return op(cx.tensor(a, element), cx.tensor(b, element))
+        # torch's bool arithmetic: + is or, * is and
+        chosen = _BOOL_ARITHMETIC.get(op, op) if element == i1 else op
+        return chosen(cx.tensor(a, element), cx.tensor(b, element))
 
     return convert
+
+
+_BOOL_ARITHMETIC = {graph.add: graph.or_, graph.mul: graph.and_}
 
 
 for _names, _op, _compare in (
@@ -365,6 +379,9 @@ for _name, _op in (
     ("rsqrt", graph.rsqrt),
     ("sin", graph.sin),
     ("cos", graph.cos),
+    ("asin", graph.asin),
+    ("acos", graph.acos),
+    ("atan", graph.atan),
     ("tanh", graph.tanh),
     ("sigmoid", graph.sigmoid),
     ("erf", graph.erf),
@@ -559,11 +576,22 @@ def _scalar_tensor(cx: Context, value: Any, **kwargs: Any) -> Value:
 def _arange(cx: Context, *args: Any, **kwargs: Any) -> Value:
     numbers = [a for a in args if not isinstance(a, torch.dtype)]
     if not all(isinstance(a, (int, float)) for a in numbers):
-        raise ConversionError("arange with a symbolic bound is not supported")
+        return _arange_to_symbol(cx, numbers)
     start, end, step = (
         (0, numbers[0], 1) if len(numbers) == 1 else (*numbers[:2], numbers[2] if len(numbers) > 2 else 1)
     )
     return graph.arange(start=float(start), limit=float(end), step=float(step), dtype=cx.out_element())
+
+
+def _arange_to_symbol(cx: Context, numbers: list[Any]) -> Value:
+    """arange whose end is symbolic: static start and step, a length that is a named dim of the inputs."""
+    start, step = (0, 1) if len(numbers) == 1 else (numbers[0], numbers[2] if len(numbers) > 2 else 1)
+    (length,) = cx.out_dims()
+    if isinstance(start, (int, float)) and isinstance(step, (int, float)) and isinstance(length, Sym):
+        made = arange_symbolic(float(start), float(step), length, cx.out_element(), cx.dim_sources)
+        if made is not None:
+            return made
+    raise ConversionError("arange with a symbolic bound is supported only from a static start to a named input dim")
 
 
 @converts("aten.triu.default")
@@ -612,7 +640,8 @@ def _t(cx: Context, x: Value) -> Value:
 
 @converts("aten.expand.default", "aten.expand_copy.default")
 def _expand(cx: Context, x: Value, size: Any, *, implicit: bool = False) -> Value:
-    return broadcast_to(x, cx.out_dims())
+    grown = broadcast_symbolic(x, cx.out_dims(), cx.dim_sources)
+    return broadcast_to(x, cx.out_dims()) if grown is None else grown
 
 
 @converts("aten.unsqueeze.default")
@@ -632,7 +661,13 @@ def _squeeze(cx: Context, x: Value, dims: Any = None) -> Value:
 @converts("aten.slice.Tensor", "aten.slice_copy.Tensor")
 def _slice(cx: Context, x: Value, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> Value:
     if not all(isinstance(v, int) or v is None for v in (start, end)):
-        raise ConversionError("slice with symbolic bounds is not supported")
+        length = cx.out_dims()[dim]
+        sliced = None
+        if isinstance(start or 0, int) and isinstance(length, Sym):
+            sliced = slice_to_symbol(x, dim % ttype(x).rank, start or 0, step, length, cx.dim_sources)
+        if sliced is None:
+            raise ConversionError("slice with symbolic bounds is not supported")
+        return sliced
     start = 0 if start is None else start
     end = INT64_MAX if end is None or end >= INT64_MAX else end
     if start == 0 and end == INT64_MAX and step == 1:
@@ -642,6 +677,9 @@ def _slice(cx: Context, x: Value, dim: int = 0, start: Any = None, end: Any = No
 
 @converts("aten.select.int", "aten.select_copy.int")
 def _select(cx: Context, x: Value, dim: int, index: int) -> Value:
+    if isinstance(ttype(x).shape[dim], Sym) and isinstance(index, int) and index >= 0:
+        # loop kernels slice symbolic dims only whole; a gather picks one position of any size
+        return graph.gather(x, cx.const(index, i64), axis=dim % ttype(x).rank)
     end = INT64_MAX if index == -1 else index + 1
     return graph.squeeze(graph.slice(x, starts=[index], ends=[end], axes=[dim]), axes=[dim])
 
@@ -1072,19 +1110,6 @@ def _avg_pool2d(
         ceil_mode=ceil_mode,
         count_include_pad=count_include_pad,
     )
-
-
-@converts("aten._adaptive_avg_pool2d.default", "aten.adaptive_avg_pool2d.default")
-def _adaptive_avg_pool2d(cx: Context, x: Value, output_size: Sequence[int]) -> Value:
-    out = _pair(output_size)
-    if out == [1, 1]:
-        return graph.global_avg_pool2d(x)
-    t = ttype(x)
-    h, w = static_dim(t, t.rank - 2, "adaptive_avg_pool2d"), static_dim(t, t.rank - 1, "adaptive_avg_pool2d")
-    if h % out[0] or w % out[1]:
-        raise ConversionError(f"adaptive_avg_pool2d from {h}x{w} to {out[0]}x{out[1]} needs uneven windows")
-    kernel = [h // out[0], w // out[1]]
-    return graph.avg_pool2d(x, kernel=kernel, strides=kernel)
 
 
 def _spatial_size(cx: Context) -> list[int]:

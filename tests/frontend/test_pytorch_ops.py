@@ -294,3 +294,141 @@ def test_size_one_and_negative_axes() -> None:
         return x.sum(-1, keepdim=True) * x.softmax(-2), x.squeeze(-2).unsqueeze(-3), x.mean(-3)
 
     check(fn, gen(1, 1, 5))
+
+
+def test_decomposed_elementwise_math() -> None:
+    def fn(x: Any, y: Any) -> Any:
+        return (
+            torch.atan2(x, y),
+            torch.atan2(torch.tensor([0.0, -0.0, 0.0, -0.0, 1.0]), torch.tensor([0.0, 0.0, -0.0, -0.0, 0.0])),
+            torch.fmod(x * 5, y),
+            torch.fmod(torch.arange(-6, 6), 4),
+            torch.hypot(x, y),
+            torch.logaddexp(x, y) + torch.logaddexp2(x, y),
+            torch.exp2(x) + torch.log10(x.abs() + 1) + torch.tan(x) + torch.sinh(x) + torch.cosh(x),
+            torch.asinh(x) + torch.acosh(x.abs() + 1) + torch.atanh(x.clamp(-0.9, 0.9)),
+            torch.asin(x.clamp(-1, 1)) + torch.acos(x.clamp(-1, 1)) + torch.atan(x) + torch.erfc(x),
+            torch.copysign(x, y) + torch.fmax(x, y) + torch.fmin(x, y) + torch.frac(x * 3),
+            torch.xlogy(x.abs(), y.abs()) + torch.deg2rad(x) + torch.rad2deg(x),
+            torch.round(x * 100, decimals=1),
+        )
+
+    check(fn, gen(4, 5), gen(4, 5, seed=1))
+
+
+def test_classification_and_bool_arithmetic() -> None:
+    def fn(x: Any, b: Any) -> Any:
+        return (
+            torch.isfinite(x),
+            torch.isinf(x),
+            torch.isposinf(x),
+            torch.isneginf(x),
+            torch.signbit(x),
+            torch.isfinite(torch.arange(3)),
+            b * b.logical_not(),
+            b + b,
+        )
+
+    x = torch.tensor([1.0, -0.0, float("inf"), -float("inf"), float("nan"), -2.0])
+    check(fn, x, x > 0)
+
+
+def test_decomposed_activations_and_norms() -> None:
+    def fn(x: Any, w: Any, b: Any) -> Any:
+        return (
+            F.elu(x, 0.5),
+            F.selu(x),
+            F.celu(x, 2.0),
+            F.softplus(x, beta=2.0, threshold=1.0),
+            F.threshold(x, 0.1, -3.0),
+            torch.logit(x.sigmoid(), eps=1e-3),
+            F.group_norm(x, 2, w, b),
+            F.layer_norm(x, (6,), eps=-0.0),
+            torch.linalg.vector_norm(x, dim=-1) + torch.linalg.vector_norm(x, ord=1, dim=-1),
+            torch.linalg.vector_norm(x, ord=float("inf")) + torch.linalg.vector_norm(x, ord=3),
+            torch.var_mean(x, dim=1),
+        )
+
+    check(fn, gen(2, 4, 6), gen(4, seed=1), gen(4, seed=2))
+
+
+def test_data_movement() -> None:
+    def fn(x: Any, idx: Any) -> Any:
+        return (
+            torch.flip(x, [0, 2]),
+            torch.roll(x, 2, 1),
+            torch.roll(x, [1, -1], [0, 2]),
+            torch.roll(x, 3),
+            torch.diagonal(x, 1, 1, 2),
+            torch.diagonal(x, -1),
+            torch.trace(x[0]),
+            x.scatter(1, idx, -1.0),
+            x.scatter_add(1, idx, x[:, :2]),
+            x.scatter_reduce(1, idx, x[:, :2], "amax"),
+            x.index_add(2, torch.tensor([0, 2, 2]), x[:, :, :3]),
+            x.index_copy(0, torch.tensor([1, 0]), x.flip(0)),
+            x.index_fill(1, torch.tensor([0, 2]), 7.0),
+            torch.cumprod(x, 2),
+        )
+
+    x = gen(2, 4, 5)
+    idx = torch.tensor([[[0, 1, 2, 3, 0], [3, 2, 1, 0, 1]], [[1, 1, 1, 1, 1], [0, 3, 0, 3, 2]]])
+    check(fn, x, idx)
+
+
+def test_index_put() -> None:
+    def fn(x: Any, i: Any, j: Any) -> Any:
+        a, b, c, d = x.clone(), x.clone(), x.clone(), x.clone()
+        a[i] = 5.0
+        b[:, j] = x[:, :2] * 2
+        c.index_put_((i, j), torch.tensor(1.0), accumulate=True)
+        d[x > 0] = 0.0
+        return a, b, c, d
+
+    check(fn, gen(3, 4), torch.tensor([2, 0]), torch.tensor([3, 1]))
+
+
+def test_sorting() -> None:
+    def fn(x: Any, i: Any) -> Any:
+        return (
+            torch.sort(x, dim=1),
+            torch.sort(x, dim=0, descending=True),
+            torch.sort(i, stable=True),
+            torch.argsort(x, dim=-1, descending=True),
+            torch.topk(x, 3),
+            torch.topk(x, 2, dim=0, largest=False),
+            torch.kthvalue(x, 2, 1),
+            torch.median(x, 1),
+            torch.median(x),
+        )
+
+    x = gen(4, 6)
+    x[1, 2] = float("nan")
+    check(fn, x, torch.tensor([3, 1, 3, 0, 1, 2]))
+
+
+def test_adaptive_pooling_with_uneven_windows() -> None:
+    def fn(x: Any, v: Any) -> Any:
+        return (
+            F.adaptive_avg_pool2d(x, (3, 4)),
+            F.adaptive_avg_pool2d(x, 1),
+            F.adaptive_avg_pool1d(x[0], 3),
+            F.adaptive_avg_pool3d(v, (2, 3, 2)),
+            F.adaptive_max_pool2d(x, (2, 3)),
+        )
+
+    check(fn, gen(2, 3, 5, 7), gen(1, 2, 3, 5, 4))
+
+
+def test_decompositions_run_on_the_cpu_target() -> None:
+    import tensorium
+
+    def fn(x: Any, y: Any) -> Any:
+        values, indices = torch.topk(x, 2)
+        return torch.atan2(x, y) + torch.flip(x, [1]), values, indices, torch.roll(x, 1, 0), torch.cumprod(x, 1)
+
+    x, y = gen(3, 5), gen(3, 5, seed=1)
+    got = tensorium.compile(fn, target="cpu")(x, y)
+    for g, w in zip(got, fn(x, y)):
+        assert g.dtype == w.dtype
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-5)

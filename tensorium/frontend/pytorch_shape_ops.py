@@ -1,0 +1,464 @@
+"""ATen data-movement ops (flip, roll, diagonal, the scatter and index_* families), group norm and
+sorting, decomposed into existing graph ops.
+
+Registered into the converter table of :mod:`.pytorch_ops` on import (the PyTorch frontend imports
+this module). Sorting ranks each element by comparing it with every other one along the axis (n^2
+comparisons, exact and stable), then scatters values and indices to their ranks; it suits the short
+axes models sort (top-k over logits rows of a few thousand stays within a few MB per row).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..ir.core import Value
+from ..ir.dialects import graph
+from ..ir.types import FloatType, i1, i64
+from .pytorch_ops import (
+    INT64_MAX,
+    Context,
+    ConversionError,
+    broadcast_to,
+    cast,
+    converts,
+    reshape_to,
+    static_dim,
+    ttype,
+)
+
+__all__: list[str] = []
+
+
+# flip, roll, diagonal ---------------------------------------------------------------------------
+@converts("aten.flip.default")
+def _flip(cx: Context, x: Value, dims: Sequence[int]) -> Value:
+    rank = ttype(x).rank
+    if rank == 0 or not dims:
+        return x
+    axes = sorted({d % rank for d in dims})
+    return graph.slice(x, starts=[-1] * len(axes), ends=[-INT64_MAX] * len(axes), axes=axes, steps=[-1] * len(axes))
+
+
+@converts("aten.roll.default")
+def _roll(cx: Context, x: Value, shifts: Sequence[int], dims: Sequence[int] = ()) -> Value:
+    t = ttype(x)
+    if not dims:
+        flat = graph.reshape(x, shape=[-1])
+        return reshape_to(_roll(cx, flat, shifts, [0]), t.shape)
+    for shift, dim in zip(shifts, dims):
+        size = static_dim(ttype(x), dim % t.rank, "roll")
+        shift = shift % size if size else 0
+        if shift:
+            tail = graph.slice(x, starts=[size - shift], ends=[INT64_MAX], axes=[dim])
+            head = graph.slice(x, starts=[0], ends=[size - shift], axes=[dim])
+            x = graph.concat(tail, head, axis=dim % t.rank)
+    return x
+
+
+@converts("aten.diagonal.default", "aten.diagonal_copy.default")
+def _diagonal(cx: Context, x: Value, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Value:
+    t = ttype(x)
+    dim1, dim2 = dim1 % t.rank, dim2 % t.rank
+    rows, cols = static_dim(t, dim1, "diagonal"), static_dim(t, dim2, "diagonal")
+    rest = [a for a in range(t.rank) if a not in (dim1, dim2)]
+    moved = graph.transpose(x, perm=rest + [dim1, dim2]) if rest + [dim1, dim2] != list(range(t.rank)) else x
+    batch = [t.shape[a] for a in rest]
+    length = max(min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols), 0)
+    flat = reshape_to(moved, [*batch, rows * cols])
+    start = offset if offset >= 0 else -offset * cols
+    # Along the flattened matrix the diagonal is every (cols + 1)-th element from its first one.
+    end = start + (length - 1) * (cols + 1) + 1 if length else start
+    return graph.slice(flat, starts=[start], ends=[end], axes=[len(batch)], steps=[cols + 1])
+
+
+@converts("aten.trace.default")
+def _trace(cx: Context, x: Value) -> Value:
+    return graph.reduce_sum(cast(_diagonal(cx, x), cx.out_element()), axes=[0])
+
+
+# scatter and index_* ------------------------------------------------------------------------------
+_SCATTER_REDUCTIONS = {"sum": "add", "add": "add", "prod": "mul", "multiply": "mul", "amax": "max", "amin": "min"}
+
+
+def _updates_like(index: Value, src: Value) -> Value:
+    """``src`` cut to the shape of ``index`` (torch reads only that corner of src)."""
+    ti, ts = ttype(index), ttype(src)
+    if ti.shape == ts.shape:
+        return src
+    return graph.slice(src, starts=[0] * ti.rank, ends=list(ti.shape), axes=list(range(ti.rank)))
+
+
+@converts("aten.scatter.src", "aten.scatter.value", "aten.scatter.reduce", "aten.scatter.value_reduce")
+def _scatter(cx: Context, x: Value, dim: int, index: Value, src: Any, *, reduce: str | None = None) -> Value:
+    element = ttype(x).element
+    if ttype(x).rank == 0:
+        raise ConversionError("scatter into a 0-d tensor is not supported")
+    updates = (
+        _updates_like(index, src)
+        if isinstance(src, Value)
+        else broadcast_to(cx.const(src, element), ttype(index).shape)
+    )
+    reduction = "none" if reduce is None else _SCATTER_REDUCTIONS.get(reduce)
+    if reduction is None:
+        raise ConversionError(f"scatter reduce={reduce!r} is not supported")
+    return graph.scatter_elements(x, cast(index, i64), cast(updates, element), axis=dim, reduction=reduction)
+
+
+@converts("aten.scatter_add.default")
+def _scatter_add(cx: Context, x: Value, dim: int, index: Value, src: Value) -> Value:
+    return _scatter(cx, x, dim, index, src, reduce="add")
+
+
+@converts("aten.scatter_reduce.two")
+def _scatter_reduce(
+    cx: Context, x: Value, dim: int, index: Value, src: Value, reduce: str, *, include_self: bool = True
+) -> Value:
+    if not include_self:
+        raise ConversionError("scatter_reduce with include_self=False is not supported")
+    return _scatter(cx, x, dim, index, src, reduce=reduce)
+
+
+def _index_along(index: Value, dim: int, shape: Sequence[Any]) -> Value:
+    """A 1-D index laid along ``dim`` and broadcast to ``shape`` (the positions an index_* op writes)."""
+    rank = len(shape)
+    column = reshape_to(cast(index, i64), [ttype(index).shape[0] if i == dim else 1 for i in range(rank)])
+    return broadcast_to(column, shape)
+
+
+@converts("aten.index_add.default", "aten.index_copy.default")
+def _index_add_copy(cx: Context, x: Value, dim: int, index: Value, source: Value, *, alpha: Any = 1) -> Value:
+    assert cx.node is not None
+    t = ttype(x)
+    if t.rank == 0:
+        return source if str(cx.node.target) == "aten.index_copy.default" else graph.add(x, source)
+    dim = dim % t.rank
+    if alpha != 1:
+        source = graph.mul(source, cx.const(alpha, t.element))
+    reduction = "add" if str(cx.node.target) == "aten.index_add.default" else "none"
+    positions = _index_along(index, dim, ttype(source).shape)
+    return graph.scatter_elements(x, positions, source, axis=dim, reduction=reduction)
+
+
+@converts("aten.index_fill.int_Scalar", "aten.index_fill.int_Tensor")
+def _index_fill(cx: Context, x: Value, dim: int, index: Value, value: Any) -> Value:
+    t = ttype(x)
+    if t.rank == 0:
+        return broadcast_to(cx.tensor(value, t.element), ())
+    dim = dim % t.rank
+    shape = [ttype(index).shape[0] if i == dim else d for i, d in enumerate(t.shape)]
+    updates = broadcast_to(reshape_to(cx.tensor(value, t.element), [1] * t.rank), shape)
+    return graph.scatter_elements(x, _index_along(index, dim, shape), updates, axis=dim, reduction="none")
+
+
+# normalization ----------------------------------------------------------------------------------------
+@converts("aten.native_group_norm.default")
+def _group_norm(
+    cx: Context,
+    x: Value,
+    weight: Value | None,
+    bias: Value | None,
+    n: int,
+    channels: int,
+    spatial: int,
+    groups: int,
+    eps: float,
+) -> tuple[Value, None, None]:
+    t = ttype(x)
+    grouped = reshape_to(x, [n, groups, (channels // groups) * spatial])
+    normed = reshape_to(_normalize(cx, grouped, [-1], eps), t.shape)
+    per_channel = [channels if i == 1 else 1 for i in range(t.rank)]
+    if weight is not None:
+        normed = graph.mul(normed, reshape_to(weight, per_channel))
+    if bias is not None:
+        normed = graph.add(normed, reshape_to(bias, per_channel))
+    return normed, None, None
+
+
+def _normalize(cx: Context, x: Value, axes: list[int], eps: float) -> Value:
+    """(x - mean) / sqrt(var + eps) over ``axes`` (biased variance), any eps torch accepts."""
+    element = ttype(x).element
+    centered = graph.sub(x, graph.reduce_mean(x, axes=axes, keepdims=True))
+    var = graph.reduce_mean(graph.mul(centered, centered), axes=axes, keepdims=True)
+    return graph.mul(centered, graph.rsqrt(graph.add(var, cx.const(eps, element))))
+
+
+@converts("aten.native_layer_norm.default")
+def _layer_norm(
+    cx: Context, x: Value, shape: Sequence[int], weight: Value | None, bias: Value | None, eps: float
+) -> tuple[Value, None, None]:
+    from .pytorch_ops import _layer_norm as fused_layer_norm
+
+    if eps >= 0:
+        out: tuple[Value, None, None] = fused_layer_norm(cx, x, shape, weight, bias, eps)
+        return out
+    # graph.layer_norm takes eps >= 0 only; torch computes the same formula with any eps.
+    normed = _normalize(cx, x, list(range(-len(shape), 0)), eps)
+    if weight is not None:
+        normed = graph.mul(normed, weight)
+    if bias is not None:
+        normed = graph.add(normed, bias)
+    return normed, None, None
+
+
+# sorting ---------------------------------------------------------------------------------------------
+def _ranks(cx: Context, x: Value, dim: int, descending: bool) -> Value:
+    """The i64 position of each element of ``x`` in a stable sort along ``dim`` (NaN sorts as largest)."""
+    t = ttype(x)
+    dim = dim % t.rank
+    a = graph.unsqueeze(x, axes=[dim + 1])  # element i along dim, compared with
+    b = graph.unsqueeze(x, axes=[dim])  # element j along dim + 1
+    # j sorts before i when its key is smaller (larger when descending), or equal and j < i.
+    before = graph.gt(b, a) if descending else graph.lt(b, a)
+    equal = graph.eq(a, b)
+    if isinstance(t.element, FloatType):  # NaN sorts as the largest value, equal to NaN
+        a_nan, b_nan = graph.ne(a, a), graph.ne(b, b)
+        larger, smaller = (b_nan, a_nan) if descending else (a_nan, b_nan)
+        before = graph.or_(before, graph.and_(larger, graph.not_(smaller)))
+        equal = graph.or_(equal, graph.and_(a_nan, b_nan))
+    size = static_dim(t, dim, "sort")
+    order = np.arange(size)
+    earlier_shape = [1] * (t.rank + 1)
+    earlier_shape[dim], earlier_shape[dim + 1] = size, size
+    earlier = cx.const((order[None, :] < order[:, None]).reshape(earlier_shape), i1)
+    before = graph.or_(before, graph.and_(equal, earlier))
+    return graph.reduce_sum(cast(before, i64), axes=[dim + 1])
+
+
+def _sorted(cx: Context, x: Value, dim: int, descending: bool) -> tuple[Value, Value]:
+    t = ttype(x)
+    if t.rank == 0:
+        return x, cx.const(0, i64)
+    dim = dim % t.rank
+    ranks = _ranks(cx, x, dim, descending)
+    size = static_dim(t, dim, "sort")
+    positions = cx.const(np.arange(size).reshape([size if i == dim else 1 for i in range(t.rank)]), i64)
+    indices = graph.scatter_elements(
+        broadcast_to(positions, t.shape), ranks, broadcast_to(positions, t.shape), axis=dim, reduction="none"
+    )
+    values = graph.scatter_elements(x, ranks, x, axis=dim, reduction="none")
+    return values, indices
+
+
+@converts("aten.sort.default", "aten.sort.stable")
+def _sort(cx: Context, x: Value, *args: Any, **kwargs: Any) -> tuple[Value, Value]:
+    assert cx.node is not None
+    if str(cx.node.target) == "aten.sort.stable":
+        dim, descending = kwargs.get("dim", -1), kwargs.get("descending", False)
+    else:
+        dim = args[0] if args else kwargs.get("dim", -1)
+        descending = args[1] if len(args) > 1 else kwargs.get("descending", False)
+    return _sorted(cx, x, dim, bool(descending))
+
+
+@converts("aten.topk.default")
+def _topk(
+    cx: Context, x: Value, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
+) -> tuple[Value, Value]:
+    values, indices = _sorted(cx, x, dim, largest)
+    if ttype(x).rank == 0:
+        return values, indices
+    return (
+        graph.slice(values, starts=[0], ends=[k], axes=[dim]),
+        graph.slice(indices, starts=[0], ends=[k], axes=[dim]),
+    )
+
+
+@converts("aten.kthvalue.default")
+def _kthvalue(cx: Context, x: Value, k: int, dim: int = -1, keepdim: bool = False) -> tuple[Value, Value]:
+    values, indices = _sorted(cx, x, dim, False)
+    if ttype(x).rank == 0:
+        return values, indices
+    picked = [graph.slice(v, starts=[k - 1], ends=[k], axes=[dim]) for v in (values, indices)]
+    if not keepdim:
+        picked = [graph.squeeze(v, axes=[dim % ttype(x).rank]) for v in picked]
+    return picked[0], picked[1]
+
+
+@converts("aten.median.dim")
+def _median_dim(cx: Context, x: Value, dim: int = -1, keepdim: bool = False) -> tuple[Value, Value]:
+    t = ttype(x)
+    if t.rank == 0:
+        return x, cx.const(0, i64)
+    size = static_dim(t, dim % t.rank, "median")
+    values, indices = _kthvalue(cx, x, (size + 1) // 2, dim, keepdim)
+    if not isinstance(t.element, FloatType):
+        return values, indices
+    # torch's median of a row holding NaN is NaN, at the first NaN's index.
+    nan = cast(graph.ne(x, x), i64)
+    has_nan = cast(graph.reduce_max(nan, axes=[dim], keepdims=keepdim), i1)
+    first_nan = graph.argmax(nan, axis=dim, keepdims=keepdim)
+    return graph.where(has_nan, cx.const(math.nan, t.element), values), graph.where(has_nan, first_nan, indices)
+
+
+@converts("aten.median.default")
+def _median(cx: Context, x: Value) -> Value:
+    flat = graph.reshape(x, shape=[-1])
+    size = static_dim(ttype(flat), 0, "median")
+    if size == 0:
+        return cx.const(math.nan, ttype(x).element)
+    return _median_dim(cx, flat, 0, False)[0]
+
+
+@converts("aten.index_put.default", "aten._unsafe_index_put.default")
+def _index_put(
+    cx: Context, x: Value, indices: Sequence[Value | None], values: Value, accumulate: bool = False
+) -> Value:
+    from ..ir.shapes import broadcast_shapes
+
+    t = ttype(x)
+    values = cast(values, t.element)
+    present = [i for i, idx in enumerate(indices) if idx is not None]
+    idxs = [v for v in indices if v is not None]
+    if not idxs:
+        return x
+    if any(ttype(i).element == i1 for i in idxs):
+        mask = idxs[0]
+        if len(idxs) != 1 or present != [0] or ttype(values).rank != 0 or accumulate:
+            raise ConversionError("index_put with a boolean mask has a data-dependent shape")
+        return graph.where(
+            broadcast_to(reshape_to(mask, [*ttype(mask).shape] + [1] * (t.rank - ttype(mask).rank)), t.shape), values, x
+        )
+    first, k = present[0], len(present)
+    if present != list(range(first, first + k)):
+        raise ConversionError("index_put with non-adjacent index tensors is not supported")
+    shape = list(broadcast_shapes(*[ttype(i).shape for i in idxs]))
+    stacked = graph.concat(
+        *[graph.unsqueeze(broadcast_to(cast(i, i64), shape), axes=[-1]) for i in idxs], axis=len(shape)
+    )
+    moved = list(range(first, first + k)) + [a for a in range(t.rank) if not first <= a < first + k]
+    data = graph.transpose(x, perm=moved) if moved != list(range(t.rank)) else x
+    # values broadcast to x[indices]'s shape, then with the index dims first, as scatter_nd reads them
+    selected = [*t.shape[:first], *shape, *t.shape[first + k :]]
+    updates = broadcast_to(values, selected)
+    nb = len(shape)
+    if first:
+        perm = list(range(first, first + nb)) + list(range(first)) + list(range(first + nb, len(selected)))
+        updates = graph.transpose(updates, perm=perm)
+    out = graph.scatter_nd(data, stacked, updates, reduction="add" if accumulate else "none")
+    if moved == list(range(t.rank)):
+        return out
+    return graph.transpose(out, perm=[moved.index(a) for a in range(t.rank)])
+
+
+# pooling with uneven windows ------------------------------------------------------------------------
+def _static_out_dims(cx: Context, count: int, index: int | None = None) -> list[int]:
+    """The last ``count`` dims of the node's (``index``-th) result; ConversionError when one is symbolic."""
+    dims = cx.out_dims(index)[-count:]
+    static = [d for d in dims if isinstance(d, int)]
+    if len(static) != len(dims):
+        raise ConversionError("adaptive pooling to a symbolic size is not supported")
+    return static
+
+
+def _adaptive(x: Value, sizes: Sequence[int], reduce: Any) -> Value:
+    """Adaptive pooling over the trailing ``len(sizes)`` axes, one axis at a time: output cell i of an axis
+    of n reduces input cells floor(i * n / m) .. ceil((i + 1) * n / m), as torch does."""
+    t = ttype(x)
+    for offset, m in enumerate(sizes):
+        axis = t.rank - len(sizes) + offset
+        n = static_dim(t, axis, "adaptive pooling")
+        cells = [
+            reduce(
+                graph.slice(x, starts=[i * n // m], ends=[-(-(i + 1) * n // m)], axes=[axis]),
+                axes=[axis],
+                keepdims=True,
+            )
+            for i in range(m)
+        ]
+        x = graph.concat(*cells, axis=axis) if len(cells) > 1 else cells[0]
+    return x
+
+
+@converts("aten._adaptive_avg_pool2d.default", "aten.adaptive_avg_pool2d.default", "aten._adaptive_avg_pool3d.default")
+def _adaptive_avg_pool(cx: Context, x: Value, output_size: Sequence[int]) -> Value:
+    assert cx.node is not None
+    spatial = 3 if "3d" in str(cx.node.target) else 2
+    sizes = _static_out_dims(cx, spatial)
+    t = ttype(x)
+    if spatial == 2 and t.rank == 4 and sizes == [1, 1]:
+        return graph.global_avg_pool2d(x)
+    h, w = static_dim(t, t.rank - 2, "adaptive pooling"), static_dim(t, t.rank - 1, "adaptive pooling")
+    if spatial == 2 and h % sizes[0] == 0 and w % sizes[1] == 0:  # even windows: one pooling op
+        kernel = [h // sizes[0], w // sizes[1]]
+        return graph.avg_pool2d(x, kernel=kernel, strides=kernel)
+    return _adaptive(x, sizes, graph.reduce_mean)
+
+
+@converts("aten.adaptive_max_pool2d.default", "aten.adaptive_max_pool3d.default", "aten.adaptive_max_pool1d.default")
+def _adaptive_max_pool(cx: Context, x: Value, output_size: Sequence[int]) -> tuple[Value, None]:
+    return _adaptive(x, _static_out_dims(cx, len(output_size), 0), graph.reduce_max), None
+
+
+# cumulative products, maxima and minima -------------------------------------------------------------------
+def _cumulative(cx: Context, x: Value, dim: int, reduce: Any, neutral: float) -> Value:
+    """Running ``reduce`` along ``dim``: out[i] reduces x[j] for j <= i (a masked n x n reduction)."""
+    t = ttype(x)
+    if t.rank == 0:
+        return x
+    dim = dim % t.rank
+    n = static_dim(t, dim, "cumulative op")
+    wide = graph.unsqueeze(x, axes=[dim])  # x[j] along dim + 1, repeated along dim for each i
+    shape = [1] * (t.rank + 1)
+    shape[dim], shape[dim + 1] = n, n
+    upto = cx.const(np.tril(np.ones((n, n), bool)).reshape(shape), i1)
+    return reduce(graph.where(upto, wide, cx.const(neutral, t.element)), axes=[dim + 1])
+
+
+@converts("aten.cumprod.default")
+def _cumprod(cx: Context, x: Value, dim: int, *, dtype: Any = None) -> Value:
+    return _cumulative(cx, cast(x, cx.out_element()), dim, graph.reduce_prod, 1)
+
+
+@converts("aten.linalg_vector_norm.default")
+def _vector_norm(
+    cx: Context, x: Value, ord: float = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
+) -> Value:
+    from .pytorch_ops import _axes
+
+    element = cx.out_element()
+    v = graph.abs(cast(x, element))
+    t = ttype(v)
+    if t.rank == 0:  # the norm of one number is its magnitude
+        return cast(graph.ne(v, cx.const(0, element)), element) if ord == 0 else v
+    axes = _axes(dim, t.rank)
+    if ord == math.inf:
+        out = graph.reduce_max(v, axes=axes, keepdims=keepdim)
+    elif ord == -math.inf:
+        out = graph.reduce_min(v, axes=axes, keepdims=keepdim)
+    elif ord == 0:
+        out = graph.reduce_sum(cast(graph.ne(v, cx.const(0, element)), element), axes=axes, keepdims=keepdim)
+    elif ord == 1:
+        out = graph.reduce_sum(v, axes=axes, keepdims=keepdim)
+    elif ord == 2:
+        out = graph.sqrt(graph.reduce_sum(graph.mul(v, v), axes=axes, keepdims=keepdim))
+    else:
+        powered = graph.reduce_sum(graph.pow(v, cx.const(ord, element)), axes=axes, keepdims=keepdim)
+        out = graph.pow(powered, cx.const(1 / ord, element))
+    return out
+
+
+@converts("aten.var_mean.correction")
+def _var_mean(
+    cx: Context, x: Value, dims: Any = None, *, correction: Any = None, keepdim: bool = False
+) -> tuple[Value, Value]:
+    from .pytorch_ops import _axes, _var
+
+    t = ttype(x)
+    var = _var(cx, x, dims, correction=correction, keepdim=keepdim)
+    return var, graph.reduce_mean(x, axes=_axes(dims, t.rank), keepdims=keepdim)
+
+
+@converts("aten.round.decimals")
+def _round_decimals(cx: Context, x: Value, *, decimals: int = 0) -> Value:
+    scale = cx.const(10.0**decimals, ttype(x).element)
+    return graph.div(graph.round(graph.mul(x, scale)), scale)
+
+
+@converts("aten.empty_permuted.default", "aten.empty_strided.default")
+def _empty(cx: Context, size: Sequence[int], *args: Any, **kwargs: Any) -> Value:
+    """Uninitialized memory in torch; zeros here."""
+    return cx.const(np.zeros(cx.meta().shape), cx.out_element())
