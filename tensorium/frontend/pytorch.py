@@ -12,7 +12,6 @@ from __future__ import annotations
 import inspect
 import os
 import re
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,7 +21,7 @@ from ..errors import TensoriumError
 from ..ir.builder import InsertionPoint
 from ..ir.core import Operation, Value
 from ..ir.dialects.builtin import func_body, make_func, make_module, set_results
-from ..ir.types import TensorType, Type
+from ..ir.types import Sym, TensorType, Type
 from .common import ImportedGraph, Unsupported, UnsupportedOpsError
 
 try:
@@ -31,6 +30,10 @@ except ImportError as e:  # pragma: no cover - exercised only without the torch 
     raise ImportError("the PyTorch frontend needs torch: pip install 'tensorium[torch]'") from e
 
 from . import pytorch_ops as ops
+from .export_advice import DataDependentExportError, TorchExportError
+from .fx_rewrites import unflatten_linear
+from .pytorch_export import decompose, export, widen_size_one
+from .symbolic_dims import dim_sources
 
 __all__ = [
     "DataDependentExportError",
@@ -43,18 +46,6 @@ __all__ = [
 ]
 
 
-class TorchExportError(TensoriumError):
-    """torch.export could not capture the model (for a reason other than data-dependent control flow)."""
-
-
-class DataDependentExportError(TensoriumError):
-    """torch.export failed because Python control flow depends on tensor values (``if x.sum() > 0:``).
-
-    Such models still compile through :func:`dynamo_backend`, which splits them at graph breaks.
-    """
-
-
-_DATA_DEPENDENT = re.compile(r"data[- ]dependent", re.IGNORECASE)
 _KEPT_HIGH_LEVEL = ("scaled_dot_product_attention.default", "rms_norm.default", "mv.default")
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)\n\s*(.*)')
@@ -82,6 +73,7 @@ def import_module(
     kwargs = {k: _to_torch(v) for k, v in (example_kwargs or {}).items()}
     signature_of = model.forward if isinstance(model, torch.nn.Module) else model
     specs = _per_argument_specs(signature_of, args, kwargs, dynamic_shapes)
+    args, kwargs = widen_size_one(args, kwargs, specs)
     if isinstance(model, torch.nn.Module) or specs is None:
         exported = _export(module, args, kwargs, dynamic_shapes)
     else:
@@ -94,13 +86,7 @@ def import_module(
         overload = getattr(torch.ops.aten, name.split(".")[0]).default
         if overload in table:
             table.pop(overload)
-    try:
-        with warnings.catch_warnings():
-            # torch's own pytree code warns about its own deprecated LeafSpec while decomposing
-            warnings.filterwarnings("ignore", message=r".*LeafSpec.* is deprecated", category=FutureWarning)
-            exported = exported.run_decompositions(table)
-    except Exception as e:
-        raise TorchExportError(f"decomposing the exported graph failed: {type(e).__name__}: {e}") from e
+    exported = decompose(exported, table)
     sym_names = _symbol_names(exported, specs)
     return _translate_exported(exported, params, sym_names)
 
@@ -137,17 +123,7 @@ def _to_torch(x: Any) -> Any:
 
 
 def _export(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any], dynamic_shapes: Any) -> Any:
-    try:
-        return torch.export.export(module, args, kwargs, dynamic_shapes=dynamic_shapes, strict=False)
-    except Exception as e:
-        data_dependent = isinstance(e, torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode)
-        first_line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        if data_dependent or _DATA_DEPENDENT.search(str(e)):
-            raise DataDependentExportError(
-                "torch.export cannot capture Python control flow that depends on tensor values "
-                f"({first_line}); compile with torch.compile(model, backend='tensorium') instead"
-            ) from e
-        raise TorchExportError(f"torch.export failed: {type(e).__name__}: {first_line}") from e
+    return export(module, args, kwargs, dynamic_shapes)
 
 
 def _per_argument_specs(fn: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> list[tuple[str, Any, Any]] | None:
@@ -223,6 +199,9 @@ def _translate_exported(exported: Any, params: str, sym_names: dict[str, str]) -
     arg_types = [t for _, t in user] + [_value_type(cx, n.meta["val"]) for n, _, _ in lifted]
     func = make_func("main", arg_types, arg_names=[n.name for n in arg_nodes])
     env: dict[Any, Any] = dict(zip(arg_nodes, func_body(func).args))
+    cx.dim_sources = dim_sources(func_body(func).args)
+    if sym_names or any(isinstance(d, Sym) for t in arg_types if isinstance(t, TensorType) for d in t.shape):
+        unflatten_linear(exported.graph)
     env.update(fixed)
     with InsertionPoint(func_body(func)):
         for node, array in constants.items():
