@@ -102,7 +102,7 @@ def converts(*names: str) -> Callable[[Converter], Converter]:
 
 def lookup_converter(target: Any) -> Converter | None:
     """The converter of an FX call target (an ATen overload or a Python operator), or None."""
-    _register_decompositions()
+    load_all_converters()
     name = target_name(target)
     if name in CONVERTERS:
         return CONVERTERS[name]
@@ -110,9 +110,12 @@ def lookup_converter(target: Any) -> Converter | None:
     return CONVERTERS.get(packet) if packet else None
 
 
-def _register_decompositions() -> None:
-    """Import the modules that add converters to this table (they import this one, so not at load time)."""
+def load_all_converters() -> dict[str, Converter]:
+    """:data:`CONVERTERS` with the converters of the modules that extend it (pytorch_math_ops,
+    pytorch_shape_ops), imported on first use since they import this module."""
     from . import pytorch_math_ops, pytorch_shape_ops  # noqa: F401
+
+    return CONVERTERS
 
 
 def target_name(target: Any) -> str:
