@@ -48,12 +48,13 @@ from .targets import Target, TargetError, parse_target
 __all__ = ["DEFAULT_PIPELINE", "TARGETS", "CacheInfo", "CompiledModel", "LoadedModel", "compile", "load"]
 
 DEFAULT_PIPELINE = "canonicalize,fold-batch-norm,cse,fold,dce"
-TARGETS = ("interp", "cpu", "webgpu")
+TARGETS = ("interp", "cpu", "webgpu", "cuda")
 """Target kinds that can execute today (``cpu`` takes a CPU name too: ``cpu:x86-64-v3``)."""
 TARGET_PASSES = {
     "interp": "",
     "cpu": "layout,fuse-siblings,fuse-attention,pack-quant,pack-weights,fuse",
     "webgpu": "fuse",
+    "cuda": "fuse",
 }
 """Passes each target kind appends to every pipeline, what its code generator relies on: for the CPU, constant
 matmul weights packed into the GEMM micro-kernel's panel layout at compile time instead of at every run, and

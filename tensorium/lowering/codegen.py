@@ -20,6 +20,7 @@ from ..ir.core import Operation
 from ..ir.dialects.builtin import functions
 from ..targets import Target
 from .decompose import decompose
+from .gpu_schedule import schedule_for_gpu
 from .plan import lower_function
 from .schedule import apply_schedule, default_schedule
 from .space import Config
@@ -49,10 +50,19 @@ def _lower(state: Codegen) -> None:
     state.lowered = lower_function(state.module, state.func, state.target, state.configs)
 
 
+def _schedule_for_cpu(kernel: Operation, target: Target) -> None:
+    apply_schedule(kernel, default_schedule(kernel, target))
+
+
+SCHEDULERS: dict[str, Callable[[Operation, Target], None]] = {"cuda": schedule_for_gpu}
+"""How the ``schedule`` stage schedules one kernel for each target kind (the CPU's default schedules otherwise)."""
+
+
 def _schedule(state: Codegen) -> None:
     assert state.lowered is not None
+    scheduler = SCHEDULERS.get(state.target.kind, _schedule_for_cpu)
     for kernel in functions(state.lowered):
-        apply_schedule(kernel, default_schedule(kernel, state.target))
+        scheduler(kernel, state.target)
 
 
 def _decompose(state: Codegen) -> None:

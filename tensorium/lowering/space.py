@@ -193,10 +193,39 @@ def anchor_of(op: Operation) -> Operation | None:
     return None
 
 
+GPU_SPACE_KINDS = ("cuda",)
+"""Target kinds whose kernel spaces carry the GPU knobs below (the CUDA backend's schedules read them)."""
+GPU_THREADS = (32, 64, 128, 256, 512, 1024)
+"""Legal threads per block on GPU targets: whole warps, up to the most a block holds."""
+GPU_DEFAULT_THREADS = 256
+GPU_PREFERRED: dict[str, tuple[Setting, ...]] = {"pack_b": ("none", "panel")}
+"""Knobs whose default a GPU target overrides, with the values it prefers in order: a GEMM packing all of B
+into one buffer of run-time size cannot allocate it inside a kernel."""
+
+
+def _for_target(space: Space | None, target: Target) -> Space | None:
+    """``space`` on ``target``: on GPU targets, with the ``threads`` knob (threads per block) added."""
+    if space is None or target.kind not in GPU_SPACE_KINDS:
+        return space
+    return Space(space.family, (*space.knobs, Knob("threads", GPU_THREADS, "GPU threads per block")), space.valid)
+
+
+def _gpu_default(config: Config, space: Space) -> Config:
+    """The family's default point adjusted for a GPU target: preferred values (:data:`GPU_PREFERRED`), threads."""
+    values = {**config.as_dict(), "threads": GPU_DEFAULT_THREADS}
+    for knob in space.knobs:
+        for value in GPU_PREFERRED.get(knob.name, ()):
+            trial = values | {knob.name: value}
+            if value in knob.values and (space.valid is None or space.valid(trial)):
+                values = trial
+                break
+    return Config(config.family, tuple(values.items()))
+
+
 def kernel_space(op: Operation, target: Target) -> Space | None:
     """The search space of the kernel for graph op ``op`` (or fused group) on ``target``; None without knobs."""
     anchor = anchor_of(op)
-    return None if anchor is None else FAMILIES[anchor.name].space(anchor, target)
+    return None if anchor is None else _for_target(FAMILIES[anchor.name].space(anchor, target), target)
 
 
 def default_config(op: Operation, target: Target) -> Config | None:
@@ -205,8 +234,13 @@ def default_config(op: Operation, target: Target) -> Config | None:
     if anchor is None:
         return None
     family = FAMILIES[anchor.name]
-    space = family.space(anchor, target)
-    return None if space is None else space.check(family.default(anchor, target, space))
+    own = family.space(anchor, target)
+    if own is None:
+        return None
+    config = family.default(anchor, target, own)
+    space = _for_target(own, target)
+    assert space is not None
+    return space.check(_gpu_default(config, space) if target.kind in GPU_SPACE_KINDS else config)
 
 
 @dataclass(frozen=True)

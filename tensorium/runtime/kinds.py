@@ -24,4 +24,8 @@ def executable_kind(kind: str) -> ExecutableKind | None:
         from ..backends.webgpu import WebGPUExecutable
 
         return WebGPUExecutable
+    if kind == "cuda":
+        from ..backends.cuda.executable import CudaExecutable
+
+        return CudaExecutable
     return None

@@ -5,13 +5,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 
 from ..errors import TensoriumError
-from . import webgpu, x86
+from . import cuda, webgpu, x86
 
 KINDS = ("interp", "cpu", "cuda", "webgpu")
-"""Every kind of target; ``cuda`` and ``webgpu`` are named so that their strings give a clear error."""
+"""Every kind of target: the reference interpreter, the CPU (LLVM) and the GPUs (CUDA, WebGPU)."""
 GPU_KINDS = ("cuda", "webgpu")
 NUM_THREADS_ENV = "TENSORIUM_NUM_THREADS"
 
@@ -48,6 +49,8 @@ class Target:
     host: bool = field(default=False, compare=False)
 
     def __str__(self) -> str:
+        if self.kind == "cuda":
+            return f"cuda:{self.cpu}"
         if self.kind == "webgpu":
             options = webgpu.options_text(self.features, self.limits)
             return f"webgpu:{options}" if options else "webgpu"
@@ -63,7 +66,9 @@ class Target:
         raise TargetError(f"target '{self}' has no limit '{name}'")
 
     def describe(self) -> str:
-        """One line for people: the CPU, its vectors and caches."""
+        """One line for people: the CPU, its vectors and caches (the GPU architecture and its limits)."""
+        if self.kind == "cuda":
+            return f"{self} ({self.triple}, {'+'.join(self.features)}): {self.l1d >> 10} KiB shared memory per block"
         if self.kind != "cpu":
             return self.kind
         dots = f", {'+'.join(self.dot_product)}" if self.dot_product else ""
@@ -228,6 +233,24 @@ def _named_cpu(name: str) -> Target:
     return _cpu_target(triple, name, tuple(features), caches, host=False)
 
 
+def cuda_target(arch: str = "") -> Target:
+    """The CUDA target for GPU architecture ``arch`` (``sm_90``); without one, the device's when a driver and
+    GPU answer, else :data:`cuda.DEFAULT_ARCH`. TargetError for an architecture not supported, naming those that are."""
+    found = arch or cuda.device_arch() or cuda.DEFAULT_ARCH
+    spec = cuda.ARCHS.get(found)
+    if spec is None:
+        where = f"target 'cuda:{arch}'" if arch else f"the GPU of this machine ({found})"
+        raise TargetError(f"{where}: unsupported CUDA architecture; supported: {', '.join(cuda.ARCHS)}")
+    return Target(
+        kind="cuda",
+        cpu=found,
+        triple=cuda.TRIPLE,
+        features=(spec.ptx,),
+        l1d=spec.shared_bytes,
+        host=not arch,
+    )
+
+
 def webgpu_target(options: str = "") -> Target:
     """The WebGPU target: the spec's minimum limits, changed by ``options`` (``shader-f16,NAME=VALUE,...``;
     see :mod:`tensorium.targets.webgpu`); TargetError for an unknown option."""
@@ -238,9 +261,14 @@ def webgpu_target(options: str = "") -> Target:
     return Target(kind="webgpu", features=features, limits=limits)
 
 
+GPU_TARGETS: dict[str, Callable[[str], Target]] = {"cuda": cuda_target, "webgpu": webgpu_target}
+"""How each GPU kind's string argument (after ``kind:``) becomes a Target."""
+
+
 def parse_target(spec: str | Target) -> Target:
     """The target named by ``spec``: ``interp``, ``cpu`` (this machine), ``cpu:NAME`` (an x86 CPU LLVM
-    knows), or a Target as it is; TargetError for anything else, naming what is accepted."""
+    knows), a GPU kind of :data:`GPU_TARGETS` (``cuda:sm_90``, ``webgpu``), or a Target as it is; TargetError
+    for anything else, naming what is accepted."""
     if isinstance(spec, Target):
         return spec
     if not isinstance(spec, str):
@@ -254,13 +282,9 @@ def parse_target(spec: str | Target) -> Target:
         target = _named_cpu(arg)
         threads = default_threads()
         return target if target.threads == threads else target.with_threads(threads)
-    if kind == "webgpu":
-        return webgpu_target(arg)
-    if kind in GPU_KINDS:
-        raise TargetError(
-            f"target '{spec}': the {kind.upper()} backend is not available yet; use 'cpu' (LLVM, this machine), "
-            "'cpu:NAME' or 'interp' (the reference interpreter)"
-        )
+    if kind in GPU_TARGETS:
+        return GPU_TARGETS[kind](arg)
     raise TargetError(
-        f"unknown target '{spec}'; use 'cpu' (this machine), 'cpu:NAME' (e.g. cpu:x86-64-v3, cpu:znver4) or 'interp'"
+        f"unknown target '{spec}'; use 'cpu' (this machine), 'cpu:NAME' (e.g. cpu:x86-64-v3, cpu:znver4), "
+        "'cuda[:sm_XX]', 'webgpu' or 'interp'"
     )

@@ -68,7 +68,7 @@ def test_a_cpu_llvm_knows_but_the_table_does_not_is_probed() -> None:
         ("cpu:pentium9000", "unknown CPU 'pentium9000': LLVM does not know it"),
         ("tpu", "unknown target 'tpu'; use 'cpu'"),
         ("interp:x", "unknown target 'interp:x'"),
-        ("cuda:sm_90", "target 'cuda:sm_90': the CUDA backend is not available yet"),
+        ("cuda:sm_61", "target 'cuda:sm_61': unsupported CUDA architecture; supported: sm_75, sm_80, sm_86"),
         ("webgpu:max_bananas=1", "target 'webgpu:max_bananas=1': unknown WebGPU limit 'max_bananas'"),
     ],
 )

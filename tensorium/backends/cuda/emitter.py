@@ -1,0 +1,246 @@
+"""Loop-level kernels to LLVM IR for ``nvptx64-nvidia-cuda``: the emitter of the CUDA backend.
+
+A subclass of the CPU's :class:`~tensorium.backends.llvm.emitter.LLVMEmitter` that overrides what a GPU
+does differently; the scalar ops, loads, stores, packed loads and serial loops are the CPU's own code.
+
+- Each ``func.func`` kernel becomes ``void @<name>(<args>)`` with the ``ptx_kernel`` calling convention:
+  a buffer argument is a pointer in address space 1 (global) followed by one i64 size per symbolic
+  dimension, a scalar argument is a float, a double (f64) or an i64 (integers and index).
+- ``gpu_block`` and ``gpu_thread`` loops become the block and thread ids of their axis (``ctaid`` and
+  ``tid`` through the ``llvm.nvvm.read.ptx.sreg.*`` intrinsics), scaled by the step and offset by the
+  lower bound. Their trip counts must be constants: they are the launch's grid and block sizes
+  (:class:`Launch`); a loop shorter than the launch along its axis guards its body.
+- ``loop.barrier`` is ``llvm.nvvm.barrier0`` (``bar.sync 0``); ``shared`` buffers are module globals in
+  address space 3; ``local`` buffers are stack slots (registers after LLVM's SROA).
+- ``parallel`` and ``vectorize`` loops run serially in each thread: a GPU kernel's parallelism is its
+  grid (the GPU schedules of :mod:`tensorium.lowering.gpu_schedule` bind loops to it).
+- A failed run-time check (a non-positive step) traps.
+
+Code outside the ``gpu_thread`` loops runs in every thread, as on any GPU; the GPU schedules keep every
+store inside them. Addresses are GEPs on typed pointers, never integer casts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import ClassVar
+
+from llvmlite import ir
+
+from ...errors import CompileError
+from ...ir.core import Operation
+from ...ir.dialects.builtin import func_body, func_name
+from ...ir.types import BufferType, FloatType, ScalarType, Sym, storage_dtype
+from ..emitter import op_error
+from ..llvm.common import F64, I32, I64, BufferRef, memory_type, register_type
+from ..llvm.emitter import LLVMEmitter, kernel_info
+
+GLOBAL, SHARED = 1, 3
+"""NVPTX address spaces of global and shared memory."""
+GLOBAL_PTR = ir.PointerType(addrspace=GLOBAL)
+AXES = "xyz"
+_SREG = {"gpu_block": "ctaid", "gpu_thread": "tid"}
+_UNSUPPORTED_MATH = frozenset({"loop.sin", "loop.cos", "loop.asin", "loop.acos", "loop.atan"})
+"""Float math NVPTX has no instruction for and no shared decomposition yet builds."""
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How a kernel is launched: blocks per grid axis, threads per block axis (x, y, z) and static shared bytes."""
+
+    grid: tuple[int, int, int] = (1, 1, 1)
+    block: tuple[int, int, int] = (1, 1, 1)
+    shared_bytes: int = 0
+
+    def to_json(self) -> dict[str, object]:
+        """The launch as JSON-able data."""
+        return {"grid": list(self.grid), "block": list(self.block), "shared_bytes": self.shared_bytes}
+
+    @staticmethod
+    def from_json(data: dict[str, object]) -> Launch:
+        """The launch :meth:`to_json` wrote."""
+        grid, block = data["grid"], data["block"]
+        assert isinstance(grid, list) and isinstance(block, list)
+        return Launch(tuple(grid), tuple(block), int(data["shared_bytes"]))  # type: ignore[arg-type,call-overload]
+
+
+def constant_trips(op: Operation) -> int | None:
+    """The trip count of a ``loop.for`` whose bounds and step are ``loop.const`` ops, else None."""
+    values = []
+    for v in op.operands:
+        d = v.defining_op()
+        if d is None or d.name != "loop.const":
+            return None
+        values.append(int(d.attr("value")))
+    lower, upper, step = values
+    return len(range(lower, upper, step)) if step > 0 else None
+
+
+def launch_sizes(func: Operation) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """The grid and block sizes of kernel ``func``: per axis, the largest trip count of its gpu loops.
+
+    CompileError naming the loop when a gpu loop's trip count is not a constant.
+    """
+    sizes = {"gpu_block": [1, 1, 1], "gpu_thread": [1, 1, 1]}
+    for op in func.walk():
+        kind = op.attr("kind") if op.name == "loop.for" else None
+        if kind not in _SREG:
+            continue
+        trips = constant_trips(op)
+        if trips is None:
+            raise op_error(op, f'of kind "{kind}" needs constant bounds: its trip count is the launch\'s size')
+        axis = int(op.attr("axis"))
+        sizes[kind][axis] = max(sizes[kind][axis], trips)
+    grid, block = sizes["gpu_block"], sizes["gpu_thread"]
+    return (grid[0], grid[1], grid[2]), (block[0], block[1], block[2])
+
+
+class NVPTXEmitter(LLVMEmitter):
+    """The LLVM emitter for NVIDIA GPUs (see the module docstring); ``launches`` maps kernel names to sizes."""
+
+    NAME: ClassVar[str] = "NVPTX"
+    LOOP_KINDS: ClassVar[dict[str, str]] = {
+        "serial": "emit_serial",
+        "unroll": "emit_unroll",
+        "vectorize": "emit_serial",
+        "parallel": "emit_serial",
+        "gpu_block": "emit_gpu_loop",
+        "gpu_thread": "emit_gpu_loop",
+    }
+
+    def __init__(self, triple: str = "", data_layout: str = "") -> None:
+        super().__init__(triple, data_layout)
+        self.launches: dict[str, Launch] = {}
+        self.sizes: tuple[tuple[int, int, int], tuple[int, int, int]] = ((1, 1, 1), (1, 1, 1))
+        self.shared_bytes = 0
+
+    def emit_function(self, func: Operation) -> None:
+        """Emit one kernel: ``void @name(...)`` with the ``ptx_kernel`` calling convention."""
+        name = func_name(func)
+        block = func_body(func)
+        term = block.terminator
+        if term is not None and term.operands:
+            raise op_error(term, f"in @{name} returns values; kernels write their results into buffers")
+        params: list[ir.Type] = []
+        for i, arg in enumerate(block.args):
+            t = arg.type
+            if isinstance(t, BufferType):
+                register_type(t.element)
+                params += [GLOBAL_PTR] + [I64] * sum(isinstance(d, Sym) for d in t.shape)
+            elif isinstance(t, ScalarType):
+                params.append(self.abi_type(t))
+            else:
+                label = f"@{name} argument #{i}" + (f" '{arg.name_hint}'" if arg.name_hint else "")
+                raise CompileError(f"{label} has type {t}; kernels take buffers and scalars")
+        self.sizes = launch_sizes(func)
+        self.shared_bytes = 0
+        fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), params), name=name)
+        fn.calling_convention = "ptx_kernel"
+        with self.function(fn):
+            args = iter(fn.args)
+            for arg in block.args:
+                t = arg.type
+                if isinstance(t, BufferType):
+                    ptr = next(args)
+                    sizes = [I64(d) if isinstance(d, int) else next(args) for d in t.shape]
+                    self.env[id(arg)] = BufferRef(t, ptr, sizes)
+                else:
+                    assert isinstance(t, ScalarType)
+                    self.env[id(arg)] = self.from_abi(next(args), t)
+            self.emit_block(block)
+        self.kernels[name] = kernel_info(func, name)
+        self.launches[name] = Launch(self.sizes[0], self.sizes[1], self.shared_bytes)
+
+    @contextmanager
+    def function(self, fn: ir.Function) -> Iterator[None]:
+        """Emit into ``fn``: an entry block for allocas, then the body, which returns at its end."""
+        saved = (self.builder, self.allocas, self.frees, self.env)
+        entry, start = fn.append_basic_block("entry"), fn.append_basic_block("start")
+        self.allocas, self.builder, self.frees, self.env = ir.IRBuilder(entry), ir.IRBuilder(start), [], dict(self.env)
+        yield
+        self.builder.ret_void()
+        self.allocas.branch(start)
+        self.builder, self.allocas, self.frees, self.env = saved
+
+    def check(self, op: Operation, failed: ir.Value, message: str) -> None:
+        """Trap when the i1 ``failed`` holds at run time (a GPU kernel has no status to return)."""
+        bl = self.builder
+        fail, ok = bl.function.append_basic_block("fail"), bl.function.append_basic_block("ok")
+        bl.cbranch(failed, fail, ok)
+        bl.position_at_end(fail)
+        bl.call(self.intrinsic("llvm.trap", ir.VoidType(), []), [])
+        bl.unreachable()
+        bl.position_at_end(ok)
+
+    def unsupported_kind(self, op: Operation, kind: str) -> CompileError:
+        """The generic error: this backend runs every kind but those it does not list."""
+        return super(LLVMEmitter, self).unsupported_kind(op, kind)
+
+    def special_register(self, kind: str, axis: int) -> ir.Value:
+        """The block id (``gpu_block``) or thread id (``gpu_thread``) along ``axis``, as an i64."""
+        name = f"llvm.nvvm.read.ptx.sreg.{_SREG[kind]}.{AXES[axis]}"
+        return self.builder.zext(self.builder.call(self.intrinsic(name, I32, []), []), I64)
+
+    def emit_gpu_loop(self, op: Operation) -> None:
+        """A gpu loop: its induction variable is ``lower + id * step``; guarded when the launch is longer."""
+        lower, _, step = self.operands(op)
+        kind, axis = str(op.attr("kind")), int(op.attr("axis"))
+        trips = constant_trips(op)
+        assert trips is not None  # launch_sizes checked every gpu loop
+        bl = self.builder
+        ident = self.special_register(kind, axis)
+        body = op.regions[0].block
+        self.env[id(body.args[0])] = bl.add(lower, bl.mul(ident, step))
+        launched = self.sizes[0 if kind == "gpu_block" else 1][axis]
+        if trips == launched:
+            self.emit_block(body)
+            return
+        then, after = bl.function.append_basic_block("gpu.in"), bl.function.append_basic_block("gpu.out")
+        bl.cbranch(bl.icmp_unsigned("<", ident, I64(trips)), then, after)
+        bl.position_at_end(then)
+        self.emit_block(body)
+        bl.branch(after)
+        bl.position_at_end(after)
+
+    def emit_barrier(self, op: Operation) -> None:
+        """``bar.sync 0``: the block's threads wait for each other; shared writes become visible."""
+        self.builder.call(self.intrinsic("llvm.nvvm.barrier0", ir.VoidType(), []), [])
+
+    def emit_alloc(self, op: Operation) -> BufferRef:
+        """Shared buffers as address-space-3 globals, local ones as stack slots; sizes must be static."""
+        t = op.attr("type")
+        assert isinstance(t, BufferType)
+        if not t.is_static:
+            raise op_error(op, f"allocates {t}, of a size known only at run time; GPU kernels allocate static buffers")
+        count = 1
+        for d in t.static_shape:
+            count *= d
+        element = memory_type(t.element)
+        sizes = [I64(d) for d in t.static_shape]
+        if t.space != "shared":
+            return BufferRef(t, self.allocas.alloca(element, size=I64(count)), sizes)
+        self.shared_bytes += count * storage_dtype(t.element).itemsize
+        array = ir.ArrayType(element, count)
+        name = self.module.get_unique_name(f"{self.builder.function.name}.shared")
+        var = ir.GlobalVariable(self.module, array, name=name, addrspace=SHARED)
+        var.linkage = "internal"
+        var.initializer = ir.Constant(array, ir.Undefined)
+        var.align = 16
+        return BufferRef(t, var.gep([I32(0), I32(0)]), sizes)
+
+    def emit_op(self, op: Operation) -> None:
+        """Float math without a GPU instruction is a CompileError naming the op; the rest as on the CPU."""
+        if op.name in _UNSUPPORTED_MATH or (op.name in _F64_LIBM and self._is_f64(op)):
+            raise op_error(op, f"on {op.operands[0].type} is not supported by the {self.NAME} backend")
+        super().emit_op(op)
+
+    def _is_f64(self, op: Operation) -> bool:
+        t = op.operands[-1].type if op.operands else None
+        return isinstance(t, FloatType) and register_type(t) == F64
+
+
+_F64_LIBM = frozenset({"loop.exp", "loop.log", "loop.tanh", "loop.erf", "loop.pow", "loop.rem"})
+"""f64 math that LLVM would call the C library for, which a GPU kernel cannot reach (f32 exp, log, tanh and
+erf are decomposed; f32 pow and rem go through LLVM's NVPTX lowering)."""

@@ -1,0 +1,100 @@
+"""The cuda target, tensorium.compile(target="cuda") without a GPU, artifacts, and runs on a GPU where one is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tensorium as tm
+from tensorium.backends.cuda.driver import CudaUnavailable, call
+from tensorium.backends.cuda.executable import CudaExecutable
+from tensorium.runtime.kinds import executable_kind
+from tensorium.targets import TargetError, parse_target
+
+from .conftest import needs_ptxas
+from .suite import SUITE
+
+
+def _gpu_missing() -> str | None:
+    """Why no GPU runs here (the first failing driver call), or None when one does."""
+    try:
+        call("cuInit", 0)
+        call("cuDeviceGet", 0)
+    except CudaUnavailable as e:
+        return str(e)
+    return None
+
+
+NO_GPU = _gpu_missing()
+needs_gpu = pytest.mark.skipif(NO_GPU is not None, reason=f"no CUDA GPU: {NO_GPU}")
+
+
+def test_cuda_targets_name_their_architecture() -> None:
+    target = parse_target("cuda:sm_90")
+    assert (target.kind, target.cpu, target.triple, str(target)) == (
+        "cuda",
+        "sm_90",
+        "nvptx64-nvidia-cuda",
+        "cuda:sm_90",
+    )
+    assert "48 KiB shared memory per block" in target.describe()
+    assert parse_target("cuda").kind == "cuda"  # the device's architecture, or sm_80 without one
+    assert parse_target(str(target)) == target
+    assert target.key() != parse_target("cuda:sm_80").key()
+
+
+def test_an_unsupported_architecture_lists_the_supported_ones() -> None:
+    with pytest.raises(
+        TargetError, match=r"target 'cuda:sm_61': unsupported CUDA architecture; supported: sm_75, sm_80"
+    ):
+        parse_target("cuda:sm_61")
+
+
+def test_the_cuda_kind_has_an_executable() -> None:
+    assert executable_kind("cuda") is CudaExecutable
+
+
+@pytest.mark.skipif(NO_GPU is None, reason="a GPU is present: running succeeds")
+def test_compiling_needs_no_gpu_running_says_it_needs_one_and_save_keeps_the_ptx(tmp_path: Path) -> None:
+    case = SUITE["mlp_block"]
+
+    def model(x: tm.Tensor, w1: tm.Tensor, w2: tm.Tensor, g: tm.Tensor) -> tm.Tensor:
+        return tm.nn.softmax(tm.nn.rms_norm(tm.nn.gelu(x @ w1) @ w2, g), axis=-1)
+
+    compiled = tm.compile(model, target="cuda:sm_90")
+    with pytest.raises(CudaUnavailable, match=r"running CUDA code needs .*compiling needs none: CompiledModel.save"):
+        compiled(*case.inputs())
+    path = compiled.save(tmp_path / "mlp.tsm")
+    files = sorted(p.name for p in (Path(path) / "cuda").iterdir())
+    assert {"kernels.ptx", "plan.json", "kernels.mlir"} <= set(files)
+    assert ".target sm_90" in (Path(path) / "cuda" / "kernels.ptx").read_text()
+    loaded = tm.load(path)
+    with pytest.raises(CudaUnavailable):
+        loaded(*case.inputs())
+
+
+@needs_ptxas
+def test_the_artifact_holds_cubin_where_ptxas_ran(tmp_path: Path) -> None:
+    module = SUITE["softmax"].module()
+    executable = CudaExecutable.build(module, target=parse_target("cuda:sm_80"))
+    assert executable.cubin is not None and executable.cubin[:4] == b"\x7fELF"
+    folder = executable.to_files(tmp_path / "cuda")
+    again = CudaExecutable.from_files(folder)
+    assert again.ptx.ptx == executable.ptx.ptx and again.cubin == executable.cubin
+    assert again.ptx.launches == executable.ptx.launches and again.steps == executable.steps
+    assert all(step.grid is not None for step in again.steps)
+
+
+@needs_gpu
+@pytest.mark.parametrize("name", sorted(SUITE))
+def test_the_op_suite_on_the_gpu_matches_the_interpreter(name: str) -> None:
+    from tensorium.backends import interp
+
+    case = SUITE[name]
+    module = case.module()
+    inputs = case.inputs()
+    got = CudaExecutable.build(module).run(inputs)
+    for g, w in zip(got, interp.run(module, inputs)):
+        np.testing.assert_allclose(g, w, rtol=1e-4 if w.dtype != np.float16 else 1e-3, atol=1e-5)

@@ -1,0 +1,110 @@
+"""GPU schedules: binding loops to blocks and threads, the default schedule of each kernel, the threads knob."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tensorium.backends import loop_interp
+from tensorium.backends.cuda.ptx import NATIVE, compile_ptx
+from tensorium.errors import ScheduleError
+from tensorium.ir import parse_module
+from tensorium.ir.dialects.builtin import func_body, functions
+from tensorium.ir.verifier import verify
+from tensorium.lowering.codegen import Codegen, run_codegen
+from tensorium.lowering.gpu_schedule import Bind, OneThread, apply_gpu_schedule, bind, gpu_schedule
+from tensorium.lowering.schedule import Fuse, loop_name, loops_of
+from tensorium.lowering.space import Config, default_config, kernel_key, kernel_space
+from tensorium.targets import parse_target
+
+from .conftest import SM90, lowered_for_gpu
+from .suite import SUITE
+
+KERNELS = Path(__file__).parent.parent / "loop" / "kernels"
+
+
+def _add_kernel() -> object:
+    return parse_module((KERNELS / "elementwise_add.mlir").read_text())
+
+
+@pytest.mark.parametrize(("threads", "blocks", "n"), [(4, 3, 29), (32, 1, 5), (1, 1, 7), (8, 2, 16)])
+def test_bind_is_a_grid_stride_loop_that_covers_every_iteration_once(threads: int, blocks: int, n: int) -> None:
+    module = _add_kernel()
+    (kernel,) = functions(module)  # type: ignore[arg-type]
+    bind(kernel, "i", threads, blocks)
+    verify(module)  # type: ignore[arg-type]
+    kinds = [(loop_name(op), op.attr("kind"), op.attr("axis")) for op in loops_of(kernel)]
+    assert kinds == [("i_b", "gpu_block", 0), ("i_t", "gpu_thread", 0), ("i", "serial", None)]
+    a, b = np.arange(n, dtype=np.float32), np.full(n, 0.5, np.float32)
+    c = np.full(n, np.nan, np.float32)
+    loop_interp.run(module, [a, b, c])  # type: ignore[arg-type]
+    np.testing.assert_array_equal(c, a + b)  # dynamic n: a grid of fixed size strides over all of it
+    launch = compile_ptx(module, SM90).launches["add"]  # type: ignore[arg-type]
+    assert launch.grid == (blocks, 1, 1) and launch.block == (threads, 1, 1)
+
+
+def test_bind_refuses_accumulations_and_bound_loops() -> None:
+    module = lowered_for_gpu(SUITE["reduce_all"].module())
+    (kernel,) = functions(module)
+    assert gpu_schedule(kernel, SM90) == ()  # bound already
+    fresh = parse_module((KERNELS / "reduce_mean.mlir").read_text())
+    (reduce,) = functions(fresh)
+    inner = [loop_name(op) for op in loops_of(reduce)][-1]
+    with pytest.raises(ScheduleError, match="cannot be parallel"):
+        bind(reduce, inner, 32, 1)
+    bind(reduce, loop_name(loops_of(reduce)[0]), 32, 1)
+    with pytest.raises(ScheduleError, match="already inside a gpu loop"):
+        bind(reduce, inner, 32, 1)
+
+
+def test_default_schedule_fuses_the_independent_band_and_sizes_the_grid() -> None:
+    module = lowered_for_gpu(SUITE["transpose"].module())
+    (kernel,) = functions(module)
+    blocks = [op for op in loops_of(kernel) if op.attr("kind") == "gpu_block"]
+    threads = [op for op in loops_of(kernel) if op.attr("kind") == "gpu_thread"]
+    assert len(blocks) == len(threads) == 1
+    launch = compile_ptx(module, SM90).launches[str(kernel.attributes["sym_name"])]
+    assert launch.block == (64, 1, 1) and launch.grid == (1, 1, 1)  # 60 elements in whole warps
+
+
+def test_a_kernel_with_no_bindable_loop_runs_on_one_thread() -> None:
+    lowered = lowered_for_gpu(SUITE["reduce_all"].module(), SM90)
+    (kernel,) = functions(lowered)
+    top = [op for op in func_body(kernel).ops if op.name == "loop.for"]
+    assert len(top) == 1 and top[0].attr("kind") == "gpu_block"
+    launch = compile_ptx(lowered, SM90).launches[str(kernel.attributes["sym_name"])]
+    assert launch.grid == (1, 1, 1) and launch.block == (1, 1, 1)
+
+
+def test_schedules_print_as_text() -> None:
+    steps = (Fuse("i0", "i1"), Bind("i0_i1", 128, 4), OneThread())
+    assert "; ".join(map(str, steps)) == "fuse(i0, i1); bind(i0_i1, 128, 4); one_thread()"
+
+
+def test_cuda_kernel_spaces_carry_the_threads_knob_and_it_sizes_the_block() -> None:
+    module = SUITE["softmax"].module()
+    op = func_body(functions(module)[0]).ops[-2]
+    space = kernel_space(op, SM90)
+    assert space is not None and "threads" in [k.name for k in space.knobs]
+    cpu_space = kernel_space(op, parse_target("cpu:x86-64-v3"))
+    assert cpu_space is not None and "threads" not in [k.name for k in cpu_space.knobs]
+    default = default_config(op, SM90)
+    assert default is not None and default["threads"] == 256
+
+    config = default.replace(threads=32)
+    state = run_codegen(Codegen(module, SM90, configs={kernel_key(op): config}, native=NATIVE), until="decompose")
+    assert state.lowered is not None
+    (launch,) = compile_ptx(state.lowered, SM90).launches.values()
+    assert launch.block == (32, 1, 1)
+    with pytest.raises(ScheduleError, match="threads=48 is not one of"):
+        space.check(Config.parse(str(default).replace("threads=256", "threads=48")))
+
+
+def test_the_gemm_default_on_cuda_allocates_nothing_at_run_time() -> None:
+    module = lowered_for_gpu(SUITE["matmul_transposed_b"].module())
+    for op in module.walk():
+        if op.name == "loop.alloc":
+            assert op.attr("type").is_static
+    apply_gpu_schedule(functions(module)[0], ())  # an empty schedule changes nothing
