@@ -27,7 +27,7 @@ from ..ir.dialects.builtin import func_body, make_func, make_module, set_results
 from ..ir.evaluate import evaluate_op
 from ..ir.types import DYN, Dim, Sym, TensorType
 from ..ir.verifier import verify
-from . import onnx_nn  # noqa: F401  (registers its converters)
+from . import onnx_nn, onnx_quant  # noqa: F401  (register their converters)
 from .common import ImportedGraph, Unsupported, UnsupportedOpsError
 from .onnx_context import ConversionError, Node, scalar_type, tensor_type, to_storage
 from .onnx_ops import CONVERTERS
@@ -215,7 +215,7 @@ class Importer:
         deps = frozenset().union(*(self.deps.get(name, frozenset()) for name in proto.input))
         self.deps.update((name, deps) for name in proto.output)
         domain = proto.domain if proto.domain not in _DEFAULT_DOMAINS else ""
-        converter = CONVERTERS.get(proto.op_type) if not domain else None
+        converter = CONVERTERS.get(f"{domain}.{proto.op_type}" if domain else proto.op_type)
         if converter is None:
             kind = f"{domain}.{proto.op_type}" if domain else proto.op_type
             self.unsupported.append(Unsupported(kind, label, reason="no converter for this op type"))
@@ -268,8 +268,8 @@ class Importer:
                 self.add_const(n, self._known(op.result), tensor_type(op.result).element)
             return
         given = [n for n in proto.input if n]
-        if not all(n in self.consts for n in given):
-            return
+        if not all(n in self.consts for n in given) or any(op.name.startswith("quant.") for op in new_ops):
+            return  # quantized constants stay quantized: folding would expand them to floats
         env: dict[int, np.ndarray] = {}
         try:
             for op in new_ops:

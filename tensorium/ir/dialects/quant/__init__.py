@@ -7,7 +7,7 @@ an attribute that builds it: ``quant.matmul(x, w, scale)``.
 from __future__ import annotations
 
 from ...opdef import OpDef, lookup
-from . import layouts, ops, types  # noqa: F401  (registers the type syntax and the ops)
+from . import canonical, layouts, ops, types  # noqa: F401  (registers the type syntax, ops and patterns)
 
 
 def __getattr__(name: str) -> OpDef:
