@@ -72,6 +72,11 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
 
     if args.pipeline is not None:
         parse_pipeline(args.pipeline)  # a bad pipeline is a user error before any fuzzing starts
+    if args.reference and "iree" in args.reference:
+        from ..interop.iree import available
+
+        if not available():
+            raise FuzzCommandError("--reference iree needs the mlir extra: pip install 'tensorium[mlir]'")
     out = Path(args.out) if args.out is not None else None
     if out is not None and out.exists() and not out.is_dir():
         raise FuzzCommandError(f"{args.out}: exists and is not a folder")
@@ -82,6 +87,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         pipeline=args.pipeline,
         coverage=not args.no_coverage,
         backends=args.backends,  # type: ignore[arg-type]
+        references=tuple(args.reference or ()),
         opt_level=args.opt_level,
         cpu_fraction=args.cpu_fraction,
         jobs=args.jobs,
@@ -136,6 +142,13 @@ def add_fuzz_command(sub: Any) -> None:
         choices=(0, 1, 2, 3),
         default=1,
         help="LLVM optimization level of the CPU oracle (1: faster; 3: what tensorium.compile uses)",
+    )
+    p.add_argument(
+        "--reference",
+        action="append",
+        choices=("iree",),
+        help="also check a second compiler against the interpreter on each program: iree (the mlir extra; "
+        "programs outside the MLIR export subset skip it)",
     )
     p.add_argument("--jobs", type=positive(int), default=1, metavar="N", help="worker processes, one per core (1)")
     p.add_argument("--num-ops", type=positive(int), default=12, metavar="N", help="size of generated programs (12)")

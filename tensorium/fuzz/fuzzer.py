@@ -39,7 +39,7 @@ from ..passes.pipeline import Pipeline, parse_pipeline
 from .coverage import CoverageTracer
 from .generator import GenConfig, generate_module
 from .mutators import TERMINAL_PASSES, mutate_module, mutate_pipeline, random_pipeline, with_pass_for
-from .oracle import BACKENDS, Backend, Failure, FuzzCase, Verdict, check
+from .oracle import BACKENDS, Backend, Failure, FuzzCase, Reference, Verdict, check
 from .reduce import format_case, reduce_case
 
 GENERATE_BOUNDS = (0.1, 0.9)
@@ -64,6 +64,8 @@ class FuzzConfig:
     trace: bool | None = None
     """Measure coverage (default: when guided). The evaluation measures it without guiding by it."""
     backends: tuple[Backend, ...] = BACKENDS
+    references: tuple[Reference, ...] = ()
+    """Second references checked against the interpreter on each program (``("iree",)``: the mlir extra)."""
     cpu_fraction: float = 0.3
     """The share of executions the CPU backend also compiles and runs (when it is among ``backends``): an
     execution with it takes about ten times as long as one with the interpreter only."""
@@ -279,7 +281,9 @@ class Fuzzer:
         lowers = any(p.name in TERMINAL_PASSES for p in pipeline)  # only the CPU checks big lowered programs
         if "cpu" in backends and len(backends) > 1 and not lowers and self.rng.random() >= self.config.cpu_fraction:
             backends = tuple(b for b in backends if b != "cpu")
-        case = FuzzCase(print_module(module), str(pipeline), seed, backends, self.config.opt_level)
+        case = FuzzCase(
+            print_module(module), str(pipeline), seed, backends, self.config.opt_level, self.config.references
+        )
         if self.config.out is not None:
             (self.config.out / "current.mlir").write_text(format_case(case, note="the case running now"))
         started = time.perf_counter()

@@ -11,7 +11,10 @@ A case fails when
   elements no kernel writes show), computes something else than the interpreter on the original program
   (floats within a tolerance that allows reassociated sums and the backends' own math functions;
   integers and booleans exactly);
-- **nondeterminism**: the same pipeline on the same program gives different IR twice.
+- **nondeterminism**: the same pipeline on the same program gives different IR twice;
+- **reference** (with ``references=("iree",)``, the ``mlir`` extra): IREE, a second compiler, computes
+  something else than the interpreter on the original program exported to upstream MLIR (programs
+  outside the exported subset, and programs IREE refuses, skip this check).
 
 A program the interpreter refuses, or whose reference outputs are not finite, is *invalid* (the fuzzer
 only wants programs with a well-defined result); a documented error from a pass or backend is *refused*.
@@ -41,6 +44,9 @@ from .generator import random_inputs
 
 Backend = Literal["interp", "cpu"]
 BACKENDS: tuple[Backend, ...] = ("interp", "cpu")
+Reference = Literal["iree"]
+REFERENCES: tuple[Reference, ...] = ("iree",)
+"""Second references beside the interpreter: other compilers that run the original program."""
 Status = Literal["ok", "invalid", "refused", "failure"]
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -67,13 +73,14 @@ class FuzzCase:
     backends: tuple[Backend, ...] = BACKENDS
     opt_level: int = 3
     """LLVM's optimization level for the CPU backend (what ``tensorium.compile`` uses is 3)."""
+    references: tuple[Reference, ...] = ()
 
 
 @dataclass(frozen=True)
 class Failure:
     """What went wrong: the oracle (``kind``), where (``stage``), one line, and the full story."""
 
-    kind: Literal["crash", "verifier", "roundtrip", "mismatch", "nondeterminism"]
+    kind: Literal["crash", "verifier", "roundtrip", "mismatch", "nondeterminism", "reference"]
     stage: str
     summary: str
     detail: str = ""
@@ -304,6 +311,8 @@ def _check(case: FuzzCase, module: Operation | None, determinism: bool, allow_no
         raise _crash("interp (original)", e) from e
     if not allow_nonfinite and _nonfinite(expected):
         return Verdict("invalid", reason="the reference outputs are not all finite")
+    if "iree" in case.references:
+        _check_iree(original, inputs, expected)
 
     optimized = original.clone()
     run_pipeline(optimized, pipeline)
@@ -348,6 +357,32 @@ def _check(case: FuzzCase, module: Operation | None, determinism: bool, allow_no
         got = _guarded("cpu", lambda: executable.run(inputs))
         _judge("cpu", expected, got, types, precision, text, original, inputs)  # type: ignore[arg-type]
     return Verdict("ok")
+
+
+def _check_iree(original: Operation, inputs: Sequence[np.ndarray], expected: Sequence[np.ndarray]) -> None:
+    """IREE on the original program, exported to upstream MLIR, against the interpreter's ``expected``."""
+    from ..interop.export import ExportError, export_text
+    from ..interop.iree import IreeError, run_text
+
+    try:
+        text = export_text(original)
+    except ExportError:
+        return  # outside the exported subset
+    except Exception as e:
+        raise _crash("mlir export", e) from e
+    try:
+        got = run_text(text, inputs)
+    except IreeError:
+        return  # IREE's own limits (or a bug in IREE): not Tensorium's to judge
+    types = _result_types(original)
+    try:
+        _judge("iree", expected, got, types, computed_precision(original), text, original, inputs)
+    except _Stop as stop:
+        failure = stop.verdict.failure
+        if failure is None:
+            raise
+        detail = failure.detail.replace("IR after the pipeline", "the exported upstream MLIR")
+        raise _Stop(Verdict("failure", Failure("reference", "iree", failure.summary, detail))) from None
 
 
 def loop_work(module: Operation) -> int:

@@ -26,9 +26,9 @@ from ..ir.printer import print_module
 from ..ir.types import FunctionType, TensorType
 from ..ir.verifier import verify
 from ..passes.pipeline import Pipeline, parse_pipeline
-from .oracle import BACKENDS, Failure, FuzzCase, check
+from .oracle import BACKENDS, REFERENCES, Failure, FuzzCase, check
 
-HEADER_KEYS = ("pipeline", "seed", "backends", "opt-level")
+HEADER_KEYS = ("pipeline", "seed", "backends", "opt-level", "references")
 
 
 def same_failure(a: Failure, b: Failure) -> bool:
@@ -202,6 +202,8 @@ def format_case(case: FuzzCase, failure: Failure | None = None, note: str = "") 
     lines.append(f"// backends: {','.join(case.backends)}")
     if "cpu" in case.backends:
         lines.append(f"// opt-level: {case.opt_level}")
+    if case.references:
+        lines.append(f"// references: {','.join(case.references)}")
     return "\n".join(lines) + "\n" + case.module
 
 
@@ -230,9 +232,12 @@ def parse_case(text: str, filename: str = "<case>") -> FuzzCase:
     level = header.get("opt-level", "3")
     if level not in ("0", "1", "2", "3"):
         raise ParseError(f"{filename}: the '// opt-level:' header must be 0, 1, 2 or 3, got '{level}'")
+    references = tuple(r.strip() for r in header.get("references", "").split(",") if r.strip())
+    if any(r not in REFERENCES for r in references):
+        raise ParseError(f"{filename}: unknown reference in '// references:' (known: {', '.join(REFERENCES)})")
     parse_module(text, filename)
     parse_pipeline(header["pipeline"])
-    return FuzzCase(text, header["pipeline"], int(seed_text), backends, int(level))  # type: ignore[arg-type]
+    return FuzzCase(text, header["pipeline"], int(seed_text), backends, int(level), references)  # type: ignore[arg-type]
 
 
 def read_case(path: str | Path) -> FuzzCase:

@@ -23,6 +23,7 @@ from ..ir.core import Block, Operation, Value
 from ..ir.dialects import graph
 from ..ir.dialects.builtin import func_body, func_name, func_type, functions
 from ..ir.dialects.graph.shape import slice_plan
+from ..ir.evaluate import evaluate_op
 from ..ir.shapes import normalize_axes, normalize_axis
 from ..ir.types import FloatType, IntegerType, ScalarType, TensorType
 from .writer import DynamicSizeError, ExportTypeError, Scalars, V, Writer, type_text
@@ -280,7 +281,7 @@ SCALAR: dict[str, Scalar] = {
     "graph.sigmoid": lambda s, xs, a: _sigmoid(s, xs[0]),
     "graph.silu": lambda s, xs, a: s.op("arith.mulf", xs[0], _sigmoid(s, xs[0])),
     "graph.gelu": lambda s, xs, a: _gelu(s, xs[0], a["approximate"]),
-    "graph.clamp": lambda s, xs, a: _clamp(s, xs[0], a["min"], a["max"]),
+    "graph.clamp": lambda s, xs, a: _clamp(s, xs[0], a.get("min"), a.get("max")),
     "graph.cast": lambda s, xs, a: s.cast(xs[0], a["dtype"]),
 }
 """The scalar computation of each elementwise graph op, written into a ``linalg.generic`` body."""
@@ -289,7 +290,8 @@ SCALAR: dict[str, Scalar] = {
 def _elementwise_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
     out = _result(op)
     fn = SCALAR[op.name]
-    return [elementwise(ex, out, args, lambda s, xs: fn(s, xs, op.attributes))]
+    attrs = op.opdef.complete_attrs(dict(op.attributes))
+    return [elementwise(ex, out, args, lambda s, xs: fn(s, xs, attrs))]
 
 
 # --- contractions ----------------------------------------------------------------------------------
@@ -725,6 +727,35 @@ def _attention(op: Operation) -> Callable[..., Value]:
     return build
 
 
+def _triangle(op: Operation) -> Callable[..., Value]:
+    """tril/triu as a select with a constant mask over the last two dims."""
+
+    def build(x: Value) -> Value:
+        assert isinstance(x.type, TensorType)
+        rows, cols = x.type.shape[-2:]
+        if not isinstance(rows, int) or not isinstance(cols, int):
+            raise NotExportable(f"{op.name} over symbolic dims")
+        pick = np.tril if op.name == "graph.tril" else np.triu
+        keep = pick(np.ones((rows, cols), bool), op.attr("k"))
+        return graph.where(graph.constant(value=DenseAttr.of(keep)), x, _scalar(0, x))
+
+    return build
+
+
+def _tile(op: Operation) -> Callable[..., Value]:
+    """tile as a broadcast along a new axis before each dim, then a reshape that merges each pair."""
+
+    def build(x: Value) -> Value:
+        assert isinstance(x.type, TensorType)
+        shape = _static(x.type, "a tile")
+        repeats = list(op.attr("repeats"))
+        spread = graph.reshape(x, shape=[d for n in shape for d in (1, n)])
+        wide = graph.broadcast_to(spread, shape=[d for r, n in zip(repeats, shape) for d in (r, n)])
+        return graph.reshape(wide, shape=[r * n for r, n in zip(repeats, shape)])
+
+    return build
+
+
 def _matmul_packed(op: Operation) -> Callable[..., Value]:
     """B[k, p * W + j] = packed[p, k, j], cut to ``cols`` columns, then a plain matmul."""
 
@@ -742,6 +773,9 @@ def _matmul_packed(op: Operation) -> Callable[..., Value]:
 
 DECOMPOSE: dict[str, Callable[[Operation], Callable[..., Value]]] = {
     "graph.attention": _attention,
+    "graph.tril": _triangle,
+    "graph.triu": _triangle,
+    "graph.tile": _tile,
     "graph.matmul_packed": _matmul_packed,
     "graph.layer_norm": _layer_norm,
     "graph.rms_norm": _layer_norm,
@@ -766,6 +800,13 @@ def _softmax_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
     return [ex.w.op(f"linalg.softmax dimension({axis}) ins({x.name} : {tt}) outs({init.name} : {tt}) -> {tt}", out)]
 
 
+def _computed_constant_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
+    """An op without operands (``arange``) is the constant its reference semantics compute."""
+    out = _result(op)
+    _static(out, op.name)
+    return [ex.w.dense(evaluate_op(op, [])[0], out)]
+
+
 def _fused_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
     """A fused group means its region: its ops are exported in place of it."""
     block = op.regions[0].block
@@ -782,6 +823,7 @@ RULES: dict[str, Rule] = {
     **{name: _elementwise_rule for name in SCALAR},
     **{name: _decompose_rule for name in DECOMPOSE},
     "graph.constant": _constant_rule,
+    "graph.arange": _computed_constant_rule,
     "graph.matmul": _matmul_rule,
     "graph.einsum": _einsum_rule,
     **{f"graph.reduce_{kind}": _reduce_rule for kind in COMBINE},

@@ -368,6 +368,8 @@ SCALAR_OPS: dict[str, Callable[[Any, list[Value]], Value]] = {
     **{f"arith.{n}": (lambda op, xs: graph.div(*xs)) for n in ("divf", "divsi", "divui")},
     **{f"arith.{n}": (lambda op, xs: graph.max(*xs)) for n in ("maximumf", "maxsi", "maxui")},
     **{f"arith.{n}": (lambda op, xs: graph.min(*xs)) for n in ("minimumf", "minsi", "minui")},
+    **{f"arith.{n}": (lambda op, xs: _truncated_remainder(*xs)) for n in ("remf", "remsi")},
+    "arith.remui": lambda op, xs: graph.mod(*xs),
     "arith.andi": lambda op, xs: graph.and_(*xs),
     "arith.ori": lambda op, xs: graph.or_(*xs),
     "arith.xori": lambda op, xs: graph.xor(*xs),
@@ -390,6 +392,20 @@ SCALAR_OPS: dict[str, Callable[[Any, list[Value]], Value]] = {
     "math.ipowi": lambda op, xs: graph.pow(*xs),
 }
 """The graph op of each scalar arith/math op in a ``linalg.generic`` body (applied to whole tensors)."""
+
+
+def _truncated_remainder(a: Value, b: Value) -> Value:
+    """``arith.remf``/``remsi`` (the sign of ``a``) from numpy's ``mod`` (the sign of ``b``): they differ by ``b``
+    exactly where the remainder is not 0 and the signs of ``a`` and ``b`` differ."""
+    floored = graph.mod(a, b)
+    zero = graph.constant(value=DenseAttr.of(np.asarray(0), _element(a)))
+    signs_differ = graph.ne(graph.lt(a, zero), graph.lt(b, zero))
+    return graph.where(graph.and_(graph.ne(floored, zero), signs_differ), graph.sub(floored, b), floored)
+
+
+def _element(v: Value) -> ScalarType:
+    assert isinstance(v.type, TensorType)
+    return v.type.element
 
 
 def _predicate(op: Any, enum: str) -> str:

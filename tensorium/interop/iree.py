@@ -11,6 +11,9 @@ import numpy as np
 from ..errors import TensoriumError
 from .bindings import INSTALL_HINT, MlirBindingsError
 
+FLAGS = ("--iree-llvmcpu-target-cpu=generic", "--iree-input-demote-f64-to-f32=false")
+"""IREE compiler flags: code for any x86-64 CPU, and f64 kept as f64 (IREE demotes it to f32 by default)."""
+
 
 class IreeError(TensoriumError):
     """IREE failed to compile or to run an exported module; the message carries IREE's own diagnostics."""
@@ -33,7 +36,7 @@ def compile_text(text: str) -> bytes:
     except ImportError as e:
         raise MlirBindingsError(f"the IREE compiler is missing ({e}); {INSTALL_HINT}") from None
     try:
-        return bytes(compile_str(text, target_backends=["llvm-cpu"], extra_args=["--iree-llvmcpu-target-cpu=generic"]))
+        return bytes(compile_str(text, target_backends=["llvm-cpu"], extra_args=list(FLAGS)))
     except CompilerToolError as e:
         raise IreeError(f"IREE cannot compile the module: {_first_lines(str(e))}") from None
 

@@ -225,6 +225,10 @@ class Writer:
             return value
         if not (src.is_static and t.is_static):
             raise DynamicSizeError(f"a reshape of {src} to {t} needs static shapes")
+        if src.rank == 0 or t.rank == 0:  # to or from a single element: one op with no reassociation groups
+            kind = "expand" if t.rank else "collapse"
+            output = f" output_shape [{', '.join(map(str, t.shape))}]" if t.rank else ""
+            return self.op(f"tensor.{kind}_shape {value.name} []{output} : {type_text(src)} into {type_text(t)}", t)
         flat = TensorType((src.num_elements or 0,), src.element)
         if src.rank != 1:
             value = self.op(
