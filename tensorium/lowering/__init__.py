@@ -12,11 +12,13 @@ from . import (  # noqa: F401  (registers the lowerings)
     attention,
     elementwise,
     fused,
+    gpu_gemm,
     indexing,
     linalg,
     misc,
     nn,
     quant,
+    quant_simple,
     reduce,
     shape,
 )

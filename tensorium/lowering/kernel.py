@@ -18,7 +18,7 @@ from ..ir.dialects import loop
 from ..ir.dialects.builtin import func_body, make_func, set_results
 from ..ir.evaluate import op_location
 from ..ir.shapes import dims_equal
-from ..ir.types import BufferType, Dim, FloatType, IntegerType, ScalarType, TensorType, Type, index
+from ..ir.types import BufferType, Dim, FloatType, IntegerType, QuantizedType, ScalarType, TensorType, Type, index
 from ..targets import Target, host_target
 from .space import Config, Setting, default_config, kernel_space
 
@@ -43,12 +43,25 @@ def lowering(*names: str) -> Callable[[Lowering], Lowering]:
     return register
 
 
+TARGET_LOWERINGS: dict[tuple[str, str], Lowering] = {}
+"""Lowerings one target kind uses instead of the general one: (kind, op name) -> lowering."""
+
+
+def register_target_lowering(kind: str, name: str, fn: Lowering) -> None:
+    """Lower graph op ``name`` with ``fn`` on targets of ``kind`` (``fn`` builds the general kernel for configs
+    of another family, as the space then gives)."""
+    TARGET_LOWERINGS[(kind, name)] = fn
+
+
 def buffer_of(t: Type, op: Operation) -> BufferType:
     """The global buffer type holding a tensor of type ``t``."""
     if not isinstance(t, TensorType):
         raise lowering_error(op, f"operand type {t} is not a tensor")
+    element = t.element
+    if isinstance(element, QuantizedType):
+        element = IntegerType(8, element.signed)  # k-bit codes are held one per byte, as in the interpreter
     try:
-        return BufferType(t.shape, t.element, "global")
+        return BufferType(t.shape, element, "global")
     except ValueError as e:
         raise lowering_error(op, str(e)) from None
 
@@ -242,10 +255,10 @@ def lower_op(
     ``name`` defaults to the op's short name. The kernel's ``config`` attribute records the point. Raises
     LoweringError for ops without a lowering, ScheduleError for a config that is not a legal point.
     """
-    fn = LOWERINGS.get(op.name)
+    target = target if target is not None else host_target()
+    fn = TARGET_LOWERINGS.get((target.kind, op.name), LOWERINGS.get(op.name))
     if fn is None:
         raise lowering_error(op, "no loop lowering is registered for this op")
-    target = target if target is not None else host_target()
     if config is None:
         config = default_config(op, target)
     else:

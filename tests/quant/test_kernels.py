@@ -13,7 +13,7 @@ from tensorium.ir.core import Operation
 from tensorium.ir.dialects import quant
 from tensorium.ir.dialects.builtin import func_body, functions
 from tensorium.ir.dialects.quant import layouts
-from tensorium.ir.types import IntegerType, TensorType, f32
+from tensorium.ir.types import IntegerType, QuantizedType, TensorType, f32
 from tensorium.lowering import lower_function
 from tensorium.lowering.space import Config, default_config, kernel_key, kernel_space
 from tensorium.targets import host_target
@@ -76,3 +76,36 @@ def test_space_and_default_rule() -> None:
     assert str(default_config(_op(batch), target)) == "qgemv{mr=2}"
     space = kernel_space(_op(batch), target)
     assert space is not None and [str(p) for p in space.points()] == ["qgemv{mr=1}", "qgemv{mr=2}"]
+
+
+@pytest.mark.parametrize(
+    ("qtype", "weight_shape", "scale_shape"),
+    [
+        (QuantizedType(3, True, f32, "per_channel", 0), (5, 48), (5, 1)),
+        (QuantizedType(4, False, f32, "per_group", 1, 16), (7, 48), (7, 3)),
+        (QuantizedType(1, True, f32), (3, 20), ()),
+    ],
+)
+def test_unpacked_quant_ops_on_the_cpu(
+    qtype: QuantizedType, weight_shape: tuple[int, int], scale_shape: tuple[int, ...]
+) -> None:
+    """Run-time k-bit weights (no packing) through the simple nests: matmul, dequantize and embedding."""
+    rng = np.random.default_rng(qtype.bits)
+    low, high = qtype.code_range
+    codes = rng.integers(low, high + 1, weight_shape).astype(np.int8 if qtype.signed else np.uint8)
+    scale = (rng.random(scale_shape) + 0.5).astype(np.float32)
+    zero = (rng.random(scale_shape) * 2).astype(np.float32)
+    x = rng.standard_normal((2, 3, weight_shape[1])).astype(np.float32)
+    idx = np.array([[0, weight_shape[0] - 1], [1, 2]], np.int32)
+    types = [TensorType(x.shape, f32), TensorType(weight_shape, qtype), TensorType(scale_shape, f32)]
+    types += [TensorType(scale_shape, f32), TensorType(idx.shape, IntegerType(32))]
+
+    def body(xv: object, w: object, s: object, z: object, i: object) -> tuple[object, ...]:
+        return quant.matmul(xv, w, s, z), quant.dequantize(w, s), quant.embedding(w, i, s, z)
+
+    module = build_module(types, body)
+    inputs = [x, codes, scale, zero, idx]
+    want = interp.run(module, inputs)
+    got = CpuExecutable.build(module).run(inputs)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
