@@ -2,6 +2,7 @@
 
     tensorium compile examples/tiny_cnn.onnx -o cnn.tsm             # -t cpu, the default
     tensorium compile examples/torch_mlp.py:factory -t interp -o mlp.tsm --passes canonicalize,cse
+    tensorium compile examples/torch_mlp.py:factory -t webgpu -o site/  # plus index.html, a WebGPU demo page
     tensorium run mlp.tsm --input x=x.npy --output-dir out/
     tensorium inspect mlp.tsm
 
@@ -136,7 +137,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     disable = [n.strip() for n in (args.disable or "").split(",") if n.strip()]
     pipeline = check_pipeline(args.passes, target, disable)
     dump = IRDump(Path(args.dump_ir)) if args.dump_ir else None
-    progress = Progress(4 if target.kind == "cpu" else 3)
+    progress = Progress(4 if target.kind in ("cpu", "webgpu") else 3)
     with progress.stage("import", args.model) as note:
         imported, frontend = _import(args.model)
         note["text"] = f"{frontend}, {_op_count(imported)} ops"
@@ -159,9 +160,17 @@ def cmd_compile(args: argparse.Namespace) -> int:
             executable = _cpu_executable(artifact)
             code = executable.kernels.object_code
             note["text"] = f"{len(executable.steps)} kernels, {_bytes(len(code))} of object code"
+    if target.kind == "webgpu":
+        with progress.stage("codegen", f"lower, decompose, emit WGSL for {target}") as note:
+            build_executable(artifact)
+            note["text"] = f"{len(getattr(artifact.executable, 'shaders', ()))} WGSL kernels"
     with progress.stage("write", args.output) as note:
         write_artifact(artifact, args.output)
         note["text"] = f"{len(artifact.inputs)} inputs, {len(artifact.outputs)} outputs"
+        if target.kind == "webgpu":
+            from ..backends.webgpu.site import write_site
+
+            note["text"] += f"; the demo page {write_site(args.output)}"
     if dump is not None:
         print(f"IR after each stage: {dump.folder} ({dump.count} files)", file=sys.stderr)
     return 0

@@ -55,6 +55,10 @@ _MATH = {
 _INFIX = {"loop.add": "+", "loop.sub": "-", "loop.mul": "*", "loop.div": "/", "loop.rem": "%"}
 _BITWISE = {"loop.and": "&", "loop.or": "|", "loop.xor": "^"}
 _CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+NONFINITE_FN = "f32_from_bits"
+NONFINITE_HELPER = f"fn {NONFINITE_FN}(bits: u32) -> f32 {{ return bitcast<f32>(bits); }}"
+"""inf and NaN through a function call: ``bitcast<f32>(0x7f800000u)`` is a const-expression, and Dawn's
+validator (Chrome's) refuses a const-expression that is not finite where wgpu's accepts it."""
 
 
 @dataclass(frozen=True)
@@ -195,6 +199,8 @@ class WGSLEmitter(KernelEmitter):
         self.bound = len(bindings)
         self.emit_block(func_body(func))
         header = ["enable f16;"] if any("f16" in line for line in (*self.globals, *self.lines)) else []
+        if any(NONFINITE_FN in line for line in self.lines):
+            self.globals.append(NONFINITE_HELPER)
         workgroup = ", ".join(map(str, self.workgroup))
         source = "\n".join(
             [
@@ -459,6 +465,8 @@ def _float_literal(value: float, wgsl: str) -> str:
             return f"{value!r}h"
         return f"f16({_float_literal(value, 'f32')})"
     bits = struct.unpack("<I", struct.pack("<f", value))[0]
+    if not math.isfinite(value):
+        return f"{NONFINITE_FN}({bits}u)"
     return f"bitcast<f32>({bits}u)"
 
 

@@ -1,0 +1,350 @@
+// Tensorium's WebGPU runtime: runs a compiled model, as the Python runtime does, on any GPUDevice
+// (navigator.gpu in a browser, the npm `webgpu` package's Dawn under Node). No dependencies.
+//
+// What it loads (written by `tensorium compile MODEL -t webgpu -o site/`, see docs/webgpu_backend.md):
+//   - an executable folder: plan.json (buffers, steps, kernels and their launch data), weights.bin
+//     (the small constants, one after another) and kernels/<name>.wgsl;
+//   - an artifact folder: metadata.json (the model's inputs and outputs by name), constants/NAME.npy
+//     (the large constants, bound after the inputs) and its executable in webgpu/.
+//
+// A `source` is a base URL (files are fetched relative to it) or a function (path) => ArrayBuffer.
+//
+//   import { loadArtifact, requestDevice } from "./tensorium-webgpu.js";
+//   const model = await loadArtifact("./", navigator.gpu);
+//   const [y] = await model.run([new Float32Array(model.inputs[0].size)]);
+
+export const EXECUTABLE_FORMAT = "tensorium-webgpu-executable";
+export const ARTIFACT_FORMAT = "tensorium-artifact";
+
+/** Array classes of the plan's storage dtypes (f16 is read and written as its bits). */
+const ARRAYS = {
+  float32: Float32Array,
+  float16: Uint16Array,
+  int32: Int32Array,
+  uint32: Uint32Array,
+  bool: Uint8Array,
+};
+
+/** The dtypes of .npy descriptors the runtime reads and writes. */
+const NPY_DTYPES = { "<f4": "float32", "<f2": "float16", "<i4": "int32", "<u4": "uint32", "|b1": "bool" };
+
+/** An error of the runtime: a malformed file, a wrong input, a device without what the model needs. */
+export class TensoriumError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "TensoriumError";
+  }
+}
+
+function arrayClass(dtype, what) {
+  const cls = ARRAYS[dtype];
+  if (!cls) throw new TensoriumError(`${what}: dtype ${dtype} is not supported by the WebGPU runtime`);
+  return cls;
+}
+
+function product(shape) {
+  return shape.reduce((a, b) => a * b, 1);
+}
+
+function ceil4(n) {
+  return Math.ceil(n / 4) * 4;
+}
+
+function camel(name) {
+  return name.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
+}
+
+/** A reader of `source`'s files as ArrayBuffers: fetch relative to a base URL, or the function itself. */
+export function fileReader(source) {
+  if (typeof source === "function") return source;
+  const base = String(source).endsWith("/") ? String(source) : `${source}/`;
+  return async (path) => {
+    const url = new URL(path, new URL(base, globalThis.location?.href ?? undefined));
+    const response = await fetch(url);
+    if (!response.ok) throw new TensoriumError(`${url}: ${response.status} ${response.statusText}`);
+    return response.arrayBuffer();
+  };
+}
+
+function subReader(read, folder) {
+  return (path) => read(`${folder}/${path}`);
+}
+
+async function readJSON(read, path, format, what) {
+  let data;
+  try {
+    data = JSON.parse(new TextDecoder().decode(await read(path)));
+  } catch (e) {
+    throw new TensoriumError(`${path}: not valid JSON (${e.message})`);
+  }
+  if (data?.format !== format) throw new TensoriumError(`${path}: not ${what} (format ${data?.format})`);
+  return data;
+}
+
+/** The WebGPU limits (camelCase) and features a plan's target needs, from its target record. */
+export function requirements(plan) {
+  const limits = {};
+  for (const [name, value] of plan.target.limits) limits[camel(name)] = value;
+  return { limits, features: [...plan.target.features] };
+}
+
+/**
+ * A device for `plan` from `gpu` (navigator.gpu, or Dawn's under Node): limits above the adapter's
+ * defaults are asked for; an adapter without a limit or feature is a TensoriumError naming it.
+ */
+export async function requestDevice(gpu, plan) {
+  if (!gpu) throw new TensoriumError("no WebGPU here (navigator.gpu is missing; a secure context is needed)");
+  const adapter = await gpu.requestAdapter({ powerPreference: "high-performance" });
+  if (!adapter) throw new TensoriumError("no WebGPU adapter");
+  const { limits, features } = requirements(plan);
+  const requiredLimits = {};
+  for (const [name, value] of Object.entries(limits)) {
+    const offered = adapter.limits[name];
+    if (offered === undefined) continue;
+    if (offered < value) {
+      throw new TensoriumError(`the WebGPU adapter offers ${name} = ${offered}, but the model needs ${value}`);
+    }
+    requiredLimits[name] = value;
+  }
+  for (const feature of features) {
+    if (!adapter.features.has(feature)) {
+      throw new TensoriumError(`the WebGPU adapter lacks the feature ${feature} that the model needs`);
+    }
+  }
+  return adapter.requestDevice({ requiredFeatures: features, requiredLimits });
+}
+
+async function deviceFrom(gpuOrDevice, plan) {
+  return typeof gpuOrDevice?.createBuffer === "function" ? gpuOrDevice : requestDevice(gpuOrDevice, plan);
+}
+
+/** The bytes a shader reads for `array` of `dtype` (bool as one u32 per element). */
+function toStorage(array, dtype) {
+  if (dtype !== "bool") return array;
+  return Uint32Array.from(array, (v) => (v ? 1 : 0));
+}
+
+function fromStorage(bytes, buffer) {
+  const count = product(buffer.shape);
+  if (buffer.dtype === "bool") return Uint8Array.from(new Uint32Array(bytes, 0, count), (v) => (v ? 1 : 0));
+  return new (arrayClass(buffer.dtype, buffer.type))(bytes, 0, count);
+}
+
+/** A loaded executable (see the header): `run(arrays)` takes typed arrays in plan input order. */
+export class Executable {
+  constructor(device, plan, weights, sources) {
+    this.device = device;
+    this.plan = plan;
+    this.inputs = plan.inputs.map((b) => plan.buffers[b]);
+    this.outputs = plan.outputs.map((b) => plan.buffers[b]);
+    this.lastError = null;
+    const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+    this.buffers = plan.buffers.map((b) => device.createBuffer({ size: Math.max(4, ceil4(b.bytes)), usage }));
+    for (const c of plan.constants) {
+      device.queue.writeBuffer(this.buffers[c.buffer], 0, weights, c.offset, ceil4(c.bytes));
+    }
+    this.modules = {};
+    const viewOf = new Map(plan.views.map(([buffer, source, offset]) => [buffer, { buffer, source, offset }]));
+    this.launches = plan.steps.map((step) => {
+      const kernel = plan.kernels[step.kernel];
+      this.modules[step.kernel] ??= device.createShaderModule({ code: sources[step.kernel], label: step.kernel });
+      const module = this.modules[step.kernel];
+      const pipeline = device.createComputePipeline({
+        label: step.kernel,
+        layout: "auto",
+        compute: { module, entryPoint: "main" },
+      });
+      const bound = kernel.bindings.map((p) => this.buffers[step.args[p]]);
+      for (const bytes of kernel.scratch) bound.push(device.createBuffer({ size: ceil4(bytes), usage }));
+      const group = device.createBindGroup({
+        layout: pipeline.getBindGroupLayout(0),
+        entries: bound.map((buffer, binding) => ({ binding, resource: { buffer } })),
+      });
+      const copies = step.args.filter((b) => viewOf.has(b)).map((b) => viewOf.get(b));
+      return { pipeline, group, grid: step.grid, copies };
+    });
+    this.readback = plan.outputs.map((b) =>
+      device.createBuffer({
+        size: Math.max(4, ceil4(plan.buffers[b].bytes)),
+        usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+      }),
+    );
+  }
+
+  /** Check `arrays` against the plan's inputs: their number, array class and element count. */
+  check(arrays) {
+    if (arrays.length !== this.inputs.length) {
+      throw new TensoriumError(`the model takes ${this.inputs.length} inputs, got ${arrays.length}`);
+    }
+    arrays.forEach((array, n) => {
+      const want = this.inputs[n];
+      const cls = arrayClass(want.dtype, want.type);
+      if (!(array instanceof cls)) {
+        throw new TensoriumError(`input #${n}: expected a ${cls.name} for ${want.type}, got ${array?.constructor?.name}`);
+      }
+      if (array.length !== product(want.shape)) {
+        throw new TensoriumError(`input #${n}: expected ${product(want.shape)} elements for ${want.type}, got ${array.length}`);
+      }
+    });
+  }
+
+  /** Run on typed `arrays` (plan input order); resolves to new typed arrays, one per output. */
+  async run(arrays) {
+    this.check(arrays);
+    const { device, plan } = this;
+    arrays.forEach((array, n) => {
+      const data = toStorage(array, this.inputs[n].dtype);
+      const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+      const padded = bytes.byteLength % 4 ? Uint8Array.from({ length: ceil4(bytes.byteLength) }, (_, i) => bytes[i] ?? 0) : bytes;
+      device.queue.writeBuffer(this.buffers[plan.inputs[n]], 0, padded);
+    });
+    const encoder = device.createCommandEncoder();
+    for (const { pipeline, group, grid, copies } of this.launches) {
+      for (const view of copies) {
+        const t = plan.buffers[view.buffer];
+        const itemsize = t.bytes / Math.max(1, product(t.shape));
+        encoder.copyBufferToBuffer(this.buffers[view.source], view.offset * itemsize, this.buffers[view.buffer], 0, ceil4(t.bytes));
+      }
+      const pass = encoder.beginComputePass();
+      pass.setPipeline(pipeline);
+      pass.setBindGroup(0, group);
+      pass.dispatchWorkgroups(...grid);
+      pass.end();
+    }
+    plan.outputs.forEach((b, n) => encoder.copyBufferToBuffer(this.buffers[b], 0, this.readback[n], 0, this.readback[n].size));
+    device.pushErrorScope("validation");
+    device.queue.submit([encoder.finish()]);
+    const error = await device.popErrorScope();
+    if (error) throw new TensoriumError(`the WebGPU device refused the model: ${error.message}`);
+    return Promise.all(
+      this.readback.map(async (buffer, n) => {
+        await buffer.mapAsync(GPUMapMode.READ);
+        const out = fromStorage(buffer.getMappedRange().slice(0), this.outputs[n]);
+        buffer.unmap();
+        return out;
+      }),
+    );
+  }
+
+  /** Free the executable's GPU buffers (the device stays). */
+  destroy() {
+    for (const buffer of [...this.buffers, ...this.readback]) buffer.destroy();
+  }
+}
+
+/**
+ * Load an executable folder (plan.json, weights.bin, kernels/) from `source` and build it on `gpu`
+ * (navigator.gpu or a GPUDevice already made). Shader errors are a TensoriumError naming the kernel.
+ */
+export async function loadExecutable(source, gpu) {
+  const read = fileReader(source);
+  const plan = await readJSON(read, "plan.json", EXECUTABLE_FORMAT, "a Tensorium WebGPU executable");
+  const weights = await read(plan.weights);
+  const sources = {};
+  await Promise.all(
+    Object.entries(plan.kernels).map(async ([name, kernel]) => {
+      sources[name] = new TextDecoder().decode(await read(kernel.file));
+    }),
+  );
+  const device = await deviceFrom(gpu, plan);
+  device.pushErrorScope("validation");
+  const executable = new Executable(device, plan, weights, sources);
+  const error = await device.popErrorScope();
+  for (const [name, module] of Object.entries(executable.modules)) {
+    const info = await module.getCompilationInfo?.();
+    const bad = info?.messages?.find((m) => m.type === "error");
+    if (bad) throw new TensoriumError(`kernel ${name}: line ${bad.lineNum}: ${bad.message}`);
+  }
+  if (error) throw new TensoriumError(`the WebGPU device refused the model: ${error.message}`);
+  return executable;
+}
+
+/** A .npy file's dtype, shape and data (a typed array); little-endian C-order arrays only. */
+export function parseNpy(bytes) {
+  const view = new DataView(bytes);
+  const magic = new Uint8Array(bytes, 0, 6);
+  if (magic[0] !== 0x93 || String.fromCharCode(...magic.slice(1)) !== "NUMPY") {
+    throw new TensoriumError("not a .npy file");
+  }
+  const major = view.getUint8(6);
+  const headerLength = major === 1 ? view.getUint16(8, true) : view.getUint32(8, true);
+  const start = major === 1 ? 10 : 12;
+  const header = new TextDecoder().decode(new Uint8Array(bytes, start, headerLength));
+  const descr = /'descr':\s*'([^']+)'/.exec(header)?.[1];
+  const shapeText = /'shape':\s*\(([^)]*)\)/.exec(header)?.[1];
+  if (/'fortran_order':\s*True/.test(header)) throw new TensoriumError(".npy arrays in Fortran order are not supported");
+  const dtype = NPY_DTYPES[descr];
+  if (!dtype || shapeText === undefined) throw new TensoriumError(`.npy dtype ${descr} is not supported`);
+  const shape = shapeText.split(",").map((s) => s.trim()).filter(Boolean).map(Number);
+  const cls = ARRAYS[dtype];
+  const count = product(shape);
+  const data = new cls(bytes.slice(start + headerLength, start + headerLength + count * cls.BYTES_PER_ELEMENT));
+  return { dtype, shape, data };
+}
+
+/** `data` of `dtype` and `shape` as the bytes of a .npy file (version 1). */
+export function toNpy(data, dtype, shape) {
+  const descr = Object.keys(NPY_DTYPES).find((k) => NPY_DTYPES[k] === dtype);
+  if (!descr) throw new TensoriumError(`dtype ${dtype} has no .npy descriptor here`);
+  const dims = shape.length === 1 ? `${shape[0]},` : shape.join(", ");
+  let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': (${dims}), }`;
+  header += " ".repeat(63 - ((10 + header.length) % 64)) + "\n";
+  const out = new Uint8Array(10 + header.length + data.byteLength);
+  out.set([0x93, ..."NUMPY"].map((c) => (typeof c === "number" ? c : c.charCodeAt(0))), 0);
+  out.set([1, 0, header.length & 0xff, header.length >> 8], 6);
+  out.set(new TextEncoder().encode(header), 10);
+  out.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), 10 + header.length);
+  return out.buffer;
+}
+
+/** A loaded artifact: `run(arrays)` takes the model's own inputs; its large constants are bound after them. */
+export class Model {
+  constructor(metadata, executable, params) {
+    this.metadata = metadata;
+    this.executable = executable;
+    this.params = params;
+    const user = metadata.inputs.length;
+    this.inputs = metadata.inputs.map((input, n) => ({ ...input, ...executable.inputs[n] }));
+    this.outputs = metadata.outputs.map((output, n) => ({ ...output, ...executable.outputs[n] }));
+    this.userInputs = user;
+  }
+
+  /** Run on typed `arrays`, one per model input; resolves to one typed array per output. */
+  async run(arrays) {
+    if (arrays.length !== this.userInputs) {
+      throw new TensoriumError(`the model takes ${this.userInputs} inputs, got ${arrays.length}`);
+    }
+    return this.executable.run([...arrays, ...this.params]);
+  }
+}
+
+/** Load an artifact folder written with `-t webgpu` (see the header) from `source` onto `gpu`. */
+export async function loadArtifact(source, gpu) {
+  const read = fileReader(source);
+  const metadata = await readJSON(read, "metadata.json", ARTIFACT_FORMAT, "a Tensorium artifact");
+  if (!String(metadata.target).startsWith("webgpu")) {
+    throw new TensoriumError(`metadata.json: the artifact was compiled for '${metadata.target}', not webgpu`);
+  }
+  const params = await Promise.all(metadata.constants.map(async (c) => parseNpy(await read(c.file)).data));
+  const executable = await loadExecutable(subReader(read, "webgpu"), gpu);
+  return new Model(metadata, executable, params);
+}
+
+/** Random inputs for `model` (standard normal floats, small integers, random booleans). */
+export function randomInputs(model, seed = 1) {
+  let state = seed >>> 0 || 1;
+  const uniform = () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return ((state >>> 0) + 0.5) / 4294967296;
+  };
+  const normal = () => Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform());
+  return model.inputs.map((input) => {
+    const cls = arrayClass(input.dtype, input.type);
+    const count = product(input.shape);
+    if (input.dtype === "float32") return Float32Array.from({ length: count }, normal);
+    if (input.dtype === "bool") return Uint8Array.from({ length: count }, () => (uniform() < 0.5 ? 1 : 0));
+    return cls.from({ length: count }, () => Math.floor(uniform() * 10));
+  });
+}

@@ -1,0 +1,152 @@
+"""The JavaScript runtime (tensorium/backends/webgpu/js) against the interpreter: under Node on Dawn, and the
+demo site that ``tensorium compile -t webgpu -o site/`` writes, in headless Debian chromium."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tensorium.backends.webgpu import WebGPUExecutable
+from tensorium.backends.webgpu.site import write_site
+from tensorium.cli import main
+from tensorium.errors import TensoriumError
+from tensorium.ir.parser import parse_module
+from tensorium.targets import parse_target
+
+from .js_harness import chromium_outputs, node_outputs, require_chromium, require_dawn, run_node
+from .models import MODULES, module, random_inputs, reference
+
+LOW_LIMITS = "webgpu:max_compute_invocations_per_workgroup=4,max_compute_workgroups_per_dimension=4"
+
+FACTORY = """
+import numpy as np
+from tensorium import nn
+
+def factory():
+    rng = np.random.default_rng(3)
+    w1 = rng.standard_normal((16, 32)).astype(np.float32)
+    w2 = rng.standard_normal((32, 5)).astype(np.float32)
+    b = np.float32(0.5)
+
+    def mlp(x):
+        return nn.softmax(nn.layer_norm(nn.gelu(x @ w1)) @ w2 + b, axis=-1), nn.relu(x).sum(axis=-1)
+
+    return mlp, (np.zeros((3, 16), np.float32),)
+"""
+
+
+def _compile_site(tmp_path: Path) -> tuple[Path, Any]:
+    """The demo site of FACTORY's model, written by the command line, and the model function itself."""
+    (tmp_path / "model.py").write_text(FACTORY)
+    site = tmp_path / "site"
+    assert main(["compile", f"{tmp_path / 'model.py'}:factory", "-t", "webgpu", "-o", str(site)]) == 0
+    namespace: dict[str, Any] = {}
+    exec(FACTORY, namespace)
+    return site, namespace["factory"]()[0]
+
+
+def _interpreted(model: Any, x: np.ndarray) -> list[np.ndarray]:
+    import tensorium
+
+    return [np.asarray(r) for r in tensorium.compile(model, target="interp")(x)]
+
+
+@pytest.mark.parametrize("spec", ["webgpu", LOW_LIMITS])
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_node_dawn_runs_executables_as_the_interpreter(name: str, spec: str, tmp_path: Path) -> None:
+    require_dawn()
+    executable = WebGPUExecutable.build(module(name), target=parse_target(spec))
+    executable.to_files(tmp_path / "exe")
+    inputs = random_inputs(module(name))
+    got = node_outputs(tmp_path / "exe", inputs, tmp_path)
+    want = reference(module(name), inputs)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-6)
+
+
+def test_node_dawn_runs_booleans_integers_and_nonfinite_constants(tmp_path: Path) -> None:
+    require_dawn()
+    m = parse_module("""
+module {
+  func.func @main(%a: tensor<5xi32>, %b: tensor<5xi32>, %x: tensor<5xf32>)
+      -> (tensor<5xi1>, tensor<5xi32>, tensor<f32>) {
+    %0 = graph.lt %a, %b : (tensor<5xi32>, tensor<5xi32>) -> tensor<5xi1>
+    %1 = graph.div %a, %b : (tensor<5xi32>, tensor<5xi32>) -> tensor<5xi32>
+    %2 = graph.reduce_max %x {axes = [0]} : (tensor<5xf32>) -> tensor<f32>
+    func.return %0, %1, %2 : tensor<5xi1>, tensor<5xi32>, tensor<f32>
+  }
+}""")
+    inputs = [
+        np.array([7, -7, 3, 0, 9], np.int32),
+        np.array([2, 2, 0, 5, -1], np.int32),
+        np.array([-1, -2, -3, -4, -5], np.float32),
+    ]
+    WebGPUExecutable.build(m).to_files(tmp_path / "exe")
+    got = node_outputs(tmp_path / "exe", inputs, tmp_path)
+    for g, w in zip(got, reference(m, inputs)):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+
+
+def test_node_dawn_runs_an_artifact_with_bound_constants(tmp_path: Path) -> None:
+    require_dawn()
+    site, model = _compile_site(tmp_path)
+    assert list((site / "constants").glob("*.npy")), "the weights should be bound constants"
+    x = np.random.default_rng(4).standard_normal((3, 16)).astype(np.float32)
+    got = node_outputs(site, [x], tmp_path)
+    for g, w in zip(got, _interpreted(model, x)):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
+def test_node_runtime_refuses_wrong_inputs_by_name(tmp_path: Path) -> None:
+    require_dawn()
+    WebGPUExecutable.build(module("matmul")).to_files(tmp_path / "exe")
+    a, b = random_inputs(module("matmul"))
+    too_few = run_node(tmp_path / "exe", [a], tmp_path / "few")
+    assert too_few.returncode == 1 and "takes 2 inputs, got 1" in too_few.stderr
+    wrong_type = run_node(tmp_path / "exe", [a, b.astype(np.int32)], tmp_path / "type")
+    assert wrong_type.returncode == 1 and "input #1: expected a Float32Array" in wrong_type.stderr
+    wrong_size = run_node(tmp_path / "exe", [a, b[:4]], tmp_path / "size")
+    assert wrong_size.returncode == 1 and "input #1: expected 108 elements" in wrong_size.stderr
+
+
+def test_node_runtime_names_a_kernel_the_device_refuses(tmp_path: Path) -> None:
+    require_dawn()
+    WebGPUExecutable.build(module("matmul")).to_files(tmp_path / "exe")
+    (kernel,) = (tmp_path / "exe" / "kernels").glob("*.wgsl")
+    kernel.write_text(kernel.read_text().replace("fn main(", "fn main(oops"))
+    done = run_node(tmp_path / "exe", random_inputs(module("matmul")), tmp_path)
+    assert done.returncode == 1 and f"kernel {kernel.stem}" in done.stderr
+
+
+def test_compile_writes_a_site_that_runs_in_chromium(tmp_path: Path) -> None:
+    require_chromium()
+    site, model = _compile_site(tmp_path)
+    assert {"index.html", "tensorium-webgpu.js", "metadata.json"} <= {p.name for p in site.iterdir()}
+    x = np.random.default_rng(5).standard_normal((3, 16)).astype(np.float32)
+    shot = tmp_path / "demo.png"
+    got = chromium_outputs(site, [x], tmp_path, screenshot=shot)
+    want = _interpreted(model, x)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+    assert shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 10_000
+
+
+def test_a_site_needs_a_webgpu_artifact(tmp_path: Path) -> None:
+    with pytest.raises(TensoriumError, match="not an artifact compiled with -t webgpu"):
+        write_site(tmp_path)
+
+
+def test_nonfinite_constants_are_not_constant_expressions() -> None:
+    """Regression: Dawn refuses ``bitcast<f32>(0x7f800000u)`` (an infinite const-expression) where wgpu
+    accepts it; inf and NaN go through a function call."""
+    shaders = WebGPUExecutable.build(module("reduce_softmax")).shaders
+    wgsl = "\n".join(s.wgsl for s in shaders.values())
+    assert "f32_from_bits(4286578688u)" in wgsl  # -inf, the start of the max reductions
+    assert "bitcast<f32>(4286578688u)" not in wgsl and "bitcast<f32>(2139095040u)" not in wgsl
