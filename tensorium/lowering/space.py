@@ -174,6 +174,18 @@ FAMILIES: dict[str, Family] = {}
 """Kernel families by the graph op names they lower."""
 
 
+TARGET_FAMILIES: dict[tuple[str, str], Family] = {}
+"""Families one target kind builds some ops with instead of the general one: (kind, op name) -> family."""
+
+
+def register_target_family(kind: str, family: Family) -> Family:
+    """Declare ``family`` for its ops on targets of ``kind``; where its space rule gives None for an op, the op
+    keeps its general family."""
+    for name in family.ops:
+        TARGET_FAMILIES[(kind, name)] = family
+    return family
+
+
 def register_family(family: Family) -> Family:
     """Declare ``family`` for each of its ops."""
     for name in family.ops:
@@ -222,25 +234,39 @@ def _gpu_default(config: Config, space: Space) -> Config:
     return Config(config.family, tuple(values.items()))
 
 
+def _family_and_space(op: Operation, target: Target) -> tuple[Family, Space | None, Space | None] | None:
+    """The family of ``op``'s kernel on ``target``, its own space and the space on ``target`` (None: no knobs)."""
+    anchor = anchor_of(op)
+    if anchor is None:
+        return None
+    special = TARGET_FAMILIES.get((target.kind, anchor.name)) if anchor is op else None
+    if special is not None:
+        space = special.space(anchor, target)
+        if space is not None:
+            return special, space, space
+    family = FAMILIES[anchor.name]
+    own = family.space(anchor, target)
+    return family, own, _for_target(own, target)
+
+
 def kernel_space(op: Operation, target: Target) -> Space | None:
     """The search space of the kernel for graph op ``op`` (or fused group) on ``target``; None without knobs."""
-    anchor = anchor_of(op)
-    return None if anchor is None else _for_target(FAMILIES[anchor.name].space(anchor, target), target)
+    found = _family_and_space(op, target)
+    return None if found is None else found[2]
 
 
 def default_config(op: Operation, target: Target) -> Config | None:
     """The point of ``op``'s space the target's rule picks; None without knobs."""
+    found = _family_and_space(op, target)
+    if found is None or found[1] is None or found[2] is None:
+        return None
+    family, own, space = found
     anchor = anchor_of(op)
-    if anchor is None:
-        return None
-    family = FAMILIES[anchor.name]
-    own = family.space(anchor, target)
-    if own is None:
-        return None
+    assert anchor is not None
     config = family.default(anchor, target, own)
-    space = _for_target(own, target)
-    assert space is not None
-    return space.check(_gpu_default(config, space) if target.kind in GPU_SPACE_KINDS else config)
+    if target.kind in GPU_SPACE_KINDS and own is not space:
+        config = _gpu_default(config, space)
+    return space.check(config)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import pytest
 
 from tensorium.backends import loop_interp
 from tensorium.backends.cuda.ptx import NATIVE, compile_ptx
+from tensorium.backends.plan_runner import run_plan
 from tensorium.errors import ScheduleError
 from tensorium.ir import parse_module
 from tensorium.ir.dialects.builtin import func_body, functions
@@ -108,3 +109,39 @@ def test_the_gemm_default_on_cuda_allocates_nothing_at_run_time() -> None:
         if op.name == "loop.alloc":
             assert op.attr("type").is_static
     apply_gpu_schedule(functions(module)[0], ())  # an empty schedule changes nothing
+
+
+@pytest.mark.parametrize("point", ["gpu_gemm{bm=16,bn=32,bk=8,tm=1,tn=4}", "gpu_gemm{bm=32,bn=16,bk=32,tm=4,tn=1}"])
+def test_gpu_gemm_points_compute_the_product_through_shared_tiles(point: str) -> None:
+    case = SUITE["matmul_batched"]
+    module = case.module()
+    op = func_body(functions(module)[0]).ops[-2]
+    config = Config.parse(point)
+    state = run_codegen(Codegen(module, SM90, configs={kernel_key(op): config}, native=NATIVE), until="decompose")
+    assert state.lowered is not None
+    (kernel,) = functions(state.lowered)
+    assert kernel.attributes["config"] == point
+    inputs = case.inputs()
+    (got,) = run_plan(state.lowered, inputs)
+    np.testing.assert_allclose(got, inputs[0] @ inputs[1], rtol=1e-5, atol=1e-5)
+    ptx = compile_ptx(state.lowered, SM90)
+    (launch,) = ptx.launches.values()
+    assert launch.block == (128, 1, 1) and launch.grid[2] == 2
+    assert launch.shared_bytes == 4 * config.int("bk") * (config.int("bm") + config.int("bn"))
+    assert "bar.sync" in ptx.ptx and "st.shared" in ptx.ptx and "ld.shared" in ptx.ptx
+
+
+def test_gpu_gemm_space_keeps_to_whole_warps_and_shared_memory() -> None:
+    module = SUITE["matmul"].module()
+    op = func_body(functions(module)[0]).ops[-2]
+    space = kernel_space(op, SM90)
+    assert space is not None and space.family == "gpu_gemm"
+    points = list(space.points())
+    for p in points:
+        threads = (p.int("bm") // p.int("tm")) * (p.int("bn") // p.int("tn"))
+        assert threads % 32 == 0 and threads <= 1024
+        assert 4 * p.int("bk") * (p.int("bm") + p.int("bn")) <= SM90.l1d
+    assert default_config(op, SM90) in points
+    fused = SUITE["matmul_bias_relu"].module()  # a fused epilogue keeps the general GEMM, bound to the grid
+    fused_space = kernel_space(func_body(functions(fused)[0]).ops[-2], SM90)
+    assert fused_space is not None and fused_space.family == "gemm"

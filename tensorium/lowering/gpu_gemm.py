@@ -1,0 +1,224 @@
+"""The ``gpu_gemm`` kernel family: matmul on GPU targets with shared-memory tiles and register tiles.
+
+A block computes a ``bm x bn`` tile of C with ``(bm / tm) * (bn / tn)`` threads, each accumulating a
+``tm x tn`` register tile. The contraction runs in steps of ``bk``: the block's threads copy an
+``bm x bk`` tile of A and a ``bk x bn`` tile of B into shared memory together (each thread a strided
+share, zeros past the edges), meet at a barrier, multiply out of shared memory into their registers
+(each A and B element read once per register tile), and meet again before the next step overwrites
+the tiles. Blocks run along grid x (column tiles), y (row tiles) and z (the batch).
+
+    for z in [0, batch) gpu_block 2, y in [0, ceil(M / bm)) gpu_block 1, x in [0, ceil(N / bn)) gpu_block 0:
+      As = shared[bm, bk]; Bs = shared[bk, bn]
+      for t in [0, threads) gpu_thread 0:
+        acc = local[tm, tn] = 0
+        for k0 in [0, K, bk):
+          copy A[z, y*bm.., k0..] -> As and B[z, k0.., x*bn..] -> Bs; barrier
+          for kk in [0, bk): a = As[ty*tm + i, kk] (i < tm); acc[i, j] += a[i] * Bs[kk, tx*tn + j]
+          barrier
+        C[z, y*bm + ty*tm + i, x*bn + tx*tn + j] = acc[i, j] where inside C
+
+f32 products with static shapes (B may be transposed, batch dims equal or B two-dimensional); others, and
+fused groups, keep the ``gemm`` family, which the GPU schedule binds to the grid. The knobs (``bm``, ``bn``,
+``bk``, ``tm``, ``tn``) are the family's search space, limited by the target's shared memory and threads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ..ir.core import Operation, Value
+from ..ir.dialects import loop
+from ..ir.types import BufferType, TensorType, f32, index
+from ..targets import Target
+from ..targets.cuda import ARCHS, WARP
+from .kernel import LOWERINGS, Kernel, register_target_lowering
+from .space import Config, Family, Knob, Setting, Space, register_target_family
+
+TILES = (16, 32, 64, 128)
+STEPS = (8, 16, 32)
+REGISTER_TILES = (1, 2, 4, 8)
+
+
+@dataclass(frozen=True)
+class GpuGemmShape:
+    """A product the family builds: ``batch`` products of ``m x k`` by ``k x n`` (B given as ``n x k`` when
+    ``transpose_b``; ``batched_b`` when B has the batch dims too)."""
+
+    batch: int
+    m: int
+    n: int
+    k: int
+    transpose_b: bool
+    batched_b: bool
+
+    @staticmethod
+    def of(op: Operation) -> GpuGemmShape | None:
+        """The shape of ``graph.matmul`` op ``op``, or None when this family does not build it."""
+        if op.name != "graph.matmul" or op.attr("transpose_a", False):
+            return None
+        types = [v.type for v in (*op.operands, *op.results)]
+        if not all(isinstance(t, TensorType) and t.element == f32 and t.is_static for t in types):
+            return None
+        a, b, _ = (t.static_shape for t in types if isinstance(t, TensorType))
+        if len(a) < 2 or len(b) < 2 or (len(b) > 2 and b[:-2] != a[:-2]):
+            return None
+        transpose_b = bool(op.attr("transpose_b", False))
+        n = b[-2] if transpose_b else b[-1]
+        batch = 1
+        for d in a[:-2]:
+            batch *= d
+        return GpuGemmShape(batch, a[-2], n, a[-1], transpose_b, len(b) > 2)
+
+
+def _threads(values: Mapping[str, Setting]) -> int:
+    return (int(values["bm"]) // int(values["tm"])) * (int(values["bn"]) // int(values["tn"]))
+
+
+def gpu_gemm_space(op: Operation, target: Target) -> Space | None:
+    """The family's space for ``op`` on ``target``: tiles whose threads fill whole warps within the block limit
+    and whose shared tiles fit the target's shared memory."""
+    if GpuGemmShape.of(op) is None:
+        return None
+    arch = ARCHS.get(target.cpu)
+    most_threads = arch.max_threads if arch is not None else 1024
+    shared = target.l1d or 48 * 1024
+
+    def valid(values: Mapping[str, Setting]) -> bool:
+        bm, bn, bk = (int(values[n]) for n in ("bm", "bn", "bk"))
+        threads = _threads(values)
+        return threads % WARP == 0 and threads <= most_threads and 4 * bk * (bm + bn) <= shared
+
+    knobs = (
+        Knob("bm", TILES, "rows of C per block"),
+        Knob("bn", TILES, "columns of C per block"),
+        Knob("bk", STEPS, "contraction steps per shared-memory tile"),
+        Knob("tm", REGISTER_TILES, "rows of each thread's register tile"),
+        Knob("tn", REGISTER_TILES, "columns of each thread's register tile"),
+    )
+    return Space("gpu_gemm", knobs, valid)
+
+
+DEFAULT_TILES: tuple[tuple[int, dict[str, Setting]], ...] = (
+    (32 * 32, {"bm": 16, "bn": 16, "bk": 8, "tm": 2, "tn": 2}),
+    (256 * 256, {"bm": 32, "bn": 32, "bk": 16, "tm": 2, "tn": 2}),
+    (1024 * 1024, {"bm": 64, "bn": 64, "bk": 16, "tm": 4, "tn": 4}),
+)
+"""The default rule by the size of C (up to so many elements): small tiles for small products, so that
+blocks are not mostly idle threads; larger register tiles as C grows (more reuse of each shared element)."""
+LARGE_TILES: dict[str, Setting] = {"bm": 128, "bn": 128, "bk": 8, "tm": 8, "tn": 8}
+
+
+def gpu_gemm_default(op: Operation, target: Target, space: Space) -> Config:
+    """The point :data:`DEFAULT_TILES` gives for the size of C (:data:`LARGE_TILES` beyond them)."""
+    shape = GpuGemmShape.of(op)
+    assert shape is not None
+    size = shape.m * shape.n
+    values = next((tiles for most, tiles in DEFAULT_TILES if size <= most), LARGE_TILES)
+    return Config("gpu_gemm", tuple(values.items()))
+
+
+def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
+    """The kernel of the module docstring at ``k``'s config; the generic GEMM for other families."""
+    shape = GpuGemmShape.of(op)
+    if k.config is None or k.config.family != "gpu_gemm" or shape is None:
+        LOWERINGS["graph.matmul"](op, k)
+        return
+    bm, bn, bk, tm, tn = (k.config.int(n) for n in ("bm", "bn", "bk", "tm", "tn"))
+    a, b = k.inputs
+    (c,) = k.outputs
+    threads = _threads(k.config.as_dict())
+    across = bn // tn
+    zero = k.const(0.0, f32)
+    i = k.index
+    blocks = (-(-shape.n // bn), -(-shape.m // bm), shape.batch)
+    with (
+        loop.for_(0, blocks[2], kind="gpu_block", axis=2, name="z") as z,
+        loop.for_(0, blocks[1], kind="gpu_block", axis=1, name="y") as y,
+        loop.for_(0, blocks[0], kind="gpu_block", axis=0, name="x") as x,
+    ):
+        tile_a = loop.alloc(type=BufferType((bm, bk), f32, "shared"))
+        tile_b = loop.alloc(type=BufferType((bk, bn), f32, "shared"))
+        row0, col0 = loop.mul(y, i(bm)), loop.mul(x, i(bn))
+        with loop.for_(0, threads, kind="gpu_thread", axis=0, name="t") as t:
+            ty, tx = loop.div(t, i(across)), loop.rem(t, i(across))
+            acc = loop.alloc(type=BufferType((tm, tn), f32, "local"))
+            regs = loop.alloc(type=BufferType((tm,), f32, "local"))
+            with loop.for_(0, tm, kind="unroll", name="zi") as zi, loop.for_(0, tn, kind="unroll", name="zj") as zj:
+                loop.store(zero, acc, zi, zj)
+            with loop.for_(0, shape.k, bk, name="k0") as k0:
+                _copy_tile(
+                    k,
+                    t,
+                    threads,
+                    tile_a,
+                    (bm, bk),
+                    lambda r, q: _a_at(a, z, loop.add(row0, r), loop.add(k0, q)),
+                    lambda r, q: _inside(k, loop.add(row0, r), shape.m, loop.add(k0, q), shape.k),
+                )
+                _copy_tile(
+                    k,
+                    t,
+                    threads,
+                    tile_b,
+                    (bk, bn),
+                    lambda r, q: _b_at(b, z, shape, loop.add(k0, r), loop.add(col0, q)),
+                    lambda r, q: _inside(k, loop.add(k0, r), shape.k, loop.add(col0, q), shape.n),
+                )
+                loop.barrier()
+                with loop.for_(0, bk, name="kk") as kk:
+                    with loop.for_(0, tm, kind="unroll", name="ri") as ri:
+                        loop.store(loop.load(tile_a, loop.add(loop.mul(ty, i(tm)), ri), kk), regs, ri)
+                    with loop.for_(0, tn, kind="unroll", name="rj") as rj:
+                        value_b = loop.load(tile_b, kk, loop.add(loop.mul(tx, i(tn)), rj))
+                        with loop.for_(0, tm, kind="unroll", name="ai") as ai:
+                            loop.store(loop.fma(loop.load(regs, ai), value_b, loop.load(acc, ai, rj)), acc, ai, rj)
+                loop.barrier()
+            with loop.for_(0, tm, kind="unroll", name="wi") as wi, loop.for_(0, tn, kind="unroll", name="wj") as wj:
+                row = loop.add(row0, loop.add(loop.mul(ty, i(tm)), wi))
+                col = loop.add(col0, loop.add(loop.mul(tx, i(tn)), wj))
+                with loop.if_(_inside(k, row, shape.m, col, shape.n)):
+                    loop.store(loop.load(acc, wi, wj), c, *_batch(c, z), row, col)
+
+
+def _copy_tile(k: Kernel, t: Value, threads: int, tile: Value, dims: tuple[int, int], source, inside) -> None:  # type: ignore[no-untyped-def]
+    """Each of ``threads`` threads copies every ``threads``-th element of ``tile`` from ``source(r, q)``, zero
+    where ``inside(r, q)`` does not hold."""
+    rows, cols = dims
+    with loop.for_(t, rows * cols, threads, name="e") as e:
+        r, q = loop.div(e, k.index(cols)), loop.rem(e, k.index(cols))
+        loop.store(k.const(0.0, f32), tile, r, q)
+        with loop.if_(inside(r, q)):
+            loop.store(source(r, q), tile, r, q)
+
+
+def _inside(k: Kernel, row: Value, rows: int, col: Value, cols: int) -> Value:
+    return loop.and_(loop.cmp(row, k.index(rows), predicate="lt"), loop.cmp(col, k.index(cols), predicate="lt"))  # type: ignore[no-any-return]
+
+
+def _batch(buffer: Value, z: Value) -> list[Value]:
+    """The indices of batch number ``z`` into ``buffer``'s leading dims (row-major)."""
+    t = buffer.type
+    assert isinstance(t, BufferType)
+    lead = t.static_shape[:-2]
+    indices: list[Value] = []
+    rest = z
+    for axis in range(len(lead) - 1, -1, -1):
+        size = loop.const(value=lead[axis], dtype=index)
+        indices.insert(0, loop.rem(rest, size))
+        rest = loop.div(rest, size)
+    return indices
+
+
+def _a_at(a: Value, z: Value, row: Value, col: Value) -> Value:
+    return loop.load(a, *_batch(a, z), row, col)  # type: ignore[no-any-return]
+
+
+def _b_at(b: Value, z: Value, shape: GpuGemmShape, kk: Value, col: Value) -> Value:
+    lead = _batch(b, z) if shape.batched_b else []
+    indices = [col, kk] if shape.transpose_b else [kk, col]
+    return loop.load(b, *lead, *indices)  # type: ignore[no-any-return]
+
+
+register_target_family("cuda", Family("gpu_gemm", ("graph.matmul",), gpu_gemm_space, gpu_gemm_default))
+register_target_lowering("cuda", "graph.matmul", lower_gpu_gemm)
