@@ -22,7 +22,7 @@ from ..ir.builder import InsertionPoint
 from ..ir.core import Block, Operation, Value
 from ..ir.dialects import graph
 from ..ir.dialects.builtin import func_body, func_name, func_type, functions
-from ..ir.dialects.graph.shape import slice_plan
+from ..ir.dialects.graph.shape import is_full_range, slice_plan
 from ..ir.evaluate import evaluate_op
 from ..ir.shapes import normalize_axes, normalize_axis
 from ..ir.types import FloatType, IntegerType, ScalarType, TensorType
@@ -444,22 +444,29 @@ def _static(t: TensorType, what: str) -> tuple[int, ...]:
 
 
 def _extract(ex: Exporter, x: V, offsets: Sequence[int], out: TensorType, strides: Sequence[int] | None = None) -> V:
+    """``tensor.extract_slice``; a symbolic dim of ``out`` is the whole of that axis (its size read at run time)."""
     xt = _tensor(x)
     strides = strides or [1] * xt.rank
-    text = f"tensor.extract_slice {x.name}[{', '.join(map(str, offsets))}] [{', '.join(map(str, out.shape))}] "
+    sizes = [str(d) if isinstance(d, int) else ex.w.dim(x, axis).name for axis, d in enumerate(out.shape)]
+    text = f"tensor.extract_slice {x.name}[{', '.join(map(str, offsets))}] [{', '.join(sizes)}] "
     text += f"[{', '.join(map(str, strides))}] : {type_text(xt)} to {type_text(out)}"
     return ex.w.op(text, out)
 
 
 def _slice_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
     (x,) = args
-    shape = _static(_tensor(x), "a slice")
-    a: dict[str, Any] = dict(op.attributes)
+    shape = _tensor(x).shape
     offsets, strides = [0] * len(shape), [1] * len(shape)
-    for axis, start, end, step in slice_plan(len(shape), a["starts"], a["ends"], a["axes"], a["steps"]):
+    plan = slice_plan(len(shape), op.attr("starts"), op.attr("ends"), op.attr("axes"), op.attr("steps"))
+    for axis, start, end, step in plan:
+        dim = shape[axis]
+        if not isinstance(dim, int):
+            if not is_full_range(start, end, step) or step != 1:
+                raise NotExportable(f"a slice of part of the symbolic dim {axis} of {_tensor(x)}")
+            continue
         if step < 0:
             raise NotExportable("a slice with a negative step (tensor.extract_slice strides are positive)")
-        picked = range(shape[axis])[slice(start, end, step)]
+        picked = range(dim)[slice(start, end, step)]
         offsets[axis], strides[axis] = (picked.start if len(picked) else 0), step
     return [_extract(ex, x, offsets, _result(op), strides)]
 

@@ -11,6 +11,7 @@ all at once.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,6 +23,7 @@ from ..ir.builder import InsertionPoint
 from ..ir.core import Operation, Value
 from ..ir.dialects import graph
 from ..ir.dialects.builtin import make_func, make_module, set_results
+from ..ir.dialects.graph.shape import INT64_MAX
 from ..ir.parser import parse_type_text
 from ..ir.types import FloatType, IntegerType, ScalarType, TensorType, Type
 from .bindings import mlir_ir, parse
@@ -209,6 +211,19 @@ def _empty(im: Importer, op: Any) -> list[Value | None]:
     return [None]
 
 
+def _size(im: Importer, op: Any) -> list[Value | None]:
+    """Index arithmetic and shape tensors: they only give sizes, which the graph ops infer (a value of these
+    that an op reads as data is reported there, as not imported)."""
+    if any(not _is_size_type(str(r.type)) for r in op.results):
+        raise NotImportable(f"'{op.name}' on {_result_types(op)} outside a linalg.generic body")
+    return [None]
+
+
+def _is_size_type(text: str) -> bool:
+    """index, an integer, or a rank-1 tensor of them (a shape)."""
+    return re.fullmatch(r"(index|i[0-9]+)|tensor<([0-9]+|\?)x(index|i[0-9]+)>", text) is not None
+
+
 def _fill(im: Importer, op: Any) -> list[Value | None]:
     im.fills[op.results[0]] = (im.scalar(op.operands[0]), tensor_type(op.results[0]))
     return [None]
@@ -318,15 +333,31 @@ def _reshape(im: Importer, op: Any) -> list[Value | None]:
 
 
 def _extract_slice(im: Importer, op: Any) -> list[Value | None]:
-    if len(op.operands) > 1:
-        raise NotImportable("a tensor.extract_slice with dynamic offsets, sizes or strides")
+    source = op.operands[0]
     offsets, sizes, strides = (_ints(op.attributes[k]) for k in ("static_offsets", "static_sizes", "static_strides"))
-    ends = [o + (s - 1) * st + 1 if s else o for o, s, st in zip(offsets, sizes, strides)]
-    x = graph.slice(im.value(op.operands[0]), starts=offsets, ends=ends, steps=strides)
+    dynamic = iter(op.operands[1:])
+    ends = []
+    for axis, (offset, size, stride) in enumerate(zip(offsets, sizes, strides)):
+        if size != im.ir.ShapedType.get_dynamic_size():
+            ends.append(offset + (size - 1) * stride + 1 if size else offset)
+        elif offset == 0 and stride == 1 and _is_dim_of(next(dynamic), source, axis):
+            ends.append(INT64_MAX)  # the whole of a symbolic axis
+        else:
+            raise NotImportable("a tensor.extract_slice with dynamic offsets or strides, or part of a symbolic dim")
+    x = graph.slice(im.value(source), starts=offsets, ends=ends, steps=strides)
     result = tensor_type(op.results[0])
-    if tensor_type(op.operands[0]).rank != result.rank:
+    if tensor_type(source).rank != result.rank:
         x = graph.reshape(x, shape=list(result.static_shape))
     return [x]
+
+
+def _is_dim_of(size: Any, source: Any, axis: int) -> bool:
+    """Whether ``size`` is ``tensor.dim`` of ``source`` along ``axis`` (an index constant)."""
+    owner = size.owner
+    if not hasattr(owner, "name") or owner.name != "tensor.dim" or owner.operands[0] != source:
+        return False
+    index = owner.operands[1].owner
+    return index.name == "arith.constant" and _attribute_number(index.attributes["value"]) == axis
 
 
 def _concat(im: Importer, op: Any) -> list[Value | None]:
@@ -581,7 +612,9 @@ def _contraction(
 RULES: dict[str, Rule] = {
     "arith.constant": _constant,
     "tensor.empty": _empty,
-    "tensor.dim": lambda im, op: [None],
+    "tensor.dim": _size,
+    "tensor.from_elements": _size,
+    **{f"arith.{name}": _size for name in ("addi", "subi", "muli", "divui", "divsi", "ceildivui", "index_cast")},
     "linalg.fill": _fill,
     "linalg.generic": _generic,
     "linalg.matmul": _matmul,
@@ -601,7 +634,8 @@ RULES: dict[str, Rule] = {
     "tensor.pad": _pad,
 }
 """The import rule of each upstream op (ops not listed are reported as unsupported). Sizes (``tensor.dim``,
-index constants) only feed ``tensor.empty``, whose shape the graph ops infer, so they import as nothing."""
+index constants and arithmetic, shape tensors) only feed ``tensor.empty`` and ``tensor.reshape``, whose
+shapes the graph ops infer, so they import as nothing."""
 
 
 def import_text(text: str, source: str = "<mlir>") -> Operation:

@@ -224,7 +224,7 @@ class Writer:
         if src.shape == t.shape:
             return value
         if not (src.is_static and t.is_static):
-            raise DynamicSizeError(f"a reshape of {src} to {t} needs static shapes")
+            return self._dynamic_reshape(value, t)
         if src.rank == 0 or t.rank == 0:  # to or from a single element: one op with no reassociation groups
             kind = "expand" if t.rank else "collapse"
             output = f" output_shape [{', '.join(map(str, t.shape))}]" if t.rank else ""
@@ -243,6 +243,27 @@ class Writer:
                 t,
             )
         return value
+
+    def _dynamic_reshape(self, value: V, t: TensorType) -> V:
+        """``tensor.reshape`` to a shape computed at run time: its one symbolic dim is the element count
+        divided by the product of its static dims (an i64 shape tensor: IREE keeps index values out of
+        its dispatches)."""
+        src = value.type
+        assert isinstance(src, TensorType)
+        if sum(1 for d in t.shape if isinstance(d, Sym)) != 1:
+            raise DynamicSizeError(f"a reshape of {src} to {t}: only one symbolic result dim can be computed")
+        count = self.index(math.prod(d for d in src.shape if isinstance(d, int)))
+        for axis, d in enumerate(src.shape):
+            if isinstance(d, Sym):
+                count = self.op(f"arith.muli {count.name}, {self.dim(value, axis).name} : index", IndexType())
+        known = self.index(math.prod(d for d in t.shape if isinstance(d, int)))
+        size = self.op(f"arith.divui {count.name}, {known.name} : index", IndexType())
+        wide = self.op(f"arith.index_cast {size.name} : index to i64", IntegerType(64))
+        sizes = ", ".join(wide.name if isinstance(d, Sym) else self.constant(d, IntegerType(64)).name for d in t.shape)
+        shape_type = TensorType((t.rank,), IntegerType(64))
+        shape = self.op(f"tensor.from_elements {sizes} : {type_text(shape_type)}", shape_type)
+        text = f"tensor.reshape {value.name}({shape.name}) : ({type_text(src)}, {type_text(shape_type)}) -> "
+        return self.op(text + type_text(t), t)
 
 
 def _group(rank: int) -> str:
