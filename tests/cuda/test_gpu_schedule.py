@@ -11,14 +11,16 @@ from tensorium.backends import loop_interp
 from tensorium.backends.cuda.ptx import NATIVE, compile_ptx
 from tensorium.backends.plan_runner import run_plan
 from tensorium.errors import ScheduleError
-from tensorium.ir import parse_module
+from tensorium.ir import graph, parse_module
 from tensorium.ir.dialects.builtin import func_body, functions
+from tensorium.ir.types import TensorType, f32
 from tensorium.ir.verifier import verify
 from tensorium.lowering.codegen import Codegen, run_codegen
 from tensorium.lowering.gpu_schedule import Bind, OneThread, apply_gpu_schedule, bind, gpu_schedule
 from tensorium.lowering.schedule import Fuse, loop_name, loops_of
 from tensorium.lowering.space import Config, default_config, kernel_key, kernel_space
 from tensorium.targets import parse_target
+from tensorium.testing import build_module
 
 from .conftest import SM90, lowered_for_gpu
 from .suite import SUITE
@@ -71,7 +73,8 @@ def test_default_schedule_fuses_the_independent_band_and_sizes_the_grid() -> Non
 
 
 def test_a_kernel_with_no_bindable_loop_runs_on_one_thread() -> None:
-    lowered = lowered_for_gpu(SUITE["reduce_all"].module(), SM90)
+    module = build_module([TensorType((6, 7), f32)], lambda x: graph.reduce_prod(x, axes=(0, 1)))
+    lowered = lowered_for_gpu(module, SM90)
     (kernel,) = functions(lowered)
     top = [op for op in func_body(kernel).ops if op.name == "loop.for"]
     assert len(top) == 1 and top[0].attr("kind") == "gpu_block"
@@ -85,7 +88,7 @@ def test_schedules_print_as_text() -> None:
 
 
 def test_cuda_kernel_spaces_carry_the_threads_knob_and_it_sizes_the_block() -> None:
-    module = SUITE["softmax"].module()
+    module = build_module([TensorType((300, 8), f32), TensorType((8,), f32)], lambda x, w: graph.rms_norm(x, w))
     op = func_body(functions(module)[0]).ops[-2]
     space = kernel_space(op, SM90)
     assert space is not None and "threads" in [k.name for k in space.knobs]
@@ -94,11 +97,13 @@ def test_cuda_kernel_spaces_carry_the_threads_knob_and_it_sizes_the_block() -> N
     default = default_config(op, SM90)
     assert default is not None and default["threads"] == 256
 
-    config = default.replace(threads=32)
+    (launch,) = compile_ptx(lowered_for_gpu(module), SM90).launches.values()
+    assert (launch.block, launch.grid) == ((256, 1, 1), (2, 1, 1))  # 300 rows
+    config = default.replace(threads=64)
     state = run_codegen(Codegen(module, SM90, configs={kernel_key(op): config}, native=NATIVE), until="decompose")
     assert state.lowered is not None
     (launch,) = compile_ptx(state.lowered, SM90).launches.values()
-    assert launch.block == (32, 1, 1)
+    assert (launch.block, launch.grid) == ((64, 1, 1), (5, 1, 1))
     with pytest.raises(ScheduleError, match="threads=48 is not one of"):
         space.check(Config.parse(str(default).replace("threads=256", "threads=48")))
 
@@ -145,3 +150,18 @@ def test_gpu_gemm_space_keeps_to_whole_warps_and_shared_memory() -> None:
     fused = SUITE["matmul_bias_relu"].module()  # a fused epilogue keeps the general GEMM, bound to the grid
     fused_space = kernel_space(func_body(functions(fused)[0]).ops[-2], SM90)
     assert fused_space is not None and fused_space.family == "gemm"
+
+
+@pytest.mark.parametrize("name", ["reduce_sum", "reduce_max", "reduce_all", "softmax", "log_softmax"])
+def test_row_reductions_use_a_block_per_row_and_a_shared_memory_tree(name: str) -> None:
+    lowered = lowered_for_gpu(SUITE[name].module())
+    (kernel,) = functions(lowered)
+    assert str(kernel.attributes["config"]).startswith("gpu_rows{threads=")
+    barriers = [op for op in kernel.walk() if op.name == "loop.barrier"]
+    threads = int(str(kernel.attributes["config"]).split("=")[1].rstrip("}"))
+    passes = 2 if "softmax" in name else 1
+    assert len(barriers) == passes * (threads.bit_length() + 1)  # after the partials, each halving, the total
+    ptx = compile_ptx(lowered, SM90)
+    (launch,) = ptx.launches.values()
+    assert launch.block == (threads, 1, 1) and launch.shared_bytes == 4 * threads
+    assert "bar.sync" in ptx.ptx and "st.shared" in ptx.ptx

@@ -1,0 +1,169 @@
+"""The ``gpu_rows`` kernel family: reductions and softmax over trailing axes on GPU targets, one block per row.
+
+The reduced (trailing) axes of each row are spread over the block's ``threads``: each thread folds every
+``threads``-th element into a register, then the block combines the partial results in shared memory by
+halving (``threads / 2`` threads add in the upper half, a barrier, ``threads / 4``, ...), so a row of ``n``
+elements takes ``n / threads + log2(threads)`` steps instead of ``n``:
+
+    for r in [0, rows) gpu_block 0:
+      partial = shared[threads]
+      for t in [0, threads) gpu_thread 0:
+        acc = init; for c in [t, n, threads): acc = combine(acc, x[r, c])
+        partial[t] = acc; barrier
+        for s in threads/2, threads/4, ..., 1: if t < s: partial[t] = combine(partial[t], partial[t + s]); barrier
+        total = partial[0]; barrier
+        if t == 0: out[r] = total                    (reduce_sum / mean / max / min)
+        for c in [t, n, threads): out[r, c] = ...    (softmax and log_softmax: a max pass, then a sum pass)
+
+f32 ops with static shapes whose reduced axes are the trailing ones; others keep their general family. The
+threads per block are the family's one knob.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from ..ir.core import Operation, Value
+from ..ir.dialects import loop
+from ..ir.shapes import normalize_axis
+from ..ir.types import BufferType, TensorType, f32
+from ..targets import Target
+from ..targets.cuda import ARCHS, WARP
+from .kernel import LOWERINGS, Kernel, delinearize, register_target_lowering
+from .space import Config, Family, Knob, Space, register_target_family
+
+REDUCTIONS = {
+    "graph.reduce_sum": ("add", 0.0),
+    "graph.reduce_mean": ("add", 0.0),
+    "graph.reduce_max": ("max", -math.inf),
+    "graph.reduce_min": ("min", math.inf),
+}
+SOFTMAX = ("graph.softmax", "graph.log_softmax")
+THREADS = (32, 64, 128, 256, 512, 1024)
+
+
+def row_split(op: Operation) -> tuple[int, int, int] | None:
+    """(rows, elements per row, reduced trailing axes) of an op this family builds, or None."""
+    if op.name not in REDUCTIONS and op.name not in SOFTMAX:
+        return None
+    x, out = op.operands[0].type, op.results[0].type
+    if not all(isinstance(t, TensorType) and t.element == f32 and t.is_static for t in (x, out)):
+        return None
+    assert isinstance(x, TensorType)
+    shape = x.static_shape
+    if not shape:
+        return None
+    if op.name in SOFTMAX:
+        axes = [normalize_axis(int(op.attr("axis", -1)), len(shape))]
+    else:
+        given = op.attr("axes")
+        axes = sorted(normalize_axis(a, len(shape)) for a in given) if given else list(range(len(shape)))
+    if axes != list(range(len(shape) - len(axes), len(shape))):
+        return None
+    cols = math.prod(shape[len(shape) - len(axes) :])
+    return math.prod(shape) // max(1, cols), cols, len(axes)
+
+
+def gpu_rows_space(op: Operation, target: Target) -> Space | None:
+    """Threads per block: whole warps up to the target's block limit."""
+    if row_split(op) is None:
+        return None
+    arch = ARCHS.get(target.cpu)
+    most = arch.max_threads if arch is not None else THREADS[-1]
+    return Space("gpu_rows", (Knob("threads", tuple(t for t in THREADS if t <= most), "threads per row"),))
+
+
+def gpu_rows_default(op: Operation, target: Target, space: Space) -> Config:
+    """A warp per 32 elements of a row, up to 256 threads."""
+    split = row_split(op)
+    assert split is not None
+    threads = max(WARP, min(256, 1 << max(0, split[1] - 1).bit_length()))
+    return Config("gpu_rows", (("threads", threads),))
+
+
+Combine = Callable[[Value, Value], Value]
+_COMBINE: dict[str, Combine] = {"add": loop.add, "max": loop.max, "min": loop.min}
+
+
+def lower_gpu_rows(op: Operation, k: Kernel) -> None:
+    """The kernel of the module docstring at ``k``'s config; the general lowering for other families."""
+    split = row_split(op)
+    if k.config is None or k.config.family != "gpu_rows" or split is None:
+        LOWERINGS[op.name](op, k)
+        return
+    rows, cols, reduced = split
+    threads = k.config.int("threads")
+    x = k.inputs[0]
+    (out,) = k.outputs
+    x_shape = x.type.static_shape  # type: ignore[attr-defined]
+    lead = [k.index(d) for d in x_shape[: len(x_shape) - reduced]]
+    tail = [k.index(d) for d in x_shape[len(x_shape) - reduced :]]
+    out_sizes = [k.index(d) for d in out.type.static_shape]  # type: ignore[attr-defined]
+    with loop.for_(0, rows, kind="gpu_block", axis=0, name="row") as r:
+        partial = loop.alloc(type=BufferType((threads,), f32, "shared"))
+        with loop.for_(0, threads, kind="gpu_thread", axis=0, name="t") as t:
+            row = delinearize(r, lead) if lead else []
+
+            def element(c: Value) -> Value:
+                return loop.load(x, *row, *delinearize(c, tail))  # type: ignore[no-any-return]
+
+            block = _BlockReduce(k, t, threads, cols, partial)
+            if op.name in REDUCTIONS:
+                how, init = REDUCTIONS[op.name]
+                total = block.reduce(how, init, element)
+                if op.name == "graph.reduce_mean":
+                    total = loop.div(total, k.const(float(cols), f32))
+                with loop.if_(loop.cmp(t, k.index(0), predicate="eq")):
+                    loop.store(total, out, *delinearize(r, out_sizes))
+            else:
+
+                def store(value: Value, c: Value) -> None:
+                    loop.store(value, out, *row, *delinearize(c, tail))
+
+                _softmax(op.name == "graph.log_softmax", block, element, store)
+
+
+def _softmax(
+    log: bool, block: _BlockReduce, element: Callable[[Value], Value], store: Callable[[Value, Value], None]
+) -> None:
+    """Softmax (log-softmax when ``log``) of the row: its max, the sum of exp(x - max), then each element."""
+    top = block.reduce("max", -math.inf, element)
+    total = block.reduce("add", 0.0, lambda c: loop.exp(loop.sub(element(c), top)))
+    log_total = loop.log(total) if log else None
+    with loop.for_(block.t, block.cols, block.threads, name="w") as c:
+        shifted = loop.sub(element(c), top)
+        store(loop.sub(shifted, log_total) if log_total is not None else loop.div(loop.exp(shifted), total), c)
+
+
+class _BlockReduce:
+    """Reductions of one row by the threads of a block (built inside its ``gpu_thread`` loop)."""
+
+    def __init__(self, k: Kernel, t: Value, threads: int, cols: int, partial: Value) -> None:
+        self.k, self.t, self.threads, self.cols, self.partial = k, t, threads, cols, partial
+
+    def reduce(self, how: str, init: float, element: Callable[[Value], Value]) -> Value:
+        """The row's ``how`` (add, max, min) of ``element(c)``, known to every thread afterwards."""
+        k, t, combine = self.k, self.t, _COMBINE[how]
+        acc = loop.alloc(type=BufferType((), f32, "local"))
+        loop.store(k.const(init, f32), acc)
+        with loop.for_(t, self.cols, self.threads, name="c") as c:
+            loop.store(combine(loop.load(acc), element(c)), acc)
+        loop.store(loop.load(acc), self.partial, t)
+        loop.barrier()
+        half = self.threads // 2
+        while half >= 1:
+            with loop.if_(loop.cmp(t, k.index(half), predicate="lt")):
+                other = loop.load(self.partial, loop.add(t, k.index(half)))
+                loop.store(combine(loop.load(self.partial, t), other), self.partial, t)
+            loop.barrier()
+            half //= 2
+        total = loop.load(self.partial, k.index(0))
+        loop.barrier()  # every thread has read the total before the next reduction overwrites it
+        return total  # type: ignore[no-any-return]
+
+
+_FAMILY = Family("gpu_rows", (*REDUCTIONS, *SOFTMAX), gpu_rows_space, gpu_rows_default)
+register_target_family("cuda", _FAMILY)
+for _name in _FAMILY.ops:
+    register_target_lowering("cuda", _name, lower_gpu_rows)
