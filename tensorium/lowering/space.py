@@ -258,9 +258,11 @@ def kernel_space(op: Operation, target: Target) -> Space | None:
 def default_config(op: Operation, target: Target) -> Config | None:
     """The point of ``op``'s space the target's rule picks; None without knobs."""
     found = _family_and_space(op, target)
-    if found is None or found[1] is None or found[2] is None:
+    if found is None:
         return None
     family, own, space = found
+    if own is None or space is None:
+        return None
     anchor = anchor_of(op)
     assert anchor is not None
     config = family.default(anchor, target, own)
