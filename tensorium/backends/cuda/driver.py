@@ -8,7 +8,7 @@ GPU gives one clear message; importing this module needs neither the bindings no
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -89,3 +89,15 @@ class Device:
 
     def synchronize(self) -> None:
         call("cuStreamSynchronize", self.stream)
+
+    def elapsed(self, work: Callable[[], None]) -> float:
+        """Seconds the GPU spent on what ``work`` enqueues on the stream (between two CUDA events)."""
+        start, end = call("cuEventCreate", 0), call("cuEventCreate", 0)
+        call("cuEventRecord", start, self.stream)
+        work()
+        call("cuEventRecord", end, self.stream)
+        call("cuEventSynchronize", end)
+        milliseconds = call("cuEventElapsedTime", start, end)
+        call("cuEventDestroy", start)
+        call("cuEventDestroy", end)
+        return float(milliseconds) / 1000

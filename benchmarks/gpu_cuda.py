@@ -1,0 +1,164 @@
+"""Tensorium's CUDA kernels against PyTorch (cuBLAS) and torch.compile (Triton) on one GPU: a table in one run.
+
+    python benchmarks/gpu_cuda.py                     # GEMM 4096^3 f32, f16; a transformer layer; a decode GEMV
+    python benchmarks/gpu_cuda.py --quick             # smaller sizes (a smoke run)
+    python benchmarks/gpu_cuda.py --json out.json
+
+Needs an NVIDIA GPU, cuda-bindings (``pip install -e ".[cuda]"``) and, for the peers, a CUDA build of
+PyTorch; a peer that is missing shows as ``-``. Times are kernel time on the GPU with the inputs already in
+device memory (CUDA events; the best of ``--repeat`` runs after a warm-up), for Tensorium through
+:meth:`CudaExecutable.time_kernels` and for PyTorch through ``torch.cuda.Event``. The device is named in
+the table. Without a GPU the script says why and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tensorium.backends.cuda.driver import CudaUnavailable, call
+from tensorium.backends.cuda.executable import CudaExecutable
+from tensorium.ir import Operation, graph
+from tensorium.ir.types import TensorType, f16, f32
+from tensorium.passes import PassManager
+from tensorium.targets import parse_target
+from tensorium.testing import build_module
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A graph program, its inputs' shapes and element type, the FLOPs of one run, and the same in torch."""
+
+    name: str
+    shapes: tuple[tuple[int, ...], ...]
+    element: Any
+    flops: float
+    body: Callable[..., Any]
+    torch_fn: Callable[..., Any]
+
+    def module(self) -> Operation:
+        module = build_module([TensorType(s, self.element) for s in self.shapes], self.body, check_text=False)
+        PassManager.parse("fuse").run(module)
+        return module
+
+
+def _layer(x: Any, wq: Any, wo: Any, w1: Any, w2: Any, g: Any) -> Any:
+    """A transformer layer's dense part: rms-norm, projection, softmax over features, output, MLP with GELU."""
+    h = graph.rms_norm(x, g)
+    a = graph.softmax(graph.matmul(h, wq), axis=-1)
+    x = graph.add(x, graph.matmul(a, wo))
+    return graph.add(x, graph.matmul(graph.gelu(graph.matmul(graph.rms_norm(x, g), w1)), w2))
+
+
+def _torch_layer(x: Any, wq: Any, wo: Any, w1: Any, w2: Any, g: Any) -> Any:
+    import torch
+
+    def rms(v: Any) -> Any:
+        return v * torch.rsqrt((v * v).mean(-1, keepdim=True) + 1e-5) * g
+
+    x = x + torch.softmax(rms(x) @ wq, dim=-1) @ wo
+    return x + torch.nn.functional.gelu(rms(x) @ w1) @ w2
+
+
+def workloads(quick: bool) -> list[Workload]:
+    """The table's rows (smaller sizes with ``quick``)."""
+    n = 1024 if quick else 4096
+    tokens, d, hidden = (128, 256, 1024) if quick else (2048, 1024, 4096)
+    k = 1024 if quick else 4096
+    return [
+        Workload(f"gemm {n}^3 f32", ((n, n), (n, n)), f32, 2.0 * n**3, graph.matmul, lambda a, b: a @ b),
+        Workload(f"gemm {n}^3 f16", ((n, n), (n, n)), f16, 2.0 * n**3, graph.matmul, lambda a, b: a @ b),
+        Workload(
+            f"transformer layer {tokens}x{d}",
+            ((tokens, d), (d, d), (d, d), (d, hidden), (hidden, d), (d,)),
+            f32,
+            2.0 * tokens * (2 * d * d + 2 * d * hidden),
+            _layer,
+            _torch_layer,
+        ),
+        Workload(f"decode gemv 1x{k}x{k} f32", ((1, k), (k, k)), f32, 2.0 * k * k, graph.matmul, lambda a, b: a @ b),
+    ]
+
+
+def _torch_time(fn: Callable[..., Any], arrays: list[np.ndarray], repeat: int, compiled: bool) -> float | None:
+    """Best kernel time of ``fn`` on CUDA tensors, eager or through torch.compile; None without CUDA torch."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    tensors = [torch.from_numpy(a).cuda() for a in arrays]
+    run = torch.compile(fn) if compiled else fn
+    run(*tensors)
+    torch.cuda.synchronize()
+    best = float("inf")
+    for _ in range(repeat):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        run(*tensors)
+        end.record()
+        end.synchronize()
+        best = min(best, start.elapsed_time(end) / 1000)
+    return best
+
+
+def device_name() -> str:
+    """GPU 0's name, from the driver."""
+    device = call("cuDeviceGet", 0)
+    raw = call("cuDeviceGetName", 256, device)
+    return bytes(raw).split(b"\0", 1)[0].decode()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes")
+    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--json", help="also write the rows as JSON to this file")
+    args = parser.parse_args(argv)
+    try:
+        call("cuInit", 0)
+        device = device_name()
+    except CudaUnavailable as e:
+        print(f"benchmarks/gpu_cuda.py needs a GPU: {e}", file=sys.stderr)
+        return 2
+    target = parse_target("cuda")
+    rng = np.random.default_rng(0)
+    rows = []
+    print(f"device: {device} ({target}); kernel time, best of {args.repeat}")
+    print(f"{'workload':34} {'tensorium':>12} {'torch':>12} {'torch.compile':>14} {'vs cuBLAS':>10}")
+    for w in workloads(args.quick):
+        dtype = np.float16 if w.element == f16 else np.float32
+        arrays = [(rng.standard_normal(s) / np.sqrt(s[-1])).astype(dtype) for s in w.shapes]
+        ours = CudaExecutable.build(w.module(), target=target).time_kernels(arrays, args.repeat)
+        eager = _torch_time(w.torch_fn, arrays, args.repeat, compiled=False)
+        inductor = _torch_time(w.torch_fn, arrays, args.repeat, compiled=True)
+
+        def cell(seconds: float | None) -> str:
+            return "-" if seconds is None else f"{seconds * 1e3:9.3f} ms"
+
+        ratio = "-" if eager is None else f"{eager / ours:9.2f}x"
+        print(f"{w.name:34} {cell(ours):>12} {cell(eager):>12} {cell(inductor):>14} {ratio:>10}")
+        rows.append(
+            {
+                "workload": w.name,
+                "tensorium_s": ours,
+                "torch_s": eager,
+                "torch_compile_s": inductor,
+                "tensorium_tflops": w.flops / ours / 1e12,
+            }
+        )
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": device, "target": str(target), "rows": rows}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
