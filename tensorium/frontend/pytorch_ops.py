@@ -11,7 +11,7 @@ dtype from the node's metadata and inserts ``graph.cast`` where operand types di
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -112,8 +112,8 @@ def lookup_converter(target: Any) -> Converter | None:
 
 def load_all_converters() -> dict[str, Converter]:
     """:data:`CONVERTERS` with the converters of the modules that extend it (pytorch_math_ops,
-    pytorch_shape_ops), imported on first use since they import this module."""
-    from . import pytorch_math_ops, pytorch_shape_ops  # noqa: F401
+    pytorch_shape_ops, pytorch_pool_ops), imported on first use since they import this module."""
+    from . import pytorch_math_ops, pytorch_pool_ops, pytorch_shape_ops  # noqa: F401
 
     return CONVERTERS
 
@@ -240,8 +240,9 @@ def reshape_to(x: Value, target: Sequence[Dim]) -> Value:
     return graph.reshape(x, shape=spec, allowzero=allowzero)
 
 
-def broadcast_to(x: Value, target: Sequence[Dim]) -> Value:
-    """``x`` broadcast to ``target``; a symbolic target dim must be the input's own dim there."""
+def broadcast_to(x: Value, target: Sequence[Dim], sources: Mapping[str, tuple[Value, int]] | None = None) -> Value:
+    """``x`` broadcast to ``target``; a symbolic target dim must be the input's own dim there, or a named dim of
+    ``sources`` (:attr:`Context.dim_sources`) that grows from size 1."""
     t = ttype(x)
     if tuple(t.shape) == tuple(target):
         return x
@@ -254,7 +255,10 @@ def broadcast_to(x: Value, target: Sequence[Dim]) -> Value:
         elif own is not None and own == d:
             spec.append(-1)
         else:
-            raise ConversionError(f"cannot broadcast {t} to a symbolic shape {'x'.join(map(str, target))}")
+            grown = broadcast_symbolic(x, target, sources or {})
+            if grown is None:
+                raise ConversionError(f"cannot broadcast {t} to a symbolic shape {'x'.join(map(str, target))}")
+            return grown
     return graph.broadcast_to(x, shape=spec)
 
 
@@ -524,7 +528,7 @@ def _filled(cx: Context, value: Any, like: Value | None = None) -> Value:
     if all(isinstance(d, int) for d in dims):
         return cx.const(np.full(dims, value, dtype=storage_dtype(element)), element)
     if like is None:
-        raise ConversionError(f"cannot create a filled tensor of symbolic shape {'x'.join(map(str, dims))}")
+        return broadcast_to(cx.const(value, element), dims, cx.dim_sources)
     # A condition shaped like `like` broadcasts two 0-d constants to its shape.
     fill = cx.const(value, element)
     return graph.where(graph.eq(like, like), fill, fill)
@@ -643,8 +647,7 @@ def _t(cx: Context, x: Value) -> Value:
 
 @converts("aten.expand.default", "aten.expand_copy.default")
 def _expand(cx: Context, x: Value, size: Any, *, implicit: bool = False) -> Value:
-    grown = broadcast_symbolic(x, cx.out_dims(), cx.dim_sources)
-    return broadcast_to(x, cx.out_dims()) if grown is None else grown
+    return broadcast_to(x, cx.out_dims(), cx.dim_sources)
 
 
 @converts("aten.unsqueeze.default")
@@ -772,7 +775,8 @@ def _index_adjacent(cx: Context, x: Value, idxs: list[Value], first: int) -> Val
     k = len(idxs)
     shape = broadcast_shapes(*[ttype(i).shape for i in idxs])
     stacked = graph.concat(
-        *[graph.unsqueeze(broadcast_to(cast(i, i64), shape), axes=[-1]) for i in idxs], axis=len(shape)
+        *[graph.unsqueeze(broadcast_to(cast(i, i64), shape, cx.dim_sources), axes=[-1]) for i in idxs],
+        axis=len(shape),
     )
     moved = list(range(first, first + k)) + [a for a in range(t.rank) if not first <= a < first + k]
     data = graph.transpose(x, perm=moved) if moved != list(range(t.rank)) else x
@@ -786,6 +790,8 @@ def _index_adjacent(cx: Context, x: Value, idxs: list[Value], first: int) -> Val
 
 @converts("aten.index_select.default")
 def _index_select(cx: Context, x: Value, dim: int, index: Value) -> Value:
+    if ttype(x).rank == 0:  # the only valid index of a 0-d tensor is 0
+        return x
     return graph.gather(x, index, axis=dim)
 
 
@@ -831,6 +837,8 @@ def _max_dim(cx: Context, x: Value, dim: int, keepdim: bool = False) -> tuple[Va
 def _argmax(cx: Context, x: Value, dim: int | None = None, keepdim: bool = False) -> Value:
     assert cx.node is not None
     op = graph.argmax if str(cx.node.target) == "aten.argmax.default" else graph.argmin
+    if ttype(x).rank == 0:
+        return cx.const(0, i64)
     if dim is None:
         return op(graph.reshape(x, shape=[-1]), axis=0)
     return op(x, axis=dim, keepdims=keepdim)
@@ -941,8 +949,13 @@ def _convolution(
             groups,
         )
         return graph.squeeze(y, axes=[2])
+    if rank == 5 and not transposed:
+        from .pytorch_pool_ops import conv3d_as_conv2d
+
+        return conv3d_as_conv2d(cx, x, weight, bias, stride, padding, dilation, groups)
     if rank != 4:
-        raise ConversionError(f"only 1-D and 2-D convolutions are supported, got input rank {rank}")
+        kind = "transposed 3-D" if rank == 5 else f"rank-{rank}"
+        raise ConversionError(f"{kind} convolutions are not supported (1-D, 2-D, 3-D and transposed 1-D and 2-D are)")
     pads = [padding[0], padding[1], padding[0], padding[1]]
     if transposed:
         return graph.conv_transpose2d(
@@ -1064,6 +1077,12 @@ def _sdpa(
     return graph.matmul(graph.softmax(scores, axis=-1), v)
 
 
+def _uses_result(cx: Context, index: int) -> bool:
+    """Whether a later node reads result ``index`` of the current node (through ``operator.getitem``)."""
+    assert cx.node is not None
+    return any(getattr(u.target, "__name__", "") == "getitem" and u.args[1] == index for u in cx.node.users)
+
+
 def _pair(v: Any) -> list[int]:
     return [v, v] if isinstance(v, int) else list(v) * (2 if len(v) == 1 else 1)
 
@@ -1079,6 +1098,10 @@ def _max_pool2d(
     ceil_mode: bool = False,
 ) -> Any:
     assert cx.node is not None
+    if "with_indices" in str(cx.node.target) and _uses_result(cx, 1):
+        from .pytorch_pool_ops import window_max_pool
+
+        return window_max_pool(cx, x, kernel, stride, padding, dilation, ceil_mode)
     k, p = _pair(kernel), _pair(padding)
     y = graph.max_pool2d(
         x,
@@ -1103,7 +1126,9 @@ def _avg_pool2d(
     divisor_override: int | None = None,
 ) -> Value:
     if divisor_override is not None:
-        raise ConversionError("avg_pool2d with divisor_override is not supported")
+        from .pytorch_pool_ops import window_avg_pool
+
+        return window_avg_pool(cx, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
     k, p = _pair(kernel), _pair(padding)
     return graph.avg_pool2d(
         x,

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..ir.core import Value
 from ..ir.dialects import graph
-from ..ir.types import FloatType, i1, i64
+from ..ir.types import FloatType, i1, i64, storage_dtype
 from .pytorch_ops import (
     INT64_MAX,
     Context,
@@ -388,11 +388,6 @@ def _adaptive_avg_pool(cx: Context, x: Value, output_size: Sequence[int]) -> Val
     return _adaptive(x, sizes, graph.reduce_mean)
 
 
-@converts("aten.adaptive_max_pool2d.default", "aten.adaptive_max_pool3d.default", "aten.adaptive_max_pool1d.default")
-def _adaptive_max_pool(cx: Context, x: Value, output_size: Sequence[int]) -> tuple[Value, None]:
-    return _adaptive(x, _static_out_dims(cx, len(output_size), 0), graph.reduce_max), None
-
-
 # cumulative products, maxima and minima -------------------------------------------------------------------
 def _cumulative(cx: Context, x: Value, dim: int, reduce: Any, neutral: float) -> Value:
     """Running ``reduce`` along ``dim``: out[i] reduces x[j] for j <= i (a masked n x n reduction)."""
@@ -462,3 +457,251 @@ def _round_decimals(cx: Context, x: Value, *, decimals: int = 0) -> Value:
 def _empty(cx: Context, size: Sequence[int], *args: Any, **kwargs: Any) -> Value:
     """Uninitialized memory in torch; zeros here."""
     return cx.const(np.zeros(cx.meta().shape), cx.out_element())
+
+
+# more reductions and products ------------------------------------------------------------------------
+@converts("aten.max.default", "aten.min.default")
+def _max_all(cx: Context, x: Value) -> Value:
+    assert cx.node is not None
+    rank = ttype(x).rank
+    if rank == 0:
+        return x
+    op = graph.reduce_max if str(cx.node.target) == "aten.max.default" else graph.reduce_min
+    return op(x, axes=list(range(rank)))
+
+
+@converts("aten.cummax.default", "aten.cummin.default")
+def _cummax(cx: Context, x: Value, dim: int) -> tuple[Value, Value]:
+    assert cx.node is not None
+    t = ttype(x)
+    if t.rank == 0:
+        return x, cx.const(0, i64)
+    is_max = str(cx.node.target) == "aten.cummax.default"
+    dim = dim % t.rank
+    n = static_dim(t, dim, "cummax")
+    wide = graph.unsqueeze(x, axes=[dim])
+    shape = [1] * (t.rank + 1)
+    shape[dim], shape[dim + 1] = n, n
+    upto = cx.const(np.tril(np.ones((n, n), bool)).reshape(shape), i1)
+    if isinstance(t.element, FloatType):
+        outside = cx.const(-math.inf if is_max else math.inf, t.element)
+    else:
+        info = np.iinfo(storage_dtype(t.element))
+        outside = cx.const(info.min if is_max else info.max, t.element)
+    masked = graph.where(upto, wide, outside)
+    values = (graph.reduce_max if is_max else graph.reduce_min)(masked, axes=[dim + 1])
+    # torch reports the last position holding the running extreme (a NaN, once seen, stays)
+    pick = graph.argmax if is_max else graph.argmin
+    return values, pick(masked, axis=dim + 1, select_last_index=True)
+
+
+@converts("aten.logcumsumexp.default")
+def _logcumsumexp(cx: Context, x: Value, dim: int) -> Value:
+    t = ttype(x)
+    if t.rank == 0:
+        return x
+    dim = dim % t.rank
+    n = static_dim(t, dim, "logcumsumexp")
+    wide = graph.unsqueeze(x, axes=[dim])
+    shape = [1] * (t.rank + 1)
+    shape[dim], shape[dim + 1] = n, n
+    upto = cx.const(np.tril(np.ones((n, n), bool)).reshape(shape), i1)
+    masked = graph.where(upto, wide, cx.const(-math.inf, t.element))
+    high = graph.reduce_max(masked, axes=[dim + 1], keepdims=True)
+    finite_high = graph.where(graph.eq(graph.sub(high, high), cx.const(0, t.element)), high, cx.const(0, t.element))
+    total = graph.reduce_sum(graph.exp(graph.sub(masked, finite_high)), axes=[dim + 1], keepdims=True)
+    return graph.squeeze(graph.add(graph.log(total), finite_high), axes=[dim + 1])
+
+
+@converts("aten.addmv.default")
+def _addmv(cx: Context, bias: Value, a: Value, v: Value, *, beta: Any = 1, alpha: Any = 1) -> Value:
+    element = cx.out_element()
+    product = graph.reshape(graph.matmul(a, graph.reshape(v, shape=[-1, 1])), shape=[-1])
+    return _scaled_sum(cx, bias, product, beta, alpha, element)
+
+
+@converts("aten.addbmm.default")
+def _addbmm(cx: Context, bias: Value, a: Value, b: Value, *, beta: Any = 1, alpha: Any = 1) -> Value:
+    element = cx.out_element()
+    product = graph.reduce_sum(graph.matmul(a, b), axes=[0])
+    return _scaled_sum(cx, bias, product, beta, alpha, element)
+
+
+def _scaled_sum(cx: Context, bias: Value, product: Value, beta: Any, alpha: Any, element: Any) -> Value:
+    """beta * bias + alpha * product, as torch's addmm family computes it (beta 0 ignores bias, NaN too)."""
+    if alpha != 1:
+        product = graph.mul(product, cx.const(alpha, element))
+    if beta == 0:
+        return broadcast_to(product, cx.out_dims())
+    if beta != 1:
+        bias = graph.mul(bias, cx.const(beta, element))
+    return graph.add(product, bias)
+
+
+@converts("aten.dist.default")
+def _dist(cx: Context, a: Value, b: Value, p: float = 2) -> Value:
+    return _vector_norm(cx, graph.sub(a, b), p)
+
+
+@converts("aten.ldexp.Tensor")
+def _ldexp(cx: Context, x: Value, e: Value) -> Value:
+    element = cx.out_element()
+    return graph.mul(cast(x, element), graph.pow(cx.const(2, element), cast(e, element)))
+
+
+@converts("aten.searchsorted.Tensor", "aten.searchsorted.Scalar")
+def _searchsorted(
+    cx: Context,
+    sorted_seq: Value,
+    values: Any,
+    *,
+    out_int32: bool = False,
+    right: bool = False,
+    side: Any = None,
+    sorter: Any = None,
+) -> Value:
+    if sorter is not None:
+        raise ConversionError("searchsorted with a sorter is not supported")
+    right = right or side == "right"
+    seq = ttype(sorted_seq)
+    v = cx.tensor(values, seq.element)
+    # each value against its row of the sequence (the one row of a 1-D sequence): how many sort before it
+    column = graph.unsqueeze(sorted_seq, axes=[seq.rank - 1]) if seq.rank > 1 else sorted_seq
+    probe = graph.unsqueeze(v, axes=[ttype(v).rank])
+    below = graph.le(column, probe) if right else graph.lt(column, probe)
+    count = graph.reduce_sum(cast(below, i64), axes=[-1])
+    return cast(count, cx.out_element())
+
+
+@converts("aten.bucketize.Tensor", "aten.bucketize.Scalar")
+def _bucketize(cx: Context, values: Any, boundaries: Value, *, out_int32: bool = False, right: bool = False) -> Value:
+    return _searchsorted(cx, boundaries, values, right=right)
+
+
+@converts("aten.angle.default")
+def _angle(cx: Context, x: Value) -> Value:
+    element = cx.out_element()
+    v = cast(x, element)
+    zero = cx.const(0, element)
+    angle = graph.where(graph.lt(v, zero), cx.const(math.pi, element), zero)
+    return graph.where(graph.ne(v, v), v, angle)
+
+
+# batch statistics ----------------------------------------------------------------------------------------
+def _batch_stats_norm(
+    cx: Context, x: Value, weight: Value | None, bias: Value | None, eps: float
+) -> tuple[Value, Value, Value]:
+    """Batch norm with the batch's own statistics: (output, per-channel mean, per-channel rstd)."""
+    t = ttype(x)
+    axes = [a for a in range(t.rank) if a != 1]
+    per_channel = [static_dim(t, 1, "batch norm") if i == 1 else 1 for i in range(t.rank)]
+    mean = graph.reduce_mean(x, axes=axes, keepdims=True)
+    centered = graph.sub(x, mean)
+    var = graph.reduce_mean(graph.mul(centered, centered), axes=axes, keepdims=True)
+    rstd = graph.rsqrt(graph.add(var, cx.const(eps, t.element)))
+    out = graph.mul(centered, rstd)
+    if weight is not None:
+        out = graph.mul(out, reshape_to(weight, per_channel))
+    if bias is not None:
+        out = graph.add(out, reshape_to(bias, per_channel))
+    return out, graph.reshape(mean, shape=[-1]), graph.reshape(rstd, shape=[-1])
+
+
+def _updated_running(
+    cx: Context,
+    x: Value,
+    running_mean: Value,
+    running_var: Value,
+    mean: Value,
+    rstd: Value,
+    momentum: float,
+    eps: float,
+) -> tuple[Value, Value]:
+    """torch's running-statistics update: an exponential average with the unbiased batch variance."""
+    t = ttype(x)
+    count = math.prod(static_dim(t, a, "batch norm") for a in range(t.rank) if a != 1)
+    element = t.element
+    var = graph.sub(graph.div(cx.const(1, element), graph.mul(rstd, rstd)), cx.const(eps, element))
+    unbiased = graph.mul(var, cx.const(count / max(count - 1, 1), element))
+    keep, take = cx.const(1 - momentum, element), cx.const(momentum, element)
+    new_mean = graph.add(graph.mul(running_mean, keep), graph.mul(mean, take))
+    return new_mean, graph.add(graph.mul(running_var, keep), graph.mul(unbiased, take))
+
+
+@converts("aten._native_batch_norm_legit_functional.default")
+def _batch_norm_functional(
+    cx: Context,
+    x: Value,
+    weight: Value | None,
+    bias: Value | None,
+    running_mean: Value,
+    running_var: Value,
+    training: bool,
+    momentum: float,
+    eps: float,
+) -> tuple[Value, ...]:
+    from .pytorch_ops import _batch_norm
+
+    if not training:
+        out = _batch_norm(cx, x, weight, bias, running_mean, running_var, momentum, eps)[0]
+        return out, running_mean, running_var, running_mean, running_var
+    out, mean, rstd = _batch_stats_norm(cx, x, weight, bias, eps)
+    new_mean, new_var = _updated_running(cx, x, running_mean, running_var, mean, rstd, momentum, eps)
+    return out, mean, rstd, new_mean, new_var
+
+
+@converts("aten._batch_norm_with_update_functional.default")
+def _batch_norm_with_update(
+    cx: Context,
+    x: Value,
+    weight: Value | None,
+    bias: Value | None,
+    running_mean: Value,
+    running_var: Value,
+    momentum: float,
+    eps: float,
+) -> tuple[Value, ...]:
+    out, mean, rstd = _batch_stats_norm(cx, x, weight, bias, eps)
+    new_mean, new_var = _updated_running(cx, x, running_mean, running_var, mean, rstd, momentum, eps)
+    reserve = cx.const(np.zeros(cx.meta(3).shape), cx.out_element(3))
+    return out, mean, rstd, reserve, new_mean, new_var
+
+
+@converts("aten._native_batch_norm_legit.no_stats")
+def _batch_norm_no_stats(
+    cx: Context, x: Value, weight: Value | None, bias: Value | None, training: bool, momentum: float, eps: float
+) -> tuple[Value, Value, Value]:
+    return _batch_stats_norm(cx, x, weight, bias, eps)
+
+
+@converts("aten.slice_scatter.default")
+def _slice_scatter(
+    cx: Context, x: Value, src: Value, dim: int = 0, start: Any = None, end: Any = None, step: int = 1
+) -> Value:
+    t = ttype(x)
+    dim = dim % t.rank
+    size = static_dim(t, dim, "slice_scatter")
+    positions = list(range(size))[slice(start, end, step)]
+    if not positions:
+        return x
+    index_shape = [len(positions) if i == dim else d for i, d in enumerate(t.shape)]
+    column = np.array(positions).reshape([len(positions) if i == dim else 1 for i in range(t.rank)])
+    index = broadcast_to(cx.const(column, i64), index_shape)
+    return graph.scatter_elements(x, index, cast(src, t.element), axis=dim, reduction="none")
+
+
+@converts("aten.rms_norm.default")
+def _rms_norm(
+    cx: Context, x: Value, shape: Sequence[int], weight: Value | None = None, eps: float | None = None
+) -> Value:
+    from .pytorch_ops import _rms_norm as fused_rms_norm
+
+    if eps is None or eps >= 0:
+        out: Value = fused_rms_norm(cx, x, shape, weight, eps)
+        return out
+    # graph.rms_norm takes eps >= 0 only; torch computes the same formula with any eps.
+    element = ttype(x).element
+    axes = list(range(-len(shape), 0))
+    mean_square = graph.reduce_mean(graph.mul(x, x), axes=axes, keepdims=True)
+    out = graph.mul(x, graph.rsqrt(graph.add(mean_square, cx.const(eps, element))))
+    return graph.mul(out, weight) if weight is not None else out

@@ -432,3 +432,56 @@ def test_decompositions_run_on_the_cpu_target() -> None:
     for g, w in zip(got, fn(x, y)):
         assert g.dtype == w.dtype
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_window_pooling_in_one_two_and_three_dims() -> None:
+    def fn(x: Any, v: Any) -> Any:
+        return (
+            F.max_pool1d(x[0], 3, 2, 1, return_indices=True),
+            F.max_pool2d(x, 3, 2, 1, dilation=1, ceil_mode=True, return_indices=True),
+            F.max_pool3d(v, 2, 1, 1, return_indices=True),
+            F.avg_pool1d(x[0], 3, 2, 1, ceil_mode=True),
+            F.avg_pool2d(x, 3, 2, 1, divisor_override=5),
+            F.avg_pool3d(v, 2, 2, 1, count_include_pad=False),
+            F.adaptive_max_pool2d(x, (2, 3), return_indices=True),
+        )
+
+    check(fn, gen(2, 3, 7, 6), gen(1, 2, 4, 5, 3))
+
+
+def test_conv3d_batch_statistics_and_scatter_of_slices() -> None:
+    def fn(v: Any, w: Any, b: Any, x: Any) -> Any:
+        return (
+            F.conv3d(v, w, b, stride=(2, 1, 1), padding=1, dilation=(1, 2, 1)),
+            F.conv3d(v, torch.cat([w, w], 1)[:, :1], None, groups=2),
+            F.batch_norm(x, torch.zeros(3), torch.ones(3), training=True),
+            F.instance_norm(x),
+            torch.slice_scatter(x, x[:, :, ::2] * 2, dim=2, start=0, step=2),
+            F.pad(x, (1, 2), mode="circular"),
+            F.rms_norm(x, (4,), eps=-1e-3),
+        )
+
+    check(fn, gen(1, 2, 5, 6, 4), gen(4, 2, 2, 3, 2, seed=1), gen(4, seed=2), gen(2, 3, 4, seed=3))
+
+
+def test_running_extremes_searches_and_small_reductions() -> None:
+    def fn(x: Any, seq: Any, i: Any) -> Any:
+        return (
+            torch.cummax(x, 1),
+            torch.cummin(i, 0),
+            torch.logcumsumexp(x, 1),
+            torch.searchsorted(seq, x),
+            torch.searchsorted(seq, x, right=True),
+            torch.bucketize(x, seq),
+            torch.isin(i, torch.tensor([1, 3])),
+            torch.max(x) + torch.min(x),
+            torch.argmax(x[0, 0]),
+            torch.addmv(x[:, 0], x, seq[:5]),
+            torch.addbmm(x[:, :2], x.unsqueeze(0), x.T.unsqueeze(0)[:, :5, :2], beta=0.5, alpha=2),
+            torch.dist(x, x.flip(0), 3),
+            torch.ldexp(x, i[:1].expand(4, 5)),
+            torch.angle(x),
+        )
+
+    seq = torch.tensor([-1.0, -0.2, 0.0, 0.5, 1.5, 2.0])
+    check(fn, gen(4, 5), seq, torch.tensor([[3, 1, 2, 0, 1], [0, 2, 2, 3, 1]]))

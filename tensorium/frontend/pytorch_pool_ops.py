@@ -1,0 +1,227 @@
+"""Pooling and convolution that the graph dialect's 2-D ops do not cover directly.
+
+Pooling is a gather of windows. For static shapes the input cells of every output cell's window are
+known at import time: a constant table holds, per output cell, the flat spatial position of each
+window cell (-1 for padding). One ``gather`` collects the windows, a ``where`` masks the padding, and
+a reduction over the window axis gives max or average pooling in 1, 2 or 3 dims, with the argmax
+indices torch returns, any divisor, and adaptive pooling's uneven windows. A 3-D convolution is a sum
+of 2-D ones over the kernel's depth. Registered into the converter table of :mod:`.pytorch_ops`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..ir.core import Value
+from ..ir.dialects import graph
+from ..ir.types import i1, i64
+from .pytorch_ops import Context, ConversionError, converts, reshape_to, static_dim, ttype
+
+__all__ = ["conv3d_as_conv2d", "window_avg_pool", "window_max_pool"]
+
+Windows = list[list[int]]
+"""Per output cell of one axis, the input positions of its window (-1 where it covers padding)."""
+
+
+def _sliding(size: int, kernel: int, stride: int, pad: int, dilation: int, ceil_mode: bool) -> Windows:
+    """torch's sliding windows along one axis (``ceil_mode`` adds a last window that starts in bounds)."""
+    span = dilation * (kernel - 1) + 1
+    count = (size + 2 * pad - span + (stride - 1 if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (count - 1) * stride >= size + pad:
+        count -= 1
+    windows = []
+    for o in range(max(count, 0)):
+        start = o * stride - pad
+        windows.append([p if 0 <= p < size else -1 for p in range(start, start + span, dilation)])
+    return windows
+
+
+def _adaptive_windows(size: int, out: int) -> Windows:
+    """Adaptive pooling's windows: cells floor(i * size / out) .. ceil((i + 1) * size / out)."""
+    windows = [list(range(i * size // out, -(-(i + 1) * size // out))) for i in range(out)]
+    width = max((len(w) for w in windows), default=0)
+    return [w + [-1] * (width - len(w)) for w in windows]
+
+
+def _table(sizes: Sequence[int], per_axis: Sequence[Windows]) -> np.ndarray:
+    """[output cells, window cells] flat positions over the spatial axes (-1 for padding)."""
+    strides = [math.prod(sizes[i + 1 :]) for i in range(len(sizes))]
+    rows = []
+    for cells in itertools.product(*per_axis):
+        row = []
+        for positions in itertools.product(*cells):
+            inside = all(p >= 0 for p in positions)
+            row.append(sum(p * s for p, s in zip(positions, strides)) if inside else -1)
+        rows.append(row)
+    return np.array(rows, dtype=np.int64).reshape(len(rows), -1)
+
+
+def _gather_windows(cx: Context, x: Value, spatial: int, table: np.ndarray) -> Value:
+    """x's windows: [..., output cells, window cells] (padding cells hold whatever cell 0 holds)."""
+    t = ttype(x)
+    lead = list(t.shape[: t.rank - spatial])
+    flat = reshape_to(x, [*lead, math.prod(static_dim(t, a, "pooling") for a in range(t.rank - spatial, t.rank))])
+    index = cx.const(np.maximum(table, 0), i64)
+    return graph.gather(flat, index, axis=len(lead))
+
+
+def _pool(
+    cx: Context, x: Value, spatial: int, per_axis: Sequence[Windows], kind: str, divisors: np.ndarray | None = None
+) -> tuple[Value, Value | None]:
+    """Max (values and flat indices) or average (values) pooling over the windows ``per_axis``."""
+    t = ttype(x)
+    sizes = [static_dim(t, a, "pooling") for a in range(t.rank - spatial, t.rank)]
+    table = _table(sizes, per_axis)
+    out_shape = [*t.shape[: t.rank - spatial], *(len(w) for w in per_axis)]
+    windows = _gather_windows(cx, x, spatial, table)
+    inside = cx.const(table >= 0, i1)
+    last = ttype(windows).rank - 1
+    if kind == "max":
+        masked = graph.where(inside, windows, cx.const(-math.inf, t.element))
+        values = graph.reduce_max(masked, axes=[last])
+        which = graph.argmax(masked, axis=last, keepdims=True)
+        positions = graph.broadcast_to(cx.const(table, i64), shape=list(ttype(masked).shape))
+        indices = graph.squeeze(graph.gather_elements(positions, which, axis=last), axes=[last])
+        return reshape_to(values, out_shape), reshape_to(indices, out_shape)
+    total = graph.reduce_sum(graph.where(inside, windows, cx.const(0, t.element)), axes=[last])
+    assert divisors is not None
+    return reshape_to(graph.div(total, cx.const(divisors, t.element)), out_shape), None
+
+
+def _ints(v: Any, n: int, default: Sequence[int] | None = None) -> list[int]:
+    if v is None or (isinstance(v, (list, tuple)) and len(v) == 0):
+        assert default is not None
+        return list(default)
+    if isinstance(v, int):
+        return [v] * n
+    return list(v) * (n if len(v) == 1 else 1)
+
+
+def _spatial_count(cx: Context) -> int:
+    assert cx.node is not None
+    name = str(cx.node.target)
+    return 3 if "3d" in name else 1 if "1d" in name else 2
+
+
+@converts("aten.max_pool3d_with_indices.default", "aten.max_pool1d.default")
+def window_max_pool(
+    cx: Context,
+    x: Value,
+    kernel: Any,
+    stride: Any = (),
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+) -> Any:
+    """Max pooling in 1, 2 or 3 dims, with the flat spatial argmax indices for the ``with_indices`` ops."""
+    assert cx.node is not None
+    n = _spatial_count(cx)
+    k = _ints(kernel, n)
+    s, p, d = _ints(stride, n, k), _ints(padding, n), _ints(dilation, n)
+    t = ttype(x)
+    sizes = [static_dim(t, a, "max pooling") for a in range(t.rank - n, t.rank)]
+    per_axis = [_sliding(sizes[i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(n)]
+    values, indices = _pool(cx, x, n, per_axis, "max")
+    return (values, indices) if "with_indices" in str(cx.node.target) else values
+
+
+@converts("aten.avg_pool3d.default", "aten.avg_pool1d.default")
+def window_avg_pool(
+    cx: Context,
+    x: Value,
+    kernel: Any,
+    stride: Any = (),
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Value:
+    """Average pooling in 1, 2 or 3 dims, with torch's divisor rules (``divisor_override`` included)."""
+    n = _spatial_count(cx)
+    k = _ints(kernel, n)
+    s, p = _ints(stride, n, k), _ints(padding, n)
+    t = ttype(x)
+    sizes = [static_dim(t, a, "average pooling") for a in range(t.rank - n, t.rank)]
+    per_axis = [_sliding(sizes[i], k[i], s[i], p[i], 1, ceil_mode) for i in range(n)]
+    divisors = _divisors(sizes, k, s, p, per_axis, count_include_pad, divisor_override)
+    values, _ = _pool(cx, x, n, per_axis, "avg", divisors)
+    return values
+
+
+def _divisors(
+    sizes: Sequence[int],
+    kernel: Sequence[int],
+    stride: Sequence[int],
+    pad: Sequence[int],
+    per_axis: Sequence[Windows],
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> np.ndarray:
+    """Per output cell, what torch divides the window's sum by."""
+    if divisor_override is not None:
+        return np.full(math.prod(len(w) for w in per_axis), float(divisor_override))
+    counts = []
+    for axis, windows in enumerate(per_axis):
+        if count_include_pad:  # cells inside the padded input, never past it
+            axis_counts = []
+            for o in range(len(windows)):
+                start = o * stride[axis] - pad[axis]
+                end = min(start + kernel[axis], sizes[axis] + pad[axis])
+                axis_counts.append(end - start)
+        else:
+            axis_counts = [sum(q >= 0 for q in w) for w in windows]
+        counts.append(axis_counts)
+    return np.array([math.prod(c) for c in itertools.product(*counts)], dtype=np.float64)
+
+
+@converts("aten.adaptive_max_pool2d.default", "aten.adaptive_max_pool3d.default", "aten.adaptive_max_pool1d.default")
+def _adaptive_max_pool(cx: Context, x: Value, output_size: Sequence[int]) -> tuple[Value, Value | None]:
+    n = len(output_size)
+    t = ttype(x)
+    if n > t.rank:
+        raise ConversionError(f"adaptive pooling of {n} dims over a rank-{t.rank} input")
+    sizes = [static_dim(t, a, "adaptive pooling") for a in range(t.rank - n, t.rank)]
+    outs = [int(o) if o is not None else sizes[i] for i, o in enumerate(output_size)]
+    return _pool(cx, x, n, [_adaptive_windows(sizes[i], outs[i]) for i in range(n)], "max")
+
+
+def conv3d_as_conv2d(
+    cx: Context,
+    x: Value,
+    weight: Value,
+    bias: Value | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    groups: int,
+) -> Value:
+    """A 3-D convolution as a sum over the kernel's depth of 2-D convolutions, the output depth folded
+    into the batch: out[:, :, d] = sum_k conv2d(x[:, :, d * stride + k * dilation], weight[:, :, k])."""
+    from .pytorch_ops import _convolution
+
+    t, wt = ttype(x), ttype(weight)
+    n, c, depth = (static_dim(t, a, "conv3d") for a in range(3))
+    kernel_depth = static_dim(wt, 2, "conv3d")
+    sd, pd, dd = stride[0], padding[0], dilation[0]
+    if pd:
+        x = graph.pad(x, pads=[0, 0, pd, 0, 0] + [0, 0, pd, 0, 0])
+    out_depth = (depth + 2 * pd - dd * (kernel_depth - 1) - 1) // sd + 1
+    total: Value | None = None
+    for k in range(kernel_depth):
+        start = k * dd
+        planes = graph.slice(x, starts=[start], ends=[start + (out_depth - 1) * sd + 1], axes=[2], steps=[sd])
+        batch = reshape_to(graph.transpose(planes, perm=[0, 2, 1, 3, 4]), [n * out_depth, c, *t.shape[3:]])
+        kernel = graph.squeeze(graph.slice(weight, starts=[k], ends=[k + 1], axes=[2]), axes=[2])
+        term = _convolution(cx, batch, kernel, None, stride[1:], padding[1:], dilation[1:], False, (0, 0), groups)
+        total = term if total is None else graph.add(total, term)
+    assert total is not None
+    folded = ttype(total)
+    out = graph.transpose(reshape_to(total, [n, out_depth, *folded.shape[1:]]), perm=[0, 2, 1, 3, 4])
+    if bias is not None:
+        out = graph.add(out, reshape_to(bias, [folded.shape[1], 1, 1, 1]))
+    return out
