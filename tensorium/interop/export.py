@@ -23,9 +23,10 @@ from ..ir.core import Block, Operation, Value
 from ..ir.dialects import graph
 from ..ir.dialects.builtin import func_body, func_name, func_type, functions
 from ..ir.dialects.graph.shape import is_full_range, slice_plan
+from ..ir.dialects.quant.types import scale_shape
 from ..ir.evaluate import evaluate_op
 from ..ir.shapes import normalize_axes, normalize_axis
-from ..ir.types import FloatType, IntegerType, ScalarType, TensorType
+from ..ir.types import FloatType, IntegerType, QuantizedType, ScalarType, TensorType
 from .writer import DynamicSizeError, ExportTypeError, Scalars, V, Writer, type_text
 
 __all__ = ["RULES", "ExportError", "Exporter", "export_text", "exportable_ops"]
@@ -778,7 +779,69 @@ def _matmul_packed(op: Operation) -> Callable[..., Value]:
     return build
 
 
+def _expanded(params: Value, q: QuantizedType, shape: tuple[int, ...]) -> Value:
+    """Scales or zero points (laid out by the quantized type) repeated along a per-group axis, so that they
+    broadcast against codes of ``shape``."""
+    if q.granularity != "per_group":
+        return params
+    assert q.axis is not None and q.group_size is not None
+    axis = q.axis % len(shape)
+    laid = list(scale_shape(q, shape))
+    spread = graph.reshape(params, shape=[*laid[: axis + 1], 1, *laid[axis + 1 :]])
+    wide = graph.broadcast_to(spread, shape=[*laid[: axis + 1], q.group_size, *laid[axis + 1 :]])
+    return graph.reshape(wide, shape=[*laid[:axis], shape[axis], *laid[axis + 1 :]])
+
+
+def _quant_operands(x: Value, what: str) -> tuple[TensorType, QuantizedType]:
+    t = x.type
+    if not isinstance(t, TensorType) or not isinstance(t.element, QuantizedType):
+        raise NotExportable(f"{what} is not a quantized tensor")
+    _static(t, what)
+    return t, t.element
+
+
+def dequantized(q: Value, scale: Value, zero: Value | None) -> Value:
+    """``(q - zero) * scale`` in the expressed float type, on the k-bit codes."""
+    t, qt = _quant_operands(q, "a dequantized tensor")
+    codes = graph.cast(q, dtype=qt.expressed)
+    if zero is not None:
+        codes = graph.sub(codes, _expanded(zero, qt, t.static_shape))
+    return graph.mul(codes, _expanded(scale, qt, t.static_shape))
+
+
+def _dequantize(op: Operation) -> Callable[..., Value]:
+    return lambda q, scale, zero=None: dequantized(q, scale, zero)
+
+
+def _quantize(op: Operation) -> Callable[..., Value]:
+    """``clamp(round_half_even(x / scale + zero), qmin, qmax)`` cast to the k-bit codes."""
+    qt = op.attr("type")
+    assert isinstance(qt, QuantizedType)
+
+    def build(x: Value, scale: Value, zero: Value | None = None) -> Value:
+        shape = _static(_tensor_type(x), "a quantized tensor")
+        y = graph.div(x, _expanded(scale, qt, shape))
+        if zero is not None:
+            y = graph.add(y, _expanded(zero, qt, shape))
+        low, high = qt.code_range
+        return graph.cast(graph.clamp(graph.round(y), min=float(low), max=float(high)), dtype=qt)
+
+    return build
+
+
+def _quant_matmul(op: Operation) -> Callable[..., Value]:
+    return lambda x, w, scale, zero=None: graph.matmul(x, dequantized(w, scale, zero), transpose_b=True)
+
+
+def _tensor_type(v: Value) -> TensorType:
+    assert isinstance(v.type, TensorType)
+    return v.type
+
+
 DECOMPOSE: dict[str, Callable[[Operation], Callable[..., Value]]] = {
+    "quant.dequantize": _dequantize,
+    "quant.quantize": _quantize,
+    "quant.matmul": _quant_matmul,
     "graph.attention": _attention,
     "graph.tril": _triangle,
     "graph.triu": _triangle,

@@ -10,6 +10,7 @@ all at once.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -202,8 +203,20 @@ def _constant(im: Importer, op: Any) -> list[Value | None]:
     if dense.is_splat:
         array = np.full(t.static_shape, _attribute_number(dense.get_splat_value()), _numpy(t.element))
     else:
-        array = np.array(dense).reshape(t.static_shape)
+        array = _dense_array(dense, t)
     return [graph.constant(value=DenseAttr.of(array, t.element))]
+
+
+def _dense_array(dense: Any, t: TensorType) -> np.ndarray:
+    """The elements of a non-splat dense attribute: through the buffer protocol for byte-sized elements, from
+    the attribute's nested-list text otherwise (i1, i4: the bindings give no buffer for sub-byte types)."""
+    array = np.array(dense)
+    if array.size != t.num_elements:
+        body = str(dense).split(" : ")[0].removeprefix("dense<").removesuffix(">")
+        if not body.startswith("["):
+            raise NotImportable(f"a dense constant of {t} in MLIR's hex form")
+        array = np.array(json.loads(body.replace("true", "1").replace("false", "0")), _numpy(t.element))
+    return array.reshape(t.static_shape)
 
 
 def _empty(im: Importer, op: Any) -> list[Value | None]:
@@ -392,39 +405,6 @@ def _cast(op: Any, xs: list[Value]) -> Value:
     return graph.cast(xs[0], dtype=scalar_type(op.results[0]))
 
 
-SCALAR_OPS: dict[str, Callable[[Any, list[Value]], Value]] = {
-    **{f"arith.{n}": (lambda g: lambda op, xs: g(*xs))(graph.add) for n in ("addf", "addi")},
-    **{f"arith.{n}": (lambda op, xs: graph.sub(*xs)) for n in ("subf", "subi")},
-    **{f"arith.{n}": (lambda op, xs: graph.mul(*xs)) for n in ("mulf", "muli")},
-    **{f"arith.{n}": (lambda op, xs: graph.div(*xs)) for n in ("divf", "divsi", "divui")},
-    **{f"arith.{n}": (lambda op, xs: graph.max(*xs)) for n in ("maximumf", "maxsi", "maxui")},
-    **{f"arith.{n}": (lambda op, xs: graph.min(*xs)) for n in ("minimumf", "minsi", "minui")},
-    **{f"arith.{n}": (lambda op, xs: _truncated_remainder(*xs)) for n in ("remf", "remsi")},
-    "arith.remui": lambda op, xs: graph.mod(*xs),
-    "arith.andi": lambda op, xs: graph.and_(*xs),
-    "arith.ori": lambda op, xs: graph.or_(*xs),
-    "arith.xori": lambda op, xs: graph.xor(*xs),
-    "arith.negf": lambda op, xs: graph.neg(*xs),
-    "arith.select": lambda op, xs: graph.where(*xs),
-    "arith.cmpf": lambda op, xs: _cmp(_predicate(op, "CmpFPredicate"))(*xs),
-    "arith.cmpi": lambda op, xs: _cmp(_predicate(op, "CmpIPredicate"))(*xs),
-    **{
-        f"arith.{n}": _cast
-        for n in ("extf", "truncf", "sitofp", "uitofp", "fptosi", "fptoui", "extsi", "extui", "trunci")
-    },
-    **{
-        f"math.{n}": (lambda g: lambda op, xs: g(*xs))(getattr(graph, n))
-        for n in ("exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "erf", "atan", "asin", "acos", "floor", "ceil")
-    },
-    "math.absf": lambda op, xs: graph.abs(*xs),
-    "math.absi": lambda op, xs: graph.abs(*xs),
-    "math.roundeven": lambda op, xs: graph.round(*xs),
-    "math.powf": lambda op, xs: graph.pow(*xs),
-    "math.ipowi": lambda op, xs: graph.pow(*xs),
-}
-"""The graph op of each scalar arith/math op in a ``linalg.generic`` body (applied to whole tensors)."""
-
-
 def _truncated_remainder(a: Value, b: Value) -> Value:
     """``arith.remf``/``remsi`` (the sign of ``a``) from numpy's ``mod`` (the sign of ``b``): they differ by ``b``
     exactly where the remainder is not 0 and the signs of ``a`` and ``b`` differ."""
@@ -437,6 +417,78 @@ def _truncated_remainder(a: Value, b: Value) -> Value:
 def _element(v: Value) -> ScalarType:
     assert isinstance(v.type, TensorType)
     return v.type.element
+
+
+def _as_unsigned(x: Value) -> Value:
+    """A signless integer MLIR value read as unsigned: Tensorium imports signless integers as signed."""
+    t = _element(x)
+    if isinstance(t, IntegerType) and t.signed and not t.is_bool:
+        return graph.cast(x, dtype=IntegerType(t.width, False))
+    return x
+
+
+def _as_signed(x: Value) -> Value:
+    t = _element(x)
+    if isinstance(t, IntegerType) and not t.signed and not t.is_bool:
+        return graph.cast(x, dtype=IntegerType(t.width, True))
+    return x
+
+
+def _unsigned(make: Callable[..., Value]) -> Callable[[Any, list[Value]], Value]:
+    """An op with unsigned semantics (``divui``, ``maxui``, ...): its operands as unsigned, its result signed."""
+    return lambda op, xs: _as_signed(make(*[_as_unsigned(x) for x in xs]))
+
+
+def _cmpi(op: Any, xs: list[Value]) -> Value:
+    predicate = _predicate(op, "CmpIPredicate")
+    operands = [_as_unsigned(x) for x in xs] if predicate.startswith("u") else xs
+    return _cmp(predicate)(*operands)
+
+
+def _to_unsigned(op: Any, xs: list[Value]) -> Value:
+    """``fptoui``: to the unsigned integer of the result's width, then the signless (signed) result type."""
+    result = scalar_type(op.results[0])
+    assert isinstance(result, IntegerType)
+    return graph.cast(graph.cast(xs[0], dtype=IntegerType(result.width, False)), dtype=result)
+
+
+def _binary(make: Callable[..., Value]) -> Callable[[Any, list[Value]], Value]:
+    return lambda op, xs: make(*xs)
+
+
+SCALAR_OPS: dict[str, Callable[[Any, list[Value]], Value]] = {
+    **{f"arith.{n}": _binary(graph.add) for n in ("addf", "addi")},
+    **{f"arith.{n}": _binary(graph.sub) for n in ("subf", "subi")},
+    **{f"arith.{n}": _binary(graph.mul) for n in ("mulf", "muli")},
+    **{f"arith.{n}": _binary(graph.div) for n in ("divf", "divsi")},
+    **{f"arith.{n}": _binary(graph.max) for n in ("maximumf", "maxsi")},
+    **{f"arith.{n}": _binary(graph.min) for n in ("minimumf", "minsi")},
+    **{f"arith.{n}": _binary(_truncated_remainder) for n in ("remf", "remsi")},
+    "arith.divui": _unsigned(graph.div),
+    "arith.remui": _unsigned(graph.mod),
+    "arith.maxui": _unsigned(graph.max),
+    "arith.minui": _unsigned(graph.min),
+    "arith.andi": _binary(graph.and_),
+    "arith.ori": _binary(graph.or_),
+    "arith.xori": _binary(graph.xor),
+    "arith.negf": _binary(graph.neg),
+    "arith.select": _binary(graph.where),
+    "arith.cmpf": lambda op, xs: _cmp(_predicate(op, "CmpFPredicate"))(*xs),
+    "arith.cmpi": _cmpi,
+    **{f"arith.{n}": _cast for n in ("extf", "truncf", "sitofp", "fptosi", "extsi", "trunci")},
+    **{f"arith.{n}": (lambda op, xs: _cast(op, [_as_unsigned(xs[0])])) for n in ("uitofp", "extui")},
+    "arith.fptoui": _to_unsigned,
+    **{
+        f"math.{n}": _binary(getattr(graph, n))
+        for n in ("exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "erf", "atan", "asin", "acos", "floor", "ceil")
+    },
+    "math.absf": _binary(graph.abs),
+    "math.absi": _binary(graph.abs),
+    "math.roundeven": _binary(graph.round),
+    "math.powf": _binary(graph.pow),
+    "math.ipowi": _binary(graph.pow),
+}
+"""The graph op of each scalar arith/math op in a ``linalg.generic`` body (applied to whole tensors)."""
 
 
 def _predicate(op: Any, enum: str) -> str:

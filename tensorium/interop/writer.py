@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..ir.types import FloatType, IndexType, IntegerType, ScalarType, Sym, TensorType
+from ..ir.types import FloatType, IndexType, IntegerType, QuantizedType, ScalarType, Sym, TensorType
 
 
 @dataclass(frozen=True)
@@ -25,8 +25,15 @@ class V:
     type: TensorType | ScalarType
 
 
+def storage(t: ScalarType) -> ScalarType:
+    """The integer a quantized element type is stored in (its k-bit codes); any other type itself."""
+    return t.storage if isinstance(t, QuantizedType) else t
+
+
 def element_text(t: ScalarType) -> str:
-    """MLIR's spelling of an element type: integers are signless (``u8`` becomes ``i8``)."""
+    """MLIR's spelling of an element type: integers are signless (``u8`` becomes ``i8``), quantized types are
+    their k-bit codes (``!quant<u4:f32, ...>`` becomes ``i4``)."""
+    t = storage(t)
     if isinstance(t, IntegerType):
         return f"i{t.width}"
     if isinstance(t, (FloatType, IndexType)):
@@ -74,7 +81,7 @@ def scalar_literal(value: float | int | bool, t: ScalarType) -> str:
 def dense_literal(array: np.ndarray, t: TensorType) -> str:
     """``dense<...> : tensor<...>`` holding ``array``: a splat, raw little-endian bytes in hex for the byte
     sized types, nested lists otherwise (i1 and odd integer widths)."""
-    element = t.element
+    element = storage(t.element)
     flat = array.reshape(-1)
     if flat.size and (flat == flat[0]).all() and not (flat.dtype.kind == "f" and np.isnan(flat).any()):
         return f"dense<{scalar_literal(flat[0].item(), element)}> : {type_text(t)}"
@@ -329,9 +336,10 @@ class Scalars:
 
     def cast(self, x: V, to: ScalarType) -> V:
         """Tensorium's ``graph.cast`` of one scalar (see docs/mlir_interop.md for where arith differs)."""
-        src = x.type
+        src = storage(x.type) if isinstance(x.type, ScalarType) else x.type
+        to = storage(to)
         if src == to:
-            return x
+            return V(x.name, to)
         if isinstance(to, IntegerType) and to.is_bool:
             return self.cmp("ne", x, self.like(0, x))
         if isinstance(src, IntegerType) and isinstance(to, IntegerType) and src.width == to.width:

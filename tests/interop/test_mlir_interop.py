@@ -28,7 +28,7 @@ NOT_EXPORTABLE = {
     "canonicalize.mlir:15": "negative step",
 }
 """Suite models outside the exported subset, each with the reason the export error gives (and any model with
-quantized types: the quant dialect's export is still to come)."""
+quant.matmul_packed or quant.embedding, which have no export rule yet)."""
 
 
 def _case(name: str) -> str:
@@ -43,8 +43,8 @@ def _equal(got: list[np.ndarray], want: list[np.ndarray], rtol: float = 1e-5) ->
 
 @pytest.mark.parametrize("name, module", MODELS, ids=[n for n, _ in MODELS])
 def test_suite_model_exports_verifies_and_round_trips(name: str, module: tm.ir.Operation) -> None:
-    quantized = "!quant<" in tm.print_module(module) or "quant." in tm.print_module(module)
-    reason = "no upstream MLIR form|no export rule for 'quant." if quantized else NOT_EXPORTABLE.get(_case(name))
+    packed = any(f"quant.{op} " in tm.print_module(module) for op in ("matmul_packed", "embedding"))
+    reason = "no export rule for 'quant." if packed else NOT_EXPORTABLE.get(_case(name))
     if reason is not None:
         with pytest.raises(ExportError, match=reason):
             export_text(module)
@@ -228,6 +228,36 @@ def test_rewritten_ops_f64_and_rank_zero_reshapes_through_iree_and_back() -> Non
     text = export_text(module)
     assert "tensor<3x4xf64>" in text and "tensor.expand_shape" in text
     inputs = sample_inputs(module)
+    want = run(module, inputs)
+    assert _equal(run(import_text(text), inputs), want)
+    assert _equal(run_text(text, inputs), want)
+
+
+QT = "!quant<u4:f32, per_group(axis=1, size=4)>"
+QUANT = """module {
+  func.func @main(%x: tensor<3x8xf32>, %w: tensor<2x8xf32>, %s: tensor<2x2xf32>, %z: tensor<2x2xf32>)
+      -> (tensor<3x2xf32>, tensor<2x8xf32>) {
+    %q = quant.quantize %w, %s, %z {type = QT} : (tensor<2x8xf32>, tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x8xQT>
+    %y = quant.matmul %x, %q, %s, %z
+      : (tensor<3x8xf32>, tensor<2x8xQT>, tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
+    %d = quant.dequantize %q, %s, %z : (tensor<2x8xQT>, tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x8xf32>
+    func.return %y, %d : tensor<3x2xf32>, tensor<2x8xf32>
+  }
+}""".replace("QT", QT)
+
+
+def test_quant_dialect_exports_as_integer_arithmetic_through_iree_and_back() -> None:
+    """quantize, dequantize and quant.matmul (4-bit codes, a scale and zero point per group of 4) become i4
+    tensors with arith casts, rounding and clamping; IREE and the import compute what the interpreter does."""
+    pytest.importorskip("iree.runtime", reason="the mlir extra (iree-base-runtime) is not installed")
+    from tensorium.interop.iree import run_text
+
+    module = tm.parse_module(QUANT)
+    text = export_text(module)
+    assert "xi4>" in text and "math.roundeven" in text and "arith.fptoui" in text and "quant" not in text
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((3, 8)).astype(np.float32), rng.standard_normal((2, 8)).astype(np.float32)
+    inputs = [x, w, np.full((2, 2), 0.25, np.float32), np.full((2, 2), 8.0, np.float32)]
     want = run(module, inputs)
     assert _equal(run(import_text(text), inputs), want)
     assert _equal(run_text(text, inputs), want)
