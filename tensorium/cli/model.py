@@ -135,7 +135,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     """Import MODEL, run the pass pipeline and write an artifact folder."""
     target = check_target(args.target)
     disable = [n.strip() for n in (args.disable or "").split(",") if n.strip()]
-    pipeline = check_pipeline(args.passes, target, disable)
+    pipeline = check_pipeline(args.passes, target, disable, args.quantize)
     dump = IRDump(Path(args.dump_ir)) if args.dump_ir else None
     progress = Progress(4 if target.kind in ("cpu", "webgpu") else 3)
     with progress.stage("import", args.model) as note:
@@ -427,6 +427,12 @@ def add_model_commands(subparsers: Any) -> None:
         "--disable",
         metavar="NAMES",
         help="passes or codegen stages to leave out, comma-separated (e.g. fuse,memory-plan)",
+    )
+    compile_p.add_argument(
+        "--quantize",
+        metavar="SPEC",
+        help="quantize constant matmul weights after the default passes: w4g128 (4 bits, groups of 128), w3 (per "
+        "channel), w8g32s (signed); see docs/quantization.md",
     )
     compile_p.add_argument(
         "--dump-ir", metavar="DIR", help="write the IR after each stage (imported, each pass, loops, LLVM) to DIR"
