@@ -22,6 +22,8 @@ from . import (  # noqa: F401  (registers the lowerings)
     quant_simple,
     reduce,
     shape,
+    webgpu_gemm,
+    webgpu_reduce,
 )
 from .kernel import LOWERINGS, LoweringError, lower_op
 from .plan import LaunchPlan, Step, View, lower_function, plan_of, view_offset

@@ -149,18 +149,24 @@ def _bind_grid(kernel: Operation, top: Operation, trips: int, target: Target, wo
     top.erase()
 
 
-def _grid_loops(stack: ExitStack, grid: tuple[int, int, int], size: int) -> Value:
-    """Enter the ``gpu_block`` loops of ``grid`` (axes with one workgroup left out, x always there) and a
-    ``gpu_thread`` loop of ``size`` on ``stack``; returns the linear invocation number, built inside them."""
+def workgroup_loops(stack: ExitStack, grid: tuple[int, int, int]) -> Value:
+    """Enter the ``gpu_block`` loops of ``grid`` on ``stack`` (axes with one workgroup left out, x always
+    there); returns the linear workgroup number ``(z * gy + y) * gx + x``, built inside them."""
     ids: dict[int, Value] = {}
     for axis in (2, 1, 0):
         if grid[axis] > 1 or axis == 0:
             block_loop = loop.for_(0, grid[axis], 1, kind="gpu_block", axis=axis, name="bxyz"[axis])
             ids[axis] = stack.enter_context(block_loop)
-    thread = stack.enter_context(loop.for_(0, size, 1, kind="gpu_thread", axis=0, name="t"))
     number = ids.get(2, _c(0))
     number = loop.add(loop.mul(number, _c(grid[1])), ids.get(1, _c(0)))
-    number = loop.add(loop.mul(number, _c(grid[0])), ids[0])
+    return loop.add(loop.mul(number, _c(grid[0])), ids[0])  # type: ignore[no-any-return]
+
+
+def _grid_loops(stack: ExitStack, grid: tuple[int, int, int], size: int) -> Value:
+    """Enter the loops of :func:`workgroup_loops` and a ``gpu_thread`` loop of ``size`` on ``stack``; returns
+    the linear invocation number, built inside them."""
+    number = workgroup_loops(stack, grid)
+    thread = stack.enter_context(loop.for_(0, size, 1, kind="gpu_thread", axis=0, name="t"))
     return loop.add(loop.mul(number, _c(size)), thread)  # type: ignore[no-any-return]
 
 

@@ -1,0 +1,65 @@
+"""Tiled GEMM on WebGPU: the ``gpu_gemm`` family of :mod:`tensorium.lowering.gpu_gemm`, within WebGPU's limits.
+
+The kernel is the CUDA backend's (``bm x bk`` and ``bk x bn`` tiles in workgroup memory, copied by all the
+workgroup's invocations between barriers, a ``tm x tn`` register tile per invocation); only the space
+differs: its points are those whose invocations fit ``max_compute_invocations_per_workgroup``, whose
+tiles fit ``max_compute_workgroup_storage_size`` (16 KiB by default) and whose grid (column tiles, row
+tiles, batch) fits ``max_compute_workgroups_per_dimension``, with no warp to fill. Products
+smaller than :data:`MIN_OUTPUT` elements keep the ``gemm`` family (one invocation per register tile).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..ir.core import Operation
+from ..targets import Target
+from .gpu_gemm import REGISTER_TILES, STEPS, TILES, GpuGemmShape, gpu_gemm_default, lower_gpu_gemm
+from .kernel import register_target_lowering
+from .space import Config, Family, Knob, Setting, Space, register_target_family
+
+MIN_OUTPUT = 32 * 32
+"""Products with fewer output elements than one 32 x 32 tile stay with the ``gemm`` family."""
+
+
+def _invocations(values: Mapping[str, Setting]) -> int:
+    return (int(values["bm"]) // int(values["tm"])) * (int(values["bn"]) // int(values["tn"]))
+
+
+def webgpu_gemm_space(op: Operation, target: Target) -> Space | None:
+    """``gpu_gemm``'s knobs on a WebGPU ``target``: workgroups within its invocation and storage limits."""
+    shape = GpuGemmShape.of(op)
+    if shape is None or shape.m * shape.n < MIN_OUTPUT:
+        return None
+    most = min(target.limit("max_compute_invocations_per_workgroup"), target.limit("max_compute_workgroup_size_x"))
+    storage = target.limit("max_compute_workgroup_storage_size")
+    grid = target.limit("max_compute_workgroups_per_dimension")
+
+    def valid(values: Mapping[str, Setting]) -> bool:
+        bm, bn, bk = (int(values[n]) for n in ("bm", "bn", "bk"))
+        fits_grid = max(-(-shape.n // bn), -(-shape.m // bm), shape.batch) <= grid
+        return _invocations(values) <= most and 4 * bk * (bm + bn) <= storage and fits_grid
+
+    knobs = (
+        Knob("bm", TILES, "rows of C per workgroup"),
+        Knob("bn", TILES, "columns of C per workgroup"),
+        Knob("bk", STEPS, "contraction steps per tile in workgroup memory"),
+        Knob("tm", REGISTER_TILES, "rows of each invocation's register tile"),
+        Knob("tn", REGISTER_TILES, "columns of each invocation's register tile"),
+    )
+    space = Space("gpu_gemm", knobs, valid)
+    return space if any(True for _ in space.points()) else None
+
+
+def webgpu_gemm_default(op: Operation, target: Target, space: Space) -> Config:
+    """The CUDA backend's default where it is legal here; else the legal point with the most invocations and
+    then the largest tile (low limits, as tests set)."""
+    config = gpu_gemm_default(op, target, space)
+    legal = list(space.points())
+    if config in legal:
+        return config
+    return max(legal, key=lambda c: (_invocations(c.as_dict()), c.int("bm") * c.int("bn"), c.int("bk")))
+
+
+register_target_family("webgpu", Family("gpu_gemm", ("graph.matmul",), webgpu_gemm_space, webgpu_gemm_default))
+register_target_lowering("webgpu", "graph.matmul", lower_gpu_gemm)

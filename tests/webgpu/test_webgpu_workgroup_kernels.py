@@ -1,0 +1,100 @@
+"""Workgroup-cooperative kernels on WebGPU: reductions by whole workgroups (a tree in workgroup memory between
+barriers) and tiled GEMM (the gpu_gemm family), their knobs, and their results against the interpreter on
+lavapipe (wgpu-py) and on Dawn (Node)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tensorium.backends.webgpu import WebGPUExecutable
+from tensorium.ir.core import Operation
+from tensorium.ir.parser import parse_module
+from tensorium.lowering.space import Config, tunable_kernels
+from tensorium.targets import parse_target
+
+from .js_harness import node_outputs, require_dawn
+from .models import random_inputs, reference
+
+TEXT = """
+module {
+  func.func @main(%a: tensor<6x300xf32>, %c: tensor<4x10x20xf32>, %x: tensor<2x70x50xf32>, %w: tensor<90x50xf32>)
+      -> (tensor<6xf32>, tensor<6x1xf32>, tensor<4xf32>, tensor<6xf32>, tensor<2x70x90xf32>) {
+    %0 = graph.reduce_sum %a {axes = [1]} : (tensor<6x300xf32>) -> tensor<6xf32>
+    %1 = graph.reduce_max %a {axes = [1], keepdims = true} : (tensor<6x300xf32>) -> tensor<6x1xf32>
+    %2 = graph.reduce_mean %c {axes = [1, 2]} : (tensor<4x10x20xf32>) -> tensor<4xf32>
+    %3 = graph.reduce_min %a {axes = [-1]} : (tensor<6x300xf32>) -> tensor<6xf32>
+    %4 = graph.matmul %x, %w {transpose_b = true} : (tensor<2x70x50xf32>, tensor<90x50xf32>) -> tensor<2x70x90xf32>
+    func.return %0, %1, %2, %3, %4 : tensor<6xf32>, tensor<6x1xf32>, tensor<4xf32>, tensor<6xf32>, tensor<2x70x90xf32>
+  }
+}"""
+SMALL_WORKGROUPS = "webgpu:max_compute_invocations_per_workgroup=32"
+
+
+def _module() -> Operation:
+    return parse_module(TEXT)
+
+
+def _families(spec: str) -> dict[str, str]:
+    return {k.key: k.space.family for k in tunable_kernels(_module(), parse_target(spec))}
+
+
+def _check(executable: WebGPUExecutable, outputs: list[np.ndarray] | None = None) -> None:
+    inputs = random_inputs(_module())
+    got = executable.run(inputs) if outputs is None else outputs
+    want = reference(_module(), inputs)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=2e-5)
+
+
+def test_long_trailing_reductions_and_large_products_get_workgroup_families() -> None:
+    families = sorted(_families("webgpu").values())
+    assert families == ["gpu_gemm"] + ["workgroup_reduce"] * 4
+
+
+def test_knob_values_follow_the_targets_limits() -> None:
+    spaces = {k.space.family: k.space for k in tunable_kernels(_module(), parse_target(SMALL_WORKGROUPS))}
+    assert spaces["workgroup_reduce"].knobs[0].values == (32,)
+    for point in spaces["gpu_gemm"].points():
+        v = point.as_dict()
+        assert (int(v["bm"]) // int(v["tm"])) * (int(v["bn"]) // int(v["tn"])) <= 32
+    tiny = "webgpu:max_compute_invocations_per_workgroup=16,max_compute_workgroup_storage_size=64"
+    assert "workgroup_reduce" not in _families(tiny).values(), "no workgroup fits: the general family stays"
+    assert "gpu_gemm" not in _families("webgpu:max_compute_workgroups_per_dimension=1").values()
+
+
+@pytest.mark.usefixtures("gpu")
+@pytest.mark.parametrize("spec", ["webgpu", SMALL_WORKGROUPS])
+def test_workgroup_kernels_match_the_interpreter(spec: str) -> None:
+    executable = WebGPUExecutable.build(_module(), target=parse_target(spec))
+    coop = [s for s in executable.shaders.values() if "var<workgroup>" in s.wgsl]
+    assert len(coop) == 5 and all("workgroupBarrier();" in s.wgsl for s in coop)
+    assert all(s.workgroup[0] <= (32 if spec == SMALL_WORKGROUPS else 256) for s in coop)
+    _check(executable)
+
+
+@pytest.mark.usefixtures("gpu")
+def test_every_workgroup_size_and_sampled_gemm_tiles_match_the_interpreter() -> None:
+    target = parse_target("webgpu")
+    kernels = {k.space.family: k for k in tunable_kernels(_module(), target)}
+    reductions = [k for k in tunable_kernels(_module(), target) if k.space.family == "workgroup_reduce"]
+    gemm_points = random.Random(0).sample(list(kernels["gpu_gemm"].space.points()), 3)
+    for n, size in enumerate(kernels["workgroup_reduce"].space.knobs[0].values):
+        configs: dict[str, Config] = {k.key: Config("workgroup_reduce", (("workgroup", size),)) for k in reductions}
+        configs[kernels["gpu_gemm"].key] = gemm_points[n % len(gemm_points)]
+        executable = WebGPUExecutable.build(_module(), target=target, configs=configs)
+        assert {s.workgroup[0] for name, s in executable.shaders.items() if name.startswith("reduce")} == {size}
+        _check(executable)
+
+
+def test_workgroup_kernels_run_on_dawn(tmp_path: Path) -> None:
+    require_dawn()
+    WebGPUExecutable.build(_module()).to_files(tmp_path / "exe")
+    inputs = random_inputs(_module())
+    got = node_outputs(tmp_path / "exe", inputs, tmp_path)
+    for g, w in zip(got, reference(_module(), inputs)):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=2e-5)
