@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from .autotune.records import TuningDB, open_db
 from .errors import TensoriumError
 from .frontend.common import ImportedGraph
 from .frontend.tracer.tensor import DynamicSpec, bind_arguments, is_static, trace_function
@@ -196,14 +197,18 @@ def compile_graph(
     info: CacheInfo | None = None,
     disabled: tuple[str, ...] = (),
     configs: Mapping[str, Config] | None = None,
+    tuning: TuningDB | None = None,
 ) -> Artifact:
     """The artifact of an imported graph: from the cache when there, else verified, optimized and stored.
 
     ``disabled`` names codegen stages to leave out (:data:`CODEGEN_STAGES`); ``configs`` gives kernels'
-    search-space points by kernel key."""
+    search-space points by kernel key; ``tuning`` is the records database whose best points apply to the
+    kernels ``configs`` leaves open (docs/autotune.md)."""
     configs = dict(configs or {})
     module = imported.module
     key = _artifact_key(imported, target, pipeline, tree, disabled, configs) if cache else ""
+    if cache and tuning is not None and tuning.fingerprint(target):
+        key = hashlib.sha256(f"{key} tuned {tuning.fingerprint(target)}".encode()).hexdigest()
     if cache:
         found, where = _cache.lookup(key)
         if found is not None:
@@ -218,6 +223,8 @@ def compile_graph(
     verify(module)
     PassManager.parse(pipeline).run(module)
     verify(module)
+    if tuning is not None:
+        configs = tuning.schedules(module, target) | configs
     artifact = artifact_of(imported, target, pipeline, tree, disabled)
     artifact.configs = configs
     build_executable(artifact)
@@ -404,12 +411,14 @@ class CompiledModel:
         disable: Sequence[str] = (),
         schedules: Mapping[str, Config | str] | None = None,
         quantize: QuantConfig | str | None = None,
+        tuning_db: TuningDB | str | os.PathLike[str] | bool | None = None,
     ):
         if params not in ("constants", "inputs"):
             raise TensoriumError(f"params must be 'constants' or 'inputs', got {params!r}")
         self.model = model
         self.target = check_target(target)
         self.schedules = check_schedules(schedules)
+        self.tuning = open_db(tuning_db)
         self.pipeline = check_pipeline(passes, self.target, disable, quantize)
         self.disabled = disabled_stages(disable)
         self.dynamic = _check_dynamic(dynamic)
@@ -530,7 +539,15 @@ class CompiledModel:
 
     def _compile(self, imported: ImportedGraph, tree: Tree | None) -> _Specialization:
         artifact = compile_graph(
-            imported, self.target, self.pipeline, tree, self.cache, self._info, self.disabled, self.schedules
+            imported,
+            self.target,
+            self.pipeline,
+            tree,
+            self.cache,
+            self._info,
+            self.disabled,
+            self.schedules,
+            self.tuning,
         )
         return _Specialization(artifact, imported)
 
@@ -681,6 +698,7 @@ def compile(
     disable: Sequence[str] = (),
     schedules: Mapping[str, Config | str] | None = None,
     quantize: QuantConfig | str | None = None,
+    tuning_db: TuningDB | str | os.PathLike[str] | bool | None = None,
 ) -> Any:
     """Compile a torch module, a function or an .onnx path; usable as ``@compile`` or ``@compile(...)``.
 
@@ -693,12 +711,14 @@ def compile(
     parameters as inputs instead of constants; ``disable=("fuse", "memory-plan")`` turns passes and codegen
     stages off by name (as TVM's disabled passes do); ``quantize="w4g128"`` or a
     :class:`~tensorium.ir.dialects.quant.config.QuantConfig` quantizes constant matmul weights to k bits after
-    the default passes (docs/quantization.md).
+    the default passes (docs/quantization.md); ``tuning_db`` is the tuning records file whose best points
+    apply to kernels ``schedules`` leaves open (default ``$TENSORIUM_TUNING_DB``, else ``tuning.jsonl`` in
+    the cache folder; False for none; docs/autotune.md).
     """
     if model is None:
 
         def decorate(fn: Any) -> CompiledModel:
-            return CompiledModel(fn, target, passes, dynamic, cache, params, disable, schedules, quantize)
+            return CompiledModel(fn, target, passes, dynamic, cache, params, disable, schedules, quantize, tuning_db)
 
         return decorate
-    return CompiledModel(model, target, passes, dynamic, cache, params, disable, schedules, quantize)
+    return CompiledModel(model, target, passes, dynamic, cache, params, disable, schedules, quantize, tuning_db)

@@ -45,7 +45,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("passes/lowering", ("tensorium.lowering", "tensorium.passes")),
     ("runtime contracts", ("tensorium.runtime.executable", "tensorium.runtime.memory")),
     ("backends", ("tensorium.backends",)),
-    ("runtime", ("tensorium.runtime",)),
+    ("runtime", ("tensorium.runtime", "tensorium.autotune.records")),
     ("frontend", ("tensorium.frontend", "tensorium.interop")),
     ("api", ("tensorium.api", "tensorium.nn", "tensorium")),
     ("tools", ("tensorium.fuzz", "tensorium.bench", "tensorium.testing", "tensorium.autotune")),

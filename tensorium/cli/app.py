@@ -1,6 +1,6 @@
 """The ``tensorium`` command line: the parser of every subcommand and :func:`main`. The subcommands live
 beside it: ``opt``, ``run-ir`` and ``ops`` in :mod:`.ir`, ``compile``, ``run`` and ``inspect`` in
-:mod:`.model`, ``bench`` in :mod:`.bench` and ``fuzz`` in :mod:`.fuzz`.
+:mod:`.model`, ``bench`` in :mod:`.bench`, ``fuzz`` in :mod:`.fuzz` and ``tune`` in :mod:`.tune`.
 
 Every user error (bad IR, a bad pipeline, bad inputs, an unreadable file) prints one message on stderr
 and exits with status 1; argparse usage errors exit with status 2. Anything else is a bug and raises.
@@ -17,6 +17,7 @@ from .bench import add_bench_command
 from .fuzz import add_fuzz_command
 from .ir import add_ir_commands, add_ops_command
 from .model import add_model_commands
+from .tune import add_tune_command
 
 PROG = "tensorium"
 
@@ -44,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_model_commands(sub)
     add_bench_command(sub)
     add_fuzz_command(sub)
+    add_tune_command(sub)
     add_ops_command(sub)
     return parser
 

@@ -1,0 +1,320 @@
+"""The search: evolutionary proposals, a cost model choosing what to measure, a share of random exploration.
+
+For one kernel, each round proposes candidates (mutations and crossovers of the fastest points measured
+so far, plus random points), rejects illegal ones before anything is built, lowers the rest and computes
+their features, and measures a batch: the candidates the model ranks first and a share chosen at random.
+Every trial is written to the records database as soon as it is measured (Ctrl-C keeps them), the model
+is retrained on the target's records after each round, and the winner is timed again before the search
+ends. A model's budget is split across its kernels by expected gain (their default times). All random
+choices come from one seed, so equal measurements give equal searches.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..backends.llvm.emitter import LLVMEmitter
+from ..errors import TensoriumError
+from ..lowering.space import Config, TunableKernel
+from ..targets import Target
+from .features import candidate_features
+from .measure import Job, Measurement, Measures, build_job, lowered_kernel
+from .model import CostModel, Dataset, load_warm_start, new_model
+from .records import Record, TuningDB
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Candidate:
+    """A legal point, lowered: its features and the job that measures it."""
+
+    config: Config
+    features: np.ndarray
+    job: Job
+
+
+@dataclass
+class KernelResult:
+    """What tuning one kernel found."""
+
+    key: str
+    family: str
+    default: Config
+    default_seconds: float | None
+    best: Config
+    best_seconds: float | None
+    trials: int = 0
+    failures: int = 0
+    rejected: int = 0
+    history: list[tuple[float, float]] = field(default_factory=list)
+    """(seconds since the kernel's search began, best seconds so far) after each improvement."""
+
+    @property
+    def speedup(self) -> float:
+        if not self.default_seconds or not self.best_seconds:
+            return 1.0
+        return self.default_seconds / self.best_seconds
+
+
+@dataclass
+class SearchOptions:
+    """How a search runs: ``batch`` trials a round, ``explore`` the share of them chosen at random,
+    ``proposals`` candidates ranked a round, ``learned=False`` for plain random search, ``model`` the cost
+    model's kind (auto, lightgbm, mlp), ``tolerance`` the relative checksum difference that marks a wrong
+    result, ``warm_start`` whether to start from the shipped model."""
+
+    seed: int = 0
+    batch: int = 8
+    explore: float = 0.25
+    proposals: int = 48
+    learned: bool = True
+    model: str = "auto"
+    tolerance: float = 1e-3
+    warm_start: bool = True
+
+
+class Tuner:
+    """Searches kernels of one target, measuring with ``measurer`` and recording into ``db``."""
+
+    def __init__(
+        self,
+        target: Target,
+        db: TuningDB,
+        measurer: Measures,
+        options: SearchOptions | None = None,
+        progress: Progress | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.target = target
+        self.db = db
+        self.measurer = measurer
+        self.options = options or SearchOptions()
+        self.progress = progress or (lambda line: None)
+        self.clock = clock
+        self.model: CostModel | None = None
+        self._warm: CostModel | None = None
+        self._width: int | None = None
+        self._references: dict[str, list[float]] = {}
+        """Each kernel's default checksum, measured once per session: other points must match it."""
+
+    # one kernel ---------------------------------------------------------------------------------------
+    def tune_kernel(self, kernel: TunableKernel, budget: float, max_trials: int | None = None) -> KernelResult:
+        """Search ``kernel`` for ``budget`` seconds (or ``max_trials`` trials), starting from its records."""
+        start = self.clock()
+        rng = random.Random(f"{self.options.seed}:{kernel.key}")
+        measured = self._measured(kernel)
+        result = KernelResult(kernel.key, kernel.space.family, kernel.default, None, kernel.default, None)
+        reference = self._references.setdefault(kernel.key, [])
+        default_text = str(kernel.default)
+        if not reference:
+            self._trial(kernel, self._prepare(kernel, kernel.default), measured, result, reference, start)
+        result.default_seconds = measured.get(default_text)
+        self._update_best(result, measured, start)
+        first_trials = result.trials
+        size = kernel.space.size()
+        while self.clock() - start < budget and len(measured) < size:
+            if max_trials is not None and result.trials >= max_trials:
+                break
+            batch = self._choose(kernel, measured, rng, result)
+            if not batch:
+                break
+            for candidate in batch:
+                if self.clock() - start >= budget or (max_trials is not None and result.trials >= max_trials):
+                    break
+                self._trial(kernel, candidate, measured, result, reference, start)
+            self._retrain()
+            self._report(kernel, result, start, budget)
+        if result.trials > first_trials and result.best_seconds is not None and str(result.best) != default_text:
+            self._trial(kernel, self._prepare(kernel, result.best), measured, result, reference, start, again=True)
+        return result
+
+    def _measured(self, kernel: TunableKernel) -> dict[str, float | None]:
+        """Median seconds (None: failed) of each config already recorded for ``kernel``."""
+        times: dict[str, list[float]] = {}
+        failed: set[str] = set()
+        for r in self.db.of(kernel.key, self.target.key()):
+            if r.seconds is None:
+                failed.add(r.config)
+            else:
+                times.setdefault(r.config, []).append(r.seconds)
+        out: dict[str, float | None] = {c: None for c in failed}
+        out.update({c: statistics.median(t) for c, t in times.items()})
+        return out
+
+    def _prepare(self, kernel: TunableKernel, config: Config) -> Candidate:
+        lowered = lowered_kernel(kernel.op, self.target, config, LLVMEmitter.NATIVE)
+        return Candidate(
+            config, candidate_features(lowered, config), build_job(kernel.op, self.target, config, lowered)
+        )
+
+    def _trial(
+        self,
+        kernel: TunableKernel,
+        candidate: Candidate,
+        measured: dict[str, float | None],
+        result: KernelResult,
+        reference: list[float],
+        start: float,
+        again: bool = False,
+    ) -> Measurement:
+        m = self.measurer.measure(candidate.job)
+        if m.ok and reference and not _close(m.checksum, reference[0], self.options.tolerance):
+            m = Measurement(None, f"wrong result (checksum {m.checksum:.6g}, default {reference[0]:.6g})")
+        if m.ok and not reference and str(candidate.config) == str(kernel.default):
+            reference.append(m.checksum)
+        text = str(candidate.config)
+        self.db.add(
+            [
+                Record(
+                    kernel.key,
+                    self.target.key(),
+                    text,
+                    m.seconds,
+                    m.error,
+                    kernel.space.family,
+                    tuple(float(f) for f in candidate.features),
+                )
+            ]
+        )
+        self._width = len(candidate.features)
+        result.trials += 1
+        if not m.ok:
+            result.failures += 1
+            if text not in measured:
+                measured[text] = None
+        elif again or text in measured:
+            runs = [r.seconds for r in self.db.of(kernel.key, self.target.key()) if r.config == text and r.seconds]
+            measured[text] = statistics.median(runs)
+        else:
+            measured[text] = m.seconds
+        self._update_best(result, measured, start)
+        return m
+
+    def _update_best(self, result: KernelResult, measured: dict[str, float | None], start: float) -> None:
+        ok = {c: s for c, s in measured.items() if s is not None}
+        if not ok:
+            return
+        config, seconds = min(ok.items(), key=lambda item: (item[1], item[0]))
+        if seconds != result.best_seconds:
+            result.history.append((self.clock() - start, seconds))
+        result.best, result.best_seconds = Config.parse(config), seconds
+
+    # choosing what to measure -------------------------------------------------------------------------
+    def _choose(
+        self, kernel: TunableKernel, measured: dict[str, float | None], rng: random.Random, result: KernelResult
+    ) -> list[Candidate]:
+        pool = self._propose(kernel, measured, rng, result)
+        candidates: list[Candidate] = []
+        for config in pool:
+            try:
+                candidates.append(self._prepare(kernel, config))
+            except TensoriumError:
+                result.rejected += 1
+        if not candidates:
+            return []
+        n = self.options.batch
+        model = self.model or self._warm_start(len(candidates[0].features))
+        if not self.options.learned or model is None:
+            return rng.sample(candidates, min(n, len(candidates)))
+        scores = model.predict(np.array([c.features for c in candidates]))
+        order = [candidates[i] for i in np.argsort(-scores, kind="stable")]
+        explore = round(n * self.options.explore)
+        chosen = order[: n - explore]
+        rest = order[n - explore :]
+        chosen += rng.sample(rest, min(explore, len(rest)))
+        return chosen
+
+    def _propose(
+        self, kernel: TunableKernel, measured: dict[str, float | None], rng: random.Random, result: KernelResult
+    ) -> list[Config]:
+        """Up to ``proposals`` legal, unmeasured points: mutations and crossovers of the best, random points."""
+        space = kernel.space
+        ok = sorted((s, c) for c, s in measured.items() if s is not None)
+        parents = [Config.parse(c) for _, c in ok[:8]] or [kernel.default]
+        want = self.options.proposals if self.options.learned else self.options.batch
+        found: dict[str, Config] = {}
+        for _ in range(want * 20):
+            if len(found) >= want:
+                break
+            roll = rng.random()
+            if not self.options.learned or roll < 0.2:
+                config = space.sample(rng)
+            elif roll < 0.4 and len(parents) > 1:
+                a, b = rng.sample(parents, 2)
+                config = Config(space.family, tuple((k, rng.choice((v, b[k]))) for k, v in a.values))
+            else:
+                config = rng.choice(parents)
+                for _ in range(rng.choice((1, 1, 2))):
+                    knob = rng.choice(space.knobs)
+                    config = config.replace(**{knob.name: rng.choice(knob.values)})
+            text = str(config)
+            if text in measured or text in found:
+                continue
+            try:
+                found[text] = space.check(config)
+            except TensoriumError:
+                result.rejected += 1
+        return list(found.values())
+
+    # the model ----------------------------------------------------------------------------------------
+    def _warm_start(self, width: int) -> CostModel | None:
+        if self._warm is None and self.options.warm_start:
+            self._warm = load_warm_start(width)
+        return self._warm
+
+    def training_data(self) -> Dataset:
+        """This target's successful records with features, one group per kernel."""
+        rows = [(r.kernel, r.features, r.seconds) for r in self.db.records if r.target == self.target.key() and r.ok]
+        return Dataset.of([(k, f, s) for k, f, s in rows if f and s is not None and len(f) == self._width])
+
+    def _retrain(self) -> None:
+        if not self.options.learned:
+            return
+        data = self.training_data()
+        if len(data) < 8:
+            return
+        model = new_model(self.options.model, self.options.seed)
+        model.fit(data)
+        self.model = model
+
+    def _report(self, kernel: TunableKernel, result: KernelResult, start: float, budget: float) -> None:
+        best = f"{result.best_seconds * 1e6:.1f} us" if result.best_seconds else "none yet"
+        self.progress(
+            f"{kernel.space.family} {kernel.key[:8]}: {result.trials} trials ({result.failures} failed), best {best}"
+            f" = {result.speedup:.2f}x the default, {self.clock() - start:.0f}/{budget:.0f} s"
+        )
+
+    # a whole model ------------------------------------------------------------------------------------
+    def tune(self, kernels: list[TunableKernel], budget: float) -> list[KernelResult]:
+        """Tune ``kernels`` within ``budget`` seconds in all: each default is measured first, then the rest
+        of the budget is shared in proportion to the default times (the expected gain)."""
+        start = self.clock()
+        firsts = [self.tune_kernel(k, budget=0.0) for k in kernels]
+        spent = self.clock() - start
+        if kernels and spent > budget:
+            self.progress(
+                f"the budget of {budget:g} s is under the time of measuring each kernel once ({spent:.1f} s): "
+                "only the default points were measured"
+            )
+            return firsts
+        weights = [r.default_seconds or 0.0 for r in firsts]
+        total = sum(weights) or 1.0
+        left = budget - spent
+        results = []
+        for i, kernel in enumerate(kernels):
+            self.progress(f"[{i + 1}/{len(kernels)}] {kernel}")
+            share = max(left * weights[i] / total, left * 0.05 / max(len(kernels), 1))
+            remaining = budget - (self.clock() - start)
+            results.append(self.tune_kernel(kernel, budget=min(share, max(remaining, 0.0))))
+        return results
+
+
+def _close(a: float, b: float, tolerance: float) -> bool:
+    return abs(a - b) <= tolerance * max(abs(a), abs(b), 1e-30)

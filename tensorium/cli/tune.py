@@ -1,0 +1,87 @@
+"""``tensorium tune``: search a model's kernels within a time budget and keep the records; move records
+between machines with ``--export`` / ``--import``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..api import check_pipeline, check_target
+from ..autotune.records import TuningDB, default_db_path
+from ..errors import TensoriumError
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    """Tune MODEL's kernels (and/or import or export records)."""
+    db = TuningDB(args.db or default_db_path())
+    if args.import_file:
+        added = db.merge(TuningDB(args.import_file))
+        print(f"imported {added} records from {args.import_file} into {db.path}", file=sys.stderr)
+    if args.model:
+        _tune_model(args, db)
+    elif not (args.import_file or args.export_file):
+        raise TensoriumError("give a MODEL to tune, or --import / --export FILE")
+    if args.export_file:
+        out = TuningDB(args.export_file)
+        added = out.merge(db)
+        print(f"exported {added} records to {out.path}", file=sys.stderr)
+    return 0
+
+
+def _tune_model(args: argparse.Namespace, db: TuningDB) -> None:
+    from ..autotune.search import SearchOptions
+    from ..autotune.tuning import tune_kernels
+    from ..ir.verifier import verify
+    from ..lowering.space import tunable_kernels
+    from ..passes import PassManager
+    from .model import _import
+
+    if args.budget <= 0:
+        raise TensoriumError(f"--budget must be positive seconds, got {args.budget:g}")
+    target = check_target(args.target)
+    imported, frontend = _import(args.model)
+    PassManager.parse(check_pipeline(None, target, ())).run(imported.module)
+    verify(imported.module)
+    kernels = tunable_kernels(imported.module, target)
+    print(
+        f"{args.model} ({frontend}): {len(kernels)} tunable kernels on {target}; budget {args.budget:g} s; "
+        f"records in {db.path}",
+        file=sys.stderr,
+    )
+    before = len(db)
+    options = SearchOptions(seed=args.seed, model=args.model_kind)
+    try:
+        results = tune_kernels(kernels, target, args.budget, db, options, _progress)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: the {len(db) - before} records measured so far are kept in {db.path}", file=sys.stderr)
+        raise SystemExit(130) from None
+    for r in results:
+        best = f"{r.best_seconds * 1e6:.1f} us" if r.best_seconds else "-"
+        print(
+            f"{r.key} {r.family}: {r.best} {best}, {r.speedup:.2f}x the default ({r.trials} trials, "
+            f"{r.failures} failed)"
+        )
+    if args.plot:
+        from ..autotune.plot import write_svg
+
+        print(f"plot: {write_svg(results, args.plot)}", file=sys.stderr)
+
+
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def add_tune_command(subparsers: Any) -> None:
+    """Register ``tensorium tune``."""
+    p = subparsers.add_parser("tune", help="tune a model's kernels and record the best points")
+    p.add_argument("model", nargs="?", help="an .onnx file or path.py:factory returning (model, example inputs)")
+    p.add_argument("--budget", type=float, default=60.0, help="seconds of tuning for the whole model (default 60)")
+    p.add_argument("--db", help="the records file (default $TENSORIUM_TUNING_DB, else tuning.jsonl in the cache)")
+    p.add_argument("-t", "--target", default="cpu", help="target (default cpu: this machine)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the search (default 0)")
+    p.add_argument("--model-kind", default="auto", choices=("auto", "lightgbm", "mlp"), help="the cost model")
+    p.add_argument("--plot", help="write best speed-up against time per kernel to this SVG file")
+    p.add_argument("--export", dest="export_file", metavar="FILE", help="write the records to FILE (JSON lines)")
+    p.add_argument("--import", dest="import_file", metavar="FILE", help="merge the records of FILE first")
+    p.set_defaults(handler=cmd_tune)

@@ -1,0 +1,83 @@
+"""The cost models rank better than chance on synthetic measurements, and save as JSON."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tensorium.autotune.model import Dataset, MLPRanker, kendall_tau, model_from_json, quality, relevance
+
+
+def synthetic(groups: int = 24, per_group: int = 30, seed: int = 0) -> Dataset:
+    """Kernels whose time depends on features through a hidden function (plus noise)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for g in range(groups):
+        scale = rng.uniform(1e-5, 1e-2)
+        for _ in range(per_group):
+            x = rng.uniform(0, 4, size=8)
+            seconds = scale * np.exp(0.5 * x[0] - 0.3 * x[1] + 0.2 * (x[2] - 2) ** 2 + 0.05 * rng.standard_normal())
+            rows.append((f"k{g}", x.tolist(), float(seconds)))
+    return Dataset.of(rows)
+
+
+class RandomModel:
+    kind = "random"
+
+    def predict(self, features: np.ndarray) -> np.ndarray:
+        return np.random.default_rng(1).standard_normal(len(features))
+
+
+def _check_beats_random(model: object) -> dict[str, float]:
+    training, held_out = synthetic().split(0.25, seed=0)
+    model.fit(training)  # type: ignore[attr-defined]
+    learned = quality(model, held_out)  # type: ignore[arg-type]
+    chance = quality(RandomModel(), held_out)  # type: ignore[arg-type]
+    assert learned["kendall_tau"] > 0.5 > chance["kendall_tau"] + 0.3
+    assert learned["top10_recall"] > chance["top10_recall"] + 0.2
+    assert learned["r2"] > 0.5
+    return learned
+
+
+def test_mlp_ranks_better_than_random_and_round_trips_as_json() -> None:
+    model = MLPRanker(seed=0)
+    _check_beats_random(model)
+    features = synthetic(groups=2, seed=5).features
+    again = model_from_json(json.loads(json.dumps(model.to_json())))
+    np.testing.assert_allclose(again.predict(features), model.predict(features))
+
+
+def test_lightgbm_lambdarank_ranks_better_than_random_and_round_trips_as_text() -> None:
+    pytest.importorskip("lightgbm", reason="the lightgbm cost model needs the 'tune' extra")
+    from tensorium.autotune.model import LightGBMRanker
+
+    model = LightGBMRanker(seed=0)
+    _check_beats_random(model)
+    features = synthetic(groups=2, seed=5).features
+    again = model_from_json(json.loads(json.dumps(model.to_json())))
+    np.testing.assert_allclose(again.predict(features), model.predict(features))
+
+
+def test_training_is_deterministic_under_a_seed() -> None:
+    data = synthetic(groups=6)
+    a, b = MLPRanker(seed=3), MLPRanker(seed=3)
+    a.fit(data)
+    b.fit(data)
+    np.testing.assert_array_equal(a.predict(data.features), b.predict(data.features))
+
+
+def test_metrics_on_a_perfect_ranking() -> None:
+    data = synthetic(groups=3, per_group=12)
+
+    class Oracle:
+        kind = "oracle"
+
+        def predict(self, features: np.ndarray) -> np.ndarray:
+            return -np.log(data.seconds)
+
+    q = quality(Oracle(), data)  # type: ignore[arg-type]
+    assert q["kendall_tau"] == pytest.approx(1.0) and q["top1_recall"] == 1.0 and q["top10_recall"] == 1.0
+    assert kendall_tau(np.array([1.0, 2.0, 3.0]), np.array([3.0, 2.0, 1.0])) == pytest.approx(-1.0)
+    assert relevance(data).max() == 30 and relevance(data).min() >= 0

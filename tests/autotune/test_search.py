@@ -1,0 +1,118 @@
+"""The search with a synthetic measurer: deterministic under a seed, reusing records, surviving failures."""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import tensorium
+from tensorium.autotune.measure import Job, Measurement
+from tensorium.autotune.records import TuningDB
+from tensorium.autotune.search import SearchOptions, Tuner
+from tensorium.lowering.space import Config, TunableKernel
+
+
+class Synthetic:
+    """Seconds from a fixed function of the config (fast tiles: mr * nv near 24); some points "crash"."""
+
+    def __init__(self, default: str = "") -> None:
+        self.jobs: list[str] = []
+        self.default = default
+
+    def measure(self, job: Job) -> Measurement:
+        self.jobs.append(job.config)
+        c = Config.parse(job.config)
+        if zlib.crc32(job.config.encode()) % 4 == 0 and job.config != self.default:
+            return Measurement(None, "the worker crashed (signal 11; it was restarted)")
+        seconds = (
+            1e-4 * (1 + abs(c.int("mr") * c.int("nv") - 24) / 8) * (1 + (zlib.crc32(job.config.encode()) % 7) / 50)
+        )
+        return Measurement(seconds, None, (seconds,), 0.0, 123.0)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 0.01
+        return self.now
+
+
+def _search(
+    db: TuningDB, kernel: TunableKernel, target: tensorium.Target, trials: int, **options: object
+) -> tuple[Synthetic, object]:
+    measurer = Synthetic(str(kernel.default))
+    tuner = Tuner(
+        target, db, measurer, SearchOptions(warm_start=False, proposals=12, batch=4, **options), clock=Clock()
+    )  # type: ignore[arg-type]
+    return measurer, tuner.tune_kernel(kernel, budget=1e9, max_trials=trials)
+
+
+def test_same_seed_same_search(tmp_path: Path, gemm_kernel: TunableKernel, target: tensorium.Target) -> None:
+    a, result_a = _search(TuningDB(tmp_path / "a.jsonl"), gemm_kernel, target, 12, model="mlp")
+    b, result_b = _search(TuningDB(tmp_path / "b.jsonl"), gemm_kernel, target, 12, model="mlp")
+    assert a.jobs == b.jobs and len(a.jobs) >= 12
+    assert result_a.best == result_b.best  # type: ignore[attr-defined]
+    c, _ = _search(TuningDB(tmp_path / "c.jsonl"), gemm_kernel, target, 12, model="mlp", seed=1)
+    assert c.jobs != a.jobs
+
+
+def test_failures_are_recorded_and_the_search_goes_on(
+    tmp_path: Path, gemm_kernel: TunableKernel, target: tensorium.Target
+) -> None:
+    db = TuningDB(tmp_path / "r.jsonl")
+    _, result = _search(db, gemm_kernel, target, 16, model="mlp")
+    assert result.failures > 0 and result.trials >= 16  # type: ignore[attr-defined]
+    failed = [r for r in TuningDB(tmp_path / "r.jsonl").records if not r.ok]
+    assert failed and all(r.error and "crashed" in r.error for r in failed)
+    assert result.best_seconds < result.default_seconds  # type: ignore[attr-defined]
+
+
+def test_records_are_reused_not_measured_again(
+    tmp_path: Path, gemm_kernel: TunableKernel, target: tensorium.Target
+) -> None:
+    db = TuningDB(tmp_path / "r.jsonl")
+    first, _ = _search(db, gemm_kernel, target, 10, model="mlp")
+    second, result = _search(TuningDB(tmp_path / "r.jsonl"), gemm_kernel, target, 10, model="mlp")
+    searched_before = set(first.jobs) - {str(gemm_kernel.default)}
+    # only the default (for its checksum) and the winner (re-timed at the end) are measured again
+    assert searched_before & set(second.jobs[1:]) <= {str(result.best)}  # type: ignore[attr-defined]
+
+
+def test_wrong_results_are_rejected(tmp_path: Path, gemm_kernel: TunableKernel, target: tensorium.Target) -> None:
+    class Wrong(Synthetic):
+        def measure(self, job: Job) -> Measurement:
+            m = super().measure(job)
+            if m.ok and job.config != str(gemm_kernel.default):
+                return Measurement(m.seconds / 10, None, m.runs, 0.0, 999.0)
+            return m
+
+    db = TuningDB(tmp_path / "r.jsonl")
+    tuner = Tuner(
+        target,
+        db,
+        Wrong(str(gemm_kernel.default)),
+        SearchOptions(warm_start=False, model="mlp", proposals=12, batch=4),
+        clock=Clock(),
+    )
+    result = tuner.tune_kernel(gemm_kernel, budget=1e9, max_trials=6)
+    assert result.best == gemm_kernel.default
+    assert any(r.error and r.error.startswith("wrong result") for r in db.records)
+
+
+def test_a_budget_under_one_measurement_says_so(
+    tmp_path: Path, gemm_kernel: TunableKernel, target: tensorium.Target
+) -> None:
+    lines: list[str] = []
+    tuner = Tuner(
+        target,
+        TuningDB(tmp_path / "r.jsonl"),
+        Synthetic(str(gemm_kernel.default)),
+        SearchOptions(warm_start=False),
+        lines.append,
+        Clock(),
+    )
+    results = tuner.tune([gemm_kernel], budget=0.001)
+    assert len(results) == 1 and results[0].trials == 1
+    assert any("under the time of measuring each kernel once" in line for line in lines)
