@@ -7,8 +7,9 @@ in one CompileError, which kernel or tensor does not fit which limit:
 - invocations per workgroup and workgroups per dimension: the GPU schedule
   (:mod:`tensorium.lowering.webgpu_schedule`) sizes workgroups and folds large grids into 2-D and 3-D ones;
   :func:`check_dispatch` checks what every kernel ends up with (hand-scheduled ones included);
-- storage buffers per shader stage: :func:`check_storage_buffers` (a kernel binding more is an error naming
-  it and the count; splitting such kernels is not done yet);
+- storage buffers per shader stage: graph ops whose kernels would bind more are split before lowering
+  (:mod:`tensorium.lowering.webgpu_split`); :func:`check_storage_buffers` names a kernel that still binds
+  more, with the count;
 - binding and buffer size: :func:`check_buffer_sizes` (each tensor bound whole; a larger one is an error
   naming the tensor, its bytes and the limit);
 - workgroup storage: :func:`check_workgroup_storage` (the ``shared`` buffers of a kernel);

@@ -1,7 +1,8 @@
 """The WebGPU executable: a graph module lowered to loop kernels, emitted as WGSL, run through wgpu-py.
 
 :meth:`WebGPUExecutable.build` runs the codegen stages (:mod:`tensorium.lowering.codegen`) with the
-WebGPU backend's own scheduling: ``lower``, ``decompose`` (the math WGSL lacks), then ``emit``, which binds
+WebGPU backend's own scheduling (on a copy of the module whose ops over the storage-buffer limit are split,
+:mod:`tensorium.lowering.webgpu_split`): ``lower``, ``decompose`` (the math WGSL lacks), then ``emit``, which binds
 each kernel to workgroups (:mod:`tensorium.lowering.webgpu_schedule`), runs the limit passes
 (:mod:`tensorium.lowering.webgpu_limits`) and writes one WGSL shader per kernel. The CPU's default
 schedules (vectors, threads) do not apply; ``disable=("schedule",)`` changes nothing here.
@@ -37,6 +38,7 @@ from ...lowering.codegen import AfterStage, Codegen, run_codegen
 from ...lowering.space import Config
 from ...lowering.webgpu_limits import apply_limits, storage_bytes
 from ...lowering.webgpu_schedule import gpu_configs, map_to_workgroups
+from ...lowering.webgpu_split import split_for_storage_buffers
 from ...runtime.executable import Executable, ExecutableError, ExecutableKind, read_plan_file
 from ...runtime.memory import MemoryPlan
 from ...targets import Target, TargetError, parse_target
@@ -129,6 +131,7 @@ class WebGPUExecutable(Executable):
             apply_limits(lowered, target)
             return compile_shaders(lowered, target)
 
+        module = split_for_storage_buffers(module, target, func)
         state = Codegen(module, target, func, gpu_configs(module, target, func, configs), WGSLEmitter.NATIVE, emit)
         run_codegen(state, {*disable, "schedule"}, after_stage)
         assert state.lowered is not None
