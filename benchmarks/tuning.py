@@ -6,13 +6,12 @@ cost model's quality on held-out measurements (a benchmark, not a test; run it o
     python benchmarks/tuning.py --random-vs-learned --trials 40 gemm
     python benchmarks/tuning.py --train --db runs.jsonl  # train the shipped warm-start model from records
 
-For each workload: the model compiled at the default points (``tuning_db=False``) and timed, tuned for
-``--budget`` seconds into a fresh records file (``--db`` to keep it), compiled again with the records and
-timed (median of calls; the tuned model is never slower by construction only if the records are right,
-which is what this checks). ``--random-vs-learned`` runs both searches from the same seed for the same
-number of trials per kernel and reports the best time each found. ``--train`` trains LightGBM and the
-MLP on a records file, prints their quality on held-out kernels (Kendall tau, top-1/top-10 recall, R2)
-and writes ``tensorium/autotune/data/warm_start.json``.
+For each workload: the model compiled at the default points (``tuning_db=False``), tuned for ``--budget``
+seconds into a fresh records file (``--db`` to keep it), compiled again with the records, and both timed
+in alternation (median and fastest of 15 calls each). ``--random-vs-learned`` runs both searches from the
+same seed for the same number of trials per kernel and reports the best time each found. ``--train``
+trains LightGBM and the MLP on a records file, prints their quality on held-out kernels (Kendall tau,
+top-1/top-10 recall, R2) and writes ``tensorium/autotune/data/warm_start.json``.
 """
 
 from __future__ import annotations
@@ -36,32 +35,38 @@ from tensorium.autotune.tuning import tune_kernels
 from tensorium.bench.workloads import WORKLOADS
 
 
-def _median_seconds(fn: Any, inputs: tuple[Any, ...], calls: int = 20) -> float:
-    fn(*inputs)
-    runs = []
-    for _ in range(calls):
-        start = time.perf_counter()
+def _interleaved(fns: list[Any], inputs: tuple[Any, ...], rounds: int = 15) -> list[tuple[float, float]]:
+    """(median, min) seconds per call of each function, timed in alternation so that load changes on a
+    shared machine hit all of them alike."""
+    for fn in fns:
         fn(*inputs)
-        runs.append(time.perf_counter() - start)
-    return statistics.median(runs)
+    runs: list[list[float]] = [[] for _ in fns]
+    for _ in range(rounds):
+        for fn, out in zip(fns, runs):
+            start = time.perf_counter()
+            fn(*inputs)
+            out.append(time.perf_counter() - start)
+    return [(statistics.median(r), min(r)) for r in runs]
 
 
 def tuned_vs_default(names: list[str], budget: float, smoke: bool, db_path: Path) -> None:
-    """One table row per workload: default and tuned time of the whole model, and the kernels' speed-ups."""
-    print("| workload | kernels | default ms | tuned ms | speed-up | trials |")
+    """One table row per workload: the whole model's time at the default points and tuned (median and
+    fastest of interleaved calls), the kernels tuned and the trials measured."""
+    print("| workload | kernels | default ms (median / min) | tuned ms (median / min) | speed-up (median) | trials |")
     print("| --- | --- | --- | --- | --- | --- |")
     for name in names:
         workload = WORKLOADS[name]
-        inst = workload.build(workload.smoke if smoke else workload.full)
+        sizes = workload.smoke if smoke else workload.full
+        inst = workload.build(sizes)
         default = tensorium.compile(inst.module, tuning_db=False, cache=False)
-        t_default = _median_seconds(default, inst.inputs)
+        default(*inst.inputs)
         results = tune_kernels(default.tunable_kernels(), default.target, budget, db_path, progress=_log)
         tuned = tensorium.compile(inst.module, tuning_db=db_path, cache=False)
-        t_tuned = _median_seconds(tuned, inst.inputs)
+        (d_med, d_min), (t_med, t_min) = _interleaved([default, tuned], inst.inputs)
         trials = sum(r.trials for r in results)
         print(
-            f"| {workload.describe(workload.smoke if smoke else workload.full)} | {len(results)} | "
-            f"{t_default * 1e3:.3f} | {t_tuned * 1e3:.3f} | {t_default / t_tuned:.2f}x | {trials} |",
+            f"| {workload.describe(sizes)} | {len(results)} | {d_med * 1e3:.3f} / {d_min * 1e3:.3f} | "
+            f"{t_med * 1e3:.3f} / {t_min * 1e3:.3f} | {d_med / t_med:.2f}x | {trials} |",
             flush=True,
         )
 
