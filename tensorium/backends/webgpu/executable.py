@@ -61,8 +61,10 @@ def _is_bool(t: TensorType) -> bool:
 
 
 def _to_storage(array: np.ndarray, t: TensorType) -> bytes:
-    """The bytes of ``array`` as the shaders read them (``i1`` as ``u32``)."""
-    return np.ascontiguousarray(array, np.uint32 if _is_bool(t) else storage_dtype(t.element)).tobytes()
+    """The bytes of ``array`` as the shaders read them (``i1`` as ``u32``), zero-padded to a multiple of 4
+    (WebGPU copies whole words: an f16 tensor of odd size has two bytes more)."""
+    data = np.ascontiguousarray(array, np.uint32 if _is_bool(t) else storage_dtype(t.element)).tobytes()
+    return data + bytes(-len(data) % 4)
 
 
 def _from_storage(data: Any, t: TensorType) -> np.ndarray:
