@@ -26,7 +26,7 @@ from ..ir.dialects.graph.shape import is_full_range, slice_plan
 from ..ir.dialects.quant.types import scale_shape
 from ..ir.evaluate import evaluate_op
 from ..ir.shapes import normalize_axes, normalize_axis
-from ..ir.types import FloatType, IntegerType, QuantizedType, ScalarType, TensorType
+from ..ir.types import FloatType, IndexType, IntegerType, QuantizedType, ScalarType, TensorType
 from .writer import DynamicSizeError, ExportTypeError, Scalars, V, Writer, type_text
 
 __all__ = ["RULES", "ExportError", "Exporter", "export_text", "exportable_ops"]
@@ -525,6 +525,38 @@ def _pad_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
     return [pad(ex, x, pads[:rank], pads[rank:], fill, _result(op))]
 
 
+# --- indexing -------------------------------------------------------------------------------------------
+def gather(ex: Exporter, data: V, indices: V, axis: int, out: TensorType) -> V:
+    """``out[..., i, ...] = data[..., indices[i], ...]``: a ``linalg.generic`` over the result whose body reads
+    ``data`` with ``tensor.extract`` at the loop indices and the index (a negative one counts from the end)."""
+    dt, it = _tensor(data), _tensor(indices)
+    size = dt.shape[axis]
+    if not isinstance(size, int):
+        raise NotExportable(f"a gather along the symbolic dim {axis} of {dt}")
+    after = dt.rank - axis - 1
+    data_axes: list[int | None] = [*range(axis), *[None] * it.rank, *range(axis + 1, dt.rank)]
+    index_axes: list[int | None] = [*[None] * axis, *range(it.rank), *[None] * after]
+    init = ex.w.empty(out, [(data, data_axes), (indices, index_axes)])
+    maps: list[list[int | str]] = [list(range(axis, axis + it.rank)), list(range(out.rank))]
+
+    def body(s: Scalars, xs: Sequence[V]) -> V:
+        index = ex.w.op(f"arith.index_cast {xs[0].name} : {type_text(xs[0].type)} to index", IndexType())
+        wrapped = ex.w.op(f"arith.addi {index.name}, {ex.w.index(size).name} : index", IndexType())
+        negative = ex.w.op(f"arith.cmpi slt, {index.name}, {ex.w.index(0).name} : index", IntegerType(1))
+        index = ex.w.op(f"arith.select {negative.name}, {wrapped.name}, {index.name} : index", IndexType())
+        loops = [ex.w.op(f"linalg.index {d} : index", IndexType()).name for d in range(out.rank)]
+        coords = [*loops[:axis], index.name, *loops[axis + it.rank :]]
+        return ex.w.op(f"tensor.extract {data.name}[{', '.join(coords)}] : {type_text(dt)}", dt.element)
+
+    return ex.w.generic([indices], maps, init, ["parallel"] * out.rank, body)
+
+
+def _gather_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
+    data, indices = args
+    axis = normalize_axis(op.attr("axis", 0), _tensor(data).rank)
+    return [gather(ex, data, indices, axis, _result(op))]
+
+
 # --- convolution and pooling (NCHW and OIHW; other layouts go through transposes) --------------------
 NCHW_TO = {"NCHW": (0, 1, 2, 3), "NHWC": (0, 2, 3, 1)}
 KERNEL_TO_OIHW = {"OIHW": (0, 1, 2, 3), "HWIO": (3, 2, 0, 1), "OHWI": (0, 3, 1, 2)}
@@ -829,6 +861,11 @@ def _quantize(op: Operation) -> Callable[..., Value]:
     return build
 
 
+def _quant_embedding(op: Operation) -> Callable[..., Value]:
+    """Rows of the dequantized table (the whole table is dequantized: exact, if not the fastest form)."""
+    return lambda w, indices, scale, zero=None: graph.gather(dequantized(w, scale, zero), indices, axis=0)
+
+
 def _quant_matmul(op: Operation) -> Callable[..., Value]:
     return lambda x, w, scale, zero=None: graph.matmul(x, dequantized(w, scale, zero), transpose_b=True)
 
@@ -842,6 +879,7 @@ DECOMPOSE: dict[str, Callable[[Operation], Callable[..., Value]]] = {
     "quant.dequantize": _dequantize,
     "quant.quantize": _quantize,
     "quant.matmul": _quant_matmul,
+    "quant.embedding": _quant_embedding,
     "graph.attention": _attention,
     "graph.tril": _triangle,
     "graph.triu": _triangle,
@@ -911,6 +949,8 @@ RULES: dict[str, Rule] = {
     "graph.max_pool2d": _pool_rule,
     "graph.avg_pool2d": _pool_rule,
     "graph.fused": _fused_rule,
+    "graph.gather": _gather_rule,
+    "graph.embedding": _gather_rule,
 }
 """The export rule of each graph op (ops not listed are reported as unsupported)."""
 

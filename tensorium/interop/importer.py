@@ -548,6 +548,8 @@ def _generic(im: Importer, op: Any) -> list[Value | None]:
     block = op.regions[0].blocks[0]
     body = [o.operation for o in block.operations]
     args = list(block.arguments)
+    if any(o.name == "tensor.extract" for o in body):
+        return [_gather(im, body, args, inputs, maps, out_map)]
     reductions = [i for i, k in enumerate(kinds) if k == "reduction"]
     local: dict[Any, Value] = {}
     for arg, value, m in zip(args, inputs, maps):
@@ -581,6 +583,63 @@ def _generic(im: Importer, op: Any) -> list[Value | None]:
         return [im.accumulate(value, init, _identity(kind, element), _COMBINE_OP[kind])]
     value = _permuted(_full(value, out, out_map, loops), [d for d in out_map if d is not None], [])
     return [value]
+
+
+def _gather(im: Importer, body: list[Any], args: list[Any], inputs: Sequence[Any], maps: Any, out_map: Any) -> Value:
+    """A generic whose body yields ``tensor.extract`` of an outer tensor at the loop indices, with one
+    coordinate read from its single input (an index, wrapped when negative), is ``graph.gather``."""
+    extract, yielded = body[-2], body[-1]
+    if len(inputs) != 1 or extract.name != "tensor.extract" or yielded.operands[0] != extract.results[0]:
+        raise NotImportable("a linalg.generic reading a tensor with tensor.extract other than a gather")
+    data, coords = extract.operands[0], list(extract.operands[1:])
+    local = {o.results[0]: o for o in body if len(o.results) == 1}
+    dims = [_loop_index(local.get(c)) for c in coords]
+    if dims.count(None) != 1 or out_map != list(range(len(out_map))):
+        raise NotImportable("a tensor.extract that is not one index among the loop indices")
+    axis = dims.index(None)
+    rank = tensor_type(inputs[0]).rank
+    expected = [*range(axis), *range(axis + rank, len(dims) + rank - 1)]
+    size = tensor_type(data).shape[axis]
+    if [d for d in dims if d is not None] != expected or maps[0] != list(range(axis, axis + rank)):
+        raise NotImportable("a tensor.extract whose loop indices do not follow a gather's layout")
+    if not _is_index_of(coords[axis], args[0], size, local):
+        raise NotImportable("a tensor.extract at a computed index other than the input (wrapped when negative)")
+    return graph.gather(im.value(data), im.value(inputs[0]), axis=axis)
+
+
+def _loop_index(op: Any) -> int | None:
+    if op is None or op.name != "linalg.index":
+        return None
+    return int(mlir_ir().IntegerAttr(op.attributes["dim"]).value)
+
+
+def _is_index_of(value: Any, arg: Any, size: Any, local: dict[Any, Any]) -> bool:
+    """``value`` is ``index_cast(arg)``, or that plus ``size`` where it is negative (a gather's wrap)."""
+
+    def cast_of_arg(v: Any) -> bool:
+        op = local.get(v)
+        return op is not None and op.name == "arith.index_cast" and op.operands[0] == arg
+
+    if cast_of_arg(value):
+        return True
+    select = local.get(value)
+    if select is None or select.name != "arith.select":
+        return False
+    cond, wrapped = (local.get(v) for v in select.operands[:2])
+    return (
+        cast_of_arg(select.operands[2])
+        and cond is not None
+        and cond.name == "arith.cmpi"
+        and _predicate(cond, "CmpIPredicate") == "slt"
+        and wrapped is not None
+        and wrapped.name == "arith.addi"
+        and wrapped.operands[0] == select.operands[2]
+        and _constant_value(local.get(wrapped.operands[1])) == size
+    )
+
+
+def _constant_value(op: Any) -> float | int | bool | None:
+    return _attribute_number(op.attributes["value"]) if op is not None and op.name == "arith.constant" else None
 
 
 def _full(value: Value, out: TensorType, out_map: list[int | None], loops: int) -> Value:

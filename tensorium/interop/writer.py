@@ -56,7 +56,9 @@ class ExportTypeError(ValueError):
 def float_literal(value: float, t: FloatType) -> str:
     """A float attribute literal: decimal when finite, the bit pattern in hex otherwise (inf, NaN)."""
     if math.isfinite(value):
-        return repr(float(np.dtype(_NUMPY_FLOAT[t.name]).type(value))) if t.name != "bf16" else repr(float(value))
+        text = repr(float(np.dtype(_NUMPY_FLOAT[t.name]).type(value)))
+        mantissa, e, exponent = text.partition("e")
+        return f"{mantissa}.0{e}{exponent}" if "." not in mantissa else text  # MLIR wants a '.': 1.0e-06
     bits = {
         "f16": lambda v: np.float16(v).view(np.uint16),
         "bf16": lambda v: np.float32(v).view(np.uint32) >> 16,
@@ -67,6 +69,7 @@ def float_literal(value: float, t: FloatType) -> str:
 
 
 _NUMPY_FLOAT = {"f16": "float16", "bf16": "float32", "f32": "float32", "f64": "float64"}
+"""The numpy type a float literal is rounded to first (bf16 is held in float32, as Tensorium stores it)."""
 
 
 def scalar_literal(value: float | int | bool, t: ScalarType) -> str:
@@ -148,6 +151,8 @@ class Writer:
 
     # --- scalars and sizes ---------------------------------------------------------------------------
     def constant(self, value: float | int | bool, t: ScalarType) -> V:
+        if isinstance(t, IntegerType) and t.is_bool:  # MLIR spells an i1 constant `true`, with no type
+            return self.op(f"arith.constant {scalar_literal(value, t)}", t, "c")
         return self.op(f"arith.constant {scalar_literal(value, t)} : {type_text(t)}", t, "c")
 
     def index(self, value: int) -> V:
@@ -307,11 +312,12 @@ class Scalars:
         return self.const(value, x.type)
 
     def arith(self, float_op: str, int_op: str, *args: V, unsigned_op: str | None = None) -> V:
-        """``arith.<float_op>`` on floats, ``arith.<int_op>`` (or ``unsigned_op``) on integers."""
+        """``arith.<float_op>`` on floats, ``arith.<int_op>`` on integers, ``unsigned_op`` on unsigned ones and
+        on i1 (whose true is -1 to the signed ops, so ``maxsi`` would pick false)."""
         t = args[0].type
         if isinstance(t, FloatType):
             return self.op(f"arith.{float_op}", *args)
-        if unsigned_op is not None and isinstance(t, IntegerType) and not t.signed:
+        if unsigned_op is not None and isinstance(t, IntegerType) and (not t.signed or t.is_bool):
             return self.op(f"arith.{unsigned_op}", *args)
         return self.op(f"arith.{int_op}", *args)
 

@@ -12,6 +12,7 @@ pytest.importorskip("iree.runtime", reason="the mlir extra (iree-base-compiler, 
 from tensorium.fuzz.generator import generate_module
 from tensorium.fuzz.oracle import FuzzCase, check
 from tensorium.fuzz.reduce import format_case, parse_case
+from tensorium.ir.parser import parse_module
 from tensorium.ir.printer import print_module
 
 MLP = (Path(__file__).parents[2] / "examples" / "mlp.mlir").read_text()
@@ -52,3 +53,23 @@ def test_fuzz_command_with_the_iree_reference(tmp_path: Path, capsys: pytest.Cap
         + ["--reference", "iree", "--num-ops", "5", "--quiet", "--out", str(tmp_path)]
     )
     assert status == 0, capsys.readouterr().out
+
+
+BOOL_MAX = """module {
+  func.func @main(%x: tensor<3x4xf32>) -> (tensor<3xi1>, tensor<4xi1>) {
+    %0 = graph.constant {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>
+    %1 = graph.lt %x, %0 : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xi1>
+    %2 = graph.reduce_max %1 {axes = [1]} : (tensor<3x4xi1>) -> tensor<3xi1>
+    %3 = graph.reduce_min %1 {axes = [0]} : (tensor<3x4xi1>) -> tensor<4xi1>
+    func.return %2, %3 : tensor<3xi1>, tensor<4xi1>
+  }
+}"""
+
+
+def test_bool_max_and_min_use_the_unsigned_ops() -> None:
+    """Regression (found by ``--reference iree``, seed 200): ``maxsi`` on i1 takes true for -1 and picks false."""
+    from tensorium.interop.export import export_text
+
+    text = export_text(parse_module(BOOL_MAX))
+    assert "arith.maxui" in text and "arith.minui" in text and "arith.maxsi" not in text
+    assert check(FuzzCase(BOOL_MAX, "canonicalize", 3, ("interp",), 3, ("iree",))).status == "ok"

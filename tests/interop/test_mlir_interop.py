@@ -261,3 +261,30 @@ def test_quant_dialect_exports_as_integer_arithmetic_through_iree_and_back() -> 
     want = run(module, inputs)
     assert _equal(run(import_text(text), inputs), want)
     assert _equal(run_text(text, inputs), want)
+
+
+GATHER = """module {
+  func.func @main(%d: tensor<5x3x4xf32>, %i: tensor<2x2xi64>, %w: tensor<6x3xf32>, %j: tensor<4xi32>)
+      -> (tensor<5x2x2x4xf32>, tensor<4x3xf32>) {
+    %0 = graph.gather %d, %i {axis = 1} : (tensor<5x3x4xf32>, tensor<2x2xi64>) -> tensor<5x2x2x4xf32>
+    %1 = graph.embedding %w, %j : (tensor<6x3xf32>, tensor<4xi32>) -> tensor<4x3xf32>
+    func.return %0, %1 : tensor<5x2x2x4xf32>, tensor<4x3xf32>
+  }
+}"""
+
+
+def test_gather_and_embedding_as_tensor_extract_through_iree_and_back() -> None:
+    pytest.importorskip("iree.runtime", reason="the mlir extra (iree-base-runtime) is not installed")
+    from tensorium.interop.iree import run_text
+
+    module = tm.parse_module(GATHER)
+    text = export_text(module)
+    assert text.count("tensor.extract ") == 2 and text.count("linalg.index") >= 4
+    rng = np.random.default_rng(0)
+    data, table = rng.standard_normal((5, 3, 4)).astype(np.float32), rng.standard_normal((6, 3)).astype(np.float32)
+    inputs = [data, np.array([[0, -1], [2, 1]], np.int64), table, np.array([5, 0, 2, 2], np.int32)]
+    want = run(module, inputs)
+    back = import_text(text)
+    assert [op.name for op in back.walk() if op.name.startswith("graph.")] == ["graph.gather", "graph.gather"]
+    assert _equal(run(back, inputs), want)
+    assert _equal(run_text(text, inputs), want)
