@@ -32,7 +32,7 @@ from llvmlite import ir
 from ...errors import CompileError
 from ...ir.core import Operation
 from ...ir.dialects.builtin import func_body, func_name
-from ...ir.types import BufferType, FloatType, ScalarType, Sym, storage_dtype
+from ...ir.types import BufferType, FloatType, storage_dtype
 from ..emitter import op_error
 from ..llvm.common import F64, I32, I64, BufferRef, memory_type, register_type
 from ..llvm.emitter import LLVMEmitter, kernel_info
@@ -101,6 +101,7 @@ class NVPTXEmitter(LLVMEmitter):
     """The LLVM emitter for NVIDIA GPUs (see the module docstring); ``launches`` maps kernel names to sizes."""
 
     NAME: ClassVar[str] = "NVPTX"
+    BUFFER_POINTER: ClassVar[ir.Type] = GLOBAL_PTR
     LOOP_KINDS: ClassVar[dict[str, str]] = {
         "serial": "emit_serial",
         "unroll": "emit_unroll",
@@ -119,37 +120,14 @@ class NVPTXEmitter(LLVMEmitter):
     def emit_function(self, func: Operation) -> None:
         """Emit one kernel: ``void @name(...)`` with the ``ptx_kernel`` calling convention."""
         name = func_name(func)
-        block = func_body(func)
-        term = block.terminator
-        if term is not None and term.operands:
-            raise op_error(term, f"in @{name} returns values; kernels write their results into buffers")
-        params: list[ir.Type] = []
-        for i, arg in enumerate(block.args):
-            t = arg.type
-            if isinstance(t, BufferType):
-                register_type(t.element)
-                params += [GLOBAL_PTR] + [I64] * sum(isinstance(d, Sym) for d in t.shape)
-            elif isinstance(t, ScalarType):
-                params.append(self.abi_type(t))
-            else:
-                label = f"@{name} argument #{i}" + (f" '{arg.name_hint}'" if arg.name_hint else "")
-                raise CompileError(f"{label} has type {t}; kernels take buffers and scalars")
+        params = self.kernel_parameters(func)
         self.sizes = launch_sizes(func)
         self.shared_bytes = 0
         fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), params), name=name)
         fn.calling_convention = "ptx_kernel"
         with self.function(fn):
-            args = iter(fn.args)
-            for arg in block.args:
-                t = arg.type
-                if isinstance(t, BufferType):
-                    ptr = next(args)
-                    sizes = [I64(d) if isinstance(d, int) else next(args) for d in t.shape]
-                    self.env[id(arg)] = BufferRef(t, ptr, sizes)
-                else:
-                    assert isinstance(t, ScalarType)
-                    self.env[id(arg)] = self.from_abi(next(args), t)
-            self.emit_block(block)
+            self.bind_arguments(func_body(func), iter(fn.args))
+            self.emit_block(func_body(func))
         self.kernels[name] = kernel_info(func, name)
         self.launches[name] = Launch(self.sizes[0], self.sizes[1], self.shared_bytes)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ from ...ir.types import Sym, TensorType, storage_dtype
 from ...lowering import Step, View, plan_of
 from ...lowering.codegen import AfterStage, Codegen, run_codegen
 from ...lowering.space import Config
-from ...runtime.executable import Executable, ExecutableError
+from ...runtime.executable import Executable, ExecutableError, read_plan_file
 from ...runtime.memory import MemoryPlan, nbytes
 from ...targets import Target, TargetError, parse_target
 from ...version import __version__
@@ -144,30 +144,12 @@ class CudaExecutable(Executable):
 
     def run(self, inputs: Sequence[Any]) -> list[np.ndarray]:
         """Run the plan on GPU 0 with numpy ``inputs`` (in @main argument order); returns new output arrays."""
-        if len(inputs) != len(self.inputs):
-            raise InterpreterError(f"the plan takes {len(self.inputs)} inputs, got {len(inputs)}")
-        bindings: dict[str, int] = {}
-        arrays: dict[int, np.ndarray] = dict(self.constants)
-        for n, (buffer, value) in enumerate(zip(self.inputs, inputs)):
-            t = self.buffers[buffer]
-            array = np.asarray(value)
-            if array.dtype != storage_dtype(t.element):
-                raise InterpreterError(
-                    f"input #{n}: expected dtype {storage_dtype(t.element)} for {t}, got {array.dtype}"
-                )
-            check_value(array, t, f"input #{n}", bindings)
-            arrays[buffer] = array
-        self.last_bindings = bindings
+        arrays, bindings = self._bind(inputs)
         gpu = self.device()
         owned: list[int] = []
         try:
-            pointers = self._place(gpu, arrays, bindings, owned)
-            for b, array in arrays.items():
-                gpu.upload(pointers[b], array)
-            for step in self.steps:
-                launch = self.ptx.launches[step.kernel]
-                args = self._arguments(step, pointers, bindings)
-                gpu.launch(step.kernel, launch.grid, launch.block, args)
+            pointers = self._upload(gpu, arrays, bindings, owned)
+            self._launches(gpu, pointers, bindings)()
             results = [
                 np.empty(_shape(self.buffers[b], bindings), storage_dtype(self.buffers[b].element))
                 for b in self.outputs
@@ -183,32 +165,57 @@ class CudaExecutable(Executable):
     def time_kernels(self, inputs: Sequence[Any], repeat: int = 10) -> float:
         """Seconds one run of the plan's kernels takes on the GPU, inputs already in device memory (the best
         of ``repeat`` runs, timed with CUDA events after one warm-up run): what benchmarks compare."""
-        bindings: dict[str, int] = {}
-        arrays: dict[int, np.ndarray] = dict(self.constants)
-        for n, (buffer, value) in enumerate(zip(self.inputs, inputs)):
-            arrays[buffer] = np.asarray(value)
-            check_value(arrays[buffer], self.buffers[buffer], f"input #{n}", bindings)
+        arrays, bindings = self._bind(inputs)
         gpu = self.device()
         owned: list[int] = []
         try:
-            pointers = self._place(gpu, arrays, bindings, owned)
-            for b, array in arrays.items():
-                gpu.upload(pointers[b], array)
-            launches = [
-                (step.kernel, self.ptx.launches[step.kernel], self._arguments(step, pointers, bindings))
-                for step in self.steps
-            ]
-
-            def once() -> None:
-                for name, launch, args in launches:
-                    gpu.launch(name, launch.grid, launch.block, args)
-
+            once = self._launches(gpu, self._upload(gpu, arrays, bindings, owned), bindings)
             gpu.elapsed(once)
             return min(gpu.elapsed(once) for _ in range(max(1, repeat)))
         finally:
             gpu.synchronize()
             for pointer in owned:
                 gpu.free(pointer)
+
+    def _bind(self, inputs: Sequence[Any]) -> tuple[dict[int, np.ndarray], dict[str, int]]:
+        """The host arrays of the inputs and constants by buffer, and the named dims the inputs bind."""
+        if len(inputs) != len(self.inputs):
+            raise InterpreterError(f"the plan takes {len(self.inputs)} inputs, got {len(inputs)}")
+        bindings: dict[str, int] = {}
+        arrays: dict[int, np.ndarray] = dict(self.constants)
+        for n, (buffer, value) in enumerate(zip(self.inputs, inputs)):
+            t = self.buffers[buffer]
+            array = np.asarray(value)
+            if array.dtype != storage_dtype(t.element):
+                raise InterpreterError(
+                    f"input #{n}: expected dtype {storage_dtype(t.element)} for {t}, got {array.dtype}"
+                )
+            check_value(array, t, f"input #{n}", bindings)
+            arrays[buffer] = array
+        self.last_bindings = bindings
+        return arrays, bindings
+
+    def _upload(
+        self, gpu: Device, arrays: dict[int, np.ndarray], bindings: dict[str, int], owned: list[int]
+    ) -> dict[int, int]:
+        """Every buffer placed in device memory (:meth:`_place`) with ``arrays`` copied in; their addresses."""
+        pointers = self._place(gpu, arrays, bindings, owned)
+        for b, array in arrays.items():
+            gpu.upload(pointers[b], array)
+        return pointers
+
+    def _launches(self, gpu: Device, pointers: dict[int, int], bindings: dict[str, int]) -> Callable[[], None]:
+        """A function that enqueues every step's kernel on the stream."""
+        launches = [
+            (step.kernel, self.ptx.launches[step.kernel], self._arguments(step, pointers, bindings))
+            for step in self.steps
+        ]
+
+        def once() -> None:
+            for name, launch, args in launches:
+                gpu.launch(name, launch.grid, launch.block, args)
+
+        return once
 
     def _place(
         self, gpu: Device, arrays: dict[int, np.ndarray], bindings: dict[str, int], owned: list[int]
@@ -279,14 +286,7 @@ class CudaExecutable(Executable):
         """Load what :meth:`to_files` wrote, without compiling; ExecutableError names the file at fault."""
         root = Path(folder)
         file = root / PLAN_FILE
-        try:
-            meta = json.loads(file.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ExecutableError(f"{file}: missing") from None
-        except (OSError, UnicodeDecodeError, ValueError) as e:
-            raise ExecutableError(f"{file}: not valid JSON ({e})") from None
-        if not isinstance(meta, dict) or meta.get("format") != EXECUTABLE_FORMAT:
-            raise ExecutableError(f"{file}: not a Tensorium CUDA executable (format is not '{EXECUTABLE_FORMAT}')")
+        meta = read_plan_file(file, EXECUTABLE_FORMAT, "a Tensorium CUDA executable")
         if meta.get("format_version") != EXECUTABLE_VERSION or meta.get("tensorium_version") != __version__:
             raise ExecutableError(f"{file}: written by another Tensorium or format version; compile the model again")
         try:
@@ -299,6 +299,10 @@ class CudaExecutable(Executable):
 
 def _shape(t: TensorType, bindings: dict[str, int]) -> tuple[int, ...]:
     return tuple(d if isinstance(d, int) else bindings[d.name] for d in t.shape)  # type: ignore[index]
+
+
+def _host_array(t: TensorType, bindings: dict[str, int]) -> np.ndarray:
+    return np.empty(_shape(t, bindings), storage_dtype(t.element))
 
 
 def _tensor(text: str) -> TensorType:

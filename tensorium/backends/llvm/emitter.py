@@ -136,6 +136,9 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter):
         "loop.align_offset": "emit_align_offset",
     }
 
+    BUFFER_POINTER: ClassVar[ir.Type] = PTR
+    """The LLVM type of a buffer argument."""
+
     def __init__(self, triple: str = "", data_layout: str = "") -> None:
         module = ir.Module(name="tensorium")
         module.triple = triple
@@ -168,36 +171,46 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter):
         """Emit one kernel (see the module docstring for its signature)."""
         name = func_name(func)
         block = func_body(func)
+        symbol = f"tensorium.kernel.{name}"
+        fn = ir.Function(self.module, ir.FunctionType(I32, [I64, *self.kernel_parameters(func)]), name=symbol)
+        with self.function(fn):
+            args = iter(fn.args)
+            self.threads = next(args)
+            self.bind_arguments(block, args)
+            self.emit_block(block)
+        self.kernels[name] = kernel_info(func, symbol)
+
+    def kernel_parameters(self, func: Operation) -> list[ir.Type]:
+        """The LLVM parameters of kernel ``func``'s arguments: a buffer is a ``BUFFER_POINTER`` then one i64 per
+        symbolic dim, a scalar its ``abi_type``; CompileError for a kernel that returns values or takes others."""
+        name, block = func_name(func), func_body(func)
         term = block.terminator
         if term is not None and term.operands:
             raise op_error(term, f"in @{name} returns values; kernels write their results into buffers")
-        params: list[ir.Type] = [I64]
+        params: list[ir.Type] = []
         for i, arg in enumerate(block.args):
             t = arg.type
             if isinstance(t, BufferType):
                 register_type(t.element)
-                params += [PTR] + [I64] * sum(isinstance(d, Sym) for d in t.shape)
+                params += [self.BUFFER_POINTER] + [I64] * sum(isinstance(d, Sym) for d in t.shape)
             elif isinstance(t, ScalarType):
                 params.append(self.abi_type(t))
             else:
                 label = f"@{name} argument #{i}" + (f" '{arg.name_hint}'" if arg.name_hint else "")
                 raise CompileError(f"{label} has type {t}; kernels take buffers and scalars")
-        symbol = f"tensorium.kernel.{name}"
-        fn = ir.Function(self.module, ir.FunctionType(I32, params), name=symbol)
-        with self.function(fn):
-            args = iter(fn.args)
-            self.threads = next(args)
-            for arg in block.args:
-                t = arg.type
-                if isinstance(t, BufferType):
-                    ptr = next(args)
-                    sizes = [I64(d) if isinstance(d, int) else next(args) for d in t.shape]
-                    self.env[id(arg)] = BufferRef(t, ptr, sizes)
-                else:
-                    assert isinstance(t, ScalarType)
-                    self.env[id(arg)] = self.from_abi(next(args), t)
-            self.emit_block(block)
-        self.kernels[name] = kernel_info(func, symbol)
+        return params
+
+    def bind_arguments(self, block: Block, args: Iterator[ir.Value]) -> None:
+        """Bind the kernel's arguments to the LLVM parameters ``args`` (in :meth:`kernel_parameters`' order)."""
+        for arg in block.args:
+            t = arg.type
+            if isinstance(t, BufferType):
+                ptr = next(args)
+                sizes = [I64(d) if isinstance(d, int) else next(args) for d in t.shape]
+                self.env[id(arg)] = BufferRef(t, ptr, sizes)
+            else:
+                assert isinstance(t, ScalarType)
+                self.env[id(arg)] = self.from_abi(next(args), t)
 
     def abi_type(self, t: ScalarType) -> ir.Type:
         """How a scalar argument is passed: f64 as double, other floats as float, integers as i64."""
