@@ -466,10 +466,28 @@ def _slice_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
                 raise NotExportable(f"a slice of part of the symbolic dim {axis} of {_tensor(x)}")
             continue
         if step < 0:
-            raise NotExportable("a slice with a negative step (tensor.extract_slice strides are positive)")
+            return ex.via_graph(op, lambda v: _slice_by_gathers(v, plan))
         picked = range(dim)[slice(start, end, step)]
         offsets[axis], strides[axis] = (picked.start if len(picked) else 0), step
     return [_extract(ex, x, offsets, _result(op), strides)]
+
+
+def _take(x: Value, positions: Sequence[int], axis: int) -> Value:
+    """The elements of ``x`` at ``positions`` along ``axis``: a gather at constant indices."""
+    indices = graph.constant(value=DenseAttr.of(np.asarray(list(positions), np.int64)))
+    return graph.gather(x, indices, axis=axis)
+
+
+def _slice_by_gathers(x: Value, plan: Sequence[tuple[int, int, int, int]]) -> Value:
+    """A slice with negative steps: each reversed axis is a gather at the positions it picks (static dims)."""
+    for axis, start, end, step in plan:
+        size = _tensor_type(x).shape[axis]
+        assert isinstance(size, int)
+        if step < 0:
+            x = _take(x, range(size)[slice(start, end, step)], axis)
+        else:
+            x = graph.slice(x, starts=[start], ends=[end], axes=[axis], steps=[step])
+    return x
 
 
 def _split_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
@@ -518,7 +536,7 @@ def _pad_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
     pads, mode = list(op.attr("pads")), op.attr("mode")
     rank = _tensor(x).rank
     if mode != "constant" or any(p < 0 for p in pads):
-        raise NotExportable(f"pad mode '{mode}' or negative pads (tensor.pad pads with a constant)")
+        return ex.via_graph(op, lambda v: _pad_by_gathers(v, pads, mode, op.attr("value")))
     value = op.attr("value")
     element = _tensor(x).element
     fill = value if isinstance(element, FloatType) else int(value)
@@ -555,6 +573,26 @@ def _gather_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
     data, indices = args
     axis = normalize_axis(op.attr("axis", 0), _tensor(data).rank)
     return [gather(ex, data, indices, axis, _result(op))]
+
+
+def _pad_by_gathers(x: Value, pads: Sequence[int], mode: str, value: float) -> Value:
+    """Negative pads crop (a slice); edge and reflect pads are gathers at the positions ``np.pad`` reads."""
+    t = _tensor_type(x)
+    rank = t.rank
+    shape = _static(t, f"a {mode} pad")
+    crops = [(max(0, -pads[i]), shape[i] - max(0, -pads[i + rank])) for i in range(rank)]
+    if any(c != (0, n) for c, n in zip(crops, shape)):
+        x = graph.slice(x, starts=[c[0] for c in crops], ends=[c[1] for c in crops])
+    widths = [max(0, p) for p in pads]
+    if mode == "constant":
+        return graph.pad(x, pads=widths, value=value)
+    for axis in range(rank):
+        before, after = widths[axis], widths[axis + rank]
+        if before or after:
+            size = crops[axis][1] - crops[axis][0]
+            positions = np.pad(np.arange(size), (before, after), mode="reflect" if mode == "reflect" else "edge")
+            x = _take(x, positions.tolist(), axis)
+    return x
 
 
 # --- convolution and pooling (NCHW and OIHW; other layouts go through transposes) --------------------
@@ -767,6 +805,28 @@ def _attention(op: Operation) -> Callable[..., Value]:
     return build
 
 
+def _cumsum(op: Operation) -> Callable[..., Value]:
+    """A cumulative sum as a matmul by a constant 0/1 matrix along the axis (moved last for it)."""
+
+    def build(x: Value) -> Value:
+        t = _tensor_type(x)
+        axis = normalize_axis(op.attr("axis"), t.rank)
+        size = t.shape[axis]
+        if not isinstance(size, int):
+            raise NotExportable("a cumsum along a symbolic dim")
+        rows, cols = np.indices((size, size))
+        keeps = {(False, False): rows <= cols, (True, False): rows < cols, (False, True): rows >= cols}
+        mask = keeps.get((op.attr("exclusive"), op.attr("reverse")), rows > cols)
+        perm = [*(i for i in range(t.rank) if i != axis), axis]
+        moved = graph.transpose(x, perm=perm) if axis != t.rank - 1 else x
+        flat = graph.reshape(moved, shape=[1, size]) if t.rank == 1 else moved
+        y = graph.matmul(flat, graph.constant(value=DenseAttr.of(mask.astype(np.float64), t.element)))
+        y = graph.reshape(y, shape=[size]) if t.rank == 1 else y
+        return graph.transpose(y, perm=list(np.argsort(perm))) if axis != t.rank - 1 else y
+
+    return build
+
+
 def _triangle(op: Operation) -> Callable[..., Value]:
     """tril/triu as a select with a constant mask over the last two dims."""
 
@@ -881,6 +941,7 @@ DECOMPOSE: dict[str, Callable[[Operation], Callable[..., Value]]] = {
     "quant.matmul": _quant_matmul,
     "quant.embedding": _quant_embedding,
     "graph.attention": _attention,
+    "graph.cumsum": _cumsum,
     "graph.tril": _triangle,
     "graph.triu": _triangle,
     "graph.tile": _tile,

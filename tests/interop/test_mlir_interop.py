@@ -25,7 +25,6 @@ MODELS = [(name, m) for name, m in [*pass_case_modules(), *example_modules()] if
 
 NOT_EXPORTABLE = {
     "canonicalize.mlir:14": "a slice of part of the symbolic dim 0",
-    "canonicalize.mlir:15": "negative step",
 }
 """Suite models outside the exported subset, each with the reason the export error gives (and any model with
 quant.matmul_packed or quant.embedding, which have no export rule yet)."""
@@ -60,17 +59,17 @@ def test_suite_model_exports_verifies_and_round_trips(name: str, module: tm.ir.O
 def test_unsupported_ops_are_reported_all_at_once() -> None:
     module = tm.parse_module(
         """module {
-  func.func @main(%x: tensor<4x5xf32>) -> (tensor<4x5xf32>, tensor<4xi64>) {
-    %0 = graph.cumsum %x {axis = 1} : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  func.func @main(%x: tensor<4x5xf32>) -> (tensor<4xi64>, tensor<4xi64>) {
+    %0 = graph.argmin %x {axis = 1} : (tensor<4x5xf32>) -> tensor<4xi64>
     %1 = graph.argmax %x {axis = 1} : (tensor<4x5xf32>) -> tensor<4xi64>
-    func.return %0, %1 : tensor<4x5xf32>, tensor<4xi64>
+    func.return %0, %1 : tensor<4xi64>, tensor<4xi64>
   }
 }"""
     )
     with pytest.raises(ExportError) as info:
         export_text(module)
     message = str(info.value)
-    assert "2 unsupported op(s) of 2 kind(s): graph.argmax, graph.cumsum" in message
+    assert "2 unsupported op(s) of 2 kind(s): graph.argmax, graph.argmin" in message
     assert "<input>:3:10" in message and "<input>:4:10" in message
 
 
@@ -287,4 +286,34 @@ def test_gather_and_embedding_as_tensor_extract_through_iree_and_back() -> None:
     back = import_text(text)
     assert [op.name for op in back.walk() if op.name.startswith("graph.")] == ["graph.gather", "graph.gather"]
     assert _equal(run(back, inputs), want)
+    assert _equal(run_text(text, inputs), want)
+
+
+def test_reversed_slices_edge_and_reflect_pads_and_cumsum_through_iree_and_back() -> None:
+    """Written as gathers at constant positions (reversed slices, edge/reflect pads, negative pads crop)
+    and as a matmul by a constant triangle (cumsum, inclusive or exclusive, forward or reversed)."""
+    pytest.importorskip("iree.runtime", reason="the mlir extra (iree-base-runtime) is not installed")
+    from tensorium.interop.iree import run_text
+    from tensorium.ir import InsertionPoint, func_body, graph, make_func, make_module, set_results
+    from tensorium.ir.types import TensorType, f32, i32
+
+    func = make_func("main", [TensorType((5, 4), f32), TensorType((6,), i32)])
+    with InsertionPoint(func_body(func)):
+        x, i = func_body(func).args
+        results = [
+            graph.slice(x, starts=[4, 3], ends=[-100, 0], axes=[0, 1], steps=[-2, -1]),
+            graph.pad(x, pads=[1, 2, 1, 2], mode="reflect"),
+            graph.pad(x, pads=[-1, 1, -1, 2], mode="edge"),
+            graph.pad(x, pads=[0, -1, 1, 0], value=2.0),
+            graph.cumsum(x, axis=0),
+            graph.cumsum(x, axis=1, exclusive=True, reverse=True),
+            graph.cumsum(i, axis=0, reverse=True),
+        ]
+    set_results(func, results)
+    module = make_module([func])
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal((5, 4)).astype(np.float32), rng.integers(-5, 5, 6).astype(np.int32)]
+    text = export_text(module)
+    want = run(module, inputs)
+    assert _equal(run(import_text(text), inputs), want)
     assert _equal(run_text(text, inputs), want)
