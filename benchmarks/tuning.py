@@ -71,8 +71,9 @@ def tuned_vs_default(names: list[str], budget: float, smoke: bool, db_path: Path
         )
 
 
-def random_vs_learned(names: list[str], trials: int, smoke: bool, seed: int) -> None:
-    """Best kernel time found by random and by learned search at equal trials, per kernel."""
+def random_vs_learned(names: list[str], trials: int, smoke: bool, seed: int, keep: Path | None) -> None:
+    """Best kernel time found by random and by learned search at equal trials, per kernel (each search
+    starts from an empty records file; ``keep`` collects all their records)."""
     print("| workload | kernel | random best us | learned best us | learned / random |")
     print("| --- | --- | --- | --- | --- |")
     with Measurer() as measurer:
@@ -90,6 +91,8 @@ def random_vs_learned(names: list[str], trials: int, smoke: bool, seed: int) -> 
                         tuner = Tuner(compiled.target, db, measurer, options, _log)
                         result = tuner.tune_kernel(kernel, budget=1e9, max_trials=trials)
                         best[learned] = result.best_seconds or float("nan")
+                        if keep is not None:
+                            TuningDB(keep).merge(db)
                 print(
                     f"| {name} | {kernel.space.family} {kernel.key[:8]} | {best[False] * 1e6:.1f} | "
                     f"{best[True] * 1e6:.1f} | {best[True] / best[False]:.2f} |",
@@ -141,7 +144,7 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit("--train needs --db FILE")
         train(args.db, args.seed)
     elif args.random_vs_learned:
-        random_vs_learned(args.workloads, args.trials, args.smoke, args.seed)
+        random_vs_learned(args.workloads, args.trials, args.smoke, args.seed, args.db)
     else:
         with tempfile.TemporaryDirectory() as folder:
             tuned_vs_default(args.workloads, args.budget, args.smoke, args.db or Path(folder) / "records.jsonl")

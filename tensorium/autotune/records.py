@@ -4,7 +4,8 @@ The first line is a header naming the format and its version; every other line i
 a kernel's structural key, the target's key, a config, and the median seconds of one trial (or why it
 failed), with the candidate's features for training cost models. Records are only ever added: a write
 copies the file with the new lines appended to a temporary file beside it and renames that over it, so a
-crash leaves the old file or the new one, never half of one. A line that does not parse is reported (file
+crash leaves the old file or the new one, never half of one (under a lock file, so that processes adding
+records at once keep each other's). A line that does not parse is reported (file
 and line) and skipped, and kept in the file; a file of another format or version is reported and set
 aside (renamed, never deleted) before a new one is started.
 
@@ -14,6 +15,8 @@ the lowering layer.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -21,7 +24,7 @@ import statistics
 import tempfile
 import time
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -212,6 +215,11 @@ class TuningDB:
         if not new:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        with _locked(self.path):
+            self._append(new)
+        self.records += new
+
+    def _append(self, new: list[Record]) -> None:
         old = self.path.read_text() if self.path.exists() else ""
         if old and not old.endswith("\n"):
             old += "\n"
@@ -228,7 +236,6 @@ class TuningDB:
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
-        self.records += new
 
     def merge(self, other: TuningDB) -> int:
         """Add the records of ``other`` that this database lacks; how many were added."""
@@ -250,6 +257,17 @@ def open_db(db: TuningDB | str | os.PathLike[str] | bool | None) -> TuningDB | N
     if isinstance(db, (str, os.PathLike)):
         return TuningDB(db)
     raise TensoriumError(f"tuning_db= must be a path, True, False or None, got {type(db).__name__}")
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``path``'s lock file (beside it), so that processes add records in turn."""
+    with open(path.with_name(f".{path.name}.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _json(line: str) -> object:

@@ -30,7 +30,8 @@ class RandomModel:
         return np.random.default_rng(1).standard_normal(len(features))
 
 
-def _check_beats_random(model: object) -> dict[str, float]:
+def _check_ranks_and_round_trips(model: object) -> dict[str, float]:
+    """``model`` beats a random ranking on held-out kernels, and its JSON form predicts the same."""
     training, held_out = synthetic().split(0.25, seed=0)
     model.fit(training)  # type: ignore[attr-defined]
     learned = quality(model, held_out)  # type: ignore[arg-type]
@@ -38,26 +39,21 @@ def _check_beats_random(model: object) -> dict[str, float]:
     assert learned["kendall_tau"] > 0.5 > chance["kendall_tau"] + 0.3
     assert learned["top10_recall"] > chance["top10_recall"] + 0.2
     assert learned["r2"] > 0.5
+    features = synthetic(groups=2, seed=5).features
+    again = model_from_json(json.loads(json.dumps(model.to_json())))  # type: ignore[attr-defined]
+    np.testing.assert_allclose(again.predict(features), model.predict(features))  # type: ignore[attr-defined]
     return learned
 
 
 def test_mlp_ranks_better_than_random_and_round_trips_as_json() -> None:
-    model = MLPRanker(seed=0)
-    _check_beats_random(model)
-    features = synthetic(groups=2, seed=5).features
-    again = model_from_json(json.loads(json.dumps(model.to_json())))
-    np.testing.assert_allclose(again.predict(features), model.predict(features))
+    _check_ranks_and_round_trips(MLPRanker(seed=0))
 
 
 def test_lightgbm_lambdarank_ranks_better_than_random_and_round_trips_as_text() -> None:
     pytest.importorskip("lightgbm", reason="the lightgbm cost model needs the 'tune' extra")
     from tensorium.autotune.model import LightGBMRanker
 
-    model = LightGBMRanker(seed=0)
-    _check_beats_random(model)
-    features = synthetic(groups=2, seed=5).features
-    again = model_from_json(json.loads(json.dumps(model.to_json())))
-    np.testing.assert_allclose(again.predict(features), model.predict(features))
+    _check_ranks_and_round_trips(LightGBMRanker(seed=0))
 
 
 def test_training_is_deterministic_under_a_seed() -> None:
@@ -81,3 +77,17 @@ def test_metrics_on_a_perfect_ranking() -> None:
     assert q["kendall_tau"] == pytest.approx(1.0) and q["top1_recall"] == 1.0 and q["top10_recall"] == 1.0
     assert kendall_tau(np.array([1.0, 2.0, 3.0]), np.array([3.0, 2.0, 1.0])) == pytest.approx(-1.0)
     assert relevance(data).max() == 30 and relevance(data).min() >= 0
+
+
+def test_the_shipped_warm_start_model_loads_and_scores() -> None:
+    from tensorium.autotune.features import FEATURE_NAMES
+    from tensorium.autotune.model import WARM_START, load_warm_start
+
+    data = json.loads(WARM_START.read_text())
+    assert data["features"] == len(FEATURE_NAMES)
+    assert [m["kind"] for m in data["models"]][-1] == "mlp"  # the fallback is always there
+    model = load_warm_start(len(FEATURE_NAMES))
+    assert model is not None
+    scores = model.predict(np.random.default_rng(0).uniform(0, 8, size=(5, len(FEATURE_NAMES))))
+    assert scores.shape == (5,) and np.isfinite(scores).all()
+    assert load_warm_start(len(FEATURE_NAMES) + 1) is None  # another feature layout is not used

@@ -93,3 +93,21 @@ def test_compile_applies_the_best_record(tmp_path: Path, gemm_kernel: TunableKer
     explicit = tensorium.compile(gemm_model, tuning_db=tmp_path / "r.jsonl", schedules={gemm_kernel.key: slower})
     explicit(a, b)
     assert explicit.artifact.configs == {gemm_kernel.key: slower}
+
+
+def test_writers_at_once_keep_each_others_records(tmp_path: Path) -> None:
+    import threading
+
+    path = tmp_path / "r.jsonl"
+
+    def write(name: str) -> None:
+        db = TuningDB(path)
+        for i in range(15):
+            db.add([_record(f"gemm{{mr={i}}}", 1e-3, kernel=name)])
+
+    threads = [threading.Thread(target=write, args=(name,)) for name in ("a", "b", "c")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(TuningDB(path)) == 45

@@ -5,6 +5,8 @@ from __future__ import annotations
 import zlib
 from pathlib import Path
 
+import pytest
+
 import tensorium
 from tensorium.autotune.measure import Job, Measurement
 from tensorium.autotune.records import TuningDB
@@ -116,3 +118,20 @@ def test_a_budget_under_one_measurement_says_so(
     results = tuner.tune([gemm_kernel], budget=0.001)
     assert len(results) == 1 and results[0].trials == 1
     assert any("under the time of measuring each kernel once" in line for line in lines)
+
+
+def test_ctrl_c_keeps_every_record_measured_so_far(
+    tmp_path: Path, gemm_kernel: TunableKernel, target: tensorium.Target
+) -> None:
+    class Interrupted(Synthetic):
+        def measure(self, job: Job) -> Measurement:
+            if len(self.jobs) == 5:
+                raise KeyboardInterrupt
+            return super().measure(job)
+
+    tuner = Tuner(
+        target, TuningDB(tmp_path / "r.jsonl"), Interrupted(str(gemm_kernel.default)), SearchOptions(warm_start=False)
+    )
+    with pytest.raises(KeyboardInterrupt):
+        tuner.tune_kernel(gemm_kernel, budget=1e9)
+    assert len(TuningDB(tmp_path / "r.jsonl")) == 5
