@@ -35,7 +35,13 @@ class UnsupportedOpsError(TensoriumError):
         self.items = list(items)
         kinds = sorted({item.op for item in self.items})
         lines = [f"{frontend}: {len(self.items)} unsupported op(s) of {len(kinds)} kind(s): {', '.join(kinds)}"]
-        lines += [f"  - {item}" for item in self.items]
+        # one line per op, source line and reason: a layer used nine times is one line, not nine
+        groups: dict[tuple[str, str | None, str], list[Unsupported]] = {}
+        for item in self.items:
+            groups.setdefault((item.op, item.source, item.reason), []).append(item)
+        for same in groups.values():
+            more = f" (and {len(same) - 1} more like it)" if len(same) > 1 and same[0].source else ""
+            lines += [f"  - {same[0]}{more}"] if more else [f"  - {item}" for item in same]
         super().__init__("\n".join(lines))
 
 

@@ -22,7 +22,7 @@ __all__ = [
     "DataDependentExportError",
     "InputDtypeError",
     "InputShapeError",
-    "SizeOneSpecializationError",
+    "SpecializedDimError",
     "TorchExportError",
     "TrainingModeError",
     "UnregisteredPytreeError",
@@ -48,7 +48,7 @@ class UnregisteredPytreeError(TorchExportError):
     """An input or output holds tensors in a Python class torch's pytree does not know."""
 
 
-class SizeOneSpecializationError(TorchExportError):
+class SpecializedDimError(TorchExportError):
     """A dim marked dynamic was specialized to a constant by the model's code."""
 
 
@@ -118,7 +118,7 @@ def translate_export_error(error: Exception) -> TensoriumError:
         )
     if match := _SPECIALIZED.search(text):
         name, value = match.groups()
-        return SizeOneSpecializationError(
+        return SpecializedDimError(
             f"dim '{name}' is marked dynamic, but the model's code fixes it to {value}{_at(error)}; "
             f"drop '{name}' from dynamic= or remove the code that depends on its value"
         )
