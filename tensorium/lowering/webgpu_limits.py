@@ -10,8 +10,10 @@ in one CompileError, which kernel or tensor does not fit which limit:
 - storage buffers per shader stage: graph ops whose kernels would bind more are split before lowering
   (:mod:`tensorium.lowering.webgpu_split`); :func:`check_storage_buffers` names a kernel that still binds
   more, with the count;
-- binding and buffer size: :func:`check_buffer_sizes` (each tensor bound whole; a larger one is an error
-  naming the tensor, its bytes and the limit);
+- binding and buffer size: row-wise ops binding a tensor over the binding size are cut into bands of rows
+  before lowering (:mod:`tensorium.lowering.webgpu_split`), joined by concats that are buffer copies
+  (:func:`concat_pieces`); :func:`check_buffer_sizes` names a tensor still bound whole over the binding
+  size, or over the buffer size, with its bytes and the limit;
 - workgroup storage: :func:`check_workgroup_storage` (the ``shared`` buffers of a kernel);
 - 32-bit indices: :func:`check_index_width` proves that every buffer has fewer than 2**31 elements and every
   index constant fits 32 bits, so the emitter's ``i32`` indices never wrap; otherwise it is an error, never
@@ -44,6 +46,8 @@ def check_storage_buffers(lowered: Operation, target: Target) -> None:
     """CompileError for a kernel that binds more buffers than ``max_storage_buffers_per_shader_stage``."""
     limit = target.limit("max_storage_buffers_per_shader_stage")
     for kernel in functions(lowered):
+        if concat_pieces(kernel) is not None:
+            continue  # buffer copies: no shader runs
         args = func_body(kernel).args
         used = {id(op.operands[1 if op.name == "loop.store" else 0]) for op in kernel.walk() if op.name in _TOUCH}
         count = sum(id(a) in used for a in args)
@@ -54,14 +58,38 @@ def check_storage_buffers(lowered: Operation, target: Target) -> None:
             )
 
 
+def concat_pieces(kernel: Operation) -> tuple[int, ...] | None:
+    """The byte offsets in its result at which the inputs of a ``graph.concat`` kernel lie, when each input is
+    one contiguous run of the result (every dim before the concat axis is 1) of whole 4-byte words, so the
+    runtime copies buffers instead of launching it; None for other kernels."""
+    if tuple(kernel.attr("source_ops", ())) != ("graph.concat",):
+        return None
+    types = [arg.type for arg in func_body(kernel).args]
+    buffers = [t for t in types if isinstance(t, BufferType) and t.is_static]
+    if len(buffers) != len(types):
+        return None
+    *pieces, result = buffers
+    shape = result.static_shape
+    differing = [a for a in range(len(shape)) for t in pieces if t.static_shape[a] != shape[a]]
+    axis = min(differing, default=0)
+    sizes = [storage_bytes(t) for t in pieces]
+    if any(shape[a] != 1 for a in range(axis)) or any(n % 4 for n in sizes) or sum(sizes) != storage_bytes(result):
+        return None
+    return tuple(sum(sizes[:n]) for n in range(len(sizes)))
+
+
 def check_buffer_sizes(lowered: Operation, target: Target) -> None:
-    """CompileError for a tensor larger than ``max_storage_buffer_binding_size`` or ``max_buffer_size``."""
+    """CompileError for a tensor larger than ``max_buffer_size``, or than ``max_storage_buffer_binding_size``
+    where a kernel binds it (concats that are copies, :func:`concat_pieces`, bind nothing)."""
     binding = target.limit("max_storage_buffer_binding_size")
     largest = target.limit("max_buffer_size")
-    for number, t in enumerate(plan_of(lowered).buffers):
+    plan = plan_of(lowered)
+    copies = {func_name(k) for k in functions(lowered) if concat_pieces(k) is not None}
+    bound = {b for step in plan.steps if step.kernel not in copies for b in (*step.inputs, *step.outputs)}
+    for number, t in enumerate(plan.buffers):
         size = storage_bytes(t)
         for name, limit in (("max_storage_buffer_binding_size", binding), ("max_buffer_size", largest)):
-            if size > limit:
+            if size > limit and (number in bound or name == "max_buffer_size"):
                 raise CompileError(f"tensor #{number} ({t}, {size} bytes) is over the limit {name} = {limit}")
 
 

@@ -20,9 +20,12 @@ from ..ir.core import Block, Operation, Region, Value
 from ..ir.dialects import graph
 from ..ir.dialects.builtin import func_body, lookup_func
 from ..ir.dialects.graph.fusion import fused, yield_
+from ..ir.shapes import normalize_axes, normalize_axis
+from ..ir.types import TensorType
 from ..targets import Target
+from .webgpu_limits import storage_bytes
 
-__all__ = ["bindings_of", "split_for_storage_buffers"]
+__all__ = ["bindings_of", "split_for_binding_size", "split_for_storage_buffers"]
 
 
 def bindings_of(op: Operation) -> int:
@@ -48,6 +51,94 @@ def split_for_storage_buffers(module: Operation, target: Target, func: str = "ma
         elif op.name == "graph.concat" and limit >= 3:
             _split_concat(op, limit - 1)
     return module
+
+
+def split_for_binding_size(module: Operation, target: Target, func: str = "main") -> Operation:
+    """``module`` when every tensor of ``@func`` fits ``max_storage_buffer_binding_size``, else a rewritten copy
+    in which ops that bind a larger tensor work on bands of rows: each band's operands are slices along axis 0
+    (views, copied out of the large buffer), the op runs per band, and a concat along axis 0 (buffer copies,
+    no binding) joins the bands into the large result. Row-wise ops are cut (elementwise ops, softmax over a
+    later axis, reductions that keep axis 0, matmuls of a 2-D A by its rows); fused groups binding a large
+    tensor are split into their ops first. What cannot be cut is left to the limit pass, which names it."""
+    limit = target.limit("max_storage_buffer_binding_size")
+    main = lookup_func(module, func)
+    if main is None or not any(_too_large(op, limit) for op in func_body(main).ops):
+        return module
+    module = module.clone()
+    main = lookup_func(module, func)
+    assert main is not None
+    for op in list(func_body(main).ops):
+        if op.name == "graph.fused" and _too_large(op, limit):
+            _split_fused(op, 1)
+    for op in list(func_body(main).ops):
+        cut = _row_operands(op)
+        if cut is not None and _too_large(op, limit):
+            _cut_rows(op, cut, limit)
+    return module
+
+
+def _too_large(op: Operation, limit: int) -> bool:
+    return any(_bytes(v) > limit for v in (*op.operands, *op.results))
+
+
+def _bytes(value: Value) -> int:
+    t = value.type
+    return storage_bytes(t) if isinstance(t, TensorType) and t.is_static else 0
+
+
+def _row_operands(op: Operation) -> list[bool] | None:
+    """Which operands of ``op`` are cut with its result's rows (axis 0), when row ``i`` of the result depends
+    on row ``i`` of those operands only (and on the others whole); None for other ops."""
+    if len(op.results) != 1 or not isinstance(op.results[0].type, TensorType) or not op.results[0].type.is_static:
+        return None
+    result = op.results[0].type
+    if result.rank == 0 or result.static_shape[0] < 2:
+        return None
+    rows = result.static_shape[0]
+    attrs = op.opdef.attr_kwargs(op) if op.opdef is not None else {}
+    if op.has_trait("elementwise"):
+        return [_has_rows(v, result.rank, rows) for v in op.operands]
+    if op.name in ("graph.softmax", "graph.log_softmax") and normalize_axis(attrs["axis"], result.rank) != 0:
+        return [True]
+    if op.name.startswith("graph.reduce_") and "axes" in attrs:
+        source = op.operands[0].type
+        assert isinstance(source, TensorType)
+        if 0 not in normalize_axes(attrs["axes"], source.rank) and source.static_shape[0] == rows:
+            return [True]
+    if op.name == "graph.matmul" and not attrs.get("transpose_a") and _has_rows(op.operands[0], 2, rows):
+        return [True, False]
+    return None
+
+
+def _has_rows(value: Value, rank: int, rows: int) -> bool:
+    t = value.type
+    return isinstance(t, TensorType) and t.rank == rank and t.static_shape[0] == rows
+
+
+def _cut_rows(op: Operation, cut: list[bool], limit: int) -> None:
+    """Replace ``op`` by per-band copies of it joined by a concat along axis 0 (see split_for_binding_size)."""
+    result = op.results[0].type
+    assert isinstance(result, TensorType)
+    rows = result.static_shape[0]
+    row_bytes = max(_bytes(v) // rows for v in (*(v for v, c in zip(op.operands, cut) if c), op.results[0]))
+    band = limit // max(1, row_bytes)
+    if not 1 <= band < rows:
+        return  # a row alone is over the limit (the limit pass names the tensor), or the op already fits
+    attrs = {k: v for k, v in op.opdef.attr_kwargs(op).items() if v is not None} if op.opdef is not None else {}
+    parts: list[Value] = []
+    with InsertionPoint.before_op(op) as point:
+        for start in range(0, rows, band):
+            bounds = {"starts": [start], "ends": [min(rows, start + band)], "axes": [0], "steps": [1]}
+            operands = []
+            for value, sliced in zip(op.operands, cut):
+                if sliced:
+                    value = point.insert(graph.slice_.build([value], bounds, loc=op.loc)).results[0]
+                operands.append(value)
+            parts.append(point.insert(op.opdef.build(operands, attrs, loc=op.loc)).results[0])
+        joined = point.insert(graph.concat.build(parts, {"axis": 0}, loc=op.loc))
+    joined.results[0].name_hint = op.results[0].name_hint
+    op.results[0].replace_all_uses_with(joined.results[0])
+    op.erase()
 
 
 def _split_fused(op: Operation, limit: int) -> None:

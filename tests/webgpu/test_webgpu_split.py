@@ -1,7 +1,10 @@
-"""Kernels over the storage-buffer limit are split (fused groups cut, concats made trees), checked at
-artificially low limits on the interpreter and on lavapipe."""
+"""Kernels over the storage-buffer limit are split (fused groups cut, concats made trees) and ops binding
+tensors over the binding size run in bands of rows, checked at artificially low limits on the interpreter,
+on lavapipe and on Dawn."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,11 +17,15 @@ from tensorium.errors import CompileError
 from tensorium.frontend.tracer.tensor import trace_function
 from tensorium.ir.core import Operation
 from tensorium.ir.dialects.builtin import func_body, lookup_func
+from tensorium.ir.parser import parse_module
 from tensorium.ir.printer import print_module
 from tensorium.ir.verifier import verify
-from tensorium.lowering.webgpu_split import bindings_of, split_for_storage_buffers
+from tensorium.lowering.webgpu_limits import storage_bytes
+from tensorium.lowering.webgpu_split import bindings_of, split_for_binding_size, split_for_storage_buffers
 from tensorium.passes import PassManager
 from tensorium.targets import parse_target
+
+from .js_harness import node_outputs, require_dawn
 
 INPUTS = [np.random.default_rng(n).standard_normal((3, 4)).astype(np.float32) for n in range(9)]
 
@@ -83,3 +90,80 @@ def test_an_op_that_alone_binds_too_many_is_named() -> None:
     module = trace_function(lambda a, b: a + b, INPUTS[:2]).module
     with pytest.raises(CompileError, match=r"kernel @add_0 binds 3 storage buffers.*= 2"):
         WebGPUExecutable.build(module, target=parse_target("webgpu:max_storage_buffers_per_shader_stage=2"))
+
+
+# --- tensors over the binding size --------------------------------------------------------------------
+BINDING = "webgpu:max_storage_buffer_binding_size=1024"
+RNG = np.random.default_rng(7)
+BIAS = RNG.standard_normal(40).astype(np.float32)
+WEIGHT = RNG.standard_normal((40, 4)).astype(np.float32)
+X = RNG.standard_normal((16, 40)).astype(np.float32)
+
+
+def rowwise(x: object) -> object:
+    """A 16 x 40 f32 input (2560 bytes) through row-wise ops: elementwise with a broadcast bias, softmax,
+    matmul by a small weight, a sum over the rows' elements."""
+    y = nn.tanh(x) * 2.0 + BIAS  # type: ignore[operator]
+    return nn.softmax(y, axis=1), y @ WEIGHT, y.sum(axis=1)
+
+
+def _bound_bytes(executable: WebGPUExecutable) -> list[int]:
+    """Bytes of every tensor a shader binds (concats that are copies bind none)."""
+    sizes = []
+    for step in executable.steps:
+        shader = executable.shaders[step.kernel]
+        if shader.pieces is None:
+            args = (*step.inputs, *step.outputs)
+            sizes += [storage_bytes(executable.buffers[args[p]]) for p in shader.bindings]
+    return sizes
+
+
+def test_concats_of_contiguous_runs_are_copies() -> None:
+    text = """
+module {
+  func.func @main(%a: tensor<4x3xf32>, %b: tensor<2x3xf32>, %c: tensor<1x4x3xf32>)
+      -> (tensor<6x3xf32>, tensor<1x4x6xf32>) {
+    %0 = graph.concat %a, %b {axis = 0} : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<6x3xf32>
+    %1 = graph.concat %c, %c {axis = 2} : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x6xf32>
+    func.return %0, %1 : tensor<6x3xf32>, tensor<1x4x6xf32>
+  }
+}"""
+    shaders = WebGPUExecutable.build(parse_module(text)).shaders
+    assert [s.pieces for s in shaders.values()] == [(0, 48), None]
+
+
+def test_row_bands_compute_what_the_op_did() -> None:
+    module = trace_function(rowwise, [X]).module
+    PassManager.parse("canonicalize,cse,fuse").run(module)
+    split = split_for_binding_size(module, parse_target(BINDING))
+    verify(split)
+    assert sum(op.name == "graph.slice" for op in _ops(split)) >= 3
+    for got, want in zip(interp.run(split, [X]), interp.run(module, [X])):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.usefixtures("gpu")
+def test_tensors_over_the_binding_size_run_in_bands_on_lavapipe() -> None:
+    model = tensorium.compile(rowwise, target=BINDING)
+    got = model(X)
+    for g, w in zip(got, tensorium.compile(rowwise, target="interp")(X)):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+    executable = model.artifact.executable
+    assert isinstance(executable, WebGPUExecutable)
+    assert max(_bound_bytes(executable)) <= 1024 < X.nbytes
+    assert any(s.pieces is not None for s in executable.shaders.values())
+
+
+def test_tensors_over_the_binding_size_run_in_bands_on_dawn(tmp_path: Path) -> None:
+    require_dawn()
+    module = trace_function(rowwise, [X]).module
+    executable = WebGPUExecutable.build(module, target=parse_target(BINDING))
+    executable.to_files(tmp_path / "exe")
+    for got, want in zip(node_outputs(tmp_path / "exe", [X], tmp_path), interp.run(module, [X])):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_row_over_the_binding_size_is_named() -> None:
+    module = trace_function(lambda x: nn.tanh(x), [np.zeros((2, 400), np.float32)]).module
+    with pytest.raises(CompileError, match=r"tensor<2x400xf32>, 3200 bytes\) is over the limit max_storage_buffer_bin"):
+        WebGPUExecutable.build(module, target=parse_target(BINDING))

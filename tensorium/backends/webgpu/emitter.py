@@ -33,6 +33,7 @@ from ...errors import CompileError
 from ...ir.core import Operation, Value
 from ...ir.dialects.builtin import func_body, func_name
 from ...ir.types import BufferType, FloatType, IndexType, IntegerType, ScalarType, Type
+from ...lowering.webgpu_limits import concat_pieces
 from ...lowering.webgpu_schedule import trip_count
 from ...targets import Target
 from ..emitter import KernelEmitter, op_error
@@ -74,16 +75,22 @@ class Shader:
     workgroup: tuple[int, int, int]
     grid: tuple[int, int, int]
     scratch: tuple[int, ...] = ()
+    pieces: tuple[int, ...] | None = None
+    """For a concat whose inputs are contiguous runs of its result, their byte offsets there: the runtimes copy
+    buffers instead of running the shader (:func:`~tensorium.lowering.webgpu_limits.concat_pieces`)."""
 
     def to_json(self) -> dict[str, object]:
         """The shader's launch data as JSON (its WGSL is stored beside it)."""
-        return {
+        data: dict[str, object] = {
             "bindings": list(self.bindings),
             "written": sorted(self.written),
             "workgroup": list(self.workgroup),
             "grid": list(self.grid),
             "scratch": list(self.scratch),
         }
+        if self.pieces is not None:
+            data["pieces"] = list(self.pieces)
+        return data
 
 
 def storage_type(element: ScalarType, target: Target, what: str) -> str:
@@ -222,6 +229,7 @@ class WGSLEmitter(KernelEmitter):
             tuple(self.workgroup),  # type: ignore[arg-type]
             tuple(self.grid),  # type: ignore[arg-type]
             tuple(self.scratch),
+            concat_pieces(func),
         )
 
     # --- text helpers -----------------------------------------------------------------------------

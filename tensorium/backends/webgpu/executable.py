@@ -1,16 +1,17 @@
 """The WebGPU executable: a graph module lowered to loop kernels, emitted as WGSL, run through wgpu-py.
 
 :meth:`WebGPUExecutable.build` runs the codegen stages (:mod:`tensorium.lowering.codegen`) with the
-WebGPU backend's own scheduling (on a copy of the module whose ops over the storage-buffer limit are split,
-:mod:`tensorium.lowering.webgpu_split`): ``lower``, ``decompose`` (the math WGSL lacks), then ``emit``, which binds
-each kernel to workgroups (:mod:`tensorium.lowering.webgpu_schedule`), runs the limit passes
-(:mod:`tensorium.lowering.webgpu_limits`) and writes one WGSL shader per kernel. The CPU's default
+WebGPU backend's own scheduling (on a copy of the module whose ops over the storage-buffer or binding-size
+limit are split, :mod:`tensorium.lowering.webgpu_split`): ``lower``, ``decompose`` (the math WGSL lacks),
+then ``emit``, which binds each kernel to workgroups (:mod:`tensorium.lowering.webgpu_schedule`), runs the
+limit passes (:mod:`tensorium.lowering.webgpu_limits`) and writes one WGSL shader per kernel. The CPU's default
 schedules (vectors, threads) do not apply; ``disable=("schedule",)`` changes nothing here.
 
 ``run`` needs wgpu-py and an adapter (Mesa's lavapipe runs it on a CPU): every buffer of the plan gets a
 GPU buffer of its own (kept for the next run: shapes are static), constants are uploaded once, inputs at
 each run; a view is copied out of its source right before each kernel that reads it (bindings at
-arbitrary offsets would break WebGPU's offset alignment); all kernels go in one command buffer.
+arbitrary offsets would break WebGPU's offset alignment); a concat of contiguous runs of its result is buffer
+copies, not a kernel (:attr:`Shader.pieces`); all kernels go in one command buffer.
 
 :meth:`to_files` writes the artifact the JavaScript runtime also runs (``js/tensorium-webgpu.js``):
 ``plan.json`` (buffers, steps, kernels and their launch data), ``weights.bin`` (the constants, one after
@@ -38,7 +39,7 @@ from ...lowering.codegen import AfterStage, Codegen, run_codegen
 from ...lowering.space import Config
 from ...lowering.webgpu_limits import apply_limits, storage_bytes
 from ...lowering.webgpu_schedule import gpu_configs, map_to_workgroups
-from ...lowering.webgpu_split import split_for_storage_buffers
+from ...lowering.webgpu_split import split_for_binding_size, split_for_storage_buffers
 from ...runtime.executable import Executable, ExecutableError, ExecutableKind, read_plan_file
 from ...runtime.memory import MemoryPlan
 from ...targets import Target, TargetError, parse_target
@@ -133,7 +134,7 @@ class WebGPUExecutable(Executable):
             apply_limits(lowered, target)
             return compile_shaders(lowered, target)
 
-        module = split_for_storage_buffers(module, target, func)
+        module = split_for_binding_size(split_for_storage_buffers(module, target, func), target, func)
         state = Codegen(module, target, func, gpu_configs(module, target, func, configs), WGSLEmitter.NATIVE, emit)
         run_codegen(state, {*disable, "schedule"}, after_stage)
         assert state.lowered is not None
@@ -166,21 +167,27 @@ class WebGPUExecutable(Executable):
         gpu = [device.create_buffer(size=max(4, -(-storage_bytes(t) // 4) * 4), usage=usage) for t in self.buffers]
         for b, array in self.constants:
             device.queue.write_buffer(gpu[b], 0, _to_storage(array, self.buffers[b]))
+        launches: list[tuple[Any, Any, tuple[int, int, int] | None, list[View], list[tuple[int, int, int, int]] | None]]
         launches = []
         for step in self.steps:
             shader = self.shaders[step.kernel]
+            args = (*step.inputs, *step.outputs)
+            views = [self._view_of[b] for b in args if b in self._view_of]
+            if shader.pieces is not None:
+                (result,) = step.outputs
+                pieces = [(b, result, at, storage_bytes(self.buffers[b])) for b, at in zip(step.inputs, shader.pieces)]
+                launches.append((None, None, shader.grid, views, pieces))
+                continue
             pipeline = device.create_compute_pipeline(
                 layout="auto", compute={"module": device.create_shader_module(code=shader.wgsl), "entry_point": "main"}
             )
-            args = (*step.inputs, *step.outputs)
             bound = [gpu[args[p]] for p in shader.bindings]
             bound += [device.create_buffer(size=-(-n // 4) * 4, usage=usage) for n in shader.scratch]
             entries = [
                 {"binding": n, "resource": {"buffer": b, "offset": 0, "size": b.size}} for n, b in enumerate(bound)
             ]
             group = device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=entries)
-            copies = [self._view_of[b] for b in args if b in self._view_of]
-            launches.append((pipeline, group, shader.grid, copies))
+            launches.append((pipeline, group, shader.grid, views, None))
         return {"device": device, "buffers": gpu, "launches": launches}
 
     def run(self, inputs: Sequence[Any]) -> list[np.ndarray]:
@@ -205,12 +212,16 @@ class WebGPUExecutable(Executable):
             for buffer, array in zip(self.inputs, arrays):
                 device.queue.write_buffer(gpu[buffer], 0, _to_storage(array, self.buffers[buffer]))
             encoder = device.create_command_encoder()
-            for pipeline, group, grid, copies in self._gpu["launches"]:
-                for view in copies:
+            for pipeline, group, grid, views, pieces in self._gpu["launches"]:
+                for view in views:
                     t = self.buffers[view.buffer]
                     itemsize = storage_bytes(t) // max(1, t.num_elements or 1)
                     size = -(-storage_bytes(t) // 4) * 4
                     encoder.copy_buffer_to_buffer(gpu[view.source], view.offset * itemsize, gpu[view.buffer], 0, size)
+                if pieces is not None:
+                    for source, result, at, size in pieces:
+                        encoder.copy_buffer_to_buffer(gpu[source], 0, gpu[result], at, size)
+                    continue
                 compute = encoder.begin_compute_pass()
                 compute.set_pipeline(pipeline)
                 compute.set_bind_group(0, group)
@@ -311,6 +322,7 @@ def _load(root: Path, meta: dict[str, Any]) -> WebGPUExecutable:
             tuple(int(n) for n in k["workgroup"]),  # type: ignore[arg-type]
             tuple(int(n) for n in k["grid"]),  # type: ignore[arg-type]
             tuple(int(n) for n in k.get("scratch", ())),
+            tuple(int(n) for n in k["pieces"]) if "pieces" in k else None,
         )
     steps = []
     for s in meta["steps"]:

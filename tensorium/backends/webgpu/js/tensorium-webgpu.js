@@ -147,6 +147,13 @@ export class Executable {
     const viewOf = new Map(plan.views.map(([buffer, source, offset]) => [buffer, { buffer, source, offset }]));
     this.launches = plan.steps.map((step) => {
       const kernel = plan.kernels[step.kernel];
+      const copies = step.args.filter((b) => viewOf.has(b)).map((b) => viewOf.get(b));
+      if (kernel.pieces) {
+        // a concat of contiguous runs of its result: buffer copies, no shader
+        const result = step.args[step.inputs];
+        const pieces = kernel.pieces.map((at, n) => ({ source: step.args[n], result, at, bytes: plan.buffers[step.args[n]].bytes }));
+        return { pieces, copies };
+      }
       this.modules[step.kernel] ??= device.createShaderModule({ code: sources[step.kernel], label: step.kernel });
       const module = this.modules[step.kernel];
       const pipeline = device.createComputePipeline({
@@ -160,7 +167,6 @@ export class Executable {
         layout: pipeline.getBindGroupLayout(0),
         entries: bound.map((buffer, binding) => ({ binding, resource: { buffer } })),
       });
-      const copies = step.args.filter((b) => viewOf.has(b)).map((b) => viewOf.get(b));
       return { pipeline, group, grid: step.grid, copies };
     });
     this.readback = plan.outputs.map((b) =>
@@ -199,11 +205,15 @@ export class Executable {
       device.queue.writeBuffer(this.buffers[plan.inputs[n]], 0, padded);
     });
     const encoder = device.createCommandEncoder();
-    for (const { pipeline, group, grid, copies } of this.launches) {
+    for (const { pipeline, group, grid, copies, pieces } of this.launches) {
       for (const view of copies) {
         const t = plan.buffers[view.buffer];
         const itemsize = t.bytes / Math.max(1, product(t.shape));
         encoder.copyBufferToBuffer(this.buffers[view.source], view.offset * itemsize, this.buffers[view.buffer], 0, ceil4(t.bytes));
+      }
+      if (pieces) {
+        for (const p of pieces) encoder.copyBufferToBuffer(this.buffers[p.source], 0, this.buffers[p.result], p.at, p.bytes);
+        continue;
       }
       const pass = encoder.beginComputePass();
       pass.setPipeline(pipeline);
