@@ -158,19 +158,30 @@ def check_inference_graph(module: Any, exported: Any) -> None:
         for spec in exported.graph_signature.output_specs
         if spec.kind == torch.export.graph_signature.OutputKind.BUFFER_MUTATION
     ]
-    dropouts = sorted(
+    found = sorted(
         {
-            f"at {line}" if (line := _node_line(node)) else f"(node '{node.name}')"
+            f"{kind} at {line}" if (line := _node_line(node)) else f"{kind} (node '{node.name}')"
             for node in exported.graph.nodes
-            if node.op == "call_function" and str(node.target) in _TRAINING_OPS
+            if (kind := _training_op(node)) is not None
         }
     )
-    if not mutations and not dropouts:
+    found += [f"buffer '{t}' updated" for t in sorted(mutations)]
+    if not found:
         return
-    found = [f"dropout {where}" for where in dropouts] + [f"buffer '{t}' updated" for t in sorted(mutations)]
     raise TrainingModeError(
         f"the model is in training mode ({'; '.join(found)}); Tensorium compiles inference: call model.eval() first"
     )
+
+
+def _training_op(node: Any) -> str | None:
+    """ "dropout" or "batch norm" for a node that behaves differently in training mode, else None."""
+    if node.op != "call_function":
+        return None
+    if str(node.target) in _TRAINING_OPS:
+        return "dropout"
+    if str(node.target) == "aten.batch_norm.default" and len(node.args) > 5 and node.args[5]:
+        return "batch norm"
+    return None
 
 
 def _node_line(node: Any) -> str | None:
