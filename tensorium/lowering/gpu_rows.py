@@ -1,4 +1,4 @@
-"""The ``gpu_rows`` kernel family: reductions and softmax over trailing axes on GPU targets, one block per row.
+"""The ``gpu_rows`` kernel family: reductions, softmax and norms over trailing axes on GPUs, one block per row.
 
 The reduced (trailing) axes of each row are spread over the block's ``threads``: each thread folds every
 ``threads``-th element into a register, then the block combines the partial results in shared memory by
@@ -13,16 +13,19 @@ elements takes ``n / threads + log2(threads)`` steps instead of ``n``:
         for s in threads/2, threads/4, ..., 1: if t < s: partial[t] = combine(partial[t], partial[t + s]); barrier
         total = partial[0]; barrier
         if t == 0: out[r] = total                    (reduce_sum / mean / max / min)
-        for c in [t, n, threads): out[r, c] = ...    (softmax and log_softmax: a max pass, then a sum pass)
+        for c in [t, n, threads): out[r, c] = ...    (softmax: a max pass, then a sum pass; layer norm: a mean
+                                                     pass, then a variance pass; RMS norm: a mean-square pass)
 
-f32 ops with static shapes whose reduced axes are the trailing ones; others keep their general family. The
+f32 ops with static shapes whose reduced axes are the trailing ones (norms with all their optional operands or
+none); others keep their general family. The
 threads per block are the family's one knob.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import partial
 
 from ..ir.core import Operation, Value
 from ..ir.dialects import loop
@@ -40,12 +43,17 @@ REDUCTIONS = {
     "graph.reduce_min": ("min", math.inf),
 }
 SOFTMAX = ("graph.softmax", "graph.log_softmax")
+NORMS = {"graph.layer_norm": 3, "graph.rms_norm": 2}
+"""Norms by their operand count with every optional operand given (x, weight, bias): the family builds a norm
+with all of them or with none."""
 THREADS = (32, 64, 128, 256, 512, 1024)
 
 
 def row_split(op: Operation) -> tuple[int, int, int] | None:
     """(rows, elements per row, reduced trailing axes) of an op this family builds, or None."""
-    if op.name not in REDUCTIONS and op.name not in SOFTMAX:
+    if op.name not in REDUCTIONS and op.name not in SOFTMAX and op.name not in NORMS:
+        return None
+    if op.name in NORMS and len(op.operands) not in (1, NORMS[op.name]):
         return None
     x, out = op.operands[0].type, op.results[0].type
     if not all(isinstance(t, TensorType) and t.element == f32 and t.is_static for t in (x, out)):
@@ -56,6 +64,11 @@ def row_split(op: Operation) -> tuple[int, int, int] | None:
         return None
     if op.name in SOFTMAX:
         axes = [normalize_axis(int(op.attr("axis", -1)), len(shape))]
+    elif op.name in NORMS:
+        axes = list(range(normalize_axis(int(op.attr("axis", -1)), len(shape)), len(shape)))
+        normalized = shape[axes[0] :]
+        if any(not isinstance(v.type, TensorType) or v.type.shape != normalized for v in op.operands[1:]):
+            return None
     else:
         given = op.attr("axes")
         axes = sorted(normalize_axis(a, len(shape)) for a in given) if given else list(range(len(shape)))
@@ -101,14 +114,14 @@ def lower_gpu_rows(op: Operation, k: Kernel) -> None:
     tail = [k.index(d) for d in x_shape[len(x_shape) - reduced :]]
     out_sizes = [k.index(d) for d in out.type.static_shape]  # type: ignore[attr-defined]
     with loop.for_(0, rows, kind="gpu_block", axis=0, name="row") as r:
-        partial = loop.alloc(type=BufferType((threads,), f32, "shared"))
+        partials = loop.alloc(type=BufferType((threads,), f32, "shared"))
         with loop.for_(0, threads, kind="gpu_thread", axis=0, name="t") as t:
             row = delinearize(r, lead) if lead else []
 
             def element(c: Value) -> Value:
                 return loop.load(x, *row, *delinearize(c, tail))  # type: ignore[no-any-return]
 
-            block = _BlockReduce(k, t, threads, cols, partial)
+            block = _BlockReduce(k, t, threads, cols, partials)
             if op.name in REDUCTIONS:
                 how, init = REDUCTIONS[op.name]
                 total = block.reduce(how, init, element)
@@ -121,7 +134,14 @@ def lower_gpu_rows(op: Operation, k: Kernel) -> None:
                 def store(value: Value, c: Value) -> None:
                     loop.store(value, out, *row, *delinearize(c, tail))
 
-                _softmax(op.name == "graph.log_softmax", block, element, store)
+                if op.name in SOFTMAX:
+                    _softmax(op.name == "graph.log_softmax", block, element, store)
+                else:
+
+                    def param(w: Value, c: Value) -> Value:
+                        return loop.load(w, *delinearize(c, tail))  # type: ignore[no-any-return]
+
+                    _norm(op, k, block, element, [partial(param, w) for w in k.inputs[1:]], store)
 
 
 def _softmax(
@@ -134,6 +154,35 @@ def _softmax(
     with loop.for_(block.t, block.cols, block.threads, name="w") as c:
         shifted = loop.sub(element(c), top)
         store(loop.sub(shifted, log_total) if log_total is not None else loop.div(loop.exp(shifted), total), c)
+
+
+def _norm(
+    op: Operation,
+    k: Kernel,
+    block: _BlockReduce,
+    element: Callable[[Value], Value],
+    params: Sequence[Callable[[Value], Value]],
+    store: Callable[[Value, Value], None],
+) -> None:
+    """Layer norm (mean and variance passes) or RMS norm (a mean-square pass) of the row, then each element
+    scaled (and shifted) by the weight (and bias) at its position."""
+    count = k.const(float(block.cols), f32)
+    centered = element
+    if op.name == "graph.layer_norm":
+        mean = loop.div(block.reduce("add", 0.0, element), count)
+
+        def centered(c: Value) -> Value:
+            return loop.sub(element(c), mean)  # type: ignore[no-any-return]
+
+    square = block.reduce("add", 0.0, lambda c: loop.mul(centered(c), centered(c)))
+    root = loop.sqrt(loop.add(loop.div(square, count), k.const(float(op.attr("eps")), f32)))
+    with loop.for_(block.t, block.cols, block.threads, name="w") as c:
+        value = loop.div(centered(c), root)
+        if params:
+            value = loop.mul(value, params[0](c))
+        if len(params) > 1:
+            value = loop.add(value, params[1](c))
+        store(value, c)
 
 
 class _BlockReduce:
@@ -163,7 +212,7 @@ class _BlockReduce:
         return total  # type: ignore[no-any-return]
 
 
-_FAMILY = Family("gpu_rows", (*REDUCTIONS, *SOFTMAX), gpu_rows_space, gpu_rows_default)
+_FAMILY = Family("gpu_rows", (*REDUCTIONS, *SOFTMAX, *NORMS), gpu_rows_space, gpu_rows_default)
 register_target_family("cuda", _FAMILY)
 for _name in _FAMILY.ops:
     register_target_lowering("cuda", _name, lower_gpu_rows)

@@ -88,7 +88,7 @@ def test_schedules_print_as_text() -> None:
 
 
 def test_cuda_kernel_spaces_carry_the_threads_knob_and_it_sizes_the_block() -> None:
-    module = build_module([TensorType((300, 8), f32), TensorType((8,), f32)], lambda x, w: graph.rms_norm(x, w))
+    module = build_module([TensorType((300, 8), f32)], lambda x: graph.reduce_prod(x, axes=(1,)))
     op = func_body(functions(module)[0]).ops[-2]
     space = kernel_space(op, SM90)
     assert space is not None and "threads" in [k.name for k in space.knobs]
@@ -152,14 +152,16 @@ def test_gpu_gemm_space_keeps_to_whole_warps_and_shared_memory() -> None:
     assert fused_space is not None and fused_space.family == "gemm"
 
 
-@pytest.mark.parametrize("name", ["reduce_sum", "reduce_max", "reduce_all", "softmax", "log_softmax"])
+@pytest.mark.parametrize(
+    "name", ["reduce_sum", "reduce_max", "reduce_all", "softmax", "log_softmax", "layer_norm", "rms_norm"]
+)
 def test_row_reductions_use_a_block_per_row_and_a_shared_memory_tree(name: str) -> None:
     lowered = lowered_for_gpu(SUITE[name].module())
     (kernel,) = functions(lowered)
     assert str(kernel.attributes["config"]).startswith("gpu_rows{threads=")
     barriers = [op for op in kernel.walk() if op.name == "loop.barrier"]
     threads = int(str(kernel.attributes["config"]).split("=")[1].rstrip("}"))
-    passes = 2 if "softmax" in name else 1
+    passes = 2 if "softmax" in name or name == "layer_norm" else 1
     assert len(barriers) == passes * (threads.bit_length() + 1)  # after the partials, each halving, the total
     ptx = compile_ptx(lowered, SM90)
     (launch,) = ptx.launches.values()
