@@ -160,7 +160,10 @@ def to_torch(array: np.ndarray, t: Type | None = None) -> Any:
     """A numpy array as a torch tensor (IR bf16 results go back to torch.bfloat16)."""
     torch = _torch()
     assert torch is not None
-    out = torch.from_numpy(np.asarray(array, order="C"))  # keeps 0-d shapes
+    data = np.asarray(array, order="C")  # keeps 0-d shapes
+    if not data.flags.writeable:  # an output that is a constant of the model: the caller gets a copy
+        data = data.copy()
+    out = torch.from_numpy(data)
     if isinstance(t, TensorType) and t.element == FloatType("bf16"):
         out = out.to(torch.bfloat16)
     return out

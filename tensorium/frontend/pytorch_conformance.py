@@ -72,6 +72,8 @@ SHAPE_ONLY_OPS = frozenset(
         "nn.functional.feature_alpha_dropout.with_train",
         "nn.functional.feature_alpha_dropout.without_train",
         "nn.functional.rrelu",
+        "randn",
+        "rand",
         "uniform",
         "exponential",
         "geometric",

@@ -112,8 +112,9 @@ def lookup_converter(target: Any) -> Converter | None:
 
 def load_all_converters() -> dict[str, Converter]:
     """:data:`CONVERTERS` with the converters of the modules that extend it (pytorch_math_ops,
-    pytorch_shape_ops, pytorch_pool_ops), imported on first use since they import this module."""
-    from . import pytorch_math_ops, pytorch_pool_ops, pytorch_shape_ops  # noqa: F401
+    pytorch_shape_ops, pytorch_pool_ops, pytorch_random_ops), imported on first use since they import
+    this module."""
+    from . import pytorch_math_ops, pytorch_pool_ops, pytorch_random_ops, pytorch_shape_ops  # noqa: F401
 
     return CONVERTERS
 
@@ -136,6 +137,13 @@ class Context:
     def __init__(self, sym_names: dict[str, str] | None = None):
         self.sym_names = dict(sym_names or {})
         self.node: torch.fx.Node | None = None
+        self.random_ops = 0
+
+    def next_seed(self) -> int:
+        """The seed of the next ``graph.random`` op: 0, 1, 2, ... in graph order, so each random op of a
+        model draws its own numbers and a model imported again draws the same ones."""
+        self.random_ops += 1
+        return self.random_ops - 1
         self.dim_sources: dict[str, tuple[Value, int]] = {}
         """Named symbolic dim -> a (value, axis) that has it (the graph's inputs), for broadcasts to it."""
 

@@ -705,3 +705,32 @@ def _rms_norm(
     mean_square = graph.reduce_mean(graph.mul(x, x), axes=axes, keepdims=True)
     out = graph.mul(x, graph.rsqrt(graph.add(mean_square, cx.const(eps, element))))
     return graph.mul(out, weight) if weight is not None else out
+
+
+@converts("aten.diagonal_scatter.default")
+def _diagonal_scatter(cx: Context, x: Value, src: Value, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Value:
+    t = ttype(x)
+    dim1, dim2 = dim1 % t.rank, dim2 % t.rank
+    rows, cols = static_dim(t, dim1, "diagonal_scatter"), static_dim(t, dim2, "diagonal_scatter")
+    rest = [a for a in range(t.rank) if a not in (dim1, dim2)]
+    perm = rest + [dim1, dim2]
+    moved = graph.transpose(x, perm=perm) if perm != list(range(t.rank)) else x
+    batch = [t.shape[a] for a in rest]
+    flat = reshape_to(moved, [*batch, rows * cols])
+    length = static_dim(ttype(src), ttype(src).rank - 1, "diagonal_scatter")
+    if length == 0:
+        return x
+    start = offset if offset >= 0 else -offset * cols
+    positions = cx.const(start + np.arange(length) * (cols + 1), i64)
+    index = broadcast_to(reshape_to(positions, [1] * len(batch) + [length]), [*batch, length])
+    written = graph.scatter_elements(flat, index, cast(src, t.element), axis=len(batch), reduction="none")
+    back = reshape_to(written, [ttype(moved).shape[a] for a in range(t.rank)])
+    return graph.transpose(back, perm=[perm.index(a) for a in range(t.rank)]) if perm != list(range(t.rank)) else back
+
+
+@converts("aten._cdist_forward.default")
+def _cdist(cx: Context, a: Value, b: Value, p: float, compute_mode: Any = None) -> Value:
+    ta = ttype(a)
+    # every row of a against every row of b: [..., n, 1, d] - [..., 1, m, d]
+    diff = graph.sub(graph.unsqueeze(a, axes=[ta.rank - 1]), graph.unsqueeze(b, axes=[ttype(b).rank - 2]))
+    return _vector_norm(cx, diff, p, [-1])

@@ -661,6 +661,17 @@ class Recipes(ProgramBuilder):
         if x is not None and self.flip(0.7):
             self.emit(self.choice(["add", "mul"]), x, r)
 
+    @_recipe(0.3)
+    def random(self) -> None:
+        """Random draws, usually combined with a float value of their shape."""
+        x = self.pick(lambda t: t.element in (f32, f64))
+        element = _tt(x).element if x is not None else self.choice([f32, f64])
+        shape = list(_shape(x)) if x is not None else [self.randint(1, self.config.max_dim)]
+        distribution = self.choice(["uniform", "normal"])
+        r = self.emit("random", shape=shape, dtype=element, distribution=distribution, seed=self.randint(0, 1000))
+        if x is not None and self.flip(0.7):
+            self.emit(self.choice(["add", "mul"]), x, r)
+
     # indexing ----------------------------------------------------------------------------------
     @_recipe(0.4)
     def gather(self) -> None:

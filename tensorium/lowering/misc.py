@@ -9,12 +9,15 @@ contracted letters' loops into an accumulator. The others are copies with comput
 
 from __future__ import annotations
 
+import math
+
 from ..ir.core import Operation, Value
 from ..ir.dialects import loop
+from ..ir.dialects.graph import rng
 from ..ir.dialects.graph.linalg import parse_equation
 from ..ir.shapes import normalize_axis
 from ..ir.types import BufferType, FloatType, IntegerType, f64, i64
-from .kernel import Kernel, compute_type, convert, element_of, lowering, shape_of
+from .kernel import Kernel, compute_type, convert, element_of, linearize, lowering, shape_of
 from .reduce import accumulate
 
 
@@ -235,3 +238,32 @@ def lower_einsum(op: Operation, k: Kernel) -> None:
             plus,
         )
         loop.store(convert(total, t), out, ivs)
+
+
+@lowering("graph.random")
+def lower_random(op: Operation, k: Kernel) -> None:
+    """The counter-based generator of tensorium/ir/dialects/graph/rng.py, element by element in i64 (every
+    intermediate stays below 2**47), then Box-Muller in f64 for normal draws."""
+    out = k.outputs[0]
+    attrs = op.opdef.attr_kwargs(op)
+    seed, normal = attrs["seed"], attrs["distribution"] == "normal"
+    rank = len(shape_of(out))
+    with k.loops(k.sizes(out), _names(rank)) as ivs:
+        flat = convert(linearize(ivs, k.sizes(out), k.index(0)), i64) if rank else k.const(0, i64)
+        first = _uniform(k, seed, 0, flat)
+        if normal:
+            radius = loop.sqrt(loop.mul(k.const(-2.0, f64), loop.log(first)))
+            angle = loop.mul(k.const(2.0 * math.pi, f64), _uniform(k, seed, 1, flat))
+            first = loop.mul(radius, loop.cos(angle))
+        loop.store(convert(first, element_of(out)), out, ivs)
+
+
+def _uniform(k: Kernel, seed: int, stream: int, index: Value) -> Value:
+    """(hash(seed, stream, index) + 0.5) / (2**31 - 1) in f64."""
+    modulus = k.const(rng.MODULUS, i64)
+    offset = k.const(rng.start_offset(seed, stream), i64)
+    x = loop.rem(loop.add(loop.mul(index, k.const(rng.INDEX_SCALE, i64)), offset), modulus)
+    for _ in range(rng.ROUNDS):
+        x = loop.rem(loop.mul(x, k.const(rng.MULTIPLIER, i64)), modulus)
+        x = loop.xor(x, loop.div(x, k.const(rng.SHIFT, i64)))
+    return loop.div(loop.add(convert(x, f64), k.const(0.5, f64)), k.const(float(rng.MODULUS), f64))

@@ -485,3 +485,32 @@ def test_running_extremes_searches_and_small_reductions() -> None:
 
     seq = torch.tensor([-1.0, -0.2, 0.0, 0.5, 1.5, 2.0])
     check(fn, gen(4, 5), seq, torch.tensor([[3, 1, 2, 0, 1], [0, 2, 2, 3, 1]]))
+
+
+def test_random_ops_draw_from_tensoriums_generator() -> None:
+    import tensorium
+
+    def fn(x: Any) -> Any:
+        return (
+            torch.rand_like(x),
+            torch.randn(4000),
+            torch.bernoulli(torch.full((4000,), 0.25)),
+            torch.randint(3, 9, (4000,)),
+            torch.empty(4000).exponential_(2.0),
+            torch.normal(x, 0.5),
+        )
+
+    x = torch.zeros(100, 40)
+    first = tensorium.compile(fn, target="cpu")(x)
+    again = tensorium.compile(fn, target="interp")(x)
+    for got, want, same in zip(first, fn(x), again):
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_allclose(got.numpy(), same.numpy(), rtol=1e-6)  # one generator on every target
+    uniform, normal, coins, ints, waits, noisy = (t.double() for t in first)
+    assert 0 < uniform.min() and uniform.max() < 1 and abs(uniform.mean() - 0.5) < 0.02
+    assert abs(normal.mean()) < 0.06 and abs(normal.std() - 1) < 0.05
+    assert set(coins.unique().tolist()) == {0.0, 1.0} and abs(coins.mean() - 0.25) < 0.03
+    assert ints.min() == 3 and ints.max() == 8
+    assert waits.min() > 0 and abs(waits.mean() - 0.5) < 0.05
+    assert abs(noisy.std() - 0.5) < 0.03
+    assert not torch.equal(first[0][0], first[0][1])  # every element is its own draw

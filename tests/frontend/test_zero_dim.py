@@ -128,3 +128,12 @@ def test_zero_dim_constant_attribute_stays_zero_dim() -> None:
 
     attr = DenseAttr.adopt(np.array(1.5, np.float32), TensorType((), f32))
     assert attr.array.shape == ()
+
+
+def test_constant_outputs_come_back_as_writable_copies() -> None:
+    torch = _torch()
+    compiled = tensorium.compile(lambda x: (x + 1, torch.ones(3)), target="interp")
+    _, ones = compiled(torch.tensor(1.0))
+    ones += 1  # the model's constant must not change
+    _, again = compiled(torch.tensor(1.0))
+    assert again.tolist() == [1.0, 1.0, 1.0]

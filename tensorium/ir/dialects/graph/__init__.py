@@ -17,6 +17,7 @@ from . import (  # noqa: F401  (registers the ops)
     misc,
     nn,
     reduce,
+    rng,
     sdpa,
     shape,
 )
