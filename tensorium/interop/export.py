@@ -827,6 +827,27 @@ def _cumsum(op: Operation) -> Callable[..., Value]:
     return build
 
 
+def _resize(op: Operation) -> Callable[..., Value]:
+    """A nearest-neighbour resize as a gather per spatial axis, at the source positions the op's own
+    reference semantics pick (computed on a tensor holding each cell's row, then column, number)."""
+
+    def build(x: Value) -> Value:
+        if op.attr("mode") != "nearest":
+            raise NotExportable(f"a {op.attr('mode')} resize (only nearest ones are gathers)")
+        t = _tensor_type(x)
+        shape = _static(t, "a resize")
+        h_axis, w_axis = (2, 3) if op.attr("layout") == "NCHW" else (1, 2)
+        for axis, other in ((h_axis, w_axis), (w_axis, h_axis)):
+            probe = np.zeros(shape, np.float32)
+            probe += np.arange(shape[axis], dtype=np.float32).reshape([-1 if i == axis else 1 for i in range(4)])
+            picked = op.opdef.reference(probe, **op.opdef.complete_attrs(dict(op.attributes)))
+            line = np.moveaxis(picked, (axis, other), (0, 1))[:, 0].reshape(picked.shape[axis], -1)[:, 0]
+            x = _take(x, line.astype(np.int64).tolist(), axis)
+        return x
+
+    return build
+
+
 def _triangle(op: Operation) -> Callable[..., Value]:
     """tril/triu as a select with a constant mask over the last two dims."""
 
@@ -942,6 +963,7 @@ DECOMPOSE: dict[str, Callable[[Operation], Callable[..., Value]]] = {
     "quant.embedding": _quant_embedding,
     "graph.attention": _attention,
     "graph.cumsum": _cumsum,
+    "graph.resize": _resize,
     "graph.tril": _triangle,
     "graph.triu": _triangle,
     "graph.tile": _tile,

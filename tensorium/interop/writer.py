@@ -26,13 +26,14 @@ class V:
 
 
 def storage(t: ScalarType) -> ScalarType:
-    """The integer a quantized element type is stored in (its k-bit codes); any other type itself."""
-    return t.storage if isinstance(t, QuantizedType) else t
+    """The integer the k-bit codes of a quantized element type are held in, a byte (IREE cannot compile
+    constants of sub-byte types, and every code fits in one); any other type itself."""
+    return IntegerType(8, t.signed) if isinstance(t, QuantizedType) else t
 
 
 def element_text(t: ScalarType) -> str:
     """MLIR's spelling of an element type: integers are signless (``u8`` becomes ``i8``), quantized types are
-    their k-bit codes (``!quant<u4:f32, ...>`` becomes ``i4``)."""
+    the bytes holding their codes (``!quant<u4:f32, ...>`` becomes ``i8``)."""
     t = storage(t)
     if isinstance(t, IntegerType):
         return f"i{t.width}"

@@ -246,14 +246,15 @@ QUANT = """module {
 
 
 def test_quant_dialect_exports_as_integer_arithmetic_through_iree_and_back() -> None:
-    """quantize, dequantize and quant.matmul (4-bit codes, a scale and zero point per group of 4) become i4
-    tensors with arith casts, rounding and clamping; IREE and the import compute what the interpreter does."""
+    """quantize, dequantize and quant.matmul (4-bit codes, a scale and zero point per group of 4) become i8
+    tensors of codes with arith casts, rounding and clamping; IREE and the import compute what the
+    interpreter does."""
     pytest.importorskip("iree.runtime", reason="the mlir extra (iree-base-runtime) is not installed")
     from tensorium.interop.iree import run_text
 
     module = tm.parse_module(QUANT)
     text = export_text(module)
-    assert "xi4>" in text and "math.roundeven" in text and "arith.fptoui" in text and "quant" not in text
+    assert "xi8>" in text and "math.roundeven" in text and "arith.fptoui" in text and "quant" not in text
     rng = np.random.default_rng(0)
     x, w = rng.standard_normal((3, 8)).astype(np.float32), rng.standard_normal((2, 8)).astype(np.float32)
     inputs = [x, w, np.full((2, 2), 0.25, np.float32), np.full((2, 2), 8.0, np.float32)]
@@ -289,9 +290,10 @@ def test_gather_and_embedding_as_tensor_extract_through_iree_and_back() -> None:
     assert _equal(run_text(text, inputs), want)
 
 
-def test_reversed_slices_edge_and_reflect_pads_and_cumsum_through_iree_and_back() -> None:
-    """Written as gathers at constant positions (reversed slices, edge/reflect pads, negative pads crop)
-    and as a matmul by a constant triangle (cumsum, inclusive or exclusive, forward or reversed)."""
+def test_reversed_slices_pads_cumsum_and_nearest_resize_through_iree_and_back() -> None:
+    """Written as gathers at constant positions (reversed slices, edge/reflect pads, nearest resizes;
+    negative pads crop) and as a matmul by a constant triangle (cumsum, inclusive or exclusive, forward or
+    reversed)."""
     pytest.importorskip("iree.runtime", reason="the mlir extra (iree-base-runtime) is not installed")
     from tensorium.interop.iree import run_text
     from tensorium.ir import InsertionPoint, func_body, graph, make_func, make_module, set_results
@@ -308,6 +310,8 @@ def test_reversed_slices_edge_and_reflect_pads_and_cumsum_through_iree_and_back(
             graph.cumsum(x, axis=0),
             graph.cumsum(x, axis=1, exclusive=True, reverse=True),
             graph.cumsum(i, axis=0, reverse=True),
+            graph.resize(graph.reshape(x, shape=[1, 1, 5, 4]), size=[7, 3]),
+            graph.resize(graph.reshape(x, shape=[1, 5, 4, 1]), size=[3, 9], layout="NHWC", nearest_mode="ceil"),
         ]
     set_results(func, results)
     module = make_module([func])
