@@ -98,3 +98,12 @@ def test_the_op_suite_on_the_gpu_matches_the_interpreter(name: str) -> None:
     got = CudaExecutable.build(module).run(inputs)
     for g, w in zip(got, interp.run(module, inputs)):
         np.testing.assert_allclose(g, w, rtol=1e-4 if w.dtype != np.float16 else 1e-3, atol=1e-5)
+
+
+def test_a_gpu_older_than_the_code_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tensorium.backends.cuda import executable
+
+    built = CudaExecutable.build(SUITE["softmax"].module(), target=parse_target("cuda:sm_90"))
+    monkeypatch.setattr(executable, "device_arch", lambda: "sm_75")
+    with pytest.raises(CudaUnavailable, match=r"compiled for sm_90, but GPU 0 is sm_75; compile for 'cuda'"):
+        built.run(SUITE["softmax"].inputs())

@@ -35,9 +35,10 @@ from ...lowering.space import Config
 from ...runtime.executable import Executable, ExecutableError, read_plan_file
 from ...runtime.memory import MemoryPlan, nbytes
 from ...targets import Target, TargetError, parse_target
+from ...targets.cuda import device_arch
 from ...version import __version__
 from ..interp import check_value
-from .driver import Device
+from .driver import CudaUnavailable, Device
 from .emitter import Launch
 from .ptx import NATIVE, PtxModule, assemble, compile_ptx, ptxas_path
 
@@ -139,8 +140,19 @@ class CudaExecutable(Executable):
     def device(self) -> Device:
         """GPU 0 with this executable's PTX loaded (CudaUnavailable, saying what is missing, without one)."""
         if self._device is None:
+            self._check_architecture()
             self._device = Device(self.ptx.ptx, list(self.ptx.launches))
         return self._device
+
+    def _check_architecture(self) -> None:
+        """CudaUnavailable, naming both, when GPU 0 is older than this executable's architecture (PTX runs on
+        its own architecture and later ones)."""
+        here = device_arch()
+        if here is not None and _arch_number(here) < _arch_number(self.target.cpu):
+            raise CudaUnavailable(
+                f"this executable was compiled for {self.target.cpu}, but GPU 0 is {here}; compile for 'cuda' "
+                f"(the device's architecture) or 'cuda:{here}'"
+            )
 
     def run(self, inputs: Sequence[Any]) -> list[np.ndarray]:
         """Run the plan on GPU 0 with numpy ``inputs`` (in @main argument order); returns new output arrays."""
@@ -295,6 +307,10 @@ class CudaExecutable(Executable):
             if isinstance(e, ExecutableError):
                 raise
             raise ExecutableError(f"{file}: malformed plan ({type(e).__name__}: {e})") from None
+
+
+def _arch_number(arch: str) -> int:
+    return int(arch.removeprefix("sm_"))
 
 
 def _shape(t: TensorType, bindings: dict[str, int]) -> tuple[int, ...]:
