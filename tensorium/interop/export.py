@@ -827,6 +827,30 @@ def _cumsum(op: Operation) -> Callable[..., Value]:
     return build
 
 
+def _arg_extreme(op: Operation) -> Callable[..., Value]:
+    """argmax/argmin as the least (or, with select_last_index, the greatest) index where the element equals
+    the reduced extreme or is NaN (a NaN wins): a select against a constant iota, then a reduction."""
+
+    def build(x: Value) -> Value:
+        t = _tensor_type(x)
+        axis = normalize_axis(op.attr("axis"), t.rank)
+        size = t.shape[axis]
+        if not isinstance(size, int):
+            raise NotExportable(f"{op.name} along a symbolic dim")
+        extreme = (graph.reduce_max if op.name == "graph.argmax" else graph.reduce_min)(x, axes=[axis], keepdims=True)
+        hit = graph.eq(x, extreme)
+        if isinstance(t.element, FloatType):
+            hit = graph.or_(hit, graph.ne(x, x))
+        iota = np.arange(size, dtype=np.int64).reshape([-1 if i == axis else 1 for i in range(t.rank)])
+        last = op.attr("select_last_index")
+        miss = graph.constant(value=DenseAttr.of(np.asarray(-1 if last else size, np.int64)))
+        picked = graph.where(hit, graph.constant(value=DenseAttr.of(iota)), miss)
+        reduce = graph.reduce_max if last else graph.reduce_min
+        return reduce(picked, axes=[axis], keepdims=op.attr("keepdims"))
+
+    return build
+
+
 def _resize(op: Operation) -> Callable[..., Value]:
     """A nearest-neighbour resize as a gather per spatial axis, at the source positions the op's own
     reference semantics pick (computed on a tensor holding each cell's row, then column, number)."""
@@ -963,6 +987,8 @@ DECOMPOSE: dict[str, Callable[[Operation], Callable[..., Value]]] = {
     "quant.embedding": _quant_embedding,
     "graph.attention": _attention,
     "graph.cumsum": _cumsum,
+    "graph.argmax": _arg_extreme,
+    "graph.argmin": _arg_extreme,
     "graph.resize": _resize,
     "graph.tril": _triangle,
     "graph.triu": _triangle,

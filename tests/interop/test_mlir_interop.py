@@ -59,17 +59,17 @@ def test_suite_model_exports_verifies_and_round_trips(name: str, module: tm.ir.O
 def test_unsupported_ops_are_reported_all_at_once() -> None:
     module = tm.parse_module(
         """module {
-  func.func @main(%x: tensor<4x5xf32>) -> (tensor<4xi64>, tensor<4xi64>) {
-    %0 = graph.argmin %x {axis = 1} : (tensor<4x5xf32>) -> tensor<4xi64>
-    %1 = graph.argmax %x {axis = 1} : (tensor<4x5xf32>) -> tensor<4xi64>
-    func.return %0, %1 : tensor<4xi64>, tensor<4xi64>
+  func.func @main(%x: tensor<4x5xf32>, %i: tensor<4x2xi64>, %j: tensor<3x2xi64>) -> (tensor<4x2xf32>, tensor<3xf32>) {
+    %0 = graph.gather_elements %x, %i {axis = 1} : (tensor<4x5xf32>, tensor<4x2xi64>) -> tensor<4x2xf32>
+    %1 = graph.gather_nd %x, %j : (tensor<4x5xf32>, tensor<3x2xi64>) -> tensor<3xf32>
+    func.return %0, %1 : tensor<4x2xf32>, tensor<3xf32>
   }
 }"""
     )
     with pytest.raises(ExportError) as info:
         export_text(module)
     message = str(info.value)
-    assert "2 unsupported op(s) of 2 kind(s): graph.argmax, graph.argmin" in message
+    assert "2 unsupported op(s) of 2 kind(s): graph.gather_elements, graph.gather_nd" in message
     assert "<input>:3:10" in message and "<input>:4:10" in message
 
 
@@ -321,3 +321,29 @@ def test_reversed_slices_pads_cumsum_and_nearest_resize_through_iree_and_back() 
     want = run(module, inputs)
     assert _equal(run(import_text(text), inputs), want)
     assert _equal(run_text(text, inputs), want)
+
+
+def test_argmax_and_argmin_keep_first_index_ties_and_nan_through_iree_and_back() -> None:
+    pytest.importorskip("iree.runtime", reason="the mlir extra (iree-base-runtime) is not installed")
+    from tensorium.interop.iree import run_text
+    from tensorium.ir import InsertionPoint, func_body, graph, make_func, make_module, set_results
+    from tensorium.ir.types import TensorType, f32, i32
+
+    func = make_func("main", [TensorType((3, 5), f32), TensorType((4, 3), i32)])
+    with InsertionPoint(func_body(func)):
+        x, i = func_body(func).args
+        results = [
+            graph.argmax(x, axis=1),
+            graph.argmin(x, axis=0, keepdims=True),
+            graph.argmax(i, axis=0, select_last_index=True),
+            graph.argmin(i, axis=1),
+        ]
+    set_results(func, results)
+    module = make_module([func])
+    x = np.array([[1, 3, 3, 0, -1], [np.nan, 2, np.nan, 5, 5], [0, 0, 0, 0, 0]], np.float32)
+    i = np.array([[1, 2, 2], [2, 2, 1], [0, 2, 0], [2, 0, 0]], np.int32)
+    text = export_text(module)
+    want = run(module, [x, i])
+    assert [w.tolist() for w in want] == [[1, 0, 0], [[1, 2, 1, 0, 0]], [3, 2, 0], [0, 2, 0, 1]]
+    assert _equal(run(import_text(text), [x, i]), want)
+    assert _equal(run_text(text, [x, i]), want)
