@@ -5,26 +5,14 @@
 //
 // With inputs, the page runs the model on them and the outputs are written as OUT_DIR/out<N>.npy; with
 // --screenshot, the page's Run button runs it on random inputs and the page is saved as a PNG. The browser
-// is TENSORIUM_CHROMIUM (default /usr/bin/chromium), on SwiftShader's WebGPU adapter. Exit status 1 with
+// is chromium.mjs's (Debian's chromium, SwiftShader's WebGPU adapter). Exit status 1 with
 // one line on stderr when anything fails (the page's own error included).
 
 import { mkdirSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
-import { chromium } from "playwright-core";
-
-export const CHROMIUM_FLAGS = [
-  "--headless=new",
-  "--enable-unsafe-webgpu",
-  "--use-webgpu-adapter=swiftshader",
-  "--no-sandbox",
-  // no connections of chromium's own (there is no network to reach on test machines)
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-];
+import { launchChromium } from "./chromium.mjs";
 
 async function main(argv) {
   const args = [...argv];
@@ -32,10 +20,7 @@ async function main(argv) {
   const screenshot = shotAt >= 0 ? args.splice(shotAt, 2)[1] : null;
   const [url, outDir, ...inputFiles] = args;
   if (!url || !outDir) throw new Error("usage: node run-chromium.mjs URL OUT_DIR [--screenshot FILE] [INPUT.npy ...]");
-  const browser = await chromium.launch({
-    executablePath: process.env.TENSORIUM_CHROMIUM ?? "/usr/bin/chromium",
-    args: CHROMIUM_FLAGS,
-  });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage({ viewport: { width: 1000, height: 760 } });
     const problems = [];

@@ -1,0 +1,177 @@
+"""Tensorium's WebGPU runtime against onnxruntime-web in the same headless chromium, on the same ONNX models.
+
+    python benchmarks/webgpu_browser.py                 # 30 timed runs per engine and model
+    python benchmarks/webgpu_browser.py --runs 100 --json out.json
+
+Needs the webgpu extra (wgpu-py, lavapipe), Debian's chromium, Node and ``npm ci`` in
+tensorium/backends/webgpu/js (which installs playwright-core and onnxruntime-web 1.30.0). For each model
+(an MLP 32x256 -> 512 -> 256 with ReLU and softmax, and examples/tiny_cnn.onnx) it runs
+``tensorium compile MODEL.onnx -t webgpu -o site/NAME``, then one page in chromium (WebGPU on SwiftShader,
+a CPU) times, on the same random input, Tensorium's runtime (``tensorium-webgpu.js``), onnxruntime-web's
+``webgpu`` execution provider and its ``wasm`` one (one thread: the page is not cross-origin isolated), and
+checks their outputs agree. The same artifact is also timed through wgpu-py on lavapipe. Times are the mean
+of ``--runs`` runs after three warm-up runs, each run awaited to its outputs: a software adapter, noisy on a
+shared machine; compare engines within one run of this script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "webgpu"))
+
+from js_harness import serve  # noqa: E402
+
+from tensorium.backends.webgpu.site import JS_FOLDER  # noqa: E402
+from tensorium.cli import main as cli  # noqa: E402
+from tensorium.runtime.artifact import read_artifact  # noqa: E402
+
+PAGE = """<!doctype html>
+<meta charset="utf-8"><title>Tensorium vs onnxruntime-web</title>
+<script type="module">
+import * as ort from "./ort/ort.webgpu.min.mjs";
+import { loadArtifact, randomInputs } from "./tensorium-webgpu.js";
+
+const params = new URLSearchParams(location.search);
+const name = params.get("model"), runs = Number(params.get("runs"));
+async function time(run) {
+  for (let n = 0; n < 3; n++) await run();
+  const start = performance.now();
+  let out;
+  for (let n = 0; n < runs; n++) out = await run();
+  return { ms: (performance.now() - start) / runs, out };
+}
+async function bench() {
+  const model = await loadArtifact(`./${name}/`, navigator.gpu);
+  const [x] = randomInputs(model, 3);
+  const result = { model: name, runs, input: model.inputs[0].type };
+  const mine = await time(() => model.run([x]));
+  result.tensorium = mine.ms;
+  const reference = mine.out[0];
+  ort.env.wasm.wasmPaths = new URL("./ort/", location.href).href;
+  ort.env.wasm.numThreads = 1;
+  for (const provider of ["webgpu", "wasm"]) {
+    const session = await ort.InferenceSession.create(`./${name}/model.onnx`, { executionProviders: [provider] });
+    const feed = { [session.inputNames[0]]: new ort.Tensor("float32", x, model.inputs[0].shape) };
+    const theirs = await time(async () => (await session.run(feed))[session.outputNames[0]].getData());
+    let diff = 0;
+    for (let i = 0; i < reference.length; i++) diff = Math.max(diff, Math.abs(reference[i] - theirs.out[i]));
+    result[`ort_${provider}`] = theirs.ms;
+    result[`ort_${provider}_max_abs_diff`] = diff;
+  }
+  window.benchResult = result;
+}
+bench().catch((e) => { window.benchError = String(e.stack ?? e); });
+</script>
+"""
+
+
+def mlp_onnx(path: Path) -> None:
+    """An MLP 32x256 -> 512 -> 256 with ReLU and softmax, built with onnx.helper (seeded weights)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    weights = [
+        numpy_helper.from_array(rng.normal(0, 0.05, (256, 512)).astype(np.float32), "w1"),
+        numpy_helper.from_array(rng.normal(0, 0.05, (512,)).astype(np.float32), "b1"),
+        numpy_helper.from_array(rng.normal(0, 0.05, (512, 256)).astype(np.float32), "w2"),
+        numpy_helper.from_array(rng.normal(0, 0.05, (256,)).astype(np.float32), "b2"),
+    ]
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h"]),
+        helper.make_node("Add", ["h", "b1"], ["hb"]),
+        helper.make_node("Relu", ["hb"], ["r"]),
+        helper.make_node("MatMul", ["r", "w2"], ["o"]),
+        helper.make_node("Add", ["o", "b2"], ["ob"]),
+        helper.make_node("Softmax", ["ob"], ["y"], axis=-1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [32, 256])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [32, 256])],
+        weights,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8  # what onnxruntime-web 1.30 reads (newer onnx writes 14)
+    onnx.save(model, path)
+
+
+def lavapipe_ms(site: Path, runs: int) -> float:
+    """Mean time per run of the artifact at ``site`` through wgpu-py (lavapipe), after three warm-up runs."""
+    artifact = read_artifact(site)
+    t = artifact.inputs[0][1]
+    x = np.random.default_rng(3).standard_normal(t.static_shape).astype(np.float32)  # type: ignore[attr-defined]
+    for _ in range(3):
+        artifact.run([x])
+    start = time.perf_counter()
+    for _ in range(runs):
+        artifact.run([x])
+    return (time.perf_counter() - start) / runs * 1000
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=30, help="timed runs per engine and model (30)")
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args(argv)
+    ort_dist = JS_FOLDER / "node_modules" / "onnxruntime-web" / "dist"
+    if not ort_dist.is_dir():
+        print(f"onnxruntime-web is not installed: npm ci in {JS_FOLDER}", file=sys.stderr)
+        return 1
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        models = {"mlp": root / "mlp.onnx", "tiny_cnn": ROOT / "examples" / "tiny_cnn.onnx"}
+        mlp_onnx(models["mlp"])
+        for name, path in models.items():
+            site = root / "site" / name
+            if cli(["compile", str(path), "-t", "webgpu", "-o", str(site)]) != 0:
+                return 1
+            (site / "model.onnx").write_bytes(path.read_bytes())
+        (root / "site" / "ort").symlink_to(ort_dist)
+        (root / "site" / "tensorium-webgpu.js").write_bytes((JS_FOLDER / "tensorium-webgpu.js").read_bytes())
+        (root / "site" / "bench.html").write_text(PAGE)
+        env = {**os.environ, "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "/tmp")}
+        with serve(root / "site") as url:
+            for name in models:
+                done = subprocess.run(
+                    ["node", str(JS_FOLDER / "bench-chromium.mjs"), f"{url}bench.html?model={name}&runs={args.runs}"],
+                    cwd=JS_FOLDER,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=900,
+                )
+                if done.returncode != 0:
+                    print(f"{name}: the page failed: {done.stderr.strip()}", file=sys.stderr)
+                    return 1
+                result = json.loads(done.stdout)
+                result["tensorium_lavapipe_wgpu_py"] = lavapipe_ms(root / "site" / name, args.runs)
+                results.append(result)
+    header = ("model", "input", "tensorium chromium", "ort-web webgpu", "ort-web wasm", "lavapipe")
+    print(f"{header[0]:10} {header[1]:22} {header[2]:>19} {header[3]:>15} {header[4]:>13} {header[5]:>9}")
+    for r in results:
+        print(
+            f"{r['model']:10} {r['input']:22} {r['tensorium']:16.2f} ms {r['ort_webgpu']:12.2f} ms "
+            f"{r['ort_wasm']:10.2f} ms {r['tensorium_lavapipe_wgpu_py']:6.2f} ms"
+            f"   (max |diff| webgpu {r['ort_webgpu_max_abs_diff']:.1e}, wasm {r['ort_wasm_max_abs_diff']:.1e})"
+        )
+    if args.json is not None:
+        args.json.write_text(json.dumps(results, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
