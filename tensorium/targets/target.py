@@ -236,7 +236,8 @@ def _named_cpu(name: str) -> Target:
 def cuda_target(arch: str = "") -> Target:
     """The CUDA target for GPU architecture ``arch`` (``sm_90``); without one, the device's when a driver and
     GPU answer, else :data:`cuda.DEFAULT_ARCH`. TargetError for an architecture not supported, naming those that are."""
-    found = arch or cuda.device_arch() or cuda.DEFAULT_ARCH
+    asked = "" if arch else cuda.device_arch() or ""
+    found = arch or asked or cuda.DEFAULT_ARCH
     spec = cuda.ARCHS.get(found)
     if spec is None:
         where = f"target 'cuda:{arch}'" if arch else f"the GPU of this machine ({found})"
@@ -247,7 +248,7 @@ def cuda_target(arch: str = "") -> Target:
         triple=cuda.TRIPLE,
         features=(spec.ptx,),
         l1d=spec.shared_bytes,
-        host=not arch,
+        host=bool(asked),
     )
 
 
