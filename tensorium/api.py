@@ -46,7 +46,16 @@ from .runtime.artifact import (
 )
 from .targets import Target, TargetError, parse_target
 
-__all__ = ["DEFAULT_PIPELINE", "TARGETS", "CacheInfo", "CompiledModel", "LoadedModel", "compile", "load"]
+__all__ = [
+    "DEFAULT_PIPELINE",
+    "TARGETS",
+    "CacheInfo",
+    "CompiledModel",
+    "LoadedModel",
+    "compile",
+    "dynamo_backend",
+    "load",
+]
 
 DEFAULT_PIPELINE = "canonicalize,fold-batch-norm,cse,fold,dce"
 TARGETS = ("interp", "cpu", "webgpu", "cuda")
@@ -642,15 +651,14 @@ class CompiledModel:
     def _enter_fallback(self, error: Exception) -> None:
         import torch
 
-        from .frontend.pytorch import dynamo_backend
-
         warnings.warn(
             "tensorium.compile: torch.export failed on data-dependent control flow, so the model runs "
             "through torch.compile with the Tensorium backend instead (TorchDynamo compiles each graph "
             f"between the breaks): {str(error).splitlines()[0] if str(error) else type(error).__name__}",
             stacklevel=4,
         )
-        self._fallback = torch.compile(self.model, backend=dynamo_backend)
+        backend = target_dynamo_backend(self.target, self.pipeline, self.disabled, self.cache, self._info)
+        self._fallback = torch.compile(self.model, backend=backend)
 
     def _call_fallback(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
         torch_mode = _has_torch(args, kwargs)
@@ -688,6 +696,37 @@ def _check_dynamic(dynamic: Any) -> DynamicSpec | None:
             except ValueError:
                 raise TensoriumError(f"dynamic= dim name {sym!r} is not an identifier") from None
     return dynamic
+
+
+def target_dynamo_backend(
+    target: Target, pipeline: str, disabled: tuple[str, ...] = (), cache: bool = True, info: CacheInfo | None = None
+) -> Callable[..., Any]:
+    """A TorchDynamo backend that compiles each captured graph for ``target`` with ``pipeline``."""
+    from .frontend.pytorch import make_dynamo_backend
+
+    def build(imported: ImportedGraph) -> Callable[[list[np.ndarray]], Sequence[np.ndarray]]:
+        artifact = compile_graph(imported, target, pipeline, json_tree(imported), cache, info, disabled)
+        return artifact.run
+
+    return make_dynamo_backend(build)
+
+
+def dynamo_backend(
+    gm: Any, example_inputs: Sequence[Any], options: Mapping[str, Any] | None = None
+) -> Callable[..., Any]:
+    """``torch.compile(model, backend="tensorium")``: each graph TorchDynamo captures is compiled for the CPU,
+    or for ``options={"target": ...}`` (``"interp"`` runs the reference interpreter); ``options`` may also give
+    ``passes`` and ``disable`` as :func:`compile` takes them."""
+    options = dict(options or {})
+    unknown = sorted(set(options) - {"target", "passes", "disable"})
+    if unknown:
+        raise TensoriumError(f"unknown option(s) {unknown} of the tensorium backend: target, passes, disable")
+    target = check_target(options.get("target", "cpu"))
+    disable = tuple(options.get("disable", ()))
+    backend = target_dynamo_backend(
+        target, check_pipeline(options.get("passes"), target, disable), disabled_stages(disable)
+    )
+    return backend(gm, example_inputs)
 
 
 def compile(

@@ -3,8 +3,10 @@
 :func:`import_module` captures a model with ``torch.export``, runs the core ATen decompositions
 (keeping ``scaled_dot_product_attention``, ``rms_norm`` and ``mv``, which map to graph ops directly) and
 translates each ATen node through the converter table of :mod:`.pytorch_ops`.
-:func:`dynamo_backend` is the ``torch.compile(backend="tensorium")`` backend: TorchDynamo splits
-data-dependent Python control flow at graph breaks and each subgraph runs on Tensorium.
+:func:`make_dynamo_backend` makes TorchDynamo backends: TorchDynamo splits data-dependent Python control flow
+at graph breaks and each subgraph runs on Tensorium (``torch.compile(backend="tensorium")`` is
+:func:`tensorium.api.dynamo_backend`, which compiles each subgraph for a target; :data:`dynamo_backend` here
+runs them on the interpreter).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import numpy as np
 
 from ..errors import TensoriumError
 from ..ir.builder import InsertionPoint
-from ..ir.core import Operation, Value
+from ..ir.core import Value
 from ..ir.dialects.builtin import func_body, make_func, make_module, set_results
 from ..ir.types import Sym, TensorType, Type
 from .common import ImportedGraph, Unsupported, UnsupportedOpsError
@@ -37,10 +39,13 @@ from .symbolic_dims import dim_sources
 
 __all__ = [
     "DataDependentExportError",
+    "InferenceOnlyError",
+    "SubgraphBuilder",
     "TorchExportError",
     "dynamo_backend",
     "flatten_inputs",
     "import_module",
+    "make_dynamo_backend",
     "translate_graph",
     "unflatten_outputs",
 ]
@@ -369,30 +374,77 @@ def _source_line(node: Any) -> str | None:
 
 
 # TorchDynamo backend -----------------------------------------------------------------------------
-def dynamo_backend(gm: Any, example_inputs: Sequence[Any]) -> Callable[..., Any]:
-    """The ``torch.compile(backend="tensorium")`` backend: runs each Dynamo subgraph on Tensorium.
+SubgraphBuilder = Callable[[ImportedGraph], Callable[[list[np.ndarray]], Sequence[np.ndarray]]]
+"""Turns one translated Dynamo subgraph into a function from its input arrays to its output arrays."""
 
-    Each subgraph is traced to ATen (core decompositions) for the shapes, dtypes and integer
-    inputs of a call, translated, optimized (canonicalize, cse, fold, dce) and run by the
-    interpreter; a new signature traces again.
+
+class InferenceOnlyError(TensoriumError):
+    """Gradients were asked of a graph Tensorium compiled: it compiles inference only."""
+
+
+def make_dynamo_backend(build: SubgraphBuilder) -> Callable[..., Any]:
+    """A TorchDynamo backend that runs each subgraph through ``build``.
+
+    Each subgraph is traced to ATen (core decompositions) for the shapes, dtypes and integer inputs of a
+    call, translated and handed to ``build`` (the API layer compiles it for a target); a new signature
+    traces again. Outputs of a call that could need gradients carry a backward that raises
+    :class:`InferenceOnlyError`.
     """
-    compiled: dict[tuple[Any, ...], Operation] = {}
 
-    def run(*args: Any) -> Any:
-        from ..backends import interp
+    def backend(gm: Any, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+        compiled: dict[tuple[Any, ...], Callable[[list[np.ndarray]], Sequence[np.ndarray]]] = {}
 
-        key = tuple((tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else (type(a).__name__, a) for a in args)
-        if key not in compiled:
-            compiled[key] = _compile_subgraph(gm, args)
-        arrays = [_to_numpy(a) for a in args if isinstance(a, torch.Tensor)]
-        results = interp.run(compiled[key], arrays)
-        return tuple(torch.from_numpy(np.asarray(r, order="C")) for r in results)
+        def run(*args: Any) -> Any:
+            key = tuple(
+                (tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else (type(a).__name__, a) for a in args
+            )
+            if key not in compiled:
+                compiled[key] = build(_import_subgraph(gm, args))
+            tensors = [a for a in args if isinstance(a, torch.Tensor)]
+            if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+                return _InferenceOnly.apply(compiled[key], *tensors)
+            return _run_arrays(compiled[key], tensors)
 
-    return run
+        return run
+
+    return backend
 
 
-def _compile_subgraph(gm: Any, args: Sequence[Any]) -> Operation:
-    """Trace ``gm`` on ``args`` to core ATen and translate it into an optimized module."""
+def _run_arrays(fn: Callable[[list[np.ndarray]], Sequence[np.ndarray]], tensors: Sequence[Any]) -> tuple[Any, ...]:
+    results = fn([_to_numpy(t) for t in tensors])
+    return tuple(torch.from_numpy(np.asarray(r, order="C")) for r in results)
+
+
+class _InferenceOnly(torch.autograd.Function):
+    """Runs a compiled subgraph; its backward says that Tensorium compiles inference."""
+
+    @staticmethod
+    def forward(ctx: Any, fn: Any, *tensors: Any) -> Any:
+        return _run_arrays(fn, tensors)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Any:
+        raise InferenceOnlyError(
+            "Tensorium compiles inference: gradients through a torch.compile(backend='tensorium') graph are not "
+            "supported; train with another backend (or eager) and compile the trained model under torch.no_grad()"
+        )
+
+
+def _interpret(imported: ImportedGraph) -> Callable[[list[np.ndarray]], Sequence[np.ndarray]]:
+    from ..backends import interp
+    from ..passes import PassManager
+
+    PassManager.parse("canonicalize,cse,fold,dce").run(imported.module)
+    return lambda arrays: interp.run(imported.module, arrays)
+
+
+dynamo_backend = make_dynamo_backend(_interpret)
+"""The Dynamo backend on the reference interpreter (``torch.compile(backend="tensorium")`` compiles for the CPU:
+:func:`tensorium.api.dynamo_backend`)."""
+
+
+def _import_subgraph(gm: Any, args: Sequence[Any]) -> ImportedGraph:
+    """Trace ``gm`` on ``args`` to core ATen and translate it into a module (canonicalized and folded)."""
     from torch._decomp import core_aten_decompositions
     from torch.fx.experimental.proxy_tensor import make_fx
 
@@ -414,14 +466,9 @@ def _compile_subgraph(gm: Any, args: Sequence[Any]) -> Operation:
     with InsertionPoint(func_body(func)):
         outputs = translate_graph(traced.graph, env, cx)
     set_results(func, outputs)
-    module = make_module([func])
-    _optimize(module)
-    return module
-
-
-def _optimize(module: Operation) -> None:
-    try:
-        from ..passes import PassManager
-    except ImportError:  # pragma: no cover - the pass package ships with Tensorium
-        return
-    PassManager.parse("canonicalize,cse,fold,dce").run(module)
+    return ImportedGraph(
+        module=make_module([func]),
+        input_names=[f"arg{i}" for i in range(len(tensors))],
+        output_names=[f"out{i}" for i in range(len(outputs))],
+        metadata={"framework": "torch", "torch_version": torch.__version__, "capture": "dynamo"},
+    )
