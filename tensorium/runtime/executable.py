@@ -17,7 +17,7 @@ import json
 import os
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -27,7 +27,10 @@ from ..ir.types import TensorType
 from ..lowering.plan import Step, View
 from ..lowering.space import Config
 from ..targets import Target
+from ..version import __version__
 from .memory import MemoryPlan
+
+T = TypeVar("T")
 
 __all__ = ["Executable", "ExecutableError", "ExecutableKind"]
 
@@ -48,6 +51,30 @@ def read_plan_file(file: Path, format: str, what: str) -> dict[str, Any]:
     if not isinstance(meta, dict) or meta.get("format") != format:
         raise ExecutableError(f"{file}: not {what} (format is not '{format}')")
     return meta
+
+
+def load_stored(
+    folder: str | os.PathLike[str],
+    plan_file: str,
+    format: str,
+    version: int,
+    what: str,
+    load: Callable[[Path, dict[str, Any]], T],
+) -> T:
+    """``load(folder, plan)`` of an executable stored in ``folder``: its plan file read (:func:`read_plan_file`),
+    its format ``version`` and the Tensorium version checked; ExecutableError naming the plan file when those
+    differ or ``load`` finds the plan malformed (a missing key, a wrong type or value, a Tensorium error)."""
+    root = Path(folder)
+    file = root / plan_file
+    meta = read_plan_file(file, format, what)
+    if meta.get("format_version") != version or meta.get("tensorium_version") != __version__:
+        raise ExecutableError(f"{file}: written by another Tensorium or format version; compile the model again")
+    try:
+        return load(root, meta)
+    except (KeyError, TypeError, ValueError, OSError, TensoriumError) as e:
+        if isinstance(e, ExecutableError):
+            raise
+        raise ExecutableError(f"{file}: malformed plan ({type(e).__name__}: {e})") from None
 
 
 @runtime_checkable

@@ -22,8 +22,6 @@ store inside them. Addresses are GEPs on typed pointers, never integer casts.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -131,16 +129,9 @@ class NVPTXEmitter(LLVMEmitter):
         self.kernels[name] = kernel_info(func, name)
         self.launches[name] = Launch(self.sizes[0], self.sizes[1], self.shared_bytes)
 
-    @contextmanager
-    def function(self, fn: ir.Function) -> Iterator[None]:
-        """Emit into ``fn``: an entry block for allocas, then the body, which returns at its end."""
-        saved = (self.builder, self.allocas, self.frees, self.env)
-        entry, start = fn.append_basic_block("entry"), fn.append_basic_block("start")
-        self.allocas, self.builder, self.frees, self.env = ir.IRBuilder(entry), ir.IRBuilder(start), [], dict(self.env)
-        yield
+    def return_normally(self) -> None:
+        """A GPU kernel returns nothing."""
         self.builder.ret_void()
-        self.allocas.branch(start)
-        self.builder, self.allocas, self.frees, self.env = saved
 
     def check(self, op: Operation, failed: ir.Value, message: str) -> None:
         """Trap when the i1 ``failed`` holds at run time (a GPU kernel has no status to return)."""

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import CompileError, InterpreterError, TensoriumError
+from ...errors import CompileError, InterpreterError
 from ...ir.core import Operation
 from ...ir.parser import parse_type_text
 from ...ir.printer import print_module
@@ -32,7 +32,7 @@ from ...ir.types import Sym, TensorType, storage_dtype
 from ...lowering import Step, View, plan_of
 from ...lowering.codegen import AfterStage, Codegen, run_codegen
 from ...lowering.space import Config
-from ...runtime.executable import Executable, ExecutableError, read_plan_file
+from ...runtime.executable import Executable, ExecutableError, load_stored
 from ...runtime.memory import MemoryPlan, nbytes
 from ...targets import Target, TargetError, parse_target
 from ...targets.cuda import device_arch
@@ -296,17 +296,9 @@ class CudaExecutable(Executable):
     @staticmethod
     def from_files(folder: str | os.PathLike[str]) -> CudaExecutable:
         """Load what :meth:`to_files` wrote, without compiling; ExecutableError names the file at fault."""
-        root = Path(folder)
-        file = root / PLAN_FILE
-        meta = read_plan_file(file, EXECUTABLE_FORMAT, "a Tensorium CUDA executable")
-        if meta.get("format_version") != EXECUTABLE_VERSION or meta.get("tensorium_version") != __version__:
-            raise ExecutableError(f"{file}: written by another Tensorium or format version; compile the model again")
-        try:
-            return _load(root, meta)
-        except (KeyError, TypeError, ValueError, OSError, TensoriumError) as e:
-            if isinstance(e, ExecutableError):
-                raise
-            raise ExecutableError(f"{file}: malformed plan ({type(e).__name__}: {e})") from None
+        return load_stored(
+            folder, PLAN_FILE, EXECUTABLE_FORMAT, EXECUTABLE_VERSION, "a Tensorium CUDA executable", _load
+        )
 
 
 def _arch_number(arch: str) -> int:

@@ -228,9 +228,13 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter):
         entry, start = fn.append_basic_block("entry"), fn.append_basic_block("start")
         self.allocas, self.builder, self.frees, self.env = ir.IRBuilder(entry), ir.IRBuilder(start), [], dict(self.env)
         yield
-        self.builder.ret(I32(0))
+        self.return_normally()
         self.allocas.branch(start)
         self.builder, self.allocas, self.frees, self.env = saved
+
+    def return_normally(self) -> None:
+        """End the function being emitted: kernels and outlined bodies return status 0."""
+        self.builder.ret(I32(0))
 
     def emit_block(self, block: Block) -> None:
         """Emit the ops of ``block`` but its terminator, then free what it malloc'ed."""
