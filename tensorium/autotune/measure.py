@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Generator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any, Protocol
 
@@ -62,11 +63,29 @@ class Measurement:
     def ok(self) -> bool:
         return self.seconds is not None
 
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Measurement:
+        """The measurement ``dataclasses.asdict`` made into JSON (by a worker or a Ray task)."""
+        return Measurement(
+            data["seconds"], data["error"], tuple(data["runs"]), data["compile_seconds"], data["checksum"]
+        )
+
 
 class Measures(Protocol):
-    """Anything that measures jobs (a :class:`Measurer`; tests use synthetic ones)."""
+    """Anything that measures jobs (a :class:`Measurer`, a Ray cluster; tests use synthetic ones)."""
 
     def measure(self, job: Job) -> Measurement: ...
+
+
+def measure_all(measurer: Measures, jobs: Sequence[Job]) -> Generator[tuple[Job, Measurement], None, None]:
+    """(job, measurement) for each of ``jobs`` as it finishes: all at once where the measurer has a
+    ``measure_all`` (a cluster), else one after the other."""
+    batch = getattr(measurer, "measure_all", None)
+    if batch is not None:
+        yield from batch(jobs)
+        return
+    for job in jobs:
+        yield job, measurer.measure(job)
 
 
 def one_op_module(op: Operation) -> Operation:
@@ -216,10 +235,7 @@ class Measurer:
         line = process.stdout.readline()
         if not line:
             return self._crashed()
-        data = json.loads(line)
-        result = Measurement(
-            data["seconds"], data["error"], tuple(data["runs"]), data["compile_seconds"], data["checksum"]
-        )
+        result = Measurement.from_json(json.loads(line))
         if not result.ok:
             self.failures += 1
         return result

@@ -24,7 +24,7 @@ from ..errors import TensoriumError
 from ..lowering.space import Config, TunableKernel
 from ..targets import Target
 from .features import candidate_features
-from .measure import Job, Measurement, Measures, build_job, lowered_kernel
+from .measure import Job, Measurement, Measures, build_job, lowered_kernel, measure_all
 from .model import CostModel, Dataset, load_warm_start, new_model
 from .records import Record, TuningDB
 
@@ -125,10 +125,17 @@ class Tuner:
             batch = self._choose(kernel, measured, rng, result)
             if not batch:
                 break
-            for candidate in batch:
-                if self.clock() - start >= budget or (max_trials is not None and result.trials >= max_trials):
-                    break
-                self._trial(kernel, candidate, measured, result, reference, start)
+            if max_trials is not None:
+                batch = batch[: max_trials - result.trials]
+            by_job = {id(c.job): c for c in batch}
+            results = measure_all(self.measurer, [c.job for c in batch])
+            try:
+                for job, m in results:
+                    self._record(kernel, by_job[id(job)], m, measured, result, reference, start)
+                    if self.clock() - start >= budget:
+                        break
+            finally:
+                results.close()
             self._retrain()
             self._report(kernel, result, start, budget)
         if result.trials > first_trials and result.best_seconds is not None and str(result.best) != default_text:
@@ -164,7 +171,22 @@ class Tuner:
         start: float,
         again: bool = False,
     ) -> Measurement:
+        """Measure one candidate and record it."""
         m = self.measurer.measure(candidate.job)
+        return self._record(kernel, candidate, m, measured, result, reference, start, again)
+
+    def _record(
+        self,
+        kernel: TunableKernel,
+        candidate: Candidate,
+        m: Measurement,
+        measured: dict[str, float | None],
+        result: KernelResult,
+        reference: list[float],
+        start: float,
+        again: bool = False,
+    ) -> Measurement:
+        """Check a measurement against the reference checksum, write its record and update the search."""
         if m.ok and reference and not _close(m.checksum, reference[0], self.options.tolerance):
             m = Measurement(None, f"wrong result (checksum {m.checksum:.6g}, default {reference[0]:.6g})")
         if m.ok and not reference and str(candidate.config) == str(kernel.default):

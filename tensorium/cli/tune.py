@@ -51,8 +51,13 @@ def _tune_model(args: argparse.Namespace, db: TuningDB) -> None:
     )
     before = len(db)
     options = SearchOptions(seed=args.seed, model=args.model_kind)
+    measurer = None
+    if args.ray:
+        from ..autotune.distributed import RayMeasurer
+
+        measurer = RayMeasurer(address=args.ray)
     try:
-        results = tune_kernels(kernels, target, args.budget, db, options, _progress)
+        results = tune_kernels(kernels, target, args.budget, db, options, _progress, measurer)
     except KeyboardInterrupt:
         print(f"\ninterrupted: the {len(db) - before} records measured so far are kept in {db.path}", file=sys.stderr)
         raise SystemExit(130) from None
@@ -81,6 +86,7 @@ def add_tune_command(subparsers: Any) -> None:
     p.add_argument("-t", "--target", default="cpu", help="target (default cpu: this machine)")
     p.add_argument("--seed", type=int, default=0, help="seed of the search (default 0)")
     p.add_argument("--model-kind", default="auto", choices=("auto", "lightgbm", "mlp"), help="the cost model")
+    p.add_argument("--ray", metavar="ADDRESS", help="measure on this Ray cluster ('auto', ray://host:10001)")
     p.add_argument("--plot", help="write best speed-up against time per kernel to this SVG file")
     p.add_argument("--export", dest="export_file", metavar="FILE", help="write the records to FILE (JSON lines)")
     p.add_argument("--import", dest="import_file", metavar="FILE", help="merge the records of FILE first")
