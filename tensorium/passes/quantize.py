@@ -5,73 +5,35 @@
 ``tensor<NxKx!quant<u4:f32, per_group(axis=1, size=G)>>``: each output channel's K weights cut into groups of
 G, each group rounded to the nearest of ``2**k`` levels spanning its range (``rtn``, unsigned codes with a
 float zero point) or of the symmetric signed levels ``-2**(k-1) .. 2**(k-1) - 1`` scaled by its largest
-magnitude (``signed``). Weights the pass cannot quantize stay in float and :class:`QuantReport` says why;
-:func:`quantize_weights` returns that report with the relative error of every quantized weight.
+magnitude (``signed``); with ``method=gptq``, rounded column by column with the error spread over the
+columns left (:mod:`~tensorium.passes.gptq`), from the Hessians of the matmuls' inputs on the calibration
+batches, run through the reference interpreter. Weights the pass cannot quantize stay in float and
+:class:`QuantReport` says why; :func:`quantize_weights` returns that report with the relative error of every
+quantized weight.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 
-from ..errors import PassError
+from ..errors import PassError, TensoriumError
 from ..ir.attributes import DenseAttr
 from ..ir.core import Operation, Value
-from ..ir.dialects.quant.config import QuantConfig
-from ..ir.evaluate import op_location
+from ..ir.dialects.builtin import func_body, lookup_func
+from ..ir.dialects.quant.config import QuantConfig, calibration_batches
+from ..ir.evaluate import evaluate_op, op_location
 from ..ir.rewrite import PatternRewriter, RewritePattern, apply_patterns_greedily
-from ..ir.types import QuantizedType, TensorType, f32
+from ..ir.storage import check_array
+from ..ir.types import TensorType, f32
 from .base import Pass, register_pass
-
-
-@dataclass(frozen=True)
-class QuantizedWeight:
-    """A weight quantized by round to nearest: codes [N, K], scales and zero points [N, K / group] (zero None
-    for signed codes), and the quantized type."""
-
-    codes: np.ndarray
-    scale: np.ndarray
-    zero: np.ndarray | None
-    type: QuantizedType
-
-    def dequantized(self) -> np.ndarray:
-        """The float weight the codes stand for."""
-        group = self.codes.shape[1] // self.scale.shape[1]
-        s = np.repeat(self.scale, group, axis=1).astype(np.float64)
-        z = 0.0 if self.zero is None else np.repeat(self.zero, group, axis=1)
-        return (self.codes - z) * s
-
-
-def round_to_nearest(weight: np.ndarray, bits: int, group: int, signed: bool) -> QuantizedWeight:
-    """RTN of a float weight [N, K] per output channel (``group`` 0) or per group of ``group`` along K."""
-    rows, depth = weight.shape
-    size = group or depth
-    blocks = weight.astype(np.float64).reshape(rows, depth // size, size)
-    if signed:
-        top = (1 << (bits - 1)) - 1
-        scale = np.abs(blocks).max(axis=2) / top
-        scale = np.where(scale > 0, scale, 1.0)
-        codes = np.clip(np.rint(blocks / scale[..., None]), -top - 1, top)
-        zero = None
-    else:
-        top = (1 << bits) - 1
-        low, high = blocks.min(axis=2), blocks.max(axis=2)
-        scale = np.where(high > low, (high - low) / top, 1.0)
-        zero = 0.0 - low / scale  # 0.0 - : no negative zeros
-        codes = np.clip(np.rint(blocks / scale[..., None] + zero[..., None]), 0, top)
-    granularity = ("per_group", 1, group) if group else ("per_channel", 0, None)
-    qtype = QuantizedType(bits, signed, f32, *granularity)  # type: ignore[arg-type]
-    dtype = np.int8 if signed else np.uint8
-    return QuantizedWeight(
-        codes.reshape(rows, depth).astype(dtype),
-        scale.astype(np.float32),
-        None if zero is None else zero.astype(np.float32),
-        qtype,
-    )
+from .gptq import gptq, hessian
+from .rtn import QuantizedWeight, round_to_nearest
 
 
 @dataclass
@@ -150,11 +112,16 @@ def quantize_weights(module: Operation, config: QuantConfig) -> QuantReport:
     """Quantize ``module``'s eligible weights in place (see the module docstring); the report says what."""
     report = QuantReport()
 
+    hessians = _hessians(module, calibration_batches(config.calibration)) if config.method == "gptq" else {}
+
     def matmul(op: Operation, rewriter: PatternRewriter) -> bool:
         weight = _matmul_weight(op, config, report)
         if weight is None:
             return False
-        q = round_to_nearest(weight, config.bits, config.group, config.signed)
+        if config.method == "gptq":
+            q = gptq(weight, hessians[id(op)], config.bits, config.group, config.signed)
+        else:
+            q = round_to_nearest(weight, config.bits, config.group, config.signed)
         report.record(_where(op), weight, q)
         producer = op.operands[1].defining_op()
         rewriter.replace_op_with_new(op, "quant.matmul", [op.operands[0], *_emit(rewriter, op, q)])
@@ -179,6 +146,35 @@ def quantize_weights(module: Operation, config: QuantConfig) -> QuantReport:
     return report
 
 
+def _hessians(module: Operation, batches: Sequence[Sequence[np.ndarray]]) -> dict[int, np.ndarray]:
+    """``X^T X / rows`` of the left operand of every matmul of ``@main`` over the calibration batches (run in
+    the reference interpreter), by the matmul's id; PassError naming a batch that does not fit the inputs."""
+    main = lookup_func(module, "main")
+    if main is None:
+        raise PassError("quantize: calibration needs a function @main")
+    block = func_body(main)
+    sums: dict[int, np.ndarray] = {}
+    for b, batch in enumerate(batches):
+        if len(batch) != len(block.args):
+            raise PassError(f"quantize: calibration batch #{b} has {len(batch)} inputs, @main takes {len(block.args)}")
+        env: dict[int, np.ndarray] = {}
+        for j, (arg, array) in enumerate(zip(block.args, batch)):
+            try:
+                check_array(array, arg.type, f"input #{j}", {})  # type: ignore[arg-type]
+            except TensoriumError as e:
+                raise PassError(f"quantize: calibration batch #{b} does not fit @main: {e}") from None
+            env[id(arg)] = array
+        for op in block.ops:
+            if op.name == "func.return":
+                break
+            args = [env[id(v)] for v in op.operands]
+            if op.name == "graph.matmul":
+                sums[id(op)] = sums.get(id(op), 0) + hessian(args[0]) / len(batches)
+            for result, value in zip(op.results, evaluate_op(op, args)):
+                env[id(result)] = value
+    return sums
+
+
 def _erase_if_unused(op: Operation | None, rewriter: PatternRewriter) -> None:
     if op is not None and not any(r.uses for r in op.results):
         rewriter.erase_op(op)
@@ -197,6 +193,8 @@ class Quantize(Pass):
     signed: bool = False
     min_elements: int = 4096
     embeddings: bool = False
+    calibration: str = ""
+    """The registry key of calibration batches (:func:`~tensorium.ir.dialects.quant.config.register_calibration`)."""
 
     def __post_init__(self) -> None:
         self.config()

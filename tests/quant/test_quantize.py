@@ -18,7 +18,8 @@ from tensorium.ir.dialects.builtin import func_body, functions
 from tensorium.ir.dialects.quant.config import QuantConfig
 from tensorium.ir.types import TensorType, f32, i32
 from tensorium.passes import PassManager
-from tensorium.passes.quantize import quantize_weights, round_to_nearest
+from tensorium.passes.quantize import quantize_weights
+from tensorium.passes.rtn import round_to_nearest
 from tensorium.testing import build_module
 
 
@@ -108,7 +109,7 @@ def test_embeddings_on_request() -> None:
         (lambda: QuantConfig(bits=0), "quantize: bits must be 1..8, got 0"),
         (lambda: QuantConfig(bits=9), "quantize: bits must be 1..8, got 9"),
         (lambda: QuantConfig(group=-1), "quantize: group must be 0 (per channel) or a positive group size"),
-        (lambda: QuantConfig(method="gptq"), "quantize: method 'gptq' is not implemented yet"),
+        (lambda: QuantConfig(method="awq"), "quantize: method 'awq' is not implemented yet"),
         (lambda: QuantConfig(method="magic"), "quantize: unknown method 'magic'"),
         (lambda: QuantConfig(bits=1, signed=True), "quantize: signed (symmetric) codes need bits >= 2"),
         (lambda: QuantConfig.parse("int4"), "quantize: bad spec 'int4'"),

@@ -4,14 +4,21 @@ spelling ``w4g128``; ``tensorium.compile(model, quantize=...)`` takes either."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from ....errors import PassError
 
-METHODS = ("rtn",)
-"""Weight quantization methods implemented: round to nearest (per channel or per group)."""
-PLANNED_METHODS = ("awq", "gptq")
+METHODS = ("rtn", "gptq")
+"""Weight quantization methods implemented: round to nearest (per channel or per group), and GPTQ (from
+calibration inputs)."""
+CALIBRATED_METHODS = ("gptq",)
+PLANNED_METHODS = ("awq",)
 """Methods the API names but that are not implemented yet (an error says so)."""
 
 
@@ -20,7 +27,9 @@ class QuantConfig:
     """Weight-only post-training quantization of constant matmul weights (and optionally embeddings).
 
     ``bits`` per weight (1..8); ``group`` weights along the contraction share a scale (0: one scale per
-    output channel); ``method`` how codes are chosen (``"rtn"``); ``signed``: symmetric signed codes without
+    output channel); ``method`` how codes are chosen (``"rtn"``, or ``"gptq"``, which needs ``calibration``:
+    a list of input batches of the model, each a tuple of arrays like one call's arguments, kept in a registry
+    under a content key that the pass text names); ``signed``: symmetric signed codes without
     zero points (default: unsigned codes with a float zero point per group, which suits skewed weights);
     weights of fewer than ``min_elements`` elements stay in float; ``embeddings`` quantizes constant
     embedding tables too. Every bad option is a PassError naming it.
@@ -32,8 +41,12 @@ class QuantConfig:
     signed: bool = False
     min_elements: int = 4096
     embeddings: bool = False
+    calibration: Any = ""
+    """Calibration batches (given as a list, stored as their registry key)."""
 
     def __post_init__(self) -> None:
+        if not isinstance(self.calibration, str):
+            object.__setattr__(self, "calibration", register_calibration(self.calibration))
         if isinstance(self.bits, bool) or not isinstance(self.bits, int) or not 1 <= self.bits <= 8:
             raise PassError(f"quantize: bits must be 1..8, got {self.bits!r}")
         if isinstance(self.group, bool) or not isinstance(self.group, int) or self.group < 0:
@@ -46,6 +59,12 @@ class QuantConfig:
             raise PassError("quantize: signed (symmetric) codes need bits >= 2; 1-bit weights are unsigned")
         if self.min_elements < 0:
             raise PassError(f"quantize: min_elements must be >= 0, got {self.min_elements}")
+        if self.method in CALIBRATED_METHODS and not self.calibration:
+            raise PassError(
+                f"quantize: method '{self.method}' needs calibration inputs: QuantConfig(method='{self.method}', "
+                "calibration=[inputs, ...])"
+            )
+        calibration_batches(self.calibration)
 
     @staticmethod
     def parse(text: str) -> QuantConfig:
@@ -72,3 +91,34 @@ class QuantConfig:
             if (value := getattr(self, f.name)) != f.default
         ]
         return "quantize" + ("{" + ",".join(changed) + "}" if changed else "")
+
+
+_CALIBRATION: dict[str, tuple[tuple[np.ndarray, ...], ...]] = {}
+
+
+def register_calibration(batches: Sequence[Any]) -> str:
+    """Keep calibration ``batches`` (each an array or a tuple of arrays: one call's inputs) under a key made of
+    their content, which a ``quantize{calibration=KEY}`` pass reads back; PassError for an empty list."""
+    if isinstance(batches, np.ndarray) or not isinstance(batches, Sequence) or not batches:
+        raise PassError("quantize: calibration must be a non-empty list of input batches (one call's inputs each)")
+    stored = tuple(
+        tuple(np.asarray(a) for a in (batch if isinstance(batch, (tuple, list)) else (batch,))) for batch in batches
+    )
+    digest = hashlib.sha256()
+    for batch in stored:
+        for array in batch:
+            digest.update(f"{array.dtype}{array.shape}".encode())
+            digest.update(np.ascontiguousarray(array).tobytes())
+    key = digest.hexdigest()[:16]
+    _CALIBRATION[key] = stored
+    return key
+
+
+def calibration_batches(key: str) -> tuple[tuple[np.ndarray, ...], ...]:
+    """The batches registered under ``key`` (none for ""); PassError for a key this process does not know."""
+    if not key:
+        return ()
+    found = _CALIBRATION.get(key)
+    if found is None:
+        raise PassError(f"quantize: no calibration batches registered as '{key}' in this process")
+    return found
