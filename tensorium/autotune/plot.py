@@ -1,4 +1,5 @@
-"""An SVG plot of a tuning run: best speed-up over the default against time, one line per kernel."""
+"""An SVG plot of a tuning run: best speed-up over the default against time, one line per kernel and one
+for the whole model."""
 
 from __future__ import annotations
 
@@ -12,19 +13,38 @@ COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e3
 
 
 def speedup_curves(results: Sequence[KernelResult]) -> list[tuple[str, list[tuple[float, float]]]]:
-    """Each kernel's (seconds, best speed-up so far over the default) points."""
+    """Each kernel's (seconds since tuning began, best speed-up so far over the default) points."""
     curves = []
     for r in results:
         if not r.default_seconds:
             continue
-        points = [(t, r.default_seconds / best) for t, best in r.history]
+        points = [(r.started + t, r.default_seconds / best) for t, best in r.history]
         curves.append((f"{r.family} {r.key[:8]}", points or [(0.0, 1.0)]))
     return curves
+
+
+def model_curve(results: Sequence[KernelResult]) -> list[tuple[float, float]]:
+    """The whole model's (seconds since tuning began, speed-up so far): the sum of the kernels' default
+    times over the sum of their best times at each moment (one call of each kernel)."""
+    timed = [r for r in results if r.default_seconds and r.history]
+    if not timed:
+        return []
+    default = sum(r.default_seconds or 0.0 for r in timed)
+    events = sorted((r.started + t, i, best) for i, r in enumerate(timed) for t, best in r.history)
+    best = [r.default_seconds or 0.0 for r in timed]
+    curve = []
+    for moment, i, seconds in events:
+        best[i] = min(best[i], seconds)
+        curve.append((moment, default / sum(best)))
+    return curve
 
 
 def write_svg(results: Sequence[KernelResult], path: str | Path) -> Path:
     """Write the plot to ``path`` (SVG) and return it."""
     curves = speedup_curves(results)
+    whole = model_curve(results)
+    if len(curves) > 1 and whole:
+        curves.append(("the model", whole))
     t_max = max((t for _, pts in curves for t, _ in pts), default=1.0) or 1.0
     s_max = max((s for _, pts in curves for _, s in pts), default=1.0) * 1.1 or 1.0
 
@@ -39,7 +59,7 @@ def write_svg(results: Sequence[KernelResult], path: str | Path) -> Path:
         f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>',
         f'<polyline points="{xy(0, 0)} {xy(t_max, 0)}" stroke="black" fill="none"/>',
         f'<polyline points="{xy(0, 0)} {xy(0, s_max)}" stroke="black" fill="none"/>',
-        f'<text x="{WIDTH / 2}" y="{HEIGHT - 10}" text-anchor="middle">seconds of search ({t_max:.1f} s)</text>',
+        f'<text x="{WIDTH / 2}" y="{HEIGHT - 10}" text-anchor="middle">seconds of tuning ({t_max:.1f} s)</text>',
         f'<text x="12" y="{MARGIN - 20}">best speed-up over the default (top: {s_max:.2f}x)</text>',
     ]
     for i, (name, points) in enumerate(curves):

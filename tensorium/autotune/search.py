@@ -55,6 +55,8 @@ class KernelResult:
     rejected: int = 0
     history: list[tuple[float, float]] = field(default_factory=list)
     """(seconds since the kernel's search began, best seconds so far) after each improvement."""
+    started: float = 0.0
+    """When the kernel's search began, in seconds since the model's began (:meth:`Tuner.tune`)."""
 
     @property
     def speedup(self) -> float:
@@ -334,7 +336,9 @@ class Tuner:
             self.progress(f"[{i + 1}/{len(kernels)}] {kernel}")
             share = max(left * weights[i] / total, left * 0.05 / max(len(kernels), 1))
             remaining = budget - (self.clock() - start)
+            began = self.clock() - start
             results.append(self.tune_kernel(kernel, budget=min(share, max(remaining, 0.0))))
+            results[-1].started = began
         return results
 
 
