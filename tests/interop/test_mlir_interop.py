@@ -350,3 +350,22 @@ def test_argmax_and_argmin_keep_first_index_ties_and_nan_through_iree_and_back()
     assert [w.tolist() for w in want] == [[1, 0, 0], [[1, 2, 1, 0, 0]], [3, 2, 0], [0, 2, 0, 1]]
     assert _equal(run(import_text(text), [x, i]), want)
     assert _equal(run_text(text, [x, i]), want)
+
+
+WORKLOADS = ["gemm", "gemv", "mlp", "resnet_block", "encoder"]
+
+
+@pytest.mark.parametrize("name", WORKLOADS)
+def test_benchmark_workloads_export_from_torch_and_round_trip(name: str) -> None:
+    """``tensorium.export_mlir(torch_module, *inputs)``: the benchmark workloads at their smoke sizes, verified
+    by MLIR; imported back, they compute what PyTorch does."""
+    torch = pytest.importorskip("torch", reason="the torch extra is not installed")
+    from tensorium.bench.workloads import WORKLOADS as ALL
+
+    workload = ALL[name]
+    instance = workload.build(workload.smoke)
+    text = tm.export_mlir(instance.module, *[torch.from_numpy(x) for x in instance.inputs])
+    with torch.no_grad():
+        want = instance.module(*[torch.from_numpy(x) for x in instance.inputs]).numpy()
+    (got,) = run(import_text(text, name), list(instance.inputs))
+    assert np.allclose(got, want, rtol=1e-4, atol=1e-4)
