@@ -1,11 +1,11 @@
 """Tiled GEMM on WebGPU: the ``gpu_gemm`` family of :mod:`tensorium.lowering.gpu_gemm`, within WebGPU's limits.
 
 The kernel is the CUDA backend's (``bm x bk`` and ``bk x bn`` tiles in workgroup memory, copied by all the
-workgroup's invocations between barriers, a ``tm x tn`` register tile per invocation); only the space
-differs: its points are those whose invocations fit ``max_compute_invocations_per_workgroup``, whose
+workgroup's invocations between barriers, a ``tm x tn`` register tile per invocation), and so are the knobs;
+only the legal points differ: those whose invocations fit ``max_compute_invocations_per_workgroup``, whose
 tiles fit ``max_compute_workgroup_storage_size`` (16 KiB by default) and whose grid (column tiles, row
-tiles, batch) fits ``max_compute_workgroups_per_dimension``, with no warp to fill. Products
-smaller than :data:`MIN_OUTPUT` elements keep the ``gemm`` family (one invocation per register tile).
+tiles, batch) fits ``max_compute_workgroups_per_dimension``, with no warp to fill. Products smaller than
+:data:`MIN_OUTPUT` elements keep the ``gemm`` family (one invocation per register tile).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from collections.abc import Mapping
 
 from ..ir.core import Operation
 from ..targets import Target
-from .gpu_gemm import REGISTER_TILES, STEPS, TILES, GpuGemmShape, gpu_gemm_default, lower_gpu_gemm
+from .gpu_gemm import GpuGemmShape, gpu_gemm_default, gpu_gemm_space, lower_gpu_gemm
 from .kernel import register_target_lowering
-from .space import Config, Family, Knob, Setting, Space, register_target_family
+from .space import Config, Family, Setting, Space, register_target_family
 
 MIN_OUTPUT = 32 * 32
 """Products with fewer output elements than one 32 x 32 tile stay with the ``gemm`` family."""
@@ -40,14 +40,9 @@ def webgpu_gemm_space(op: Operation, target: Target) -> Space | None:
         fits_grid = max(-(-shape.n // bn), -(-shape.m // bm), shape.batch) <= grid
         return _invocations(values) <= most and 4 * bk * (bm + bn) <= storage and fits_grid
 
-    knobs = (
-        Knob("bm", TILES, "rows of C per workgroup"),
-        Knob("bn", TILES, "columns of C per workgroup"),
-        Knob("bk", STEPS, "contraction steps per tile in workgroup memory"),
-        Knob("tm", REGISTER_TILES, "rows of each invocation's register tile"),
-        Knob("tn", REGISTER_TILES, "columns of each invocation's register tile"),
-    )
-    space = Space("gpu_gemm", knobs, valid)
+    cuda = gpu_gemm_space(op, target)
+    assert cuda is not None
+    space = Space(cuda.family, cuda.knobs, valid)
     return space if any(True for _ in space.points()) else None
 
 

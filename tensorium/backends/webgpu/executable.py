@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...errors import CompileError, InterpreterError, TensoriumError
+from ...errors import CompileError, InterpreterError
 from ...ir.core import Operation
 from ...ir.dialects.builtin import functions
 from ...ir.parser import parse_type_text
@@ -40,7 +40,7 @@ from ...lowering.space import Config
 from ...lowering.webgpu_limits import apply_limits, storage_bytes
 from ...lowering.webgpu_schedule import gpu_configs, map_to_workgroups
 from ...lowering.webgpu_split import split_for_binding_size, split_for_storage_buffers
-from ...runtime.executable import Executable, ExecutableError, ExecutableKind, read_plan_file
+from ...runtime.executable import Executable, ExecutableError, ExecutableKind, load_stored
 from ...runtime.memory import MemoryPlan
 from ...targets import Target, TargetError, parse_target
 from ...version import __version__
@@ -275,17 +275,8 @@ class WebGPUExecutable(Executable):
     @staticmethod
     def from_files(folder: str | os.PathLike[str]) -> WebGPUExecutable:
         """Load what :meth:`to_files` wrote, without compiling; ExecutableError names the file at fault."""
-        root = Path(folder)
-        file = root / PLAN_FILE
-        meta = read_plan_file(file, EXECUTABLE_FORMAT, "a Tensorium WebGPU executable")
-        if meta.get("format_version") != EXECUTABLE_VERSION or meta.get("tensorium_version") != __version__:
-            raise ExecutableError(f"{file}: written by another Tensorium or format version; compile the model again")
-        try:
-            return _load(root, meta)
-        except (KeyError, TypeError, ValueError, OSError, TensoriumError) as e:
-            if isinstance(e, ExecutableError):
-                raise
-            raise ExecutableError(f"{file}: malformed executable ({type(e).__name__}: {e})") from None
+        what = "a Tensorium WebGPU executable"
+        return load_stored(folder, PLAN_FILE, EXECUTABLE_FORMAT, EXECUTABLE_VERSION, what, _load)
 
 
 def _buffer_json(t: TensorType) -> dict[str, object]:
