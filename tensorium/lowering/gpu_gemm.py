@@ -24,7 +24,7 @@ fused groups, keep the ``gemm`` family, which the GPU schedule binds to the grid
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ..ir.core import Operation, Value
@@ -87,7 +87,8 @@ def gpu_gemm_space(op: Operation, target: Target) -> Space | None:
     def valid(values: Mapping[str, Setting]) -> bool:
         bm, bn, bk = (int(values[n]) for n in ("bm", "bn", "bk"))
         threads = _threads(values)
-        return threads % WARP == 0 and threads <= most_threads and 4 * bk * (bm + bn) <= shared
+        stages = int(values["stages"])
+        return threads % WARP == 0 and threads <= most_threads and 4 * bk * (bm + bn) * stages <= shared
 
     knobs = (
         Knob("bm", TILES, "rows of C per block"),
@@ -95,6 +96,7 @@ def gpu_gemm_space(op: Operation, target: Target) -> Space | None:
         Knob("bk", STEPS, "contraction steps per shared-memory tile"),
         Knob("tm", REGISTER_TILES, "rows of each thread's register tile"),
         Knob("tn", REGISTER_TILES, "columns of each thread's register tile"),
+        Knob("stages", (1, 2), "shared-memory tile stages (2: the next step's copy overlaps this one's multiply)"),
     )
     return Space("gpu_gemm", knobs, valid)
 
@@ -115,7 +117,7 @@ def gpu_gemm_default(op: Operation, target: Target, space: Space) -> Config:
     assert shape is not None
     size = shape.m * shape.n
     values = next((tiles for most, tiles in DEFAULT_TILES if size <= most), LARGE_TILES)
-    return Config("gpu_gemm", tuple(values.items()))
+    return Config("gpu_gemm", (*values.items(), ("stages", 2 if shape.k > int(values["bk"]) else 1)))
 
 
 def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
@@ -132,13 +134,15 @@ def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
     zero = k.const(0.0, f32)
     i = k.index
     blocks = (-(-shape.n // bn), -(-shape.m // bm), shape.batch)
+    steps = -(-shape.k // bk)
+    stages = k.config.int("stages")
     with (
         loop.for_(0, blocks[2], kind="gpu_block", axis=2, name="z") as z,
         loop.for_(0, blocks[1], kind="gpu_block", axis=1, name="y") as y,
         loop.for_(0, blocks[0], kind="gpu_block", axis=0, name="x") as x,
     ):
-        tile_a = loop.alloc(type=BufferType((bm, bk), f32, "shared"))
-        tile_b = loop.alloc(type=BufferType((bk, bn), f32, "shared"))
+        tile_a = loop.alloc(type=BufferType((stages, bm, bk), f32, "shared"))
+        tile_b = loop.alloc(type=BufferType((stages, bk, bn), f32, "shared"))
         row0, col0 = loop.mul(y, i(bm)), loop.mul(x, i(bn))
         with loop.for_(0, threads, kind="gpu_thread", axis=0, name="t") as t:
             ty, tx = loop.div(t, i(across)), loop.rem(t, i(across))
@@ -146,12 +150,16 @@ def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
             regs = loop.alloc(type=BufferType((tm,), f32, "local"))
             with loop.for_(0, tm, kind="unroll", name="zi") as zi, loop.for_(0, tn, kind="unroll", name="zj") as zj:
                 loop.store(zero, acc, zi, zj)
-            with loop.for_(0, shape.k, bk, name="k0") as k0:
+
+            def copy(step: Value, slot: Value) -> None:
+                """Copy the A and B tiles of contraction step ``step`` into stage ``slot`` of the shared tiles."""
+                k0 = loop.mul(step, i(bk))
                 _copy_tile(
                     k,
                     t,
                     threads,
                     tile_a,
+                    slot,
                     (bm, bk),
                     lambda r, q: _a_at(a, z, loop.add(row0, r), loop.add(k0, q)),
                     lambda r, q: _inside(k, loop.add(row0, r), shape.m, loop.add(k0, q), shape.k),
@@ -161,19 +169,40 @@ def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
                     t,
                     threads,
                     tile_b,
+                    slot,
                     (bk, bn),
                     lambda r, q: _b_at(b, z, shape, loop.add(k0, r), loop.add(col0, q)),
                     lambda r, q: _inside(k, loop.add(k0, r), shape.k, loop.add(col0, q), shape.n),
                 )
-                loop.barrier()
+
+            def multiply(slot: Value) -> None:
+                """Accumulate the product of stage ``slot``'s tiles into the thread's register tile."""
                 with loop.for_(0, bk, name="kk") as kk:
                     with loop.for_(0, tm, kind="unroll", name="ri") as ri:
-                        loop.store(loop.load(tile_a, loop.add(loop.mul(ty, i(tm)), ri), kk), regs, ri)
+                        loop.store(loop.load(tile_a, slot, loop.add(loop.mul(ty, i(tm)), ri), kk), regs, ri)
                     with loop.for_(0, tn, kind="unroll", name="rj") as rj:
-                        value_b = loop.load(tile_b, kk, loop.add(loop.mul(tx, i(tn)), rj))
+                        value_b = loop.load(tile_b, slot, kk, loop.add(loop.mul(tx, i(tn)), rj))
                         with loop.for_(0, tm, kind="unroll", name="ai") as ai:
                             loop.store(loop.fma(loop.load(regs, ai), value_b, loop.load(acc, ai, rj)), acc, ai, rj)
+
+            if stages == 1:
+                with loop.for_(0, steps, name="step") as step:
+                    copy(step, i(0))
+                    loop.barrier()
+                    multiply(i(0))
+                    loop.barrier()
+            else:
+                # Double buffering: the next step's tiles are copied into the other stage while this one's
+                # are multiplied, one barrier per step (the other stage was last read before the previous one).
+                copy(i(0), i(0))
                 loop.barrier()
+                with loop.for_(0, steps, name="step") as step:
+                    slot = loop.rem(step, i(2))
+                    following = loop.add(step, i(1))
+                    with loop.if_(loop.cmp(following, i(steps), predicate="lt")):
+                        copy(following, loop.sub(i(1), slot))
+                    multiply(slot)
+                    loop.barrier()
             with loop.for_(0, tm, kind="unroll", name="wi") as wi, loop.for_(0, tn, kind="unroll", name="wj") as wj:
                 row = loop.add(row0, loop.add(loop.mul(ty, i(tm)), wi))
                 col = loop.add(col0, loop.add(loop.mul(tx, i(tn)), wj))
@@ -181,15 +210,24 @@ def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
                     loop.store(loop.load(acc, wi, wj), c, *_batch(c, z), row, col)
 
 
-def _copy_tile(k: Kernel, t: Value, threads: int, tile: Value, dims: tuple[int, int], source, inside) -> None:  # type: ignore[no-untyped-def]
-    """Each of ``threads`` threads copies every ``threads``-th element of ``tile`` from ``source(r, q)``, zero
-    where ``inside(r, q)`` does not hold."""
+def _copy_tile(
+    k: Kernel,
+    t: Value,
+    threads: int,
+    tile: Value,
+    slot: Value,
+    dims: tuple[int, int],
+    source: Callable[[Value, Value], Value],
+    inside: Callable[[Value, Value], Value],
+) -> None:
+    """Each of ``threads`` threads copies every ``threads``-th element of stage ``slot`` of ``tile`` from
+    ``source(r, q)``, zero where ``inside(r, q)`` does not hold."""
     rows, cols = dims
     with loop.for_(t, rows * cols, threads, name="e") as e:
         r, q = loop.div(e, k.index(cols)), loop.rem(e, k.index(cols))
-        loop.store(k.const(0.0, f32), tile, r, q)
+        loop.store(k.const(0.0, f32), tile, slot, r, q)
         with loop.if_(inside(r, q)):
-            loop.store(source(r, q), tile, r, q)
+            loop.store(source(r, q), tile, slot, r, q)
 
 
 def _inside(k: Kernel, row: Value, rows: int, col: Value, cols: int) -> Value:

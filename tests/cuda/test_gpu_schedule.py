@@ -116,7 +116,9 @@ def test_the_gemm_default_on_cuda_allocates_nothing_at_run_time() -> None:
     apply_gpu_schedule(functions(module)[0], ())  # an empty schedule changes nothing
 
 
-@pytest.mark.parametrize("point", ["gpu_gemm{bm=16,bn=32,bk=8,tm=1,tn=4}", "gpu_gemm{bm=32,bn=16,bk=32,tm=4,tn=1}"])
+@pytest.mark.parametrize(
+    "point", ["gpu_gemm{bm=16,bn=32,bk=8,tm=1,tn=4,stages=2}", "gpu_gemm{bm=32,bn=16,bk=32,tm=4,tn=1,stages=1}"]
+)
 def test_gpu_gemm_points_compute_the_product_through_shared_tiles(point: str) -> None:
     case = SUITE["matmul_batched"]
     module = case.module()
@@ -132,7 +134,11 @@ def test_gpu_gemm_points_compute_the_product_through_shared_tiles(point: str) ->
     ptx = compile_ptx(state.lowered, SM90)
     (launch,) = ptx.launches.values()
     assert launch.block == (128, 1, 1) and launch.grid[2] == 2
-    assert launch.shared_bytes == 4 * config.int("bk") * (config.int("bm") + config.int("bn"))
+    tiles = 4 * config.int("bk") * (config.int("bm") + config.int("bn"))
+    assert launch.shared_bytes == tiles * config.int("stages")
+    (step,) = [o for o in loops_of(kernel) if loop_name(o) == "step"]
+    barriers = [o for o in step.regions[0].block.ops if o.name == "loop.barrier"]
+    assert len(barriers) == 3 - config.int("stages")  # double buffering: one barrier per step instead of two
     assert "bar.sync" in ptx.ptx and "st.shared" in ptx.ptx and "ld.shared" in ptx.ptx
 
 
@@ -145,7 +151,7 @@ def test_gpu_gemm_space_keeps_to_whole_warps_and_shared_memory() -> None:
     for p in points:
         threads = (p.int("bm") // p.int("tm")) * (p.int("bn") // p.int("tn"))
         assert threads % 32 == 0 and threads <= 1024
-        assert 4 * p.int("bk") * (p.int("bm") + p.int("bn")) <= SM90.l1d
+        assert 4 * p.int("bk") * (p.int("bm") + p.int("bn")) * p.int("stages") <= SM90.l1d
     assert default_config(op, SM90) in points
     fused = SUITE["matmul_bias_relu"].module()  # a fused epilogue keeps the general GEMM, bound to the grid
     fused_space = kernel_space(func_body(functions(fused)[0]).ops[-2], SM90)
