@@ -15,15 +15,14 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..errors import PassError
 from ..ir.attributes import DenseAttr
 from ..ir.core import Operation, Value
 from ..ir.dialects.quant import layouts
 from ..ir.dialects.quant.types import expand
 from ..ir.rewrite import PatternRewriter, RewritePattern, apply_patterns_greedily
 from ..ir.types import IntegerType, QuantizedType, TensorType, f32
-from ..targets import Target, TargetError, parse_target
 from .base import Pass, register_pass
+from .pack_weights import packing_target
 
 U32 = IntegerType(32, False)
 
@@ -37,18 +36,8 @@ class PackQuant(Pass):
     target: str = ""
     """The machine packed for (``cpu:x86-64-v3``; empty: this one); its f32 lanes are the rows per block."""
 
-    def machine(self) -> Target:
-        """The CPU target packed for; PassError for a bad or non-CPU target."""
-        try:
-            target = parse_target(self.target or "cpu")
-        except TargetError as e:
-            raise PassError(f"pack-quant: {e}") from None
-        if target.kind != "cpu":
-            raise PassError(f"pack-quant packs for a CPU target, not '{target}'")
-        return target
-
     def run(self, module: Operation) -> None:
-        lanes = self.machine().lanes()
+        lanes = packing_target(self.name, self.target).lanes()
 
         def pack(op: Operation, rewriter: PatternRewriter) -> bool:
             return _pack(op, rewriter, lanes)

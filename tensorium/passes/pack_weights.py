@@ -47,13 +47,7 @@ class PackWeights(Pass):
 
     def machine(self) -> Target:
         """The CPU target the panels are packed for; PassError for a bad or non-CPU target."""
-        try:
-            target = parse_target(self.target or "cpu")
-        except TargetError as e:
-            raise PassError(f"pack-weights: {e}") from None
-        if target.kind != "cpu":
-            raise PassError(f"pack-weights packs for a CPU target, not '{target}'")
-        return target
+        return packing_target(self.name, self.target)
 
     def run(self, module: Operation) -> None:
         target, width = self.machine(), self.width
@@ -62,6 +56,18 @@ class PackWeights(Pass):
             return _pack(op, rewriter, target, width)
 
         apply_patterns_greedily(module, [RewritePattern("pack_constant_weight", ("graph.matmul",), pack)])
+
+
+def packing_target(pass_name: str, target: str) -> Target:
+    """The CPU target a packing pass named ``pass_name`` packs for (``target`` text; empty: this machine);
+    PassError for a bad or non-CPU target."""
+    try:
+        parsed = parse_target(target or "cpu")
+    except TargetError as e:
+        raise PassError(f"{pass_name}: {e}") from None
+    if parsed.kind != "cpu":
+        raise PassError(f"{pass_name} packs for a CPU target, not '{parsed}'")
+    return parsed
 
 
 def _width(op: Operation, target: Target, width: int, cols: int) -> int | None:
