@@ -117,9 +117,54 @@ def _scatter_add(cx: Context, x: Value, dim: int, index: Value, src: Value) -> V
 def _scatter_reduce(
     cx: Context, x: Value, dim: int, index: Value, src: Value, reduce: str, *, include_self: bool = True
 ) -> Value:
-    if not include_self:
-        raise ConversionError("scatter_reduce with include_self=False is not supported")
-    return _scatter(cx, x, dim, index, src, reduce=reduce)
+    t = ttype(x)
+    if t.rank == 0:
+        raise ConversionError("scatter_reduce into a 0-d tensor is not supported")
+    index = cast(index, i64)
+    updates = cast(_updates_like(index, src), t.element)
+    if reduce == "mean":
+        one, zero = cx.const(1, t.element), cx.const(0, t.element)
+        count = graph.scatter_elements(
+            broadcast_to(zero, t.shape), index, broadcast_to(one, ttype(index).shape), axis=dim, reduction="add"
+        )
+        base = x if include_self else graph.scatter_elements(x, index, broadcast_to(zero, ttype(index).shape), axis=dim)
+        total = graph.scatter_elements(base, index, updates, axis=dim, reduction="add")
+        divisor = graph.max(graph.add(count, one) if include_self else count, one)
+        if not isinstance(t.element, FloatType):  # torch floors integer means
+            total = graph.sub(total, graph.mod(total, divisor))
+        return graph.where(graph.gt(count, zero), graph.div(total, divisor), x)
+    reduction = _SCATTER_REDUCTIONS.get(reduce)
+    if reduction is None:
+        raise ConversionError(f"scatter_reduce reduce={reduce!r} is not supported")
+    if not include_self:  # first overwrite the written positions with the reduction's identity
+        x = graph.scatter_elements(
+            x, index, broadcast_to(_identity(cx, reduction, t.element), ttype(index).shape), axis=dim
+        )
+    return graph.scatter_elements(x, index, updates, axis=dim, reduction=reduction)
+
+
+@converts("aten.index_reduce.default")
+def _index_reduce(
+    cx: Context, x: Value, dim: int, index: Value, source: Value, reduce: str, *, include_self: bool = True
+) -> Value:
+    if ttype(x).rank == 0:  # one element: the same reduction over a 1-element vector
+        flat = [graph.reshape(v, shape=[-1]) for v in (x, index, source)]
+        return graph.reshape(
+            _index_reduce(cx, flat[0], 0, flat[1], flat[2], reduce, include_self=include_self), shape=[]
+        )
+    dim = dim % ttype(x).rank
+    positions = _index_along(index, dim, ttype(source).shape)
+    return _scatter_reduce(cx, x, dim, positions, source, reduce, include_self=include_self)
+
+
+def _identity(cx: Context, reduction: str, element: Any) -> Value:
+    """The value that ``reduction`` leaves any other value unchanged with."""
+    if reduction in ("add", "mul"):
+        return cx.const(0 if reduction == "add" else 1, element)
+    if isinstance(element, FloatType):
+        return cx.const(-math.inf if reduction == "max" else math.inf, element)
+    info = np.iinfo(storage_dtype(element))
+    return cx.const(info.min if reduction == "max" else info.max, element)
 
 
 def _index_along(index: Value, dim: int, shape: Sequence[Any]) -> Value:

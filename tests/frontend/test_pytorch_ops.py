@@ -514,3 +514,23 @@ def test_random_ops_draw_from_tensoriums_generator() -> None:
     assert waits.min() > 0 and abs(waits.mean() - 0.5) < 0.05
     assert abs(noisy.std() - 0.5) < 0.03
     assert not torch.equal(first[0][0], first[0][1])  # every element is its own draw
+
+
+@pytest.mark.filterwarnings("ignore:index_reduce\\(\\) is in beta")
+def test_scatter_and_index_reductions_with_and_without_self() -> None:
+    def fn(x: Any, idx: Any, i: Any) -> Any:
+        src = x[:, :2] * 3
+        return (
+            x.scatter_reduce(1, idx, src, "sum", include_self=False),
+            x.scatter_reduce(1, idx, src, "prod", include_self=False),
+            x.scatter_reduce(1, idx, src, "amin", include_self=False),
+            x.scatter_reduce(1, idx, src, "mean"),
+            x.scatter_reduce(1, idx, src, "mean", include_self=False),
+            i.scatter_reduce(0, idx[0, 0], i[:5] * 7, "mean"),
+            x.index_reduce(2, torch.tensor([0, 4, 0]), x[:, :, :3], "amax"),
+            x.index_reduce(0, torch.tensor([1, 1]), x, "mean", include_self=False),
+        )
+
+    x = gen(2, 4, 5)
+    idx = torch.tensor([[[0, 1, 2, 3, 0], [3, 2, 1, 0, 1]], [[1, 1, 1, 1, 1], [0, 3, 0, 3, 2]]])
+    check(fn, x, idx, torch.arange(-6, 6))
