@@ -546,18 +546,21 @@ def _pad_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
 
 
 # --- indexing -------------------------------------------------------------------------------------------
-def gather(ex: Exporter, data: V, indices: V, axis: int, out: TensorType) -> V:
-    """``out[..., i, ...] = data[..., indices[i], ...]``: a ``linalg.generic`` over the result whose body reads
-    ``data`` with ``tensor.extract`` at the loop indices and the index (a negative one counts from the end)."""
+def gather(ex: Exporter, data: V, indices: V, axis: int, out: TensorType, elements: bool = False) -> V:
+    """``out[..., i, ...] = data[..., indices[i], ...]`` (or, for ``elements``, ``out[p] = data[p with
+    indices[p] at axis]``): a ``linalg.generic`` over the result whose body reads ``data`` with
+    ``tensor.extract`` at the loop indices and the index (a negative one counts from the end)."""
     dt, it = _tensor(data), _tensor(indices)
     size = dt.shape[axis]
     if not isinstance(size, int):
         raise NotExportable(f"a gather along the symbolic dim {axis} of {dt}")
-    after = dt.rank - axis - 1
-    data_axes: list[int | None] = [*range(axis), *[None] * it.rank, *range(axis + 1, dt.rank)]
-    index_axes: list[int | None] = [*[None] * axis, *range(it.rank), *[None] * after]
+    spread = 1 if elements else it.rank  # result dims the index fills
+    data_axes: list[int | None] = [*range(axis), *[None] * spread, *range(axis + 1, dt.rank)]
+    index_axes: list[int | None] = list(range(out.rank)) if elements else [*[None] * axis, *range(it.rank)]
+    index_axes += [None] * (out.rank - len(index_axes))
     init = ex.w.empty(out, [(data, data_axes), (indices, index_axes)])
-    maps: list[list[int | str]] = [list(range(axis, axis + it.rank)), list(range(out.rank))]
+    index_map: list[int | str] = [*range(out.rank)] if elements else [*range(axis, axis + it.rank)]
+    maps: list[list[int | str]] = [index_map, list(range(out.rank))]
 
     def body(s: Scalars, xs: Sequence[V]) -> V:
         index = ex.w.op(f"arith.index_cast {xs[0].name} : {type_text(xs[0].type)} to index", IndexType())
@@ -565,7 +568,7 @@ def gather(ex: Exporter, data: V, indices: V, axis: int, out: TensorType) -> V:
         negative = ex.w.op(f"arith.cmpi slt, {index.name}, {ex.w.index(0).name} : index", IntegerType(1))
         index = ex.w.op(f"arith.select {negative.name}, {wrapped.name}, {index.name} : index", IndexType())
         loops = [ex.w.op(f"linalg.index {d} : index", IndexType()).name for d in range(out.rank)]
-        coords = [*loops[:axis], index.name, *loops[axis + it.rank :]]
+        coords = [*loops[:axis], index.name, *loops[axis + spread :]]
         return ex.w.op(f"tensor.extract {data.name}[{', '.join(coords)}] : {type_text(dt)}", dt.element)
 
     return ex.w.generic([indices], maps, init, ["parallel"] * out.rank, body)
@@ -574,7 +577,7 @@ def gather(ex: Exporter, data: V, indices: V, axis: int, out: TensorType) -> V:
 def _gather_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
     data, indices = args
     axis = normalize_axis(op.attr("axis", 0), _tensor(data).rank)
-    return [gather(ex, data, indices, axis, _result(op))]
+    return [gather(ex, data, indices, axis, _result(op), elements=op.name == "graph.gather_elements")]
 
 
 def _pad_by_gathers(x: Value, pads: Sequence[int], mode: str, value: float) -> Value:
@@ -1062,6 +1065,7 @@ RULES: dict[str, Rule] = {
     "graph.fused": _fused_rule,
     "graph.gather": _gather_rule,
     "graph.embedding": _gather_rule,
+    "graph.gather_elements": _gather_rule,
 }
 """The export rule of each graph op (ops not listed are reported as unsupported)."""
 

@@ -587,7 +587,8 @@ def _generic(im: Importer, op: Any) -> list[Value | None]:
 
 def _gather(im: Importer, body: list[Any], args: list[Any], inputs: Sequence[Any], maps: Any, out_map: Any) -> Value:
     """A generic whose body yields ``tensor.extract`` of an outer tensor at the loop indices, with one
-    coordinate read from its single input (an index, wrapped when negative), is ``graph.gather``."""
+    coordinate read from its single input (an index, wrapped when negative), is ``graph.gather`` (the index
+    fills the input's dims) or ``graph.gather_elements`` (it replaces the loop index at its axis)."""
     extract, yielded = body[-2], body[-1]
     if len(inputs) != 1 or extract.name != "tensor.extract" or yielded.operands[0] != extract.results[0]:
         raise NotImportable("a linalg.generic reading a tensor with tensor.extract other than a gather")
@@ -598,13 +599,15 @@ def _gather(im: Importer, body: list[Any], args: list[Any], inputs: Sequence[Any
         raise NotImportable("a tensor.extract that is not one index among the loop indices")
     axis = dims.index(None)
     rank = tensor_type(inputs[0]).rank
-    expected = [*range(axis), *range(axis + rank, len(dims) + rank - 1)]
+    loops = [d for d in dims if d is not None]
     size = tensor_type(data).shape[axis]
-    if [d for d in dims if d is not None] != expected or maps[0] != list(range(axis, axis + rank)):
-        raise NotImportable("a tensor.extract whose loop indices do not follow a gather's layout")
     if not _is_index_of(coords[axis], args[0], size, local):
         raise NotImportable("a tensor.extract at a computed index other than the input (wrapped when negative)")
-    return graph.gather(im.value(data), im.value(inputs[0]), axis=axis)
+    if loops == [*range(axis), *range(axis + rank, len(dims) + rank - 1)] and maps[0] == list(range(axis, axis + rank)):
+        return graph.gather(im.value(data), im.value(inputs[0]), axis=axis)
+    if loops == [*range(axis), *range(axis + 1, len(dims))] and maps[0] == list(range(len(out_map))):
+        return graph.gather_elements(im.value(data), im.value(inputs[0]), axis=axis)
+    raise NotImportable("a tensor.extract whose loop indices follow neither a gather's nor a gather_elements' layout")
 
 
 def _loop_index(op: Any) -> int | None:

@@ -59,18 +59,19 @@ def test_suite_model_exports_verifies_and_round_trips(name: str, module: tm.ir.O
 def test_unsupported_ops_are_reported_all_at_once() -> None:
     module = tm.parse_module(
         """module {
-  func.func @main(%x: tensor<4x5xf32>, %i: tensor<4x2xi64>, %j: tensor<3x2xi64>) -> (tensor<4x2xf32>, tensor<3xf32>) {
-    %0 = graph.gather_elements %x, %i {axis = 1} : (tensor<4x5xf32>, tensor<4x2xi64>) -> tensor<4x2xf32>
-    %1 = graph.gather_nd %x, %j : (tensor<4x5xf32>, tensor<3x2xi64>) -> tensor<3xf32>
-    func.return %0, %1 : tensor<4x2xf32>, tensor<3xf32>
+  func.func @main(%x: tensor<1x2x4x4xf32>, %w: tensor<2x3x3x3xf32>, %j: tensor<3x2xi64>)
+      -> (tensor<1x3x6x6xf32>, tensor<3x4x4xf32>) {
+    %0 = graph.conv_transpose2d %x, %w : (tensor<1x2x4x4xf32>, tensor<2x3x3x3xf32>) -> tensor<1x3x6x6xf32>
+    %1 = graph.gather_nd %x, %j : (tensor<1x2x4x4xf32>, tensor<3x2xi64>) -> tensor<3x4x4xf32>
+    func.return %0, %1 : tensor<1x3x6x6xf32>, tensor<3x4x4xf32>
   }
 }"""
     )
     with pytest.raises(ExportError) as info:
         export_text(module)
     message = str(info.value)
-    assert "2 unsupported op(s) of 2 kind(s): graph.gather_elements, graph.gather_nd" in message
-    assert "<input>:3:10" in message and "<input>:4:10" in message
+    assert "2 unsupported op(s) of 2 kind(s): graph.conv_transpose2d, graph.gather_nd" in message
+    assert "<input>:4:10" in message and "<input>:5:10" in message
 
 
 DYNAMIC = """module {
@@ -267,28 +268,31 @@ def test_quant_dialect_exports_as_integer_arithmetic_through_iree_and_back() -> 
 
 
 GATHER = """module {
-  func.func @main(%d: tensor<5x3x4xf32>, %i: tensor<2x2xi64>, %w: tensor<6x3xf32>, %j: tensor<4xi32>)
-      -> (tensor<5x2x2x4xf32>, tensor<4x3xf32>) {
+  func.func @main(%d: tensor<5x3x4xf32>, %i: tensor<2x2xi64>, %w: tensor<6x3xf32>, %j: tensor<4xi32>,
+      %k: tensor<5x2xi64>) -> (tensor<5x2x2x4xf32>, tensor<4x3xf32>, tensor<5x2xf32>) {
     %0 = graph.gather %d, %i {axis = 1} : (tensor<5x3x4xf32>, tensor<2x2xi64>) -> tensor<5x2x2x4xf32>
     %1 = graph.embedding %w, %j : (tensor<6x3xf32>, tensor<4xi32>) -> tensor<4x3xf32>
-    func.return %0, %1 : tensor<5x2x2x4xf32>, tensor<4x3xf32>
+    %2 = graph.gather_elements %w, %k {axis = 1} : (tensor<6x3xf32>, tensor<5x2xi64>) -> tensor<5x2xf32>
+    func.return %0, %1, %2 : tensor<5x2x2x4xf32>, tensor<4x3xf32>, tensor<5x2xf32>
   }
 }"""
 
 
-def test_gather_and_embedding_as_tensor_extract_through_iree_and_back() -> None:
+def test_gather_embedding_and_gather_elements_as_tensor_extract_through_iree_and_back() -> None:
     pytest.importorskip("iree.runtime", reason="the mlir extra (iree-base-runtime) is not installed")
     from tensorium.interop.iree import run_text
 
     module = tm.parse_module(GATHER)
     text = export_text(module)
-    assert text.count("tensor.extract ") == 2 and text.count("linalg.index") >= 4
+    assert text.count("tensor.extract ") == 3 and text.count("linalg.index") >= 6
     rng = np.random.default_rng(0)
     data, table = rng.standard_normal((5, 3, 4)).astype(np.float32), rng.standard_normal((6, 3)).astype(np.float32)
     inputs = [data, np.array([[0, -1], [2, 1]], np.int64), table, np.array([5, 0, 2, 2], np.int32)]
+    inputs.append(np.array([[0, -1], [2, 2], [1, 1], [-3, 0], [2, 1]], np.int64))
     want = run(module, inputs)
     back = import_text(text)
-    assert [op.name for op in back.walk() if op.name.startswith("graph.")] == ["graph.gather", "graph.gather"]
+    names = [op.name for op in back.walk() if op.name.startswith("graph.")]
+    assert names == ["graph.gather", "graph.gather", "graph.gather_elements"]
     assert _equal(run(back, inputs), want)
     assert _equal(run_text(text, inputs), want)
 
