@@ -337,8 +337,12 @@ class Tuner:
             share = max(left * weights[i] / total, left * 0.05 / max(len(kernels), 1))
             remaining = budget - (self.clock() - start)
             began = self.clock() - start
-            results.append(self.tune_kernel(kernel, budget=min(share, max(remaining, 0.0))))
-            results[-1].started = began
+            result = self.tune_kernel(kernel, budget=min(share, max(remaining, 0.0)))
+            result.started = began
+            result.trials += firsts[i].trials
+            result.failures += firsts[i].failures
+            result.default_seconds = result.default_seconds or firsts[i].default_seconds
+            results.append(result)
         return results
 
 

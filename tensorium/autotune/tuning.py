@@ -14,6 +14,7 @@ from typing import Any
 
 from ..api import check_target
 from ..api import compile as compile_model
+from ..errors import TensoriumError
 from ..lowering.space import TunableKernel
 from .measure import Measurer, Measures
 from .records import TuningDB, open_db
@@ -31,9 +32,13 @@ def tune_kernels(
 ) -> list[KernelResult]:
     """Search ``kernels`` on ``target`` for ``budget`` seconds in all, recording every trial in ``db`` (a
     TuningDB or a path; default :func:`~tensorium.autotune.records.default_db_path`)."""
+    parsed = check_target(target)
+    if parsed.kind != "cpu":
+        raise TensoriumError(f"tuning measures kernels on CPU targets only, not '{parsed}'")
+    if measurer is None and not parsed.runs_here():
+        raise TensoriumError(f"cannot measure kernels for '{parsed}' here: this machine lacks its CPU features")
     records = open_db(db if db is not None else True)
     assert records is not None
-    parsed = check_target(target)
     own = measurer is None
     active = measurer if measurer is not None else Measurer()
     try:
@@ -52,11 +57,13 @@ def tune(
     db: TuningDB | str | os.PathLike[str] | None = None,
     seed: int = 0,
     progress: Progress | None = None,
+    measurer: Measures | None = None,
 ) -> list[KernelResult]:
     """Compile ``model`` (as :func:`tensorium.compile` does) for ``example_inputs`` and tune its kernels for
     ``budget`` seconds; later compiles with the same database apply the best points found. Progress lines go
-    to stderr unless ``progress`` says otherwise."""
+    to stderr unless ``progress`` says otherwise; ``measurer`` defaults to a local worker process."""
     compiled = compile_model(model, target=target, tuning_db=False)
     compiled(*example_inputs)
     report = progress if progress is not None else (lambda line: print(line, file=sys.stderr, flush=True))
-    return tune_kernels(compiled.tunable_kernels(), compiled.target, budget, db, SearchOptions(seed=seed), report)
+    options = SearchOptions(seed=seed)
+    return tune_kernels(compiled.tunable_kernels(), compiled.target, budget, db, options, report, measurer)

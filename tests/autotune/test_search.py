@@ -135,3 +135,29 @@ def test_ctrl_c_keeps_every_record_measured_so_far(
     with pytest.raises(KeyboardInterrupt):
         tuner.tune_kernel(gemm_kernel, budget=1e9)
     assert len(TuningDB(tmp_path / "r.jsonl")) == 5
+
+
+def test_tune_a_model_from_python(tmp_path: Path, gemm_kernel: TunableKernel) -> None:
+    import tensorium.autotune
+
+    from .conftest import gemm_inputs, gemm_model
+
+    lines: list[str] = []
+    measurer = Synthetic(str(gemm_kernel.default))
+    db = tmp_path / "r.jsonl"
+    (result,) = tensorium.autotune.tune(
+        gemm_model, *gemm_inputs(), budget=3.0, db=db, progress=lines.append, measurer=measurer
+    )
+    assert result.key == gemm_kernel.key and result.trials == len(measurer.jobs) >= 1
+    assert any("trials" in line for line in lines)
+    compiled = tensorium.compile(gemm_model, tuning_db=db)
+    compiled(*gemm_inputs())
+    assert compiled.artifact.configs == {gemm_kernel.key: result.best}
+
+
+def test_tuning_other_targets_is_a_clear_error(gemm_kernel: TunableKernel) -> None:
+    from tensorium.autotune.tuning import tune_kernels
+    from tensorium.errors import TensoriumError
+
+    with pytest.raises(TensoriumError, match="CPU targets only"):
+        tune_kernels([gemm_kernel], target="interp")
