@@ -390,20 +390,13 @@ def _reduce_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
     reduced = TensorType(tuple(xt.shape[i] for i in kept), xt.element)
     init = ex.w.filled(reduced, _identity(kind, xt.element), [(x, kept)])
     float_op, int_op, unsigned_op = COMBINE[kind]
-    tt = type_text(reduced)
-    ex.w.emit(f"%__ = linalg.reduce ins({x.name} : {type_text(xt)}) outs({init.name} : {tt}) dimensions = {axes}")
-    result = V(ex.w.fresh(), reduced)
-    ex.w.lines[-1] = ex.w.lines[-1].replace("%__", result.name, 1)
-    element = type_text(xt.element)
-    a, b = ex.w.fresh("in"), ex.w.fresh("acc")
-    ex.w.emit(f"  ({a}: {element}, {b}: {element}) {{")
-    outer = ex.w.indent
-    ex.w.indent += "    "
-    s = Scalars(ex.w)
-    combined = s.arith(float_op, int_op, V(a, xt.element), V(b, xt.element), unsigned_op=unsigned_op)
-    ex.w.emit(f"linalg.yield {combined.name} : {element}")
-    ex.w.indent = outer
-    ex.w.emit("  }")
+    head = f"linalg.reduce ins({x.name} : {type_text(xt)}) outs({init.name} : {type_text(reduced)}) dimensions = {axes}"
+    block_args = [("in", xt.element), ("acc", xt.element)]
+
+    def combine(s: Scalars, xs: Sequence[V]) -> V:
+        return s.arith(float_op, int_op, *xs, unsigned_op=unsigned_op)
+
+    result = ex.w.region_op(head, reduced, block_args, combine, "linalg.yield", block_label=False)
     if kind == "mean":
         sizes = [xt.shape[i] for i in axes]
         if not all(isinstance(d, int) for d in sizes):
@@ -519,18 +512,13 @@ def pad(ex: Exporter, x: V, low: Sequence[int], high: Sequence[int], value: floa
     if not any(low) and not any(high):
         return x
     xt = _tensor(x)
-    indices = ", ".join(f"{ex.w.fresh('i')}: index" for _ in low)
-    ex.w.emit(f"%__ = tensor.pad {x.name} low[{', '.join(map(str, low))}] high[{', '.join(map(str, high))}] {{")
-    result = V(ex.w.fresh(), out)
-    ex.w.lines[-1] = ex.w.lines[-1].replace("%__", result.name, 1)
-    ex.w.emit(f"^bb0({indices}):")
-    outer = ex.w.indent
-    ex.w.indent += "  "
-    fill = ex.w.constant(value, xt.element)
-    ex.w.emit(f"tensor.yield {fill.name} : {type_text(xt.element)}")
-    ex.w.indent = outer
-    ex.w.emit(f"}} : {type_text(xt)} to {type_text(out)}")
-    return result
+    head = f"tensor.pad {x.name} low[{', '.join(map(str, low))}] high[{', '.join(map(str, high))}]"
+    args = [("i", IndexType()) for _ in low]
+
+    def fill(s: Scalars, xs: Sequence[V]) -> V:
+        return s.const(value, xt.element)
+
+    return ex.w.region_op(head, out, args, fill, "tensor.yield", f" : {type_text(xt)} to {type_text(out)}")
 
 
 def _pad_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:

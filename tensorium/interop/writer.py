@@ -198,6 +198,34 @@ class Writer:
         return self.op(f"arith.constant {dense_literal(array, t)}", t, "cst")
 
     # --- structured ops ------------------------------------------------------------------------------
+    def region_op(
+        self,
+        head: str,
+        result: TensorType,
+        args: Sequence[tuple[str, ScalarType]],
+        body: Body,
+        terminator: str,
+        tail: str = "",
+        block_label: bool = True,
+    ) -> V:
+        """``%r = <head> { ^bb0(args): <body> <terminator> v } <tail>``: an op with one single-block region.
+        ``args`` are (name hint, type) of the block arguments; ``body`` gets them and returns what to yield."""
+        value = V(self.fresh(), result)
+        block_args = [V(self.fresh(hint), t) for hint, t in args]
+        signature = ", ".join(f"{a.name}: {type_text(a.type)}" for a in block_args)
+        if block_label:
+            self.emit(f"{value.name} = {head} {{")
+            self.emit(f"^bb0({signature}):")
+        else:
+            self.emit(f"{value.name} = {head} ({signature}) {{")
+        outer = self.indent
+        self.indent += "  "
+        yielded = body(Scalars(self), block_args)
+        self.emit(f"{terminator} {yielded.name} : {type_text(yielded.type)}")
+        self.indent = outer
+        self.emit(f"}}{tail}")
+        return value
+
     def generic(
         self,
         inputs: Sequence[V],
@@ -211,23 +239,13 @@ class Writer:
         n = len(iterators)
         all_maps = ", ".join(affine_map(n, m) for m in maps)
         kinds = ", ".join(f'"{k}"' for k in iterators)
-        ins = ", ".join(v.name for v in inputs)
-        in_types = ", ".join(type_text(v.type) for v in inputs)
         assert isinstance(init.type, TensorType)
         out = type_text(init.type)
-        ins_text = f" ins({ins} : {in_types})" if inputs else ""
-        self.emit(f"%__ = linalg.generic {{indexing_maps = [{all_maps}], iterator_types = [{kinds}]}}{ins_text}")
-        result = V(self.fresh(), init.type)
-        self.lines[-1] = self.lines[-1].replace("%__", result.name, 1) + f" outs({init.name} : {out}) {{"
-        args = [V(self.fresh("in"), _element(v)) for v in [*inputs, init]]
-        self.emit("^bb0(" + ", ".join(f"{a.name}: {type_text(a.type)}" for a in args) + "):")
-        outer = self.indent
-        self.indent += "  "
-        value = body(Scalars(self), args)
-        self.emit(f"linalg.yield {value.name} : {type_text(value.type)}")
-        self.indent = outer
-        self.emit(f"}} -> {out}")
-        return result
+        ins = f" ins({', '.join(v.name for v in inputs)} : {', '.join(type_text(v.type) for v in inputs)})"
+        head = f"linalg.generic {{indexing_maps = [{all_maps}], iterator_types = [{kinds}]}}"
+        head += f"{ins if inputs else ''} outs({init.name} : {out})"
+        args = [("in", _element(v)) for v in [*inputs, init]]
+        return self.region_op(head, init.type, args, body, "linalg.yield", f" -> {out}")
 
     def reshape(self, value: V, t: TensorType) -> V:
         """``value`` with the static shape of ``t``: collapsed to one dim, then expanded (either step is left
