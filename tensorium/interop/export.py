@@ -111,17 +111,17 @@ class Exporter:
     def via_graph(self, op: Operation, build: Callable[..., Any]) -> list[V]:
         """Export ``op`` as the graph ops ``build(*operands)`` makes (in a scratch block, erased after)."""
         scratch = Block()
-        with InsertionPoint(scratch):
-            made = build(*op.operands)
-        made = list(made) if isinstance(made, (tuple, list)) else [made]
         try:
+            with InsertionPoint(scratch):
+                made = build(*op.operands)
+            made = list(made) if isinstance(made, (tuple, list)) else [made]
             for inner in scratch.ops:
                 before = len(self.problems)
                 self.op(inner)
                 if len(self.problems) > before:
                     raise NotExportable(self.problems.pop().reason)
             return [self.values[v] for v in made]
-        finally:
+        finally:  # the scratch ops use the module's values: erasing them drops those uses again
             for inner in reversed(scratch.ops):
                 inner.erase()
 
