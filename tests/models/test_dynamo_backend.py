@@ -17,7 +17,7 @@ from tensorium.errors import TensoriumError  # noqa: E402
 from tensorium.frontend.pytorch import InferenceOnlyError  # noqa: E402
 
 
-class Branchy(nn.Module):
+class Branchy(torch.nn.Module):
     """Python control flow on a tensor value: torch.export cannot capture it, TorchDynamo splits it."""
 
     def __init__(self) -> None:
