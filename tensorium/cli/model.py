@@ -170,7 +170,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
         if target.kind == "webgpu":
             from ..backends.webgpu.site import write_site
 
-            note["text"] += f"; the demo page {write_site(args.output)}"
+            page = write_site(args.output, (artifact.module, artifact.configs))
+            note["text"] += f"; the demo page {page}, with shaders to tune"
     if dump is not None:
         print(f"IR after each stage: {dump.folder} ({dump.count} files)", file=sys.stderr)
     return 0

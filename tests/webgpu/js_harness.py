@@ -87,9 +87,13 @@ def _outputs(folder: Path) -> list[np.ndarray]:
     return [np.load(folder / f"out{n}.npy") for n in range(len(list(folder.glob("out*.npy"))))]
 
 
-def run_node(folder: Path, inputs: list[np.ndarray], scratch: Path) -> subprocess.CompletedProcess[str]:
-    """Run the artifact or executable ``folder`` under Node on ``inputs``; its outputs go to ``scratch/out``."""
-    return _node("run-node.mjs", [str(folder), str(scratch / "out"), *_save_inputs(inputs, scratch / "in")])
+def run_node(
+    folder: Path, inputs: list[np.ndarray], scratch: Path, tune_ms: int | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the artifact or executable ``folder`` under Node on ``inputs`` (after tuning its kernels within
+    ``tune_ms``); its outputs go to ``scratch/out``."""
+    tune = ["--tune", str(tune_ms)] if tune_ms is not None else []
+    return _node("run-node.mjs", [*tune, str(folder), str(scratch / "out"), *_save_inputs(inputs, scratch / "in")])
 
 
 def node_outputs(folder: Path, inputs: list[np.ndarray], scratch: Path) -> list[np.ndarray]:
@@ -121,13 +125,15 @@ def serve(folder: Path) -> Iterator[str]:
 
 
 def chromium_outputs(
-    site: Path, inputs: list[np.ndarray], scratch: Path, screenshot: Path | None = None
-) -> list[np.ndarray]:
-    """The outputs of the demo ``site`` on ``inputs`` in headless chromium, a screenshot of its page after
-    a run on random inputs where ``screenshot`` names a file."""
+    site: Path, inputs: list[np.ndarray], scratch: Path, screenshot: Path | None = None, tune_s: int | None = None
+) -> tuple[list[np.ndarray], str]:
+    """The outputs of the demo ``site`` on ``inputs`` in headless chromium (after the page's tuning within
+    ``tune_s`` seconds) and what the script printed; a screenshot of the page after a run on random inputs
+    where ``screenshot`` names a file."""
     extra = ["--screenshot", str(screenshot)] if screenshot is not None else []
+    extra += ["--tune", str(tune_s)] if tune_s is not None else []
     with serve(site) as url:
         args = [f"{url}index.html", str(scratch / "out"), *extra, *_save_inputs(inputs, scratch / "in")]
         done = _node("run-chromium.mjs", args)
     assert done.returncode == 0, done.stderr
-    return _outputs(scratch / "out")
+    return _outputs(scratch / "out"), done.stdout

@@ -3,6 +3,8 @@ demo site that ``tensorium compile -t webgpu -o site/`` writes, in headless Debi
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +105,31 @@ def test_node_dawn_runs_an_artifact_with_bound_constants(tmp_path: Path) -> None
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
 
 
+def test_node_dawn_tunes_variants_and_computes_the_same(tmp_path: Path) -> None:
+    require_dawn()
+    site, model = _compile_site(tmp_path)
+    variants = json.loads((site / "webgpu" / "variants.json").read_text())
+    assert variants and all(len(shaders) >= 1 for shaders in variants.values())
+    x = np.random.default_rng(6).standard_normal((3, 16)).astype(np.float32)
+    done = run_node(site, [x], tmp_path, tune_ms=3000)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stderr.split("tuned: ", 1)[1].splitlines()[0])
+    assert report["tried"] > len(variants) and set(report["choices"]) == set(variants)
+    for n, want in enumerate(_interpreted(model, x)):
+        np.testing.assert_allclose(np.load(tmp_path / "out" / f"out{n}.npy"), want, rtol=1e-4, atol=1e-5)
+
+
+def test_tuning_variants_are_other_points_of_the_kernels_spaces(tmp_path: Path) -> None:
+    site, _ = _compile_site(tmp_path)
+    plan = json.loads((site / "webgpu" / "plan.json").read_text())
+    variants = json.loads((site / "webgpu" / "variants.json").read_text())
+    for name, shaders in variants.items():
+        assert name in plan["kernels"]
+        own = (site / "webgpu" / plan["kernels"][name]["file"]).read_text()
+        texts = [(site / "webgpu" / s["file"]).read_text() for s in shaders]
+        assert own not in texts and len(set(texts)) == len(texts)
+
+
 def test_node_runtime_refuses_wrong_inputs_by_name(tmp_path: Path) -> None:
     require_dawn()
     WebGPUExecutable.build(module("matmul")).to_files(tmp_path / "exe")
@@ -130,7 +157,8 @@ def test_compile_writes_a_site_that_runs_in_chromium(tmp_path: Path) -> None:
     assert {"index.html", "tensorium-webgpu.js", "metadata.json"} <= {p.name for p in site.iterdir()}
     x = np.random.default_rng(5).standard_normal((3, 16)).astype(np.float32)
     shot = tmp_path / "demo.png"
-    got = chromium_outputs(site, [x], tmp_path, screenshot=shot)
+    got, printed = chromium_outputs(site, [x], tmp_path, screenshot=shot, tune_s=3)
+    assert re.search(r"tuned: \d+ candidates in [\d.]+ s of a 3 s budget: .* ms per run \(speed-up", printed)
     want = _interpreted(model, x)
     assert len(got) == len(want)
     for g, w in zip(got, want):

@@ -1,9 +1,10 @@
 // Run a demo site (written by `tensorium compile MODEL -t webgpu -o site/`, served over HTTP) in headless
 // chromium through playwright-core, with the system's chromium (never a downloaded browser):
 //
-//   node run-chromium.mjs URL OUT_DIR [--screenshot FILE] [INPUT.npy ...]
+//   node run-chromium.mjs URL OUT_DIR [--tune SECONDS] [--screenshot FILE] [INPUT.npy ...]
 //
-// With inputs, the page runs the model on them and the outputs are written as OUT_DIR/out<N>.npy; with
+// With --tune, the page's Tune button first tunes the kernels within SECONDS (its line is printed); with
+// inputs, the page runs the model on them and the outputs are written as OUT_DIR/out<N>.npy; with
 // --screenshot, the page's Run button runs it on random inputs and the page is saved as a PNG. The browser
 // is chromium.mjs's (Debian's chromium, SwiftShader's WebGPU adapter). Exit status 1 with
 // one line on stderr when anything fails (the page's own error included).
@@ -18,6 +19,8 @@ async function main(argv) {
   const args = [...argv];
   const shotAt = args.indexOf("--screenshot");
   const screenshot = shotAt >= 0 ? args.splice(shotAt, 2)[1] : null;
+  const tuneAt = args.indexOf("--tune");
+  const tune = tuneAt >= 0 ? args.splice(tuneAt, 2)[1] : null;
   const [url, outDir, ...inputFiles] = args;
   if (!url || !outDir) throw new Error("usage: node run-chromium.mjs URL OUT_DIR [--screenshot FILE] [INPUT.npy ...]");
   const browser = await launchChromium();
@@ -29,6 +32,15 @@ async function main(argv) {
     const ready = await page.evaluate(() => window.tensoriumReady.then(() => null, (e) => String(e.message ?? e)));
     if (ready !== null) throw new Error(`the page failed to load the model: ${ready}`);
     mkdirSync(outDir, { recursive: true });
+    if (tune) {
+      await page.fill("#budget", tune);
+      await page.click("#tune");
+      await page.waitForFunction(() => /^Done tuning/.test(document.getElementById("status").textContent) ||
+        document.getElementById("status").className === "error");
+      const text = await page.textContent("#status");
+      if (!text.startsWith("Done")) throw new Error(`the page's tuning failed: ${text}`);
+      process.stdout.write(`tuned: ${await page.textContent("#tuning")}\n`);
+    }
     if (inputFiles.length) {
       const inputs = await Promise.all(inputFiles.map(async (f) => (await readFile(f)).toString("base64")));
       const outputs = await page.evaluate((given) => window.tensorium.runNpy(given), inputs);

@@ -1,9 +1,10 @@
 // Run a compiled model under Node on Dawn (the npm `webgpu` package), with tensorium-webgpu.js:
 //
-//   node run-node.mjs FOLDER OUT_DIR [INPUT.npy ...]
+//   node run-node.mjs [--tune MS] FOLDER OUT_DIR [INPUT.npy ...]
 //
 // FOLDER is an artifact compiled with `-t webgpu` (metadata.json) or an executable folder (plan.json);
-// the inputs are .npy files in input order; the outputs are written as OUT_DIR/out<N>.npy. Dawn's
+// the inputs are .npy files in input order; the outputs are written as OUT_DIR/out<N>.npy; --tune first
+// tunes the kernels that have variants (variants.json) within MS milliseconds. Dawn's
 // options come from TENSORIUM_DAWN_OPTIONS (comma-separated, e.g. backend=vulkan). Exit status 1 with one
 // line on stderr when anything fails.
 
@@ -16,8 +17,11 @@ import { create, globals } from "webgpu";
 import { loadArtifact, loadExecutable, parseNpy, toNpy } from "./tensorium-webgpu.js";
 
 async function main(argv) {
-  const [folder, outDir, ...inputFiles] = argv;
-  if (!folder || !outDir) throw new Error("usage: node run-node.mjs FOLDER OUT_DIR [INPUT.npy ...]");
+  const args = [...argv];
+  const tuneAt = args.indexOf("--tune");
+  const budgetMs = tuneAt >= 0 ? Number(args.splice(tuneAt, 2)[1]) : null;
+  const [folder, outDir, ...inputFiles] = args;
+  if (!folder || !outDir) throw new Error("usage: node run-node.mjs [--tune MS] FOLDER OUT_DIR [INPUT.npy ...]");
   Object.assign(globalThis, globals);
   const options = (process.env.TENSORIUM_DAWN_OPTIONS ?? "").split(",").filter(Boolean);
   const gpu = create(options);
@@ -31,6 +35,10 @@ async function main(argv) {
   for (const file of inputFiles) {
     const data = await readFile(file);
     inputs.push(parseNpy(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength)).data);
+  }
+  if (budgetMs !== null) {
+    const report = await model.tune({ budgetMs });
+    process.stderr.write(`tuned: ${JSON.stringify(report)}\n`);
   }
   const outputs = await model.run(inputs);
   mkdirSync(outDir, { recursive: true });

@@ -132,14 +132,15 @@ function fromStorage(bytes, buffer) {
 
 /** A loaded executable (see the header): `run(arrays)` takes typed arrays in plan input order. */
 export class Executable {
-  constructor(device, plan, weights, sources) {
+  constructor(device, plan, weights, sources, variants = {}) {
     this.device = device;
     this.plan = plan;
+    this.variants = variants;
+    this.choices = {};
     this.inputs = plan.inputs.map((b) => plan.buffers[b]);
     this.outputs = plan.outputs.map((b) => plan.buffers[b]);
-    this.lastError = null;
-    const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
-    this.buffers = plan.buffers.map((b) => device.createBuffer({ size: Math.max(4, ceil4(b.bytes)), usage }));
+    this.usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+    this.buffers = plan.buffers.map((b) => device.createBuffer({ size: Math.max(4, ceil4(b.bytes)), usage: this.usage }));
     for (const c of plan.constants) {
       device.queue.writeBuffer(this.buffers[c.buffer], 0, weights, c.offset, ceil4(c.bytes));
     }
@@ -155,19 +156,7 @@ export class Executable {
         return { pieces, copies };
       }
       this.modules[step.kernel] ??= device.createShaderModule({ code: sources[step.kernel], label: step.kernel });
-      const module = this.modules[step.kernel];
-      const pipeline = device.createComputePipeline({
-        label: step.kernel,
-        layout: "auto",
-        compute: { module, entryPoint: "main" },
-      });
-      const bound = kernel.bindings.map((p) => this.buffers[step.args[p]]);
-      for (const bytes of kernel.scratch) bound.push(device.createBuffer({ size: ceil4(bytes), usage }));
-      const group = device.createBindGroup({
-        layout: pipeline.getBindGroupLayout(0),
-        entries: bound.map((buffer, binding) => ({ binding, resource: { buffer } })),
-      });
-      return { pipeline, group, grid: step.grid, copies };
+      return this.shaderLaunch(step, kernel, this.modules[step.kernel], copies);
     });
     this.readback = plan.outputs.map((b) =>
       device.createBuffer({
@@ -175,6 +164,87 @@ export class Executable {
         usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
       }),
     );
+  }
+
+  /** The launch of `step` with `kernel`'s launch data (the plan's or a variant's) and shader `module`. */
+  shaderLaunch(step, kernel, module, copies) {
+    const { device } = this;
+    const pipeline = device.createComputePipeline({ label: step.kernel, layout: "auto", compute: { module, entryPoint: "main" } });
+    const bound = kernel.bindings.map((p) => this.buffers[step.args[p]]);
+    for (const bytes of kernel.scratch) bound.push(device.createBuffer({ size: ceil4(bytes), usage: this.usage }));
+    const group = device.createBindGroup({
+      layout: pipeline.getBindGroupLayout(0),
+      entries: bound.map((buffer, binding) => ({ binding, resource: { buffer } })),
+    });
+    return { pipeline, group, grid: kernel.grid, copies };
+  }
+
+  /** The launches of kernel `name`'s steps with candidate `choice` (-1: the plan's shader, else a variant). */
+  async candidate(name, choice) {
+    const kernel = choice < 0 ? this.plan.kernels[name] : this.variants[name][choice];
+    const module = choice < 0 ? this.modules[name] : this.device.createShaderModule({ code: kernel.wgsl, label: name });
+    this.device.pushErrorScope("validation");
+    const launches = new Map();
+    this.plan.steps.forEach((step, n) => {
+      if (step.kernel === name) launches.set(n, this.shaderLaunch(step, kernel, module, this.launches[n].copies));
+    });
+    return (await this.device.popErrorScope()) ? null : launches;
+  }
+
+  /** Mean ms of `repeats` dispatches of `launch` (after one more), to the GPU's completion. */
+  async timeLaunch(launch, repeats) {
+    const run = async (count) => {
+      const encoder = this.device.createCommandEncoder();
+      const pass = encoder.beginComputePass();
+      pass.setPipeline(launch.pipeline);
+      pass.setBindGroup(0, launch.group);
+      for (let n = 0; n < count; n++) pass.dispatchWorkgroups(...launch.grid);
+      pass.end();
+      this.device.queue.submit([encoder.finish()]);
+      await this.device.queue.onSubmittedWorkDone();
+    };
+    await run(1);
+    const start = performance.now();
+    await run(repeats);
+    return (performance.now() - start) / repeats;
+  }
+
+  /**
+   * Try each tunable kernel's variants (variants.json, written with the site) within `budgetMs`, timing
+   * each candidate's dispatches, and keep the fastest; kernels are tried in plan order until the budget
+   * is spent. Resolves to {spentMs, tried, choices} (choices: kernel name -> variant index, -1 the plan's).
+   */
+  async tune({ budgetMs = 10000, repeats = 5 } = {}) {
+    const start = performance.now();
+    let tried = 0;
+    for (const name of Object.keys(this.variants)) {
+      let best = { ms: Infinity, choice: -1, launches: null };
+      for (let choice = -1; choice < this.variants[name].length; choice++) {
+        if (performance.now() - start > budgetMs) break;
+        const launches = await this.candidate(name, choice);
+        if (!launches) continue; // a variant this device refuses
+        const [first] = launches.values();
+        const ms = await this.timeLaunch(first, repeats);
+        tried += 1;
+        if (ms < best.ms) best = { ms, choice, launches };
+      }
+      if (best.launches) {
+        for (const [n, launch] of best.launches) this.launches[n] = launch;
+        this.choices[name] = best.choice;
+      }
+    }
+    return { spentMs: performance.now() - start, tried, choices: { ...this.choices } };
+  }
+
+  /** Use the variants `choices` names (kernel name -> variant index, from an earlier tune), where they exist. */
+  async apply(choices) {
+    for (const [name, choice] of Object.entries(choices)) {
+      if (!(name in this.variants) || choice >= this.variants[name].length) continue;
+      const launches = await this.candidate(name, choice);
+      if (!launches) continue;
+      for (const [n, launch] of launches) this.launches[n] = launch;
+      this.choices[name] = choice;
+    }
   }
 
   /** Check `arrays` against the plan's inputs: their number, array class and element count. */
@@ -256,9 +326,10 @@ export async function loadExecutable(source, gpu) {
       sources[name] = new TextDecoder().decode(await read(kernel.file));
     }),
   );
+  const variants = await readVariants(read);
   const device = await deviceFrom(gpu, plan);
   device.pushErrorScope("validation");
-  const executable = new Executable(device, plan, weights, sources);
+  const executable = new Executable(device, plan, weights, sources, variants);
   const error = await device.popErrorScope();
   for (const [name, module] of Object.entries(executable.modules)) {
     const info = await module.getCompilationInfo?.();
@@ -267,6 +338,20 @@ export async function loadExecutable(source, gpu) {
   }
   if (error) throw new TensoriumError(`the WebGPU device refused the model: ${error.message}`);
   return executable;
+}
+
+/** The tuning variants beside a plan (variants.json and its WGSL), or none when there is no such file. */
+async function readVariants(read) {
+  let index;
+  try {
+    index = JSON.parse(new TextDecoder().decode(await read("variants.json")));
+  } catch {
+    return {};
+  }
+  for (const shaders of Object.values(index)) {
+    for (const shader of shaders) shader.wgsl = new TextDecoder().decode(await read(shader.file));
+  }
+  return index;
 }
 
 /** A .npy file's dtype, shape and data (a typed array); little-endian C-order arrays only. */
@@ -317,6 +402,11 @@ export class Model {
     this.inputs = metadata.inputs.map((input, n) => ({ ...input, ...executable.inputs[n] }));
     this.outputs = metadata.outputs.map((output, n) => ({ ...output, ...executable.outputs[n] }));
     this.userInputs = user;
+  }
+
+  /** Tune the kernels within a time budget (see Executable.tune). */
+  tune(options) {
+    return this.executable.tune(options);
   }
 
   /** Run on typed `arrays`, one per model input; resolves to one typed array per output. */
