@@ -55,6 +55,8 @@ class Importer:
         self.scalars: dict[Any, float | int | bool] = {}
         self.fills: dict[Any, tuple[float | int | bool, TensorType]] = {}
         self.empties: dict[Any, TensorType] = {}
+        self.failed: set[Any] = set()
+        """Results of ops that were reported: their users are skipped rather than reported again."""
         self.problems: list[Unsupported] = []
 
     # --- values ----------------------------------------------------------------------------------------
@@ -109,6 +111,8 @@ class Importer:
             for op in block.operations:
                 op = op.operation
                 if op.name == "func.return":
+                    if any(v in self.failed for v in op.operands):
+                        continue
                     try:
                         set_results(made, [self.value(v) for v in op.operands])
                     except NotImportable as e:
@@ -118,6 +122,9 @@ class Importer:
         return made
 
     def op(self, op: Any) -> None:
+        if any(v in self.failed for v in op.operands):
+            self.failed.update(op.results)
+            return
         rule = RULES.get(op.name)
         reason = f"no import rule for '{op.name}'"
         if rule is not None:
@@ -130,6 +137,7 @@ class Importer:
                     if value is not None:
                         self.values[mlir_value] = value
                 return
+        self.failed.update(op.results)
         self.problems.append(Unsupported(op.name, _result_types(op), str(op.location), reason))
 
     def type(self, t: Any, where: str = "") -> TensorType | None:
