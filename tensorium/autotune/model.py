@@ -268,8 +268,8 @@ def kendall_tau(a: np.ndarray, b: np.ndarray) -> float:
 def quality(model: CostModel, data: Dataset) -> dict[str, float]:
     """How well ``model`` ranks held-out groups: mean Kendall tau between score and speed, top-1 recall
     (the model's first choice is the measured best), top-10 recall (share of the measured 10 best among
-    the model's 10 first), and R2 of the measured relative log-time against the best affine function of
-    the score (the squared correlation, over all rows)."""
+    the model's 10 first; 1 for any model in a group of 10 rows or fewer), and R2 of the measured relative
+    log-time against the best affine function of the score (the squared correlation, over all rows)."""
     scores = model.predict(data.features)
     target = -relative_log_time(data)
     taus, top1, top10 = [], [], []
@@ -290,4 +290,5 @@ def quality(model: CostModel, data: Dataset) -> dict[str, float]:
         "r2": r2,
         "groups": float(len(taus)),
         "rows": float(len(data)),
+        "rows_per_group": float(len(data)) / max(len(taus), 1),
     }
