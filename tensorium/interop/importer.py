@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import TensoriumError
 from ..frontend.common import Unsupported, UnsupportedOpsError
 from ..ir.attributes import DenseAttr
 from ..ir.builder import InsertionPoint
@@ -151,7 +152,7 @@ class Importer:
 def _parse_type(text: str) -> Type | None:
     try:
         return parse_type_text(text)
-    except Exception:
+    except (TensoriumError, ValueError):  # an MLIR type Tensorium has no spelling for (memref, complex ...)
         return None
 
 
