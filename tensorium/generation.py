@@ -9,6 +9,7 @@ same compiled step serves every position.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .api import compile as compile_model
@@ -56,13 +57,18 @@ class _DecodeStep(torch.nn.Module):
 
 class GreedyGenerator:
     """Greedy decoding of a HuggingFace causal LM (GPT-2, Llama, ...) with a prefill and a decode step compiled
-    once each for ``target``; ``capacity`` is the most positions (prompt plus new tokens) one call may use."""
+    once each for ``target`` (or by ``compiler``, a function of a module); ``capacity`` is the most positions
+    (prompt plus new tokens) one call may use."""
 
-    def __init__(self, model: Any, capacity: int, target: str = "cpu"):
+    def __init__(self, model: Any, capacity: int, target: str = "cpu", compiler: Callable[[Any], Any] | None = None):
         self.model = model.eval()
         self.capacity = capacity
-        self.prefill = compile_model(_Prefill(self.model).eval(), target=target, dynamic={"input_ids": {1: "length"}})
-        self.decode = compile_model(_DecodeStep(self.model).eval(), target=target)
+        prefill, decode = _Prefill(self.model).eval(), _DecodeStep(self.model).eval()
+        if compiler is not None:  # another compiler of the same two steps (benchmarks: eager, torch.compile)
+            self.prefill, self.decode = compiler(prefill), compiler(decode)
+            return
+        self.prefill = compile_model(prefill, target=target, dynamic={"input_ids": {1: "length"}})
+        self.decode = compile_model(decode, target=target)
 
     def generate(self, input_ids: Any, new_tokens: int) -> Any:
         """The prompt followed by ``new_tokens`` greedy tokens, as ``model.generate(do_sample=False)`` gives."""
