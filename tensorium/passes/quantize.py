@@ -6,8 +6,10 @@
 G, each group rounded to the nearest of ``2**k`` levels spanning its range (``rtn``, unsigned codes with a
 float zero point) or of the symmetric signed levels ``-2**(k-1) .. 2**(k-1) - 1`` scaled by its largest
 magnitude (``signed``); with ``method=gptq``, rounded column by column with the error spread over the
-columns left (:mod:`~tensorium.passes.gptq`), from the Hessians of the matmuls' inputs on the calibration
-batches, run through the reference interpreter. Weights the pass cannot quantize stay in float and
+columns left (:mod:`~tensorium.passes.gptq`), or with ``method=awq``, scaled per input channel by the
+activations' magnitudes first (:mod:`~tensorium.passes.awq`; the activation is divided by the scales in a
+``graph.mul`` before the matmul), from statistics of the matmuls' inputs on the calibration batches, run
+through the reference interpreter. Weights the pass cannot quantize stay in float and
 :class:`QuantReport` says why; :func:`quantize_weights` returns that report with the relative error of every
 quantized weight.
 """
@@ -26,11 +28,12 @@ from ..errors import PassError, TensoriumError
 from ..ir.attributes import DenseAttr
 from ..ir.core import Operation, Value
 from ..ir.dialects.builtin import func_body, lookup_func
-from ..ir.dialects.quant.config import QuantConfig, calibration_batches
+from ..ir.dialects.quant.config import CALIBRATED_METHODS, QuantConfig, calibration_batches
 from ..ir.evaluate import evaluate_op, op_location
 from ..ir.rewrite import PatternRewriter, RewritePattern, apply_patterns_greedily
 from ..ir.storage import check_array
 from ..ir.types import TensorType, f32
+from .awq import awq
 from .base import Pass, register_pass
 from .gptq import gptq, hessian
 from .rtn import QuantizedWeight, round_to_nearest
@@ -112,19 +115,26 @@ def quantize_weights(module: Operation, config: QuantConfig) -> QuantReport:
     """Quantize ``module``'s eligible weights in place (see the module docstring); the report says what."""
     report = QuantReport()
 
-    hessians = _hessians(module, calibration_batches(config.calibration)) if config.method == "gptq" else {}
+    calibrated = config.method in CALIBRATED_METHODS
+    statistics = _statistics(module, calibration_batches(config.calibration)) if calibrated else {}
 
     def matmul(op: Operation, rewriter: PatternRewriter) -> bool:
         weight = _matmul_weight(op, config, report)
         if weight is None:
             return False
+        x, reference = op.operands[0], weight
         if config.method == "gptq":
-            q = gptq(weight, hessians[id(op)], config.bits, config.group, config.signed)
+            q = gptq(weight, statistics[id(op)][0], config.bits, config.group, config.signed)
+        elif config.method == "awq":
+            scales, q = awq(weight, *statistics[id(op)], config.bits, config.group, config.signed)
+            reference = weight * scales  # the codes stand for W s; the activation is divided by s
+            inverse = DenseAttr.adopt((1.0 / scales).astype(np.float32), TensorType((len(scales),), f32))
+            x = rewriter.create_before(op, "graph.mul", [x, _constant_op(rewriter, op, inverse)]).result
         else:
             q = round_to_nearest(weight, config.bits, config.group, config.signed)
-        report.record(_where(op), weight, q)
+        report.record(_where(op), reference, q)
         producer = op.operands[1].defining_op()
-        rewriter.replace_op_with_new(op, "quant.matmul", [op.operands[0], *_emit(rewriter, op, q)])
+        rewriter.replace_op_with_new(op, "quant.matmul", [x, *_emit(rewriter, op, q)])
         _erase_if_unused(producer, rewriter)
         return True
 
@@ -146,14 +156,19 @@ def quantize_weights(module: Operation, config: QuantConfig) -> QuantReport:
     return report
 
 
-def _hessians(module: Operation, batches: Sequence[Sequence[np.ndarray]]) -> dict[int, np.ndarray]:
-    """``X^T X / rows`` of the left operand of every matmul of ``@main`` over the calibration batches (run in
-    the reference interpreter), by the matmul's id; PassError naming a batch that does not fit the inputs."""
+def _constant_op(rewriter: PatternRewriter, anchor: Operation, value: DenseAttr) -> Value:
+    return rewriter.create_before(anchor, "graph.constant", [], {"value": value}).result
+
+
+def _statistics(module: Operation, batches: Sequence[Sequence[np.ndarray]]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """``X^T X / rows`` and the mean magnitude per channel of the left operand of every matmul of ``@main``
+    over the calibration batches (run in the reference interpreter), by the matmul's id; PassError naming a
+    batch that does not fit the inputs."""
     main = lookup_func(module, "main")
     if main is None:
         raise PassError("quantize: calibration needs a function @main")
     block = func_body(main)
-    sums: dict[int, np.ndarray] = {}
+    sums: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     for b, batch in enumerate(batches):
         if len(batch) != len(block.args):
             raise PassError(f"quantize: calibration batch #{b} has {len(batch)} inputs, @main takes {len(block.args)}")
@@ -169,7 +184,9 @@ def _hessians(module: Operation, batches: Sequence[Sequence[np.ndarray]]) -> dic
                 break
             args = [env[id(v)] for v in op.operands]
             if op.name == "graph.matmul":
-                sums[id(op)] = sums.get(id(op), 0) + hessian(args[0]) / len(batches)
+                x = args[0].reshape(-1, args[0].shape[-1])
+                h, m = sums.get(id(op), (0.0, 0.0))
+                sums[id(op)] = (h + hessian(x) / len(batches), m + np.abs(x).mean(axis=0) / len(batches))  # type: ignore[assignment]
             for result, value in zip(op.results, evaluate_op(op, args)):
                 env[id(result)] = value
     return sums

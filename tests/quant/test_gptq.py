@@ -1,5 +1,5 @@
-"""GPTQ: no error to spread when the inputs are uncorrelated (it is RTN then), a smaller output error than
-RTN on correlated inputs, and end to end through compile(quantize=QuantConfig(method="gptq", ...))."""
+"""GPTQ and AWQ: GPTQ is RTN when the inputs are uncorrelated and beats it on correlated ones; AWQ beats RTN
+when a few channels carry large activations; both end to end through compile(quantize=QuantConfig(...))."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 
 import tensorium as tm
 from tensorium.errors import PassError
+from tensorium.passes.awq import awq
 from tensorium.passes.gptq import gptq, hessian
 from tensorium.passes.rtn import round_to_nearest
 
@@ -65,3 +66,38 @@ def test_compile_with_gptq_and_bad_calibration() -> None:
         tm.QuantConfig(method="gptq")
     with pytest.raises(PassError, match="calibration must be a non-empty list"):
         tm.QuantConfig(method="gptq", calibration=[])
+
+
+def outlier_inputs(rng: np.random.Generator, rows: int, depth: int) -> np.ndarray:
+    """Inputs with a few channels 30 times larger than the rest (the same channels every call)."""
+    x = rng.standard_normal((rows, depth))
+    x[:, np.random.default_rng(11).choice(depth, depth // 16, replace=False)] *= 30.0
+    return x.astype(np.float32)
+
+
+@pytest.mark.parametrize("bits", [3, 4])
+def test_awq_beats_rtn_when_some_channels_carry_large_activations(bits: int) -> None:
+    rng = np.random.default_rng(bits)
+    weight = rng.standard_normal((32, 128)).astype(np.float32)
+    calibration, held_out = outlier_inputs(rng, 512, 128), outlier_inputs(rng, 256, 128)
+    want = held_out @ weight.T
+    x = calibration.astype(np.float64)
+    scales, q = awq(weight, hessian(calibration), np.abs(x).mean(axis=0), bits, 32, False)
+    ours = np.linalg.norm((held_out / scales) @ q.dequantized().T - want)
+    rtn = np.linalg.norm(held_out @ round_to_nearest(weight, bits, 32, False).dequantized().T - want)
+    assert ours < 0.9 * rtn
+
+
+def test_compile_with_awq_divides_the_activation() -> None:
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 48)).eval()
+    rng = np.random.default_rng(0)
+    batches = [outlier_inputs(rng, 4, 64) for _ in range(16)]
+    x = torch.from_numpy(outlier_inputs(rng, 4, 64))
+    config = tm.QuantConfig(bits=4, group=32, method="awq", min_elements=0, calibration=batches)
+    compiled = tm.compile(model, quantize=config, target="interp", cache=False)
+    floats = model(x).detach().numpy()
+    assert np.abs(compiled(x).numpy() - floats).max() < 0.1 * np.abs(floats).max()
+    cpu = tm.compile(model, quantize=config, cache=False)
+    np.testing.assert_allclose(cpu(x).numpy(), compiled(x).numpy(), rtol=1e-4, atol=1e-4)

@@ -109,7 +109,7 @@ def test_embeddings_on_request() -> None:
         (lambda: QuantConfig(bits=0), "quantize: bits must be 1..8, got 0"),
         (lambda: QuantConfig(bits=9), "quantize: bits must be 1..8, got 9"),
         (lambda: QuantConfig(group=-1), "quantize: group must be 0 (per channel) or a positive group size"),
-        (lambda: QuantConfig(method="awq"), "quantize: method 'awq' is not implemented yet"),
+        (lambda: QuantConfig(method="awq"), "quantize: method 'awq' needs calibration inputs"),
         (lambda: QuantConfig(method="magic"), "quantize: unknown method 'magic'"),
         (lambda: QuantConfig(bits=1, signed=True), "quantize: signed (symmetric) codes need bits >= 2"),
         (lambda: QuantConfig.parse("int4"), "quantize: bad spec 'int4'"),

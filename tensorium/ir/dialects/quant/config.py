@@ -14,11 +14,11 @@ import numpy as np
 
 from ....errors import PassError
 
-METHODS = ("rtn", "gptq")
-"""Weight quantization methods implemented: round to nearest (per channel or per group), and GPTQ (from
-calibration inputs)."""
-CALIBRATED_METHODS = ("gptq",)
-PLANNED_METHODS = ("awq",)
+METHODS = ("rtn", "gptq", "awq")
+"""Weight quantization methods implemented: round to nearest (per channel or per group), and GPTQ and AWQ
+(from calibration inputs)."""
+CALIBRATED_METHODS = ("gptq", "awq")
+PLANNED_METHODS: tuple[str, ...] = ()
 """Methods the API names but that are not implemented yet (an error says so)."""
 
 
@@ -27,9 +27,9 @@ class QuantConfig:
     """Weight-only post-training quantization of constant matmul weights (and optionally embeddings).
 
     ``bits`` per weight (1..8); ``group`` weights along the contraction share a scale (0: one scale per
-    output channel); ``method`` how codes are chosen (``"rtn"``, or ``"gptq"``, which needs ``calibration``:
-    a list of input batches of the model, each a tuple of arrays like one call's arguments, kept in a registry
-    under a content key that the pass text names); ``signed``: symmetric signed codes without
+    output channel); ``method`` how codes are chosen (``"rtn"``, or ``"gptq"`` and ``"awq"``, which need
+    ``calibration``: a list of input batches of the model, each a tuple of arrays like one call's arguments,
+    kept in a registry under a content key that the pass text names); ``signed``: symmetric signed codes without
     zero points (default: unsigned codes with a float zero point per group, which suits skewed weights);
     weights of fewer than ``min_elements`` elements stay in float; ``embeddings`` quantizes constant
     embedding tables too. Every bad option is a PassError naming it.
