@@ -106,3 +106,19 @@ module {
 }"""
     with pytest.raises(CompileError, match="WebGPU has no i64"):
         WebGPUExecutable.build(parse_module(text))
+
+
+def test_empty_tensors_run() -> None:
+    """Regression: an empty input or constant made wgpu refuse the upload ("Invalid data_offset")."""
+    text = """
+module {
+  func.func @main(%a: tensor<0x3xf32>, %b: tensor<2x3xf32>) -> (tensor<0x3xf32>, tensor<2x3xf32>) {
+    %0 = graph.neg %a : (tensor<0x3xf32>) -> tensor<0x3xf32>
+    %1 = graph.neg %b : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    func.return %0, %1 : tensor<0x3xf32>, tensor<2x3xf32>
+  }
+}"""
+    a, b = np.zeros((0, 3), np.float32), np.arange(6, dtype=np.float32).reshape(2, 3)
+    got = WebGPUExecutable.build(parse_module(text)).run([a, b])
+    assert got[0].shape == (0, 3)
+    np.testing.assert_array_equal(got[1], -b)

@@ -68,6 +68,12 @@ def _to_storage(array: np.ndarray, t: TensorType) -> bytes:
     return data + bytes(-len(data) % 4)
 
 
+def _write(device: Any, buffer: Any, data: bytes) -> None:
+    """Upload ``data`` to the start of ``buffer``; nothing for an empty tensor (wgpu refuses empty writes)."""
+    if data:
+        device.queue.write_buffer(buffer, 0, data)
+
+
 def _from_storage(data: Any, t: TensorType) -> np.ndarray:
     shape = t.static_shape
     if _is_bool(t):
@@ -166,7 +172,7 @@ class WebGPUExecutable(Executable):
         usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
         gpu = [device.create_buffer(size=max(4, -(-storage_bytes(t) // 4) * 4), usage=usage) for t in self.buffers]
         for b, array in self.constants:
-            device.queue.write_buffer(gpu[b], 0, _to_storage(array, self.buffers[b]))
+            _write(device, gpu[b], _to_storage(array, self.buffers[b]))
         launches: list[tuple[Any, Any, tuple[int, int, int] | None, list[View], list[tuple[int, int, int, int]] | None]]
         launches = []
         for step in self.steps:
@@ -210,7 +216,7 @@ class WebGPUExecutable(Executable):
                 self._gpu = self._prepare()
             device, gpu = self._gpu["device"], self._gpu["buffers"]
             for buffer, array in zip(self.inputs, arrays):
-                device.queue.write_buffer(gpu[buffer], 0, _to_storage(array, self.buffers[buffer]))
+                _write(device, gpu[buffer], _to_storage(array, self.buffers[buffer]))
             encoder = device.create_command_encoder()
             for pipeline, group, grid, views, pieces in self._gpu["launches"]:
                 for view in views:
