@@ -23,6 +23,7 @@ from ..ir.core import Block, Operation, Value
 from ..ir.dialects import graph
 from ..ir.dialects.builtin import func_body, func_name, func_type, functions
 from ..ir.dialects.graph.shape import is_full_range, slice_plan
+from ..ir.dialects.quant import layouts
 from ..ir.dialects.quant.types import scale_shape
 from ..ir.evaluate import evaluate_op
 from ..ir.shapes import normalize_axes, normalize_axis
@@ -968,6 +969,30 @@ def _quant_matmul(op: Operation) -> Callable[..., Value]:
     return lambda x, w, scale, zero=None: graph.matmul(x, dequantized(w, scale, zero), transpose_b=True)
 
 
+def _quant_matmul_packed(op: Operation) -> Callable[..., Value]:
+    """A matmul with constant weights packed for the CPU: the codes unpacked at export time into a
+    per-group quantized constant, the transposed, padded scales and zero points cut back to that layout."""
+    bits, cols, group, lanes = (int(op.attr(k)) for k in ("bits", "cols", "group", "lanes"))
+
+    def build(x: Value, packed: Value, scale: Value, zero: Value) -> Value:
+        source = packed.defining_op()
+        if source is None or source.name != "graph.constant":
+            raise NotExportable("packed weights that are not a constant")
+        depth = _static(_tensor_type(scale), "packed scales")[0] * group
+        codes = layouts.unpack(source.attr("value").array, bits, False, "interleaved", (cols, depth), lanes)
+        expressed = _tensor_type(x).element
+        assert isinstance(expressed, FloatType)
+        qt = QuantizedType(bits, False, expressed, "per_group", axis=1, group_size=group)
+        weight = graph.constant(value=DenseAttr.of(codes, qt))
+
+        def per_row(params: Value) -> Value:
+            return graph.transpose(graph.slice(params, starts=[0], ends=[cols], axes=[1]), perm=[1, 0])
+
+        return graph.matmul(x, dequantized(weight, per_row(scale), per_row(zero)), transpose_b=True)
+
+    return build
+
+
 def _tensor_type(v: Value) -> TensorType:
     assert isinstance(v.type, TensorType)
     return v.type
@@ -978,6 +1003,7 @@ DECOMPOSE: dict[str, Callable[[Operation], Callable[..., Value]]] = {
     "quant.quantize": _quantize,
     "quant.matmul": _quant_matmul,
     "quant.embedding": _quant_embedding,
+    "quant.matmul_packed": _quant_matmul_packed,
     "graph.attention": _attention,
     "graph.cumsum": _cumsum,
     "graph.argmax": _arg_extreme,
