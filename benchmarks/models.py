@@ -56,9 +56,20 @@ def _onnxruntime(model: Any, inputs: dict[str, Any]) -> Callable[[], Any]:
     import onnxruntime as ort
     import torch
 
+    class Positional(torch.nn.Module):
+        """The model with its inputs by position and the last hidden state alone as output, for the exporter."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, *args: Any) -> Any:
+            return self.model(**dict(zip(names, args))).last_hidden_state
+
     path = os.path.join(tempfile.mkdtemp(), "model.onnx")
     names = list(inputs)
-    torch.onnx.export(model, (), path, kwargs=inputs, input_names=names, output_names=["hidden"], dynamo=False)
+    args = tuple(inputs.values())
+    torch.onnx.export(Positional(), args, path, input_names=names, output_names=["hidden"], dynamo=False)
     options = ort.SessionOptions()
     options.intra_op_num_threads = THREADS
     session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
