@@ -60,6 +60,7 @@ SHAPE_ONLY_OPS = frozenset(
         "bernoulli",
         "normal",
         "normal.number_mean",
+        "normal.in_place",
         "multinomial",
         "rand_like",
         "randn_like",

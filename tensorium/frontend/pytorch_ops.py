@@ -666,6 +666,8 @@ def _unsqueeze(cx: Context, x: Value, dim: int) -> Value:
 @converts("aten.squeeze.default", "aten.squeeze.dim", "aten.squeeze.dims")
 def _squeeze(cx: Context, x: Value, dims: Any = None) -> Value:
     t = ttype(x)
+    if isinstance(dims, (list, tuple)) and not dims:  # squeeze.dims with no dims squeezes nothing
+        return x
     axes = [a % t.rank for a in _axes(dims, t.rank)] if t.rank else []
     # torch leaves dims that are not of size 1 in place.
     axes = [a for a in axes if t.shape[a] == 1]
@@ -734,7 +736,7 @@ def _chunk(cx: Context, x: Value, chunks: int, dim: int = 0) -> tuple[Value, ...
     return _split(cx, x, max(-(-total // chunks), 1), dim)
 
 
-@converts("aten.unbind.int")
+@converts("aten.unbind.int", "aten.unbind_copy.int")
 def _unbind(cx: Context, x: Value, dim: int = 0) -> tuple[Value, ...]:
     parts = _split(cx, x, 1, dim)
     return tuple(graph.squeeze(p, axes=[dim]) for p in parts)

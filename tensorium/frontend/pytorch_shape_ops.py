@@ -211,7 +211,7 @@ def _group_norm(
     spatial: int,
     groups: int,
     eps: float,
-) -> tuple[Value, None, None]:
+) -> tuple[Value, Value, Value]:
     t = ttype(x)
     grouped = reshape_to(x, [n, groups, (channels // groups) * spatial])
     normed = reshape_to(_normalize(cx, grouped, [-1], eps), t.shape)
@@ -220,33 +220,42 @@ def _group_norm(
         normed = graph.mul(normed, reshape_to(weight, per_channel))
     if bias is not None:
         normed = graph.add(normed, reshape_to(bias, per_channel))
-    return normed, None, None
+    mean, rstd = _statistics(cx, grouped, [-1], eps)
+    return normed, reshape_to(mean, [n, groups]), reshape_to(rstd, [n, groups])
+
+
+def _statistics(cx: Context, x: Value, axes: list[int], eps: float) -> tuple[Value, Value]:
+    """The mean and 1 / sqrt(biased variance + eps) over ``axes``, kept as size-1 dims (the secondary
+    results of torch's native norms; unused ones are dead code)."""
+    mean = graph.reduce_mean(x, axes=axes, keepdims=True)
+    centered = graph.sub(x, mean)
+    var = graph.reduce_mean(graph.mul(centered, centered), axes=axes, keepdims=True)
+    return mean, graph.rsqrt(graph.add(var, cx.const(eps, ttype(x).element)))
 
 
 def _normalize(cx: Context, x: Value, axes: list[int], eps: float) -> Value:
     """(x - mean) / sqrt(var + eps) over ``axes`` (biased variance), any eps torch accepts."""
-    element = ttype(x).element
-    centered = graph.sub(x, graph.reduce_mean(x, axes=axes, keepdims=True))
-    var = graph.reduce_mean(graph.mul(centered, centered), axes=axes, keepdims=True)
-    return graph.mul(centered, graph.rsqrt(graph.add(var, cx.const(eps, element))))
+    mean, rstd = _statistics(cx, x, axes, eps)
+    return graph.mul(graph.sub(x, mean), rstd)
 
 
 @converts("aten.native_layer_norm.default")
 def _layer_norm(
     cx: Context, x: Value, shape: Sequence[int], weight: Value | None, bias: Value | None, eps: float
-) -> tuple[Value, None, None]:
+) -> tuple[Value, Value, Value]:
     from .pytorch_ops import _layer_norm as fused_layer_norm
 
+    axes = list(range(-len(shape), 0))
+    mean, rstd = _statistics(cx, x, axes, eps)
     if eps >= 0:
-        out: tuple[Value, None, None] = fused_layer_norm(cx, x, shape, weight, bias, eps)
-        return out
+        return fused_layer_norm(cx, x, shape, weight, bias, eps)[0], mean, rstd
     # graph.layer_norm takes eps >= 0 only; torch computes the same formula with any eps.
-    normed = _normalize(cx, x, list(range(-len(shape), 0)), eps)
+    normed = graph.mul(graph.sub(x, mean), rstd)
     if weight is not None:
         normed = graph.mul(normed, weight)
     if bias is not None:
         normed = graph.add(normed, bias)
-    return normed, None, None
+    return normed, mean, rstd
 
 
 # sorting ---------------------------------------------------------------------------------------------
@@ -779,3 +788,19 @@ def _cdist(cx: Context, a: Value, b: Value, p: float, compute_mode: Any = None) 
     # every row of a against every row of b: [..., n, 1, d] - [..., 1, m, d]
     diff = graph.sub(graph.unsqueeze(a, axes=[ta.rank - 1]), graph.unsqueeze(b, axes=[ttype(b).rank - 2]))
     return _vector_norm(cx, diff, p, [-1])
+
+
+@converts("aten.unfold.default", "aten.unfold_copy.default")
+def _unfold(cx: Context, x: Value, dim: int, size: int, step: int) -> Value:
+    """Windows of ``size`` every ``step`` along ``dim``, as a new last dim: a gather of constant positions."""
+    t = ttype(x)
+    if t.rank == 0:
+        return graph.reshape(x, shape=[1])
+    dim = dim % t.rank
+    length = static_dim(t, dim, "unfold")
+    count = (length - size) // step + 1
+    positions = cx.const(np.arange(count)[:, None] * step + np.arange(size)[None, :], i64)
+    windows = graph.gather(x, positions, axis=dim)  # x.shape[:dim] + [count, size] + x.shape[dim + 1:]
+    rank = t.rank + 1
+    perm = [a for a in range(rank) if a != dim + 1] + [dim + 1]
+    return graph.transpose(windows, perm=perm) if perm != list(range(rank)) else windows

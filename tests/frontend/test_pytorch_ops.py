@@ -449,6 +449,17 @@ def test_window_pooling_in_one_two_and_three_dims() -> None:
     check(fn, gen(2, 3, 7, 6), gen(1, 2, 4, 5, 3))
 
 
+class _Functional(torch.nn.Module):
+    """A function as an eval-mode module (plain functions count as training mode when exported)."""
+
+    def __init__(self, fn: Callable[..., Any]):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args: Any) -> Any:
+        return self.fn(*args)
+
+
 def test_conv3d_batch_statistics_and_scatter_of_slices() -> None:
     def fn(v: Any, w: Any, b: Any, x: Any) -> Any:
         return (
@@ -461,7 +472,7 @@ def test_conv3d_batch_statistics_and_scatter_of_slices() -> None:
             F.rms_norm(x, (4,), eps=-1e-3),
         )
 
-    check(fn, gen(1, 2, 5, 6, 4), gen(4, 2, 2, 3, 2, seed=1), gen(4, seed=2), gen(2, 3, 4, seed=3))
+    check(_Functional(fn).eval(), gen(1, 2, 5, 6, 4), gen(4, 2, 2, 3, 2, seed=1), gen(4, seed=2), gen(2, 3, 4, seed=3))
 
 
 def test_running_extremes_searches_and_small_reductions() -> None:
