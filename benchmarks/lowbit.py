@@ -2,7 +2,7 @@
 
     python benchmarks/lowbit.py                               # k = 1..8, group 128, the three decode shapes, 2 threads
     python benchmarks/lowbit.py --bits 4 --shapes 4096x4096 --batch 1,4 --rounds 5
-    python benchmarks/lowbit.py --accuracy [--gptq]           # MiniLM sentence-embedding cosine per k
+    python benchmarks/lowbit.py --accuracy --methods rtn,gptq,awq   # MiniLM sentence-embedding cosine per k
 
 For each (N, K) and k it builds Tensorium's ``qgemv`` kernel (``quant.matmul_packed``) once and runs it over
 ``--layers`` distinct weight sets in turn, so that the weights come from memory and not from the last-level
@@ -222,6 +222,7 @@ def minilm() -> tuple[Callable[[list[str]], np.ndarray], object]:
 def accuracy_table(args: argparse.Namespace) -> None:
     import torch
 
+    from tensorium.passes.awq import awq
     from tensorium.passes.gptq import gptq
     from tensorium.passes.rtn import round_to_nearest
 
@@ -232,11 +233,13 @@ def accuracy_table(args: argparse.Namespace) -> None:
     linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]  # type: ignore[attr-defined]
     originals = [m.weight.detach().clone() for m in linears]
     hessians = [np.zeros((m.in_features, m.in_features)) for m in linears]
+    magnitudes = [np.zeros(m.in_features) for m in linears]
 
     def capture(i: int) -> Callable[..., None]:
         def hook(module: object, inputs: tuple[torch.Tensor, ...], output: object) -> None:
             x = inputs[0].detach().numpy().reshape(-1, inputs[0].shape[-1]).astype(np.float64)
             hessians[i] += x.T @ x
+            magnitudes[i] += np.abs(x).sum(axis=0)
 
         return hook
 
@@ -245,20 +248,22 @@ def accuracy_table(args: argparse.Namespace) -> None:
     for handle in handles:
         handle.remove()
     print(
-        f"all-MiniLM-L6-v2: {len(linears)} linear weights, {len(evaluation)} sentences (GPTQ calibrated on "
+        f"all-MiniLM-L6-v2: {len(linears)} linear weights, {len(evaluation)} sentences (GPTQ, AWQ calibrated on "
         f"{len(calibration)} others), group {args.group}"
     )
-    methods = ("rtn", "gptq") if args.gptq else ("rtn",)
     with torch.no_grad():
-        for bits in range(2, 9):
-            for method in methods:
-                for layer, weight, h in zip(linears, originals, hessians):
+        for bits in (b for b in (int(b) for b in args.bits.split(",")) if b >= 2):
+            for method in args.methods.split(","):
+                for layer, weight, h, m in zip(linears, originals, hessians, magnitudes):
                     w = weight.numpy()
                     if method == "gptq":
-                        q = gptq(w, h, bits, args.group, signed=False)
+                        dequantized = gptq(w, h, bits, args.group, signed=False).dequantized()
+                    elif method == "awq":
+                        scales, q = awq(w, h, m / max(np.abs(m).max(), 1e-30), bits, args.group, signed=False)
+                        dequantized = q.dequantized() / scales
                     else:
-                        q = round_to_nearest(w, bits, args.group, signed=False)
-                    layer.weight.copy_(torch.from_numpy(q.dequantized().astype(np.float32)))
+                        dequantized = round_to_nearest(w, bits, args.group, signed=False).dequantized()
+                    layer.weight.copy_(torch.from_numpy(dequantized.astype(np.float32)))
                 cosine = (embed(evaluation) * reference).sum(axis=1)
                 print(f"  k={bits} {method}: mean cosine {cosine.mean():.4f}, least {cosine.min():.4f}")
         for layer, weight in zip(linears, originals):
@@ -276,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--accuracy", action="store_true", help="MiniLM accuracy per k instead of the GEMV timings")
-    parser.add_argument("--gptq", action="store_true", help="with --accuracy: GPTQ beside RTN (a minute per k)")
+    parser.add_argument("--methods", default="rtn", help="with --accuracy: rtn,gptq,awq (GPTQ takes a minute per k)")
     args = parser.parse_args(argv)
     os.environ["TENSORIUM_NUM_THREADS"] = str(args.threads)
     if args.accuracy:

@@ -30,7 +30,7 @@ def awq(
         s = s / np.sqrt(s.max() * s.min())
         q = round_to_nearest(weight * s, bits, group, signed)
         d = weight - q.dequantized() / s
-        error = float(np.einsum("nk,kl,nl->", d, h, d))
+        error = float(np.sum((d @ h) * d))
         if best is None or error < best[0]:
             best = (error, s, q)
     assert best is not None
