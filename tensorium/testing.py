@@ -1,11 +1,14 @@
-"""Helpers for testing ops and passes: one-op modules that must verify and round-trip through text.
+"""Helpers for testing ops and passes: one-op modules that must verify and round-trip through text,
+and the expected-failures files of the conformance suites.
 
 Used by Tensorium's own tests and meant for anyone who declares an op or writes a pass.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -66,3 +69,19 @@ def op_error(op: OpDef, *types: Type, **attrs: Any) -> str:
         assert e.op_name == op.name
         return e.message
     raise AssertionError(f"building {op.name} on {[str(t) for t in types]} did not fail")
+
+
+def expected_failures(path: str | os.PathLike[str]) -> dict[str, str]:
+    """A conformance suite's expected failures: case name -> the reason comment of its group.
+
+    The file lists one case name per line, grouped under ``# reason`` comment lines.
+    """
+    out: dict[str, str] = {}
+    reason = ""
+    for line in Path(path).read_text().splitlines():
+        line = line.strip()
+        if line.startswith("#"):
+            reason = line.lstrip("# ")
+        elif line:
+            out[line] = reason
+    return out

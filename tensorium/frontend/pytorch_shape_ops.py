@@ -443,23 +443,25 @@ def _adaptive_avg_pool(cx: Context, x: Value, output_size: Sequence[int]) -> Val
 
 
 # cumulative products, maxima and minima -------------------------------------------------------------------
-def _cumulative(cx: Context, x: Value, dim: int, reduce: Any, neutral: float) -> Value:
-    """Running ``reduce`` along ``dim``: out[i] reduces x[j] for j <= i (a masked n x n reduction)."""
+def _prefixes(cx: Context, x: Value, dim: int, outside: Value) -> Value:
+    """Row i along ``dim`` of an n x n expansion holds x[j] along ``dim`` + 1 for j <= i and ``outside``
+    after: reducing over ``dim`` + 1 gives running (cumulative) reductions. ``dim`` is non-negative."""
     t = ttype(x)
-    if t.rank == 0:
-        return x
-    dim = dim % t.rank
     n = static_dim(t, dim, "cumulative op")
-    wide = graph.unsqueeze(x, axes=[dim])  # x[j] along dim + 1, repeated along dim for each i
     shape = [1] * (t.rank + 1)
     shape[dim], shape[dim + 1] = n, n
     upto = cx.const(np.tril(np.ones((n, n), bool)).reshape(shape), i1)
-    return reduce(graph.where(upto, wide, cx.const(neutral, t.element)), axes=[dim + 1])
+    return graph.where(upto, graph.unsqueeze(x, axes=[dim]), outside)
 
 
 @converts("aten.cumprod.default")
 def _cumprod(cx: Context, x: Value, dim: int, *, dtype: Any = None) -> Value:
-    return _cumulative(cx, cast(x, cx.out_element()), dim, graph.reduce_prod, 1)
+    element = cx.out_element()
+    x = cast(x, element)
+    rank = ttype(x).rank
+    if rank == 0:
+        return x
+    return graph.reduce_prod(_prefixes(cx, x, dim % rank, cx.const(1, element)), axes=[dim % rank + 1])
 
 
 @converts("aten.linalg_vector_norm.default")
@@ -532,17 +534,7 @@ def _cummax(cx: Context, x: Value, dim: int) -> tuple[Value, Value]:
         return x, cx.const(0, i64)
     is_max = str(cx.node.target) == "aten.cummax.default"
     dim = dim % t.rank
-    n = static_dim(t, dim, "cummax")
-    wide = graph.unsqueeze(x, axes=[dim])
-    shape = [1] * (t.rank + 1)
-    shape[dim], shape[dim + 1] = n, n
-    upto = cx.const(np.tril(np.ones((n, n), bool)).reshape(shape), i1)
-    if isinstance(t.element, FloatType):
-        outside = cx.const(-math.inf if is_max else math.inf, t.element)
-    else:
-        info = np.iinfo(storage_dtype(t.element))
-        outside = cx.const(info.min if is_max else info.max, t.element)
-    masked = graph.where(upto, wide, outside)
+    masked = _prefixes(cx, x, dim, _identity(cx, "max" if is_max else "min", t.element))
     values = (graph.reduce_max if is_max else graph.reduce_min)(masked, axes=[dim + 1])
     # torch reports the last position holding the running extreme (a NaN, once seen, stays)
     pick = graph.argmax if is_max else graph.argmin
@@ -555,12 +547,7 @@ def _logcumsumexp(cx: Context, x: Value, dim: int) -> Value:
     if t.rank == 0:
         return x
     dim = dim % t.rank
-    n = static_dim(t, dim, "logcumsumexp")
-    wide = graph.unsqueeze(x, axes=[dim])
-    shape = [1] * (t.rank + 1)
-    shape[dim], shape[dim + 1] = n, n
-    upto = cx.const(np.tril(np.ones((n, n), bool)).reshape(shape), i1)
-    masked = graph.where(upto, wide, cx.const(-math.inf, t.element))
+    masked = _prefixes(cx, x, dim, cx.const(-math.inf, t.element))
     high = graph.reduce_max(masked, axes=[dim + 1], keepdims=True)
     finite_high = graph.where(graph.eq(graph.sub(high, high), cx.const(0, t.element)), high, cx.const(0, t.element))
     total = graph.reduce_sum(graph.exp(graph.sub(masked, finite_high)), axes=[dim + 1], keepdims=True)

@@ -16,23 +16,11 @@ onnx = pytest.importorskip("onnx")
 from onnx.backend.test import BackendTest  # noqa: E402
 
 from tensorium.frontend.onnx_backend import TensoriumBackend  # noqa: E402
+from tensorium.testing import expected_failures  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
 EXPECTED_FAILURES_FILE = Path(__file__).with_name("onnx_expected_failures.txt")
-
-
-def _expected_failures() -> dict[str, str]:
-    """Test name -> the reason comment of its group."""
-    out: dict[str, str] = {}
-    reason = ""
-    for line in EXPECTED_FAILURES_FILE.read_text().splitlines():
-        line = line.strip()
-        if line.startswith("#"):
-            reason = line.lstrip("# ")
-        elif line:
-            out[line] = reason
-    return out
 
 
 with warnings.catch_warnings():
@@ -42,7 +30,7 @@ _backend_test.include(r"^test_.*_cpu$")
 NodeTests = _backend_test.test_cases["OnnxBackendNodeModelTest"]
 setattr(NodeTests, "__test__", False)  # noqa: B010  (run through test_onnx_node_case below, not collected as a unittest class)
 NODE_CASES = sorted(name for name in vars(NodeTests) if name.startswith("test_") and name.endswith("_cpu"))
-EXPECTED = _expected_failures()
+EXPECTED = expected_failures(EXPECTED_FAILURES_FILE)
 
 
 def _param(name: str) -> object:

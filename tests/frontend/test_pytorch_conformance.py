@@ -18,6 +18,7 @@ pytest.importorskip("torch", reason="the PyTorch conformance suite needs torch")
 pytest.importorskip("expecttest", reason="PyTorch's OpInfo database needs the expecttest package")
 
 from tensorium.frontend import pytorch_conformance as conformance
+from tensorium.testing import expected_failures
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
@@ -25,22 +26,9 @@ EXPECTED_FAILURES_FILE = Path(__file__).with_name("pytorch_expected_failures.txt
 SUITE_STRIDE = 24
 
 
-def _expected_failures() -> dict[str, str]:
-    """Op key -> the reason comment of its group."""
-    out: dict[str, str] = {}
-    reason = ""
-    for line in EXPECTED_FAILURES_FILE.read_text().splitlines():
-        line = line.strip()
-        if line.startswith("#"):
-            reason = line.lstrip("# ")
-        elif line:
-            out[line] = reason
-    return out
-
-
 ALL_KEYS = sorted(conformance.opinfos())
 SUITE_KEYS = ALL_KEYS[::SUITE_STRIDE]
-EXPECTED = _expected_failures()
+EXPECTED = expected_failures(EXPECTED_FAILURES_FILE)
 
 
 def _param(key: str) -> object:
