@@ -66,6 +66,18 @@ class KernelResult:
 
 
 @dataclass
+class _KernelSearch:
+    """One kernel's search in progress: what is measured (median seconds by config text, None: failed), the
+    result so far, the default's checksum (a list holding it once known) and when the search began."""
+
+    kernel: TunableKernel
+    measured: dict[str, float | None]
+    result: KernelResult
+    reference: list[float]
+    start: float
+
+
+@dataclass
 class SearchOptions:
     """How a search runs: ``batch`` trials a round, ``explore`` the share of them chosen at random,
     ``proposals`` candidates ranked a round, ``learned=False`` for plain random search, ``model`` the cost
@@ -114,11 +126,12 @@ class Tuner:
         measured = self._measured(kernel)
         result = KernelResult(kernel.key, kernel.space.family, kernel.default, None, kernel.default, None)
         reference = self._references.setdefault(kernel.key, [])
+        state = _KernelSearch(kernel, measured, result, reference, start)
         default_text = str(kernel.default)
         if not reference:
-            self._trial(kernel, self._prepare(kernel, kernel.default), measured, result, reference, start)
+            self._trial(state, self._prepare(kernel, kernel.default))
         result.default_seconds = measured.get(default_text)
-        self._update_best(result, measured, start)
+        self._update_best(state)
         first_trials = result.trials
         size = kernel.space.size()
         while self.clock() - start < budget and len(measured) < size:
@@ -133,7 +146,7 @@ class Tuner:
             results = measure_all(self.measurer, [c.job for c in batch])
             try:
                 for job, m in results:
-                    self._record(kernel, by_job[id(job)], m, measured, result, reference, start)
+                    self._record(state, by_job[id(job)], m)
                     if self.clock() - start >= budget:
                         break
             finally:
@@ -141,7 +154,7 @@ class Tuner:
             self._retrain()
             self._report(kernel, result, start, budget)
         if result.trials > first_trials and result.best_seconds is not None and str(result.best) != default_text:
-            self._trial(kernel, self._prepare(kernel, result.best), measured, result, reference, start, again=True)
+            self._trial(state, self._prepare(kernel, result.best), again=True)
         return result
 
     def _measured(self, kernel: TunableKernel) -> dict[str, float | None]:
@@ -163,32 +176,13 @@ class Tuner:
             config, candidate_features(lowered, config), build_job(kernel.op, self.target, config, lowered)
         )
 
-    def _trial(
-        self,
-        kernel: TunableKernel,
-        candidate: Candidate,
-        measured: dict[str, float | None],
-        result: KernelResult,
-        reference: list[float],
-        start: float,
-        again: bool = False,
-    ) -> Measurement:
+    def _trial(self, state: _KernelSearch, candidate: Candidate, again: bool = False) -> Measurement:
         """Measure one candidate and record it."""
-        m = self.measurer.measure(candidate.job)
-        return self._record(kernel, candidate, m, measured, result, reference, start, again)
+        return self._record(state, candidate, self.measurer.measure(candidate.job), again)
 
-    def _record(
-        self,
-        kernel: TunableKernel,
-        candidate: Candidate,
-        m: Measurement,
-        measured: dict[str, float | None],
-        result: KernelResult,
-        reference: list[float],
-        start: float,
-        again: bool = False,
-    ) -> Measurement:
+    def _record(self, state: _KernelSearch, candidate: Candidate, m: Measurement, again: bool = False) -> Measurement:
         """Check a measurement against the reference checksum, write its record and update the search."""
+        kernel, measured, result, reference = state.kernel, state.measured, state.result, state.reference
         if m.ok and reference and not _close(m.checksum, reference[0], self.options.tolerance):
             m = Measurement(None, f"wrong result (checksum {m.checksum:.6g}, default {reference[0]:.6g})")
         if m.ok and not reference and str(candidate.config) == str(kernel.default):
@@ -218,16 +212,17 @@ class Tuner:
             measured[text] = statistics.median(runs)
         else:
             measured[text] = m.seconds
-        self._update_best(result, measured, start)
+        self._update_best(state)
         return m
 
-    def _update_best(self, result: KernelResult, measured: dict[str, float | None], start: float) -> None:
-        ok = {c: s for c, s in measured.items() if s is not None}
+    def _update_best(self, state: _KernelSearch) -> None:
+        ok = {c: s for c, s in state.measured.items() if s is not None}
         if not ok:
             return
         config, seconds = min(ok.items(), key=lambda item: (item[1], item[0]))
+        result = state.result
         if seconds != result.best_seconds:
-            result.history.append((self.clock() - start, seconds))
+            result.history.append((self.clock() - state.start, seconds))
         result.best, result.best_seconds = Config.parse(config), seconds
 
     # choosing what to measure -------------------------------------------------------------------------
