@@ -4,9 +4,9 @@ For one kernel, each round proposes candidates (mutations and crossovers of the 
 so far, plus random points), rejects illegal ones before anything is built, lowers the rest and computes
 their features, and measures a batch: the candidates the model ranks first and a share chosen at random.
 Every trial is written to the records database as soon as it is measured (Ctrl-C keeps them), the model
-is retrained on the target's records after each round, and the winner is timed again before the search
-ends. A model's budget is split across its kernels by expected gain (their default times). All random
-choices come from one seed, so equal measurements give equal searches.
+is retrained on the target's records after each round, and the winner and the default are timed again
+before the search ends. A model's budget is split across its kernels by expected gain (their default
+times). All random choices come from one seed, so equal measurements give equal searches.
 """
 
 from __future__ import annotations
@@ -154,7 +154,10 @@ class Tuner:
             self._retrain()
             self._report(kernel, result, start, budget)
         if result.trials > first_trials and result.best_seconds is not None and str(result.best) != default_text:
+            # the winner and the default are timed again, so that neither is decided by one (first) run
             self._trial(state, self._prepare(kernel, result.best), again=True)
+            self._trial(state, self._prepare(kernel, kernel.default), again=True)
+            result.default_seconds = measured.get(default_text)
         return result
 
     def _measured(self, kernel: TunableKernel) -> dict[str, float | None]:
