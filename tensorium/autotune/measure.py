@@ -139,7 +139,7 @@ def random_arguments(func: Operation, rng: np.random.Generator) -> list[Any]:
 
 def time_module(module_text: str, target: Target, repeats: int, min_run_seconds: float) -> Measurement:
     """Compile a one-kernel module and time it: the median over ``repeats`` of the mean of as many runs as
-    fill ``min_run_seconds`` (after a warm-up run and a run that sets how many that is)."""
+    fill ``min_run_seconds``, after warm-up runs that fill ``min_run_seconds`` too (and set how many that is)."""
     from ..backends.llvm.jit import compile_module
     from ..ir.parser import parse_module
 
@@ -152,11 +152,13 @@ def time_module(module_text: str, target: Target, repeats: int, min_run_seconds:
         raise TensoriumError(f"a measured module holds one kernel, this one {len(kernels)}")
     name = str(kernels[0].attributes["sym_name"])
     args = random_arguments(kernels[0], np.random.default_rng(0))
-    compiled.run(name, *args)  # warm-up: the first run also starts the parallel runtime's threads
-    start = time.perf_counter()
-    compiled.run(name, *args)
-    first = time.perf_counter() - start
-    number = max(1, math.ceil(min_run_seconds / max(first, 1e-7)))
+    compiled.run(name, *args)  # the first run also starts the parallel runtime's threads
+    warm, start = 0, time.perf_counter()
+    while warm < 2 or time.perf_counter() - start < min_run_seconds:  # warm caches and threads, size the loop
+        compiled.run(name, *args)
+        warm += 1
+    each = (time.perf_counter() - start) / warm
+    number = max(1, math.ceil(min_run_seconds / max(each, 1e-7)))
     runs = []
     for _ in range(repeats):
         start = time.perf_counter()
