@@ -205,8 +205,8 @@ def anchor_of(op: Operation) -> Operation | None:
     return None
 
 
-GPU_SPACE_KINDS = ("cuda",)
-"""Target kinds whose kernel spaces carry the GPU knobs below (the CUDA backend's schedules read them)."""
+GPU_SPACE_KINDS = ("cuda", "webgpu")
+"""Target kinds whose kernel spaces carry the GPU knobs below (the CUDA and WebGPU schedules read them)."""
 GPU_THREADS = (32, 64, 128, 256, 512, 1024)
 """Legal threads per block on GPU targets: whole warps, up to the most a block holds."""
 GPU_DEFAULT_THREADS = 256
@@ -215,16 +215,27 @@ GPU_PREFERRED: dict[str, tuple[Setting, ...]] = {"pack_b": ("none", "panel")}
 into one buffer of run-time size cannot allocate it inside a kernel."""
 
 
+def _gpu_threads(target: Target) -> tuple[int, ...]:
+    """:data:`GPU_THREADS` within the target's ``max_compute_invocations_per_workgroup`` where it has that limit
+    (WebGPU: 256 by default, fewer where tests set it lower)."""
+    cap = dict(target.limits).get("max_compute_invocations_per_workgroup")
+    return GPU_THREADS if cap is None else tuple(t for t in GPU_THREADS if t <= cap)
+
+
 def _for_target(space: Space | None, target: Target) -> Space | None:
-    """``space`` on ``target``: on GPU targets, with the ``threads`` knob (threads per block) added."""
-    if space is None or target.kind not in GPU_SPACE_KINDS:
+    """``space`` on ``target``: on GPU targets, with the ``threads`` knob (threads per block) added, unless the
+    target's workgroups hold fewer threads than a warp."""
+    threads = _gpu_threads(target)
+    if space is None or target.kind not in GPU_SPACE_KINDS or not threads:
         return space
-    return Space(space.family, (*space.knobs, Knob("threads", GPU_THREADS, "GPU threads per block")), space.valid)
+    return Space(space.family, (*space.knobs, Knob("threads", threads, "GPU threads per block")), space.valid)
 
 
 def _gpu_default(config: Config, space: Space) -> Config:
-    """The family's default point adjusted for a GPU target: preferred values (:data:`GPU_PREFERRED`), threads."""
-    values = {**config.as_dict(), "threads": GPU_DEFAULT_THREADS}
+    """The family's default point adjusted for a GPU target: preferred values (:data:`GPU_PREFERRED`), threads
+    (:data:`GPU_DEFAULT_THREADS`, or the most the target allows when that is fewer)."""
+    threads = next(k.values for k in space.knobs if k.name == "threads")
+    values = {**config.as_dict(), "threads": GPU_DEFAULT_THREADS if GPU_DEFAULT_THREADS in threads else max(threads)}
     for knob in space.knobs:
         for value in GPU_PREFERRED.get(knob.name, ()):
             trial = values | {knob.name: value}

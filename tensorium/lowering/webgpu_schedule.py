@@ -5,7 +5,8 @@ reductions, softmax and norms, GEMM, convolution, fused groups) so that it runs 
 
 - the outermost band of independent loops (every iteration writes its own elements) is collapsed into one
   loop of ``N`` iterations (:func:`tensorium.lowering.schedule.fuse`), each of which becomes one invocation;
-- invocations are grouped into workgroups of ``W`` (the ``workgroup`` knob, at most the Target's
+- invocations are grouped into workgroups of ``W`` (the ``threads`` knob of the kernel's space where it has
+  one, the GPU targets' knob of :mod:`tensorium.lowering.space`; at most the Target's
   ``max_compute_invocations_per_workgroup`` and ``max_compute_workgroup_size_x``) and the ``ceil(N / W)``
   workgroups laid out on a 1-, 2- or 3-D grid so that no dimension exceeds
   ``max_compute_workgroups_per_dimension`` (the grid is folded: ``b = (z * gy + y) * gx + x``), with a
@@ -30,8 +31,9 @@ from ..ir.dialects import loop
 from ..ir.dialects.builtin import func_body, func_name
 from ..ir.types import index
 from ..targets import Target
+from .gpu_schedule import kernel_threads
 from .schedule import _independent, fuse, loop_name, loops_of
-from .space import Config, Setting, tunable_kernels
+from .space import GPU_PREFERRED, Config, Setting, tunable_kernels
 
 DEFAULT_WORKGROUP = 64
 """Invocations per workgroup when the kernel's config does not say (a multiple of every GPU's SIMD width)."""
@@ -87,7 +89,10 @@ def grid_shape(blocks: int, per_dimension: int) -> tuple[int, int, int]:
 
 def map_to_workgroups(kernel: Operation, target: Target, workgroup: int | None = None) -> None:
     """Rewrite ``kernel`` in place into workgroups (``gpu_block`` loops) of invocations (a ``gpu_thread`` loop)
-    within ``target``'s limits; see the module docstring."""
+    within ``target``'s limits; see the module docstring. The workgroup size is ``workgroup``, else the
+    ``threads`` knob of the kernel's config where its space has one, else :data:`DEFAULT_WORKGROUP`."""
+    if workgroup is None and "threads=" in str(kernel.attributes.get("config", "")):
+        workgroup = kernel_threads(kernel)
     body = func_body(kernel)
     if any(op.attr("kind", "serial") in ("gpu_block", "gpu_thread") for op in loops_of(kernel)):
         return  # scheduled for a GPU already (hand-written kernels)
@@ -200,10 +205,10 @@ def _ceil_pow2(n: int) -> int:
     return 1 << max(0, n - 1).bit_length()
 
 
-GPU_KNOBS: dict[str, tuple[Setting, ...]] = {"pack_b": ("none", "panel")}
-"""Knob settings the WebGPU target prefers, first legal one first, in every family that has them: GEMMs read B
-in place or pack each panel in the invocation's own memory (packing all of B first is a CPU cache
-optimization that needs a scratch buffer in global memory)."""
+GPU_KNOBS: dict[str, tuple[Setting, ...]] = GPU_PREFERRED
+"""Knob settings the WebGPU target prefers, first legal one first, in every family that has them (the GPU
+targets' :data:`~tensorium.lowering.space.GPU_PREFERRED`): GEMMs read B in place or pack each panel in the
+invocation's own memory (packing all of B first needs a scratch buffer in global memory)."""
 
 
 def gpu_configs(

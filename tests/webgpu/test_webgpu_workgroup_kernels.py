@@ -98,3 +98,32 @@ def test_workgroup_kernels_run_on_dawn(tmp_path: Path) -> None:
     got = node_outputs(tmp_path / "exe", inputs, tmp_path)
     for g, w in zip(got, reference(_module(), inputs)):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=2e-5)
+
+
+SOFTMAX = """
+module {
+  func.func @main(%a: tensor<300x40xf32>) -> tensor<300x40xf32> {
+    %0 = graph.softmax %a {axis = 1} : (tensor<300x40xf32>) -> tensor<300x40xf32>
+    func.return %0 : tensor<300x40xf32>
+  }
+}"""
+
+
+def test_the_gpu_threads_knob_is_the_workgroup_size_within_the_limits() -> None:
+    def threads(spec: str) -> tuple[object, ...] | None:
+        (kernel,) = tunable_kernels(parse_module(SOFTMAX), parse_target(spec))
+        knobs = {k.name: k.values for k in kernel.space.knobs}
+        return knobs.get("threads")
+
+    assert threads("webgpu") == (32, 64, 128, 256)
+    assert threads("webgpu:max_compute_invocations_per_workgroup=64") == (32, 64)
+    assert threads("webgpu:max_compute_invocations_per_workgroup=16") is None, "no warp fits: no knob"
+    target = parse_target("webgpu")
+    (kernel,) = tunable_kernels(parse_module(SOFTMAX), target)
+    assert kernel.default["threads"] == 256
+    for size in (32, 128):
+        executable = WebGPUExecutable.build(
+            parse_module(SOFTMAX), target=target, configs={kernel.key: kernel.default.replace(threads=size)}
+        )
+        (shader,) = executable.shaders.values()
+        assert shader.workgroup == (size, 1, 1) and shader.grid == (-(-300 // size), 1, 1)
