@@ -545,3 +545,11 @@ def test_scatter_and_index_reductions_with_and_without_self() -> None:
     x = gen(2, 4, 5)
     idx = torch.tensor([[[0, 1, 2, 3, 0], [3, 2, 1, 0, 1]], [[1, 1, 1, 1, 1], [0, 3, 0, 3, 2]]])
     check(fn, x, idx, torch.arange(-6, 6))
+
+
+def test_gamma_functions() -> None:
+    def fn(x: Any) -> Any:
+        return torch.lgamma(x), torch.digamma(x), torch.polygamma(0, x), torch.mvlgamma(x.abs() + 3, 2)
+
+    x = torch.tensor([0.5, 1.0, 2.0, 3.5, 10.0, 150.0, 1e-3, -0.5, -1.5, -2.25, 0.0, -1.0, -3.0])
+    check(fn, x, rtol=1e-5, atol=1e-5)
