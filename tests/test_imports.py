@@ -48,7 +48,16 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("runtime", ("tensorium.runtime", "tensorium.autotune.records")),
     ("frontend", ("tensorium.frontend", "tensorium.interop")),
     ("api", ("tensorium.api", "tensorium.nn", "tensorium")),
-    ("tools", ("tensorium.fuzz", "tensorium.bench", "tensorium.testing", "tensorium.autotune")),
+    (
+        "tools",
+        (
+            "tensorium.fuzz",
+            "tensorium.bench",
+            "tensorium.testing",
+            "tensorium.autotune",
+            "tensorium.frontend.pytorch_conformance",  # compiles each op through the API
+        ),
+    ),
     ("cli", ("tensorium.cli", "tensorium.__main__")),
     ("outside", ("benchmarks",)),
 )
