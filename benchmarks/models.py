@@ -69,7 +69,7 @@ def _onnxruntime(model: Any, inputs: dict[str, Any]) -> Callable[[], Any]:
     path = os.path.join(tempfile.mkdtemp(), "model.onnx")
     names = list(inputs)
     args = tuple(inputs.values())
-    torch.onnx.export(Positional(), args, path, input_names=names, output_names=["hidden"], dynamo=False)
+    torch.onnx.export(Positional().eval(), args, path, input_names=names, output_names=["hidden"], dynamo=False)
     options = ort.SessionOptions()
     options.intra_op_num_threads = THREADS
     session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
