@@ -23,7 +23,7 @@ from . import (  # noqa: F401  (registers the lowerings)
     reduce,
     shape,
     webgpu_gemm,
-    webgpu_reduce,
+    webgpu_rows,
 )
 from .kernel import LOWERINGS, LoweringError, lower_op
 from .plan import LaunchPlan, Step, View, lower_function, plan_of, view_offset

@@ -53,17 +53,17 @@ def _check(executable: WebGPUExecutable, outputs: list[np.ndarray] | None = None
 
 def test_long_trailing_reductions_and_large_products_get_workgroup_families() -> None:
     families = sorted(_families("webgpu").values())
-    assert families == ["gpu_gemm"] + ["workgroup_reduce"] * 4
+    assert families == ["gpu_gemm"] + ["gpu_rows"] * 4
 
 
 def test_knob_values_follow_the_targets_limits() -> None:
     spaces = {k.space.family: k.space for k in tunable_kernels(_module(), parse_target(SMALL_WORKGROUPS))}
-    assert spaces["workgroup_reduce"].knobs[0].values == (32,)
+    assert spaces["gpu_rows"].knobs[0].values == (32,)
     for point in spaces["gpu_gemm"].points():
         v = point.as_dict()
         assert (int(v["bm"]) // int(v["tm"])) * (int(v["bn"]) // int(v["tn"])) <= 32
     tiny = "webgpu:max_compute_invocations_per_workgroup=16,max_compute_workgroup_storage_size=64"
-    assert "workgroup_reduce" not in _families(tiny).values(), "no workgroup fits: the general family stays"
+    assert "gpu_rows" not in _families(tiny).values(), "no workgroup fits: the general family stays"
     assert "gpu_gemm" not in _families("webgpu:max_compute_workgroups_per_dimension=1").values()
 
 
@@ -81,10 +81,10 @@ def test_workgroup_kernels_match_the_interpreter(spec: str) -> None:
 def test_every_workgroup_size_and_sampled_gemm_tiles_match_the_interpreter() -> None:
     target = parse_target("webgpu")
     kernels = {k.space.family: k for k in tunable_kernels(_module(), target)}
-    reductions = [k for k in tunable_kernels(_module(), target) if k.space.family == "workgroup_reduce"]
+    reductions = [k for k in tunable_kernels(_module(), target) if k.space.family == "gpu_rows"]
     gemm_points = random.Random(0).sample(list(kernels["gpu_gemm"].space.points()), 3)
-    for n, size in enumerate(kernels["workgroup_reduce"].space.knobs[0].values):
-        configs: dict[str, Config] = {k.key: Config("workgroup_reduce", (("workgroup", size),)) for k in reductions}
+    for n, size in enumerate(kernels["gpu_rows"].space.knobs[0].values):
+        configs: dict[str, Config] = {k.key: Config("gpu_rows", (("threads", size),)) for k in reductions}
         configs[kernels["gpu_gemm"].key] = gemm_points[n % len(gemm_points)]
         executable = WebGPUExecutable.build(_module(), target=target, configs=configs)
         assert {s.workgroup[0] for name, s in executable.shaders.items() if name.startswith("reduce")} == {size}
@@ -127,3 +127,20 @@ def test_the_gpu_threads_knob_is_the_workgroup_size_within_the_limits() -> None:
         )
         (shader,) = executable.shaders.values()
         assert shader.workgroup == (size, 1, 1) and shader.grid == (-(-300 // size), 1, 1)
+
+
+@pytest.mark.usefixtures("gpu")
+def test_softmax_and_norms_over_long_rows_run_by_workgroups() -> None:
+    import tensorium
+    from tensorium import nn
+
+    def rows(x: np.ndarray) -> object:
+        return nn.softmax(x, axis=-1), nn.log_softmax(x, axis=-1), nn.layer_norm(x)
+
+    x = np.random.default_rng(4).standard_normal((6, 200)).astype(np.float32)
+    model = tensorium.compile(rows, target="webgpu", disable=("fuse",))
+    got = model(x)
+    shaders = model.artifact.executable.shaders.values()  # type: ignore[union-attr]
+    assert sum("var<workgroup>" in s.wgsl and "workgroupBarrier();" in s.wgsl for s in shaders) == 3
+    for g, w in zip(got, tensorium.compile(rows, target="interp")(x)):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
