@@ -91,3 +91,15 @@ def test_the_shipped_warm_start_model_loads_and_scores() -> None:
     scores = model.predict(np.random.default_rng(0).uniform(0, 8, size=(5, len(FEATURE_NAMES))))
     assert scores.shape == (5,) and np.isfinite(scores).all()
     assert load_warm_start(len(FEATURE_NAMES) + 1) is None  # another feature layout is not used
+
+
+def test_without_lightgbm_the_mlp_fallback_serves(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tensorium.autotune import model as cost_model
+    from tensorium.autotune.features import FEATURE_NAMES
+
+    monkeypatch.setattr(cost_model, "lightgbm_available", lambda: False)
+    assert cost_model.new_model("auto").kind == "mlp"
+    warm = cost_model.load_warm_start(len(FEATURE_NAMES))
+    assert warm is not None and warm.kind == "mlp"
+    with pytest.raises(cost_model.TensoriumError, match="needs the 'tune' extra"):
+        cost_model.new_model("lightgbm")
