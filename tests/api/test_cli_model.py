@@ -103,7 +103,7 @@ def test_run_with_random_inputs_and_argn_names(factory_file: Path, tmp_path: Pat
         (["compile", "{factory}:absent", "-o", "{tmp}/o"], "has no function 'absent'"),
         (["compile", "{factory}:broken", "-o", "{tmp}/o"], "the factory failed: RuntimeError: no weights"),
         (["compile", "{factory}:wrong", "-o", "{tmp}/o"], r"must return \(model, example_inputs\), got int"),
-        (["compile", "{factory}:factory", "-t", "cuda", "-o", "{tmp}/o"], "the CUDA backend is not available yet"),
+        (["compile", "{factory}:factory", "-t", "cuda:sm_10", "-o", "{tmp}/o"], "unsupported CUDA architecture"),
         (["compile", "{factory}:factory", "--passes", "bogus", "-o", "{tmp}/o"], "bogus"),
         (["compile", "{factory}:factory", "-o", "{tmp}"], "refusing to overwrite an existing folder"),
         (["run", "{tmp}"], "metadata.json: missing"),
