@@ -5,15 +5,38 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+import warnings
+from typing import Any, TextIO
 
 from ..api import check_pipeline, check_target
-from ..autotune.records import TuningDB, default_db_path
+from ..autotune.records import TuningDB, TuningRecordsWarning, default_db_path
 from ..errors import TensoriumError
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    """Tune MODEL's kernels (and/or import or export records)."""
+    """Tune MODEL's kernels (and/or import or export records); records-file warnings print as one line each."""
+    with warnings.catch_warnings():  # restores showwarning on the way out
+        warnings.simplefilter("always", TuningRecordsWarning)
+        shown = warnings.showwarning
+
+        def show(
+            message: Warning | str,
+            category: type[Warning],
+            filename: str,
+            lineno: int,
+            file: TextIO | None = None,
+            line: str | None = None,
+        ) -> None:
+            if issubclass(category, TuningRecordsWarning):
+                print(f"tensorium: warning: {message}", file=sys.stderr)
+            else:
+                shown(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        return _tune(args)
+
+
+def _tune(args: argparse.Namespace) -> int:
     db = TuningDB(args.db or default_db_path())
     if args.import_file:
         added = db.merge(TuningDB(args.import_file))

@@ -68,3 +68,11 @@ def test_the_default_database_follows_the_environment(tmp_path: Path, monkeypatc
     monkeypatch.delenv("TENSORIUM_TUNING_DB")
     monkeypatch.setenv("TENSORIUM_CACHE_DIR", str(tmp_path / "cache"))
     assert default_db_path() == tmp_path / "cache" / "tuning.jsonl"
+
+
+def test_a_foreign_records_file_is_one_warning_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "r.jsonl").write_text("not a records file\n")
+    assert main(["tune", "--db", str(tmp_path / "r.jsonl"), "--export", str(tmp_path / "out.jsonl")]) == 0
+    err = capsys.readouterr().err
+    assert "tensorium: warning: " in err and "not a Tensorium tuning records file" in err
+    assert (tmp_path / "r.jsonl.foreign").read_text() == "not a records file\n"
