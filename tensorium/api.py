@@ -219,8 +219,9 @@ def compile_graph(
     configs = dict(configs or {})
     module = imported.module
     key = _artifact_key(imported, target, pipeline, tree, disabled, configs) if cache else ""
-    if cache and tuning is not None and tuning.fingerprint(target):
-        key = hashlib.sha256(f"{key} tuned {tuning.fingerprint(target)}".encode()).hexdigest()
+    tuned = tuning.fingerprint(target) if cache and tuning is not None else ""
+    if tuned:
+        key = hashlib.sha256(f"{key} tuned {tuned}".encode()).hexdigest()
     if cache:
         found, where = _cache.lookup(key)
         if found is not None:
