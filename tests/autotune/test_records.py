@@ -111,3 +111,17 @@ def test_writers_at_once_keep_each_others_records(tmp_path: Path) -> None:
     for t in threads:
         t.join()
     assert len(TuningDB(path)) == 45
+
+
+def test_new_records_mean_a_new_compile_not_a_stale_cached_one(
+    tmp_path: Path, gemm_kernel: TunableKernel, target: tensorium.Target
+) -> None:
+    path = tmp_path / "r.jsonl"
+    before = tensorium.compile(gemm_model, tuning_db=path)
+    before(*gemm_inputs())
+    assert before.artifact.configs == {}
+    chosen = next(c for c in gemm_kernel.space.points() if str(c) != str(gemm_kernel.default))
+    TuningDB(path).add([Record(gemm_kernel.key, target.key(), str(chosen), 1e-6, family="gemm")])
+    after = tensorium.compile(gemm_model, tuning_db=path)
+    after(*gemm_inputs())
+    assert after.artifact.configs == {gemm_kernel.key: chosen}
