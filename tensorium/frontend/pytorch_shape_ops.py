@@ -509,8 +509,8 @@ def _round_decimals(cx: Context, x: Value, *, decimals: int = 0) -> Value:
     return graph.div(graph.round(graph.mul(x, scale)), scale)
 
 
-@converts("aten.empty_permuted.default", "aten.empty_strided.default")
-def _empty(cx: Context, size: Sequence[int], *args: Any, **kwargs: Any) -> Value:
+@converts("aten.empty_permuted.default", "aten.empty_strided.default", "aten.new_empty_strided.default")
+def _empty(cx: Context, *args: Any, **kwargs: Any) -> Value:
     """Uninitialized memory in torch; zeros here."""
     return cx.const(np.zeros(cx.meta().shape), cx.out_element())
 
@@ -685,7 +685,8 @@ def _batch_norm_functional(
 
     if not training:
         out = _batch_norm(cx, x, weight, bias, running_mean, running_var, momentum, eps)[0]
-        return out, running_mean, running_var, running_mean, running_var
+        empty = [cx.const(np.zeros(cx.meta(i).shape), cx.out_element(i)) for i in (1, 2)]  # no batch statistics
+        return out, empty[0], empty[1], running_mean, running_var
     out, mean, rstd = _batch_stats_norm(cx, x, weight, bias, eps)
     new_mean, new_var = _updated_running(cx, x, running_mean, running_var, mean, rstd, momentum, eps)
     return out, mean, rstd, new_mean, new_var
@@ -791,3 +792,30 @@ def _unfold(cx: Context, x: Value, dim: int, size: int, step: int) -> Value:
     rank = t.rank + 1
     perm = [a for a in range(rank) if a != dim + 1] + [dim + 1]
     return graph.transpose(windows, perm=perm) if perm != list(range(rank)) else windows
+
+
+@converts("aten.narrow_copy.default")
+def _narrow_copy(cx: Context, x: Value, dim: int, start: int, length: int) -> Value:
+    return graph.slice(x, starts=[start], ends=[start + length], axes=[dim])
+
+
+@converts("aten.put.default")
+def _put(cx: Context, x: Value, index: Value, source: Value, accumulate: bool = False) -> Value:
+    """x.put(index, source): writes at flat positions of x (negative ones count from the end)."""
+    t = ttype(x)
+    flat = graph.reshape(x, shape=[-1])
+    size = static_dim(ttype(flat), 0, "put")
+    positions = graph.reshape(cast(index, i64), shape=[-1])
+    positions = graph.mod(graph.add(positions, cx.const(size, i64)), cx.const(max(size, 1), i64))
+    values = graph.reshape(cast(source, t.element), shape=[-1])
+    written = graph.scatter_elements(flat, positions, values, axis=0, reduction="add" if accumulate else "none")
+    return reshape_to(written, t.shape)
+
+
+@converts("aten._pdist_forward.default")
+def _pdist(cx: Context, x: Value, p: float = 2.0) -> Value:
+    """The p-norm distance of every pair of rows i < j, in row-major order of the pairs."""
+    rows = static_dim(ttype(x), 0, "pdist")
+    first, second = np.triu_indices(rows, k=1)
+    diff = graph.sub(graph.gather(x, cx.const(first, i64), axis=0), graph.gather(x, cx.const(second, i64), axis=0))
+    return _vector_norm(cx, diff, p, [-1])

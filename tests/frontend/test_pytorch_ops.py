@@ -553,3 +553,15 @@ def test_gamma_functions() -> None:
 
     x = torch.tensor([0.5, 1.0, 2.0, 3.5, 10.0, 150.0, 1e-3, -0.5, -1.5, -2.25, 0.0, -1.0, -3.0])
     check(fn, x, rtol=1e-5, atol=1e-5)
+
+
+def test_put_pdist_and_narrow_copy() -> None:
+    def fn(x: Any, i: Any) -> Any:
+        return (
+            x.put(i, x[0, :3] * 10),
+            x.put(i, torch.ones(3), accumulate=True),
+            F.pdist(x, 1.5),
+            torch.narrow_copy(x, 1, 1, 2),
+        )
+
+    check(fn, gen(4, 5), torch.tensor([0, -1, 7]))
