@@ -177,8 +177,8 @@ def _training_op(node: Any) -> str | None:
     """ "dropout" or "batch norm" for a node that behaves differently in training mode, else None."""
     if node.op != "call_function":
         return None
-    if str(node.target) in _TRAINING_OPS:
-        return "dropout"
+    if str(node.target) in _TRAINING_OPS:  # (input, p, train): dropout with train=False is the identity
+        return "dropout" if len(node.args) < 3 or node.args[2] is not False else None
     if str(node.target) == "aten.batch_norm.default" and len(node.args) > 5 and node.args[5]:
         return "batch norm"
     return None

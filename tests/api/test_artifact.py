@@ -141,7 +141,7 @@ def _edit_meta(path: Path, **changes: Any) -> None:
             "metadata.json: the output tree has 1 leaves for 3 outputs",
         ),
         (lambda p: _edit_meta(p, target=3), "metadata.json: field 'target' is missing or malformed"),
-        (lambda p: _edit_meta(p, target="cuda"), "target 'cuda': the CUDA backend is not available yet"),
+        (lambda p: _edit_meta(p, target="cuda:sm_10"), "target 'cuda:sm_10': unsupported CUDA architecture"),
         (lambda p: (p / "model.mlir").unlink(), "model.mlir: missing"),
         (
             lambda p: (p / "model.mlir").write_text("module {\n  func.func @main( {\n}"),
