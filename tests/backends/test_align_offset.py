@@ -72,19 +72,19 @@ def test_bytes_must_be_a_power_of_two() -> None:
 
 
 @pytest.mark.parametrize("target", ["cpu", "cpu:x86-64-v3"])
-@pytest.mark.parametrize("align", [0, 64])
-def test_peeled_matrix_vector_product_at_every_alignment(target: str, align: int) -> None:
+@pytest.mark.parametrize(("align", "rows"), [(0, 1), (64, 1), (64, 4), (0, 2)])
+def test_peeled_matrix_vector_product_at_every_alignment(target: str, align: int, rows: int) -> None:
     if not parse_target(target).runs_here():
         pytest.skip(f"{target} code does not run on this host")
     probe = tm.compile(lambda a, v: a @ v, target=target)
     probe(np.ones((3, 5), np.float32), np.ones(5, np.float32))
     (kernel,) = probe.tunable_kernels()
-    point = re.sub(r"align=\d+", f"align={align}", str(kernel.default))
+    point = re.sub(r"rows=\d+", f"rows={rows}", re.sub(r"align=\d+", f"align={align}", str(kernel.default)))
     f = tm.compile(lambda a, v: a @ v, target=target, schedules={kernel.key: point})
     rng = np.random.default_rng(0)
-    for rows, depth in [(3, 5), (7, 1), (5, 17), (9, 100), (4, 257)]:
+    for height, depth in [(3, 5), (7, 1), (5, 17), (9, 100), (4, 257), (1, 33)]:
         for skip in (0, 1, 7, 13):
-            a = unaligned(rows * depth, skip).reshape(rows, depth)
+            a = unaligned(height * depth, skip).reshape(height, depth)
             a[...] = rng.standard_normal(a.shape)
             x = rng.standard_normal(depth).astype(np.float32)
             np.testing.assert_allclose(f(a, x), a.astype(np.float64) @ x, rtol=1e-4, atol=1e-4)

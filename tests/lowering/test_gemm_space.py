@@ -111,10 +111,12 @@ def test_space_enumerates_legal_distinct_points(
         assert algorithms == {"blocked", "matvec"} and default["algo"] == "matvec"
         matvec = [p for p in points if p["algo"] == "matvec"]
         aligns = sorted({0, t.lanes() * 4, 64})
-        assert len(matvec) == 4 * len(aligns) and {p.int("unroll") for p in matvec} == {1, 2, 4, 8}
-        assert sorted({p.int("align") for p in matvec}) == aligns
+        assert len(matvec) == 4 * len(aligns) * 3 and {p.int("unroll") for p in matvec} == {1, 2, 4, 8}
+        assert sorted({p.int("align") for p in matvec}) == aligns and {p.int("rows") for p in matvec} == {1, 2, 4}
         assert default.int("align") == (64 if t.lanes() == 16 else 0)
-        assert all(p.int("align") == 0 and p.int("unroll") == 1 for p in points if p["algo"] == "blocked")
+        assert (default.int("rows"), default.int("unroll")) == (4, 2)
+        blocked = [p for p in points if p["algo"] == "blocked"]
+        assert all(p.int("align") == 0 and p.int("unroll") == 1 and p.int("rows") == 1 for p in blocked)
 
 
 def test_packed_products_have_their_width_fixed_by_the_constant() -> None:
