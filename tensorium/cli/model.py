@@ -37,6 +37,7 @@ from ..runtime.artifact import Artifact, build_executable, read_artifact, write_
 
 if TYPE_CHECKING:
     from ..backends.cpu import CpuExecutable
+    from ..runtime.executable import Executable
 
 __all__ = ["ModelCommandError", "add_model_commands", "cmd_compile", "cmd_export_mlir", "cmd_inspect", "cmd_run"]
 
@@ -351,7 +352,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         f"{len(inline)} inline ({_bytes(inline_bytes)}), {len(artifact.params)} in files ({_bytes(external_bytes)})"
     )
     if artifact.executable is not None:
-        _print_executable(_cpu_executable(artifact))
+        _print_executable(artifact.executable)
     if args.ir:
         print(print_module(artifact.module), end="")
     return 0
@@ -368,18 +369,20 @@ def _cpu_executable(artifact: Artifact) -> CpuExecutable:
     return executable
 
 
-def _print_executable(executable: CpuExecutable) -> None:
-    """The kernels of a CPU executable in launch order, its object code and its intermediate memory."""
+def _print_executable(executable: Executable) -> None:
+    """The kernels of an executable in launch order (with their object code and fused ops on the CPU), its views
+    and its intermediate memory."""
+    from ..backends.cpu import CpuExecutable
+
     target = executable.target
-    print(
-        f"kernels: {len(executable.steps)} ({_bytes(len(executable.kernels.object_code))} of object code "
-        f"for {target.cpu}, {target.triple})"
-    )
+    cpu = executable if isinstance(executable, CpuExecutable) else None
+    where = f"{_bytes(len(cpu.kernels.object_code))} of object code for {target.cpu}, {target.triple}" if cpu else ""
+    print(f"kernels: {len(executable.steps)} ({where or f'for {target}'})")
     width = max((len(s.kernel) for s in executable.steps), default=0)
     for step in executable.steps:
         ins = ", ".join(f"#{b}" for b in step.inputs)
         outs = ", ".join(f"#{b}" for b in step.outputs)
-        ops = executable.kernels.kernels[step.kernel].ops
+        ops = cpu.kernels.kernels[step.kernel].ops if cpu else []
         fused = f"  [{len(ops)} fused ops: {', '.join(ops)}]" if len(ops) > 1 else ""
         print(f"  {step.kernel:<{width}}  ({ins}) -> ({outs}){fused}")
     if executable.views:

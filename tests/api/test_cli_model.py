@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,10 @@ def model(x):
 
 def factory():
     return model, (np.ones((2, 4), np.float32),)
+
+
+def floats():
+    return (lambda x: nn.softmax(x @ W, axis=-1)), (np.ones((2, 4), np.float32),)
 
 
 def broken():
@@ -82,6 +87,20 @@ def test_compile_run_inspect_a_traced_factory(
     assert "outputs:\n  output0: tensor<2x3xf32>\n  output1: tensor<2xi64>\n" in text
     assert "  graph.matmul    1\n" in text and "  graph.softmax   1\n" in text
     assert "constants: 1 (48 B): 1 inline (48 B), 0 in files (0 B)" in text
+
+
+@pytest.mark.parametrize("target", ["cuda:sm_90", "webgpu"])
+def test_inspect_describes_a_gpu_executable(
+    factory_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    out = tmp_path / "gpu.tsm"
+    assert cli("compile", f"{factory_file}:floats", "-t", target, "-o", str(out)) == 0  # WebGPU has no i64
+    capsys.readouterr()
+    assert cli("inspect", str(out)) == 0  # it used to end with "no CPU executable in the artifact"
+    text = capsys.readouterr().out
+    kernels = re.search(rf"^kernels: (\d+) \(for {target}\)$", text, re.MULTILINE)
+    assert kernels is not None and int(kernels.group(1)) >= 1
+    assert "peak intermediate memory: " in text
 
 
 def test_run_with_random_inputs_and_argn_names(factory_file: Path, tmp_path: Path) -> None:
