@@ -169,8 +169,6 @@ def gemm_defaults(shape: GemmShape, target: Target) -> dict[str, Setting]:
     if shape.packed_width is None:
         values["pack_b"] = _default_packing(shape, mr, nr, split)
     values["split"] = split
-    if shape.matvec:
-        values = {"algo": "blocked", **values, "unroll": UNROLL_VALUES[0], "align": 0, "rows": ROW_BLOCKS[0]}
     return values
 
 
@@ -228,16 +226,16 @@ def _knobs(shape: GemmShape, target: Target) -> list[Knob]:
 
 
 def _first_values(shape: GemmShape, target: Target) -> dict[str, Setting]:
-    return {k.name: k.values[0] for k in _knobs(shape, target) if k.name not in ("algo", *MATVEC_KNOBS)}
+    """Each knob's first value but ``algo``'s: what the knobs of the algorithm not chosen are pinned to."""
+    return {k.name: k.values[0] for k in _knobs(shape, target) if k.name != "algo"}
 
 
 def _pinned(first: Mapping[str, Setting]) -> Callable[[Mapping[str, Setting]], bool]:
     """``valid`` of a space with both algorithms: the knobs of the one not chosen keep their first value."""
 
     def valid(values: Mapping[str, Setting]) -> bool:
-        if values["algo"] == "matvec":
-            return all(values[name] == value for name, value in first.items())
-        return values["unroll"] == UNROLL_VALUES[0] and values["align"] == 0 and values["rows"] == ROW_BLOCKS[0]
+        matvec = values["algo"] == "matvec"
+        return all(values[name] == value for name, value in first.items() if (name in MATVEC_KNOBS) != matvec)
 
     return valid
 
