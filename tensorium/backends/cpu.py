@@ -34,7 +34,7 @@ from ..ir.types import BufferType, Sym, TensorType, Type, storage_dtype
 from ..lowering import Step, View, plan_of
 from ..lowering.codegen import AfterStage, Codegen, run_codegen
 from ..lowering.space import Config
-from ..runtime.executable import Executable, ExecutableError, ExecutableKind
+from ..runtime.executable import Executable, ExecutableError, ExecutableKind, read_plan_file
 from ..runtime.memory import MemoryPlan, nbytes
 from ..targets import Target, TargetError, host_target
 from ..version import __version__
@@ -313,14 +313,7 @@ class CpuExecutable(Executable):
         """Load what :meth:`to_files` wrote, without compiling; ExecutableError names the file at fault."""
         root = Path(folder)
         file = root / PLAN_FILE
-        try:
-            meta = json.loads(file.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ExecutableError(f"{file}: missing") from None
-        except (OSError, UnicodeDecodeError, ValueError) as e:
-            raise ExecutableError(f"{file}: not valid JSON ({e})") from None
-        if not isinstance(meta, dict) or meta.get("format") != EXECUTABLE_FORMAT:
-            raise ExecutableError(f"{file}: not a Tensorium CPU executable (format is not '{EXECUTABLE_FORMAT}')")
+        meta = read_plan_file(file, EXECUTABLE_FORMAT, "a Tensorium CPU executable")
         if meta.get("format_version") != EXECUTABLE_VERSION:
             raise ExecutableError(f"{file}: executable format version {meta.get('format_version')!r} is not supported")
         if meta.get("tensorium_version") != __version__:
