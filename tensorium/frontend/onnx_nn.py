@@ -17,6 +17,7 @@ from ..ir.shapes import normalize_axis
 from ..ir.types import i1, i64
 from .onnx_context import ConversionError, Node, scalar_type
 from .onnx_ops import Results, cast, converts, element, keep_axes, rank, shape, spatial_rank, static_dims
+from .onnx_pool import pads_nd, window_pool
 
 
 # convolution and pooling -----------------------------------------------------------------------
@@ -26,22 +27,8 @@ def _to_2d(v: Value, k: int) -> Value:
 
 def _pads_2d(n: Node, x: Value, kernel: Sequence[int], strides: Sequence[int], dilations: Sequence[int]) -> tuple:
     """[top, left, bottom, right] padding from ``pads`` or ``auto_pad`` (1-D lifted to 2-D)."""
-    k = len(kernel)
-    auto = n.attr("auto_pad", "NOTSET")
-    if auto in ("SAME_UPPER", "SAME_LOWER"):
-        dims = static_dims(x, f"{n.op_type} with auto_pad")[2:]
-        begin, end = [], []
-        for size, kern, s, d in zip(dims, kernel, strides, dilations):
-            total = max((-(-size // s) - 1) * s + (kern - 1) * d + 1 - size, 0)
-            small = total // 2
-            begin.append(small if auto == "SAME_UPPER" else total - small)
-            end.append(total - begin[-1])
-        pads = tuple(begin + end)
-    elif auto == "VALID":
-        pads = (0,) * (2 * k)
-    else:
-        pads = tuple(n.attr("pads", (0,) * (2 * k)))
-    return pads if k == 2 else (0, pads[0], 0, pads[1])
+    pads = pads_nd(n, x, kernel, strides, dilations)
+    return pads if len(kernel) == 2 else (0, pads[0], 0, pads[1])
 
 
 def _lift(values: Sequence[int], k: int, fill: int) -> tuple[int, ...]:
@@ -112,15 +99,20 @@ def _pool(n: Node) -> Results:
     x = n.input(0)
     if n.num_outputs > 1 and n.proto.output[1]:
         raise ConversionError("the Indices output of MaxPool is not supported")
-    k = spatial_rank(n, x)
+    k = rank(x) - 2
     kernel = n.attr("kernel_shape")
     strides, dilations = n.attr("strides", (1,) * k), n.attr("dilations", (1,) * k)
-    pads = _pads_2d(n, x, kernel, strides, dilations)
     ceil_mode = bool(n.attr("ceil_mode", 0))
     include = bool(n.attr("count_include_pad", 0))
+    kind = "max" if n.op_type == "MaxPool" else "average"
+    if k not in (1, 2) or (kind == "average" and any(d != 1 for d in dilations)):
+        return window_pool(n, x, kind)
+    pads = _pads_2d(n, x, kernel, strides, dilations)
     x = _to_2d(x, k)
     extents = [(kern - 1) * d + 1 for kern, d in zip(_lift(kernel, k, 1), _lift(dilations, k, 1))]
     wide = any(p > extents[i % 2] // 2 for i, p in enumerate(pads))
+    if wide and not (n.op_type == "MaxPool" or include):
+        return window_pool(n, n.input(0), kind)
     if wide and not ceil_mode and (n.op_type == "MaxPool" or include):
         # padding wider than the graph ops allow: pad explicitly (-inf for max, zeros counted for average)
         fill = -math.inf if n.op_type == "MaxPool" else 0.0
@@ -130,8 +122,6 @@ def _pool(n: Node) -> Results:
     if n.op_type == "MaxPool":
         out = graph.max_pool2d(x, dilations=_lift(dilations, k, 1), ceil_mode=ceil_mode, **common)
     else:
-        if any(d != 1 for d in dilations):
-            raise ConversionError("AveragePool with dilations is not supported")
         out = graph.avg_pool2d(x, ceil_mode=ceil_mode, count_include_pad=include, **common)
     return _from_2d(out, k)
 
@@ -256,41 +246,6 @@ def _lrn(n: Node) -> Results:
     assert total is not None
     denom = graph.add(n.scalar(bias, x), graph.mul(total, n.scalar(alpha / size, x)))
     return graph.div(x, graph.pow(denom, n.scalar(beta, x)))
-
-
-# resizing --------------------------------------------------------------------------------------
-_COORDINATE_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel")
-
-
-@converts("Resize", "Upsample")
-def _resize(n: Node) -> Results:
-    x = n.input(0)
-    dims = static_dims(x, n.op_type)
-    if len(dims) != 4:
-        raise ConversionError(f"only 4-D {n.op_type} is supported")
-    if n.op_type == "Upsample":
-        scales: tuple[float, ...] | None = tuple(float(s) for s in n.const(1).reshape(-1))
-        sizes = None
-        coordinate_mode, nearest_mode = "asymmetric", "floor"
-    else:
-        sizes = n.ints(3) if n.has(3) else None
-        scales = tuple(float(s) for s in n.const(2).reshape(-1)) if n.has(2) and n.const(2).size else None
-        coordinate_mode = n.attr("coordinate_transformation_mode", "half_pixel")
-        nearest_mode = n.attr("nearest_mode", "round_prefer_floor")
-    if n.attr("antialias", 0) or n.attr("keep_aspect_ratio_policy", "stretch") != "stretch" or "axes" in n.attrs:
-        raise ConversionError("antialias, keep_aspect_ratio_policy and axes are not supported")
-    mode = {"nearest": "nearest", "linear": "bilinear"}.get(n.attr("mode", "nearest"))
-    if mode is None or coordinate_mode not in _COORDINATE_MODES:
-        raise ConversionError(f"mode '{n.attr('mode')}' with '{coordinate_mode}' coordinates is not supported")
-    if sizes is None:
-        if scales is None:
-            raise ConversionError("Resize needs scales or sizes")
-        if scales[:2] != (1.0, 1.0) or any(abs(d * s - round(d * s)) > 1e-6 for d, s in zip(dims, scales)):
-            raise ConversionError("only scales that give whole sizes and keep N and C are supported")
-        sizes = tuple(round(d * s) for d, s in zip(dims, scales))
-    if tuple(sizes[:2]) != dims[:2]:
-        raise ConversionError("Resize may only change the spatial dims")
-    return graph.resize(x, size=tuple(sizes[2:]), mode=mode, coordinate_mode=coordinate_mode, nearest_mode=nearest_mode)
 
 
 # losses ----------------------------------------------------------------------------------------
