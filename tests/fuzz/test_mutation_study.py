@@ -1,0 +1,213 @@
+"""The mutation study's harness on small made-up inputs (a real study runs for an hour: benchmarks/fuzzing)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.fuzzing.mutation_study import (
+    ROOT,
+    TARGETS,
+    TEST_MAP,
+    Mutant,
+    ResultsFile,
+    Selection,
+    StudyError,
+    failing_tests,
+    folders_for,
+    hunk,
+    main,
+    module_name,
+    package_of,
+    read_results,
+    regression_case,
+    regression_name,
+    report,
+    same_bytecode,
+    select_tests,
+    statement_lines,
+)
+
+SOURCE = '''"""A module."""
+
+LIMIT = 4
+
+
+def clamp(x, lo):
+    if x < lo:
+        return lo
+    total = (x +
+             lo)
+    return total
+'''
+
+
+def _mutant(
+    mid: str = "m001", path: str = "tensorium/passes/cse.py", old: str = "x < lo", new: str = "x > lo"
+) -> Mutant:
+    o, n, line, span = hunk(SOURCE, SOURCE.replace(old, new))
+    return Mutant(mid, path, "core/ReplaceComparisonOperator_Lt_Gt", 0, line, "clamp", o, n, span)
+
+
+def test_a_mutant_is_its_lines_with_context_and_applies_to_a_later_version_of_the_file(tmp_path: Path) -> None:
+    m = _mutant()
+    assert m.line == 7 and m.span == 1
+    assert m.diff() == "-    if x < lo:\n+    if x > lo:\n"
+    later = "import os\n" + SOURCE  # a line added above: the mutant still finds its place
+    assert "if x > lo:" in m.mutate(later) and m.mutate(later).startswith("import os\n")
+    with pytest.raises(StudyError, match=r"m001: its lines of tensorium/passes/cse.py are not found once"):
+        m.mutate(SOURCE.replace("return lo", "return 0"))
+    target = tmp_path / "tensorium" / "passes" / "cse.py"
+    target.parent.mkdir(parents=True)
+    target.write_text(SOURCE)
+    with m.applied(tmp_path):
+        assert "if x > lo:" in target.read_text()
+    assert target.read_text() == SOURCE
+
+
+def test_same_bytecode_ignores_layout_but_not_a_changed_operator() -> None:
+    assert same_bytecode("def f(a, b):\n    return a + b\n", "def f(a, b):\n\n    return (a +\n            b)\n")
+    assert not same_bytecode("def f(a, b):\n    return a + b\n", "def f(a, b):\n    return a - b\n")
+    assert not same_bytecode("x = 1\n", "x = 2\n")
+
+
+def test_statement_lines_name_the_line_coverage_records_and_whether_it_runs_at_import() -> None:
+    assert statement_lines(SOURCE, 7, 1) == ({7}, False)
+    assert statement_lines(SOURCE, 10, 1) == ({9}, False)  # the second line of a statement: its first line
+    assert statement_lines(SOURCE, 3, 1) == ({3}, True)  # a module constant
+    assert statement_lines(SOURCE, 6, 1) == ({6}, True)  # a def line (its defaults) runs at import
+
+
+def test_a_mutant_runs_the_tests_of_its_folders_that_reach_its_line() -> None:
+    contexts = {
+        7: ["", "tests/passes/test_a.py::test_one|run", "tests/passes/test_a.py::test_two|setup"],
+        9: ["tests/lowering/test_b.py::test_three|run", "tests/fuzz/test_c.py::test_four|run"],
+    }
+    assert select_tests(_mutant(), SOURCE, contexts) == [
+        "tests/passes/test_a.py::test_one",
+        "tests/passes/test_a.py::test_two",
+    ]
+    tail = _mutant(old="x +\n             lo", new="x -\n             lo")
+    assert select_tests(tail, SOURCE, contexts) == ["tests/lowering/test_b.py::test_three"]  # never tests/fuzz
+    constant = _mutant(old="LIMIT = 4", new="LIMIT = 5")
+    assert select_tests(constant, SOURCE, contexts) == ["tests/passes", "tests/lowering"]
+    assert select_tests(_mutant(), SOURCE, {}) == []
+
+
+def test_every_target_has_test_folders_that_exist_and_are_not_the_fuzzer_s() -> None:
+    for target in TARGETS:
+        for path in (ROOT / target).rglob("*.py") if (ROOT / target).is_dir() else [ROOT / target]:
+            rel = str(path.relative_to(ROOT))
+            folders = folders_for(rel)
+            assert folders and all((ROOT / f).is_dir() and not f.startswith("tests/fuzz") for f in folders), rel
+            assert package_of(rel) in ("passes", "lowering", "backends/llvm", "canonical")
+    assert folders_for("tensorium/passes/quantize.py")[0] == "tests/quant"
+    assert folders_for("tensorium/lowering/webgpu_limits.py")[0] == "tests/webgpu"
+    with pytest.raises(StudyError, match=r"tensorium/api.py: no test folders"):
+        folders_for("tensorium/api.py")
+    assert module_name("tensorium/lowering/__init__.py") == "tensorium.lowering"
+    assert len({prefix for prefix, _ in TEST_MAP}) == len(TEST_MAP)
+
+
+def test_failing_tests_are_read_from_pytest_s_summary() -> None:
+    log = "....F\nFAILED tests/a.py::test_x[1-2] - AssertionError: no\nERROR tests/b.py::test_y\n1 failed\n"
+    assert failing_tests(log) == ["tests/a.py::test_x[1-2]", "tests/b.py::test_y"]
+    selection = Selection({"m001": ["tests/passes/test_a.py::test_one"]}, ("tests/a.py::test_x",))
+    assert selection.tests(_mutant()) == ["tests/passes/test_a.py::test_one"]
+    assert selection.tests(_mutant("m002")) == ["tests/passes", "tests/lowering"]
+
+
+def test_results_are_appended_per_mutant_and_read_back_for_resuming(tmp_path: Path) -> None:
+    path = tmp_path / "suite.jsonl"
+    assert read_results(path) == {}
+    results = ResultsFile(path)
+    results.append({"id": "m001", "verdict": "survived"})
+    results.append({"id": "m002", "verdict": "killed"})
+    results.append({"id": "m001", "verdict": "killed"})
+    assert {k: v["verdict"] for k, v in read_results(path).items()} == {"m001": "killed", "m002": "killed"}
+
+
+def _sample(mutants: list[Mutant]) -> dict[str, Any]:
+    return {
+        "tool": "cosmic-ray 8.7.0",
+        "commit": "0123456789abcdef",
+        "generated": 1000,
+        "generated_per_package": {"lowering": 600, "passes": 400},
+        "seed": 0,
+        "sampled": len(mutants) + 1,
+        "mutants": [m.__dict__ for m in mutants],
+        "discarded": [{"id": "m009", "path": "tensorium/passes/cse.py", "operator": "x", "why": "does not compile"}],
+    }
+
+
+def test_the_report_gives_both_scores_their_ratio_and_the_mutants_only_the_fuzzer_kills() -> None:
+    ms = [
+        _mutant(f"m00{k}", path)
+        for k, path in enumerate(["tensorium/passes/cse.py"] * 3 + ["tensorium/lowering/nn.py"] * 2)
+    ]
+    suite = {
+        m.id: {"id": m.id, "verdict": v} for m, v in zip(ms, ["killed", "killed", "survived", "killed", "survived"])
+    }
+    fuzz: dict[str, dict[str, Any]] = {
+        "_meta": {"id": "_meta", "commit": "fedcba9876", "fuzz_seed": 0, "fuzz_execs": 60}
+    }
+    fuzz |= {
+        m.id: {"id": m.id, "verdict": v}
+        for m, v in zip(ms, ["killed", "survived", "killed", "not-importable", "survived"])
+    }
+    fuzz["m002"]["case"] = "001-mismatch-interp"
+    text = report(_sample(ms), suite, fuzz)
+    assert "generated by cosmic-ray 8.7.0 at 0123456789: 1000 (600 in lowering, 400 in passes)" in text
+    assert "discarded: 1 does not compile, 1 not-importable; judged 4." in text
+    assert "| unit suite | 2 of 4 | 0.50 |" in text
+    assert "| fuzzer | 2 of 4 | 0.50 |" in text
+    assert "| either | 3 of 4 | 0.75 |" in text
+    assert "The fuzzer's score is 1.00 of the suite's" in text
+    assert "| passes | 3 | 2 | 2 | 1 | 1 | 1 | 0 |" in text
+    assert "| lowering | 1 | 0 | 0 | 0 | 0 | 0 | 1 |" in text
+    assert "| ReplaceComparisonOperator | 4 | 2 | 2 | 1 | 1 | 1 | 1 |" in text
+    row = next(line for line in text.splitlines() if line.startswith("| m002 |"))
+    assert "passes/cse.py:7 (clamp)" in row and "`-    if x < lo:`" in row and "001-mismatch-interp" in row
+
+
+def test_a_regression_case_names_the_mutant_it_kills_and_keeps_what_replays_it() -> None:
+    case = "// tensorium fuzz: mismatch at interp\n// output 0 differs\n// pipeline: cse\n// seed: 7\n"
+    case += "// backends: interp\nmodule {\n}\n"
+    text = regression_case(_mutant(), case)
+    assert text.splitlines()[:2] == [
+        "// kills: cosmic-ray mutant m001, core/ReplaceComparisonOperator_Lt_Gt at tensorium/passes/cse.py:7 (clamp)",
+        "// change: -    if x < lo:; +    if x > lo:",
+    ]
+    assert "// pipeline: cse\n// seed: 7\n// backends: interp\nmodule {\n}\n" in text
+    assert "tensorium fuzz:" not in text
+    assert regression_name(_mutant()) == "m001-cse-clamp.mlir"
+
+
+def test_the_command_line_says_when_there_is_no_sample(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--results", str(tmp_path), "table"]) == 1
+    assert "no sample yet (run 'init' first)" in capsys.readouterr().err
+
+
+def test_cosmic_ray_s_work_item_becomes_a_mutant(tmp_path: Path) -> None:
+    pytest.importorskip("cosmic_ray", reason="cosmic-ray is not installed (pip install -e '.[mutation]')")
+    from cosmic_ray.work_item import MutationSpec, WorkItem
+
+    from benchmarks.fuzzing.mutation_study import build_mutant
+
+    path = tmp_path / "tensorium" / "passes" / "m.py"
+    path.parent.mkdir(parents=True)
+    path.write_text("def f(a, b):\n    return a + b\n")
+
+    def item(operator: str) -> WorkItem:
+        spec = MutationSpec("tensorium/passes/m.py", operator, 0, (2, 13), (2, 14))
+        return WorkItem.single("job", spec)
+
+    mutant, why = build_mutant(tmp_path, 3, item("core/ReplaceBinaryOperator_Add_Sub"))
+    assert mutant is not None and why == ""
+    assert (mutant.id, mutant.line, mutant.diff()) == ("m003", 2, "-    return a + b\n+    return a - b\n")
+    unchanged, why = build_mutant(tmp_path, 4, item("core/ReplaceComparisonOperator_Lt_Gt"))  # no comparison
+    assert unchanged is None and why == "no change"
+    assert json.loads(json.dumps(mutant.__dict__)) == mutant.__dict__
