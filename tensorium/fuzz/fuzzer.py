@@ -34,13 +34,15 @@ from typing import Any, TextIO
 import numpy as np
 
 from ..ir.core import Operation
+from ..ir.parser import parse_module
 from ..ir.printer import print_module
 from ..passes.pipeline import Pipeline, parse_pipeline
-from .coverage import CoverageTracer
+from .coverage import make_tracer
 from .generator import GenConfig, generate_module
 from .mutators import TERMINAL_PASSES, mutate_module, mutate_pipeline, random_pipeline, with_pass_for
 from .oracle import BACKENDS, Backend, Failure, FuzzCase, Reference, Verdict, check
 from .reduce import format_case, reduce_case
+from .sync import CorpusSync
 
 GENERATE_BOUNDS = (0.1, 0.9)
 """In guided mode, the least and the most of the cases that are freshly generated rather than mutated."""
@@ -63,6 +65,9 @@ class FuzzConfig:
     """Guide by coverage; False is generation-only (no feedback)."""
     trace: bool | None = None
     """Measure coverage (default: when guided). The evaluation measures it without guiding by it."""
+    tracer: str | None = None
+    """The coverage tracer (:data:`~tensorium.fuzz.coverage.TRACERS`: ``monitoring``, ``ctracer``,
+    ``settrace``); None takes the cheapest this Python has (:func:`~tensorium.fuzz.coverage.make_tracer`)."""
     backends: tuple[Backend, ...] = BACKENDS
     references: tuple[Reference, ...] = ()
     """Second references checked against the interpreter on each program (``("iree",)``: the mlir extra)."""
@@ -81,8 +86,10 @@ class FuzzConfig:
     max_failures: int = 50
     """Stop after this many distinct failures."""
     jobs: int = 1
-    """Worker processes (one per core): independent fuzzers with seeds ``seed``, ``seed + 1``, ...,
-    merged into one report (:mod:`.parallel`)."""
+    """Worker processes (one per core): fuzzers with seeds ``seed``, ``seed + 1``, ... that share their
+    corpus, merged into one report (:mod:`.parallel`)."""
+    sync_seconds: float = 3.0
+    """With several workers: how often each one reads the seeds the others found (:mod:`.sync`)."""
 
 
 @dataclass
@@ -135,6 +142,10 @@ class FuzzReport:
     line_percent: float = 0.0
     seconds: float = 0.0
     reduce_seconds: float = 0.0
+    imported: int = 0
+    """Seeds of other workers run by this one (:mod:`.sync`), counted in ``execs`` too."""
+    imported_kept: int = 0
+    """Of those, the ones that reached code new to this worker and joined its corpus."""
     timeline: list[tuple[float, int, int, int]] = field(default_factory=list)
     """(seconds, executions, edges, lines) samples, about one per second (a single worker's run only)."""
     workers: list[dict[str, object]] = field(default_factory=list)
@@ -155,6 +166,8 @@ class FuzzReport:
         if self.edges:
             coverage = f"{self.edges} edges, {self.line_percent:.1f}% of Tensorium's lines"
             lines.append(f"coverage: {coverage}; corpus {self.corpus_size}")
+        if self.imported:
+            lines.append(f"shared corpus: {self.imported} seeds of other workers run, {self.imported_kept} kept")
         if self.mutations:
             lines.append("mutations: " + ", ".join(f"{k} {n}" for k, n in self.mutations.most_common()))
         if self.refusals:
@@ -181,6 +194,8 @@ class FuzzReport:
             "edges": self.edges,
             "line_percent": self.line_percent,
             "corpus": self.corpus_size,
+            "imported": self.imported,
+            "imported_kept": self.imported_kept,
             "timeline": self.timeline,
             "workers": self.workers,
             "failures": [
@@ -205,7 +220,7 @@ class Fuzzer:
         self.log = log
         self.rng = np.random.default_rng(config.seed)
         trace = config.coverage if config.trace is None else config.trace
-        self.tracer = CoverageTracer() if trace else None
+        self.tracer = make_tracer(config.tracer) if trace else None
         self.corpus: list[Seed] = []
         self.report = FuzzReport(config)
         self._by_signature: dict[str, FoundFailure] = {}
@@ -213,6 +228,9 @@ class Fuzzer:
         self._fixed_pipeline = parse_pipeline(config.pipeline) if config.pipeline is not None else None
         self.on_progress: Callable[[dict[str, Any]], None] | None = None
         """Called with the progress numbers every ``progress_seconds`` (the parallel workers report with it)."""
+        self.sync: CorpusSync | None = None
+        """The folder shared with other workers (set by :mod:`.parallel`): new seeds are written there, and
+        the others' seeds read every ``sync_seconds``."""
         self._gain = {"generate": [1.0, 1.0], "mutate": [1.0, 1.0]}
         """Per source of cases: moving averages of the new edges a case found and of its seconds."""
         if config.out is not None:
@@ -284,6 +302,20 @@ class Fuzzer:
         case = FuzzCase(
             print_module(module), str(pipeline), seed, backends, self.config.opt_level, self.config.references
         )
+        verdict, new, seconds = self._execute(case, module)
+        gain = self._gain[source]
+        gain[0], gain[1] = 0.9 * gain[0] + 0.1 * new, 0.9 * gain[1] + 0.1 * seconds
+        if verdict.failure is not None:
+            self._record(case, verdict.failure)
+        elif new and self.config.coverage and verdict.status != "invalid":
+            self._keep(Seed(case, module, pipeline, self.report.execs, new, seconds))
+            if parent is not None:
+                parent.productive += 1
+        return verdict
+
+    def _execute(self, case: FuzzCase, module: Operation) -> tuple[Verdict, int, float]:
+        """Run ``case`` (``module`` is its program, parsed) through the oracles with coverage traced, and count
+        it; returns the verdict, the number of new edges and the seconds it took."""
         if self.config.out is not None:
             (self.config.out / "current.mlir").write_text(format_case(case, note="the case running now"))
         started = time.perf_counter()
@@ -299,18 +331,34 @@ class Fuzzer:
         self.report.outcomes[verdict.status] += 1
         if verdict.status == "refused":
             self.report.refusals[verdict.reason.split(":")[0]] += 1
-        new = 0
-        if self.tracer is not None:
-            new = self.tracer.commit()
-        gain = self._gain[source]
-        gain[0], gain[1] = 0.9 * gain[0] + 0.1 * new, 0.9 * gain[1] + 0.1 * seconds
-        if verdict.failure is not None:
-            self._record(case, verdict.failure)
-        elif new and self.config.coverage and verdict.status != "invalid":
-            self.corpus.append(Seed(case, module, pipeline, self.report.execs, new, seconds))
-            if parent is not None:
-                parent.productive += 1
-        return verdict
+        new = self.tracer.commit() if self.tracer is not None else 0
+        return verdict, new, seconds
+
+    def _keep(self, seed: Seed) -> None:
+        """Add ``seed`` to the corpus, and share it with the other workers (:mod:`.sync`)."""
+        self.corpus.append(seed)
+        if self.sync is not None:
+            self.sync.publish(seed.case, note=f"reached {seed.new_edges} new edges")
+
+    def import_shared(self) -> int:
+        """Run the seeds the other workers published since the last poll; those that reach code new to this
+        worker join its corpus (without being published again). Returns how many joined."""
+        if self.sync is None:
+            return 0
+        kept = 0
+        for case in self.sync.poll():
+            if self.config.max_execs is not None and self.report.execs >= self.config.max_execs:
+                break
+            module, pipeline = parse_module(case.module), parse_pipeline(case.pipeline)
+            verdict, new, seconds = self._execute(case, module)
+            self.report.imported += 1
+            if verdict.failure is not None:
+                self._record(case, verdict.failure)
+            elif new and verdict.status != "invalid":
+                self.corpus.append(Seed(case, module, pipeline, self.report.execs, new, seconds))
+                kept += 1
+        self.report.imported_kept += kept
+        return kept
 
     def _generate_share(self) -> float:
         """The chance of generating the next case afresh: each source (generating, mutating) in proportion
@@ -387,6 +435,7 @@ class Fuzzer:
         deadline = self._start + cfg.seconds
         next_progress = self._start + cfg.progress_seconds
         next_sample = self._start
+        next_sync = self._start + cfg.sync_seconds
         while time.monotonic() < deadline:
             if cfg.max_execs is not None and self.report.execs >= cfg.max_execs:
                 break
@@ -395,6 +444,9 @@ class Fuzzer:
                 break
             self.step()
             now = time.monotonic()
+            if self.sync is not None and now >= next_sync:
+                self.import_shared()
+                next_sync = time.monotonic() + cfg.sync_seconds
             if now >= next_sample:
                 self._sample()
                 next_sample = now + 1.0

@@ -2,7 +2,9 @@
 
 Each worker is a fresh process (``spawn``: the OpenMP runtime the CPU backend uses does not survive a
 ``fork``) running :class:`~tensorium.fuzz.fuzzer.Fuzzer` with seed ``seed + k`` and, with an output folder,
-``DIR/worker-k`` for its failures and corpus. Workers send their numbers every few seconds, which the
+``DIR/worker-k`` for its failures and corpus. The workers share their corpus through a folder
+(:mod:`.sync`: ``DIR/sync``, or a temporary folder without ``--out``): each publishes the seeds it keeps
+and runs the others' every ``sync_seconds``. Workers send their numbers every few seconds, which the
 parent prints as one progress line (executions, corpus and failures summed; coverage as the union of the
 workers' lines at the last report). At the end the parent merges the reports: counts summed, failures
 deduplicated by signature (the earliest kept), coverage the union of every worker's edges.
@@ -14,19 +16,24 @@ import dataclasses
 import json
 import multiprocessing
 import queue
+import shutil
 import sys
+import tempfile
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any, TextIO
 
-from .coverage import line_percent
+from .coverage import Edge, line_percent
 from .fuzzer import FoundFailure, FuzzConfig, Fuzzer, FuzzReport
 from .oracle import Failure, FuzzCase
 from .reduce import read_case
+from .sync import CorpusSync
 
 
-def _worker(config: FuzzConfig, index: int, messages: Any) -> None:
+def _worker(config: FuzzConfig, index: int, messages: Any, shared: Path) -> None:
     fuzzer = Fuzzer(config, log=None)
+    fuzzer.sync = CorpusSync(shared, index)
 
     def progress(numbers: dict[str, Any]) -> None:
         messages.put(("progress", index, numbers))
@@ -43,16 +50,25 @@ def fuzz_parallel(config: FuzzConfig, log: TextIO | None = sys.stderr) -> FuzzRe
     """Run ``config.jobs`` workers for ``config.seconds`` and merge what they found."""
     context = multiprocessing.get_context("spawn")
     messages = context.Queue()
+    shared = config.out / "sync" if config.out is not None else Path(tempfile.mkdtemp(prefix="tensorium-fuzz-"))
+    try:
+        return _run_workers(config, context, messages, shared, log)
+    finally:
+        if config.out is None:
+            shutil.rmtree(shared, ignore_errors=True)
+
+
+def _run_workers(config: FuzzConfig, context: Any, messages: Any, shared: Path, log: TextIO | None) -> FuzzReport:
     workers = []
     for k in range(config.jobs):
         out = config.out / f"worker-{k}" if config.out is not None else None
         own = dataclasses.replace(config, seed=config.seed + k, out=out, jobs=1)
-        process = context.Process(target=_worker, args=(own, k, messages), daemon=True)
+        process = context.Process(target=_worker, args=(own, k, messages, shared), daemon=True)
         process.start()
         workers.append(process)
     start = time.monotonic()
     latest: dict[int, dict[str, Any]] = {}
-    finished: dict[int, tuple[FuzzReport, set[tuple[str, int, str, int, int]], set[tuple[str, int]]]] = {}
+    finished: dict[int, tuple[FuzzReport, set[Edge], set[tuple[str, int]]]] = {}
     while len(finished) < len(workers):
         try:
             kind, index, payload = messages.get(timeout=1.0)
@@ -78,7 +94,7 @@ def fuzz_parallel(config: FuzzConfig, log: TextIO | None = sys.stderr) -> FuzzRe
 
 def _died(
     config: FuzzConfig, index: int, status: int | None, elapsed: float, log: TextIO | None
-) -> tuple[FuzzReport, set[tuple[str, int, str, int, int]], set[tuple[str, int]]]:
+) -> tuple[FuzzReport, set[Edge], set[tuple[str, int]]]:
     """A worker process that ended without a report (a crash in compiled code): one failure, with the case
     it was running when the output folder has it."""
     report = FuzzReport(config)
@@ -104,7 +120,7 @@ def _progress_line(elapsed: float, latest: dict[int, dict[str, Any]], jobs: int)
 
 
 def merge(
-    parts: list[tuple[FuzzReport, set[tuple[str, int, str, int, int]], set[tuple[str, int]]]],
+    parts: list[tuple[FuzzReport, set[Edge], set[tuple[str, int]]]],
     config: FuzzConfig,
     seconds: float,
 ) -> FuzzReport:
@@ -113,7 +129,7 @@ def merge(
     merged.seconds = seconds
     merged.outcomes = Counter()
     by_signature: dict[str, FoundFailure] = {}
-    edges: set[tuple[str, int, str, int, int]] = set()
+    edges: set[Edge] = set()
     lines: set[tuple[str, int]] = set()
     for report, worker_edges, worker_lines in parts:
         merged.execs += report.execs
@@ -121,6 +137,8 @@ def merge(
         merged.mutations.update(report.mutations)
         merged.refusals.update(report.refusals)
         merged.corpus_size += report.corpus_size
+        merged.imported += report.imported
+        merged.imported_kept += report.imported_kept
         merged.reduce_seconds = max(merged.reduce_seconds, report.reduce_seconds)
         edges |= worker_edges
         lines |= worker_lines

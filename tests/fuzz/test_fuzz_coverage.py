@@ -1,4 +1,5 @@
-"""The coverage tracer: edges of the measured package only, new edges counted once, tracing restored."""
+"""The coverage tracers: edges of the measured package only, new edges counted once, tracing restored,
+each tracer this Python can run (the ``monitoring`` one on 3.12+, ``ctracer`` with coverage.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,15 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 import tensorium as tm
-from tensorium.fuzz.coverage import PACKAGE_ROOT, CoverageTracer, executable_lines
+from tensorium.fuzz.coverage import PACKAGE_ROOT, TRACERS, available_tracers, executable_lines, make_tracer
+
+KINDS = [
+    pytest.param(kind, marks=pytest.mark.skipif(kind not in available_tracers(), reason=f"no {kind} tracer here"))
+    for kind in TRACERS
+]
 
 BRANCHY = """
 def pick(flag):
@@ -31,9 +39,10 @@ def _load(tmp_path: Path) -> ModuleType:
     return module
 
 
-def test_each_side_of_a_branch_is_new_coverage_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_side_of_a_branch_is_new_coverage_once(tmp_path: Path, kind: str) -> None:
     module = _load(tmp_path)
-    tracer = CoverageTracer(root=tmp_path / "pkg", excluded=())
+    tracer = make_tracer(kind, root=tmp_path / "pkg", excluded=())
     with tracer:
         module.pick(True)
     first = tracer.commit()
@@ -49,8 +58,9 @@ def test_each_side_of_a_branch_is_new_coverage_once(tmp_path: Path) -> None:
     assert tracer.line_percent() == 100.0
 
 
-def test_only_the_package_is_measured_and_the_fuzzer_itself_is_not() -> None:
-    tracer = CoverageTracer()
+@pytest.mark.parametrize("kind", KINDS)
+def test_only_the_package_is_measured_and_the_fuzzer_itself_is_not(kind: str) -> None:
+    tracer = make_tracer(kind)
     with tracer:
         tm.print_module(tm.parse_module("module {\n}\n"))
     assert tracer.commit() > 0
@@ -60,12 +70,28 @@ def test_only_the_package_is_measured_and_the_fuzzer_itself_is_not() -> None:
     assert 0.0 < tracer.line_percent() < 100.0
 
 
-def test_the_previous_trace_function_is_restored() -> None:
+@pytest.mark.parametrize("kind", ["ctracer", "settrace"])
+def test_the_previous_trace_function_is_restored(kind: str) -> None:
+    if kind not in available_tracers():
+        pytest.skip(f"no {kind} tracer here")
     before = sys.gettrace()
-    tracer = CoverageTracer()
+    tracer = make_tracer(kind)
     tracer.start()
     tracer.start()
     assert sys.gettrace() is not None
     tracer.stop()
     tracer.stop()
     assert sys.gettrace() is before
+
+
+def test_the_cheapest_available_tracer_is_the_default_and_unknown_names_are_refused() -> None:
+    assert make_tracer().kind == available_tracers()[0]
+    assert "settrace" in available_tracers()
+    with pytest.raises(ValueError, match="unknown coverage tracer 'dtrace'"):
+        make_tracer("dtrace")
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="sys.monitoring exists from Python 3.12 on")
+def test_the_monitoring_tracer_says_it_needs_python_3_12() -> None:
+    with pytest.raises(ImportError, match=r"3\.12"):
+        make_tracer("monitoring")

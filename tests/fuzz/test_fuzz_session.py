@@ -96,7 +96,9 @@ def test_workers_on_several_cores_merge_into_one_report(tmp_path: Path) -> None:
     import io
 
     log = io.StringIO()
-    config = FuzzConfig(seconds=300, max_execs=4, seed=5, backends=INTERP, out=tmp_path, jobs=2, progress_seconds=0.01)
+    config = FuzzConfig(
+        seconds=300, max_execs=4, seed=5, backends=INTERP, out=tmp_path, jobs=2, progress_seconds=0.01, sync_seconds=300
+    )
     report = fuzz(config, log=log)
     assert report.execs == 8 and len(report.workers) == 2
     assert [w["execs"] for w in report.workers] == [4, 4]
