@@ -46,6 +46,10 @@ class ValueSource(Protocol):
         """The graph value of ONNX value ``name``."""
         ...
 
+    def subgraph(self, body: onnx.GraphProto, inputs: Sequence[Value]) -> list[Value]:
+        """Convert sub-graph ``body`` inline with its inputs bound to ``inputs``; its outputs."""
+        ...
+
 
 ONNX_TO_SCALAR: dict[int, ScalarType] = {
     TensorProto.FLOAT: f32,
@@ -79,6 +83,10 @@ class ConversionError(Exception):
         self.needs = needs
 
 
+class FailedInput(ConversionError):
+    """A node reads a value whose own node failed to convert (and was reported already)."""
+
+
 def scalar_type(elem_type: int) -> ScalarType:
     """The graph element type of ONNX tensor element type ``elem_type``; ConversionError if none."""
     found = ONNX_TO_SCALAR.get(elem_type)
@@ -100,6 +108,13 @@ def tensor_type(value: Value) -> TensorType:
     t = value.type
     assert isinstance(t, TensorType)
     return t
+
+
+def constant_value(value: Value) -> np.ndarray | None:
+    """The array of a ``graph.constant`` result, None for a value computed at run time."""
+    op = value.defining_op()
+    attr = op.attributes.get("value") if op is not None and op.name == "graph.constant" else None
+    return attr.array if isinstance(attr, DenseAttr) else None
 
 
 class Node:

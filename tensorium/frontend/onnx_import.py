@@ -27,9 +27,9 @@ from ..ir.dialects.builtin import func_body, make_func, make_module, set_results
 from ..ir.evaluate import evaluate_op
 from ..ir.types import DYN, Dim, Sym, TensorType
 from ..ir.verifier import verify
-from . import onnx_nn, onnx_pool, onnx_quant, onnx_resize, onnx_rnn  # noqa: F401  (register their converters)
+from . import onnx_control, onnx_nn, onnx_pool, onnx_quant, onnx_resize, onnx_rnn  # noqa: F401  (register their converters)
 from .common import ImportedGraph, Unsupported, UnsupportedOpsError
-from .onnx_context import ConversionError, Node, scalar_type, tensor_type, to_storage
+from .onnx_context import ConversionError, FailedInput, Node, constant_value, scalar_type, tensor_type, to_storage
 from .onnx_ops import CONVERTERS
 
 __all__ = ["OnnxError", "OnnxUnsupportedError", "import_onnx", "load_model"]
@@ -121,6 +121,8 @@ class Importer:
         self.deps: dict[str, frozenset[str]] = {}
         self.needed: set[str] = set()
         self.other_failures = 0
+        self.last_needs: str | None = None
+        self.node_deps: list[frozenset[str]] = []  # what the nodes being converted depend on, innermost last
         self.opset = next((o.version for o in model.opset_import if o.domain in _DEFAULT_DOMAINS), 1)
         self.values: dict[str, Value] = {}
         self.consts: dict[str, np.ndarray] = {}
@@ -142,11 +144,50 @@ class Importer:
             InsertionPoint(self.block).insert(op)
             self.values[name] = op.result
             return op.result
+        if name in self.failed:
+            raise FailedInput(f"value '{name}' failed to convert")
         raise ConversionError(f"value '{name}' is not defined")
 
     def add_const(self, name: str, array: np.ndarray, element: Any) -> None:
         self.consts[name] = array
         self.consts_element[name] = element
+
+    def subgraph(self, body: onnx.GraphProto, inputs: Sequence[Value]) -> list[Value]:
+        """Convert sub-graph ``body`` (an If branch, a Loop or Scan body) inline, its inputs bound to
+        ``inputs``; returns its outputs. Names it defines are forgotten afterwards, so a loop body
+        converts once per iteration; names of the enclosing graphs stay visible to it."""
+        saved = (dict(self.values), dict(self.consts), dict(self.consts_element), dict(self.deps), set(self.failed))
+        failures, others = len(self.unsupported), self.other_failures
+        failure: ConversionError | None = None
+        try:
+            for info, given in zip(body.input, inputs):
+                self.deps[info.name] = self.node_deps[-1]
+                known = constant_value(given)
+                if known is None:
+                    self.values[info.name] = given
+                else:
+                    self.values.pop(info.name, None)
+                    self.add_const(info.name, known, tensor_type(given).element)
+            for init in body.initializer:
+                element = scalar_type(init.data_type)
+                self.add_const(init.name, to_storage(numpy_helper.to_array(init), element), element)
+            for proto in body.node:
+                self._convert(proto)
+            if len(self.unsupported) == failures:
+                return [self.value(o.name) for o in body.output]
+            inner = self.unsupported[failures]
+            del self.unsupported[failures:]
+            # settled by constant inputs when every inner failure was: keep what the cause depends on
+            settled = self.other_failures == others and self.last_needs is not None
+            needs = self.last_needs if settled else None
+            needs_deps = self.deps.get(needs, frozenset()) if needs else frozenset()
+            self.other_failures = others
+            failure = ConversionError(f"in its sub-graph: {inner}", needs=needs)
+        finally:
+            self.values, self.consts, self.consts_element, self.deps, self.failed = saved
+        if needs:
+            self.deps[needs] = needs_deps
+        raise failure
 
     # the model -----------------------------------------------------------------------------
     def _input_type(self, info: onnx.ValueInfoProto) -> TensorType:
@@ -227,8 +268,12 @@ class Importer:
             return
         start = len(self.block.ops)
         try:
-            with InsertionPoint(self.block):
-                results = converter(Node(proto, self, self.opset))
+            self.node_deps.append(deps)
+            try:
+                with InsertionPoint(self.block):
+                    results = converter(Node(proto, self, self.opset))
+            finally:
+                self.node_deps.pop()
             outs = [results] if isinstance(results, Value) else list(results)
             if len(outs) < len(proto.output):
                 outs += [None] * (len(proto.output) - len(outs))
@@ -241,9 +286,13 @@ class Importer:
         except (ConversionError, TensoriumError, ValueError) as e:
             for op in reversed(self.block.ops[start:]):
                 self._erase(op)
+            if isinstance(e, FailedInput):  # the failure that caused it is listed already
+                self.failed.update(proto.output)
+                return
             needs = e.needs if isinstance(e, ConversionError) else None
             if needs is not None and self.deps.get(needs):
                 self.needed.update(self.deps[needs])
+                self.last_needs = needs
             else:
                 self.other_failures += 1
             self.unsupported.append(Unsupported(proto.op_type, label, reason=str(e).splitlines()[0]))
@@ -292,8 +341,7 @@ class Importer:
 
     @staticmethod
     def _known(value: Value) -> np.ndarray:
-        op = value.defining_op()
-        attr = op.attributes.get("value") if op is not None and op.name == "graph.constant" else None
-        if not isinstance(attr, DenseAttr):
+        found = constant_value(value)
+        if found is None:
             raise KeyError(id(value))
-        return attr.array
+        return found
