@@ -33,6 +33,7 @@ from ..ir.printer import print_module
 from ..ir.types import BufferType, Sym, TensorType, Type, storage_dtype
 from ..lowering import Step, View, plan_of
 from ..lowering.codegen import AfterStage, Codegen, run_codegen
+from ..lowering.plan import LaunchPlan, RuntimeDim, run_steps
 from ..lowering.space import Config
 from ..runtime.executable import Executable, ExecutableError, ExecutableKind, read_plan_file
 from ..runtime.memory import MemoryPlan, nbytes
@@ -41,7 +42,6 @@ from ..version import __version__
 from .interp import check_value
 from .llvm import CompiledKernels, KernelInfo, LLVMEmitter, compile_module, host_target_machine
 from .llvm.runtime import register_runtime, thread_count
-from .plan_runner import view_of
 
 __all__ = ["EXECUTABLE_FORMAT", "CpuExecutable", "ExecutableError", "MemoryPlan"]
 
@@ -71,6 +71,7 @@ class CpuExecutable(Executable):
         target: Target,
         views: tuple[View, ...] = (),
         memory_plan: bool = True,
+        dims: tuple[RuntimeDim, ...] = (),
     ) -> None:
         self.kernels = kernels
         self.buffers = buffers
@@ -79,18 +80,21 @@ class CpuExecutable(Executable):
         self.constants = constants
         self.steps = steps
         self.views = views
+        self.dims = dims
         self._loop_ir = loop_ir
         self.target = target
         self.memory_plan = memory_plan
         inplace = [kernels.kernels[s.kernel].inplace for s in steps]
-        self.memory = MemoryPlan.build(buffers, steps, outputs, views, reuse=memory_plan, inplace=inplace)
+        self.memory = MemoryPlan.build(
+            buffers, steps, outputs, views, reuse=memory_plan, inplace=inplace, runtime=[d.name for d in dims]
+        )
         self.last_bindings: dict[str, int] | None = None
         self.poison = False
         """Fill every fresh buffer with a poison pattern before each run (NaN floats, all-ones integers), so
         elements no kernel writes show in the outputs instead of passing for results left by an earlier
         run. The fuzzer's oracle sets it; it costs one pass over the memory per run."""
         """The named dims of the most recent run (None before the first)."""
-        _check_sizable(buffers, inputs, steps, views)
+        _check_sizable(buffers, inputs, steps, views, dims)
         self._static = all(t.is_static for t in buffers)
         self._fresh = sorted({b for step in steps for b in step.outputs})
         self._output_set = set(outputs)
@@ -154,6 +158,7 @@ class CpuExecutable(Executable):
             target,
             plan.views,
             memory_plan,
+            plan.dims,
         )
 
     @property
@@ -192,14 +197,12 @@ class CpuExecutable(Executable):
         try:
             if self._static:
                 return self._run_static(values, arenas, num_threads)
-            for b in self._fresh:
-                values[b] = self._allocate(b, arenas, bindings)
-            for view in self.views:
-                values[view.buffer] = view_of(values[view.source], view.offset, self.buffers[view.buffer], bindings)
-            for step in self.steps:
-                self.kernels.run(
-                    step.kernel, *(values[b] for b in (*step.inputs, *step.outputs)), num_threads=num_threads
-                )
+
+            def launch(step: Step, arrays: list[np.ndarray]) -> None:
+                self.kernels.run(step.kernel, *arrays, num_threads=num_threads)
+
+            plan = LaunchPlan(self.buffers, self.inputs, self.outputs, (), self.steps, self.views, self.dims)
+            run_steps(plan, values, bindings, lambda b, dims: self._allocate(b, arenas, dims), launch)
             constant = {b for b, _ in self.constants}
             return [values[b].copy() if b in constant else values[b] for b in self.outputs]
         finally:
@@ -260,7 +263,7 @@ class CpuExecutable(Executable):
         constant = {b for b, _ in self.constants}
         return [values[b].copy() if b in constant else values[b] for b in self.outputs]
 
-    def _allocate(self, buffer: int, arenas: list[np.ndarray], bindings: dict[str, int]) -> np.ndarray:
+    def _allocate(self, buffer: int, arenas: list[np.ndarray], bindings: Mapping[str, int]) -> np.ndarray:
         t = self.buffers[buffer]
         shape = tuple(d if isinstance(d, int) else bindings[d.name] for d in t.shape)  # type: ignore[index]
         dtype = storage_dtype(t.element)
@@ -290,6 +293,7 @@ class CpuExecutable(Executable):
             "constants": [_constant_json(b, a) for b, a in self.constants],
             "steps": [s.attribute() for s in self.steps],
             "views": [[v.buffer, v.source, v.offset] for v in self.views],
+            "dims": [list(d.attribute()) for d in self.dims],
             "memory_plan": self.memory_plan,
             "kernels": [
                 {
@@ -342,11 +346,16 @@ def _c_array(array: np.ndarray) -> np.ndarray:
 
 
 def _check_sizable(
-    buffers: Sequence[TensorType], inputs: Sequence[int], steps: Sequence[Step], views: Sequence[View]
+    buffers: Sequence[TensorType],
+    inputs: Sequence[int],
+    steps: Sequence[Step],
+    views: Sequence[View],
+    dims: Sequence[RuntimeDim] = (),
 ) -> None:
-    """CompileError unless the host can size every step's outputs and every view from static dims and the
-    inputs' named dims."""
+    """CompileError unless the host can size every step's outputs and every view from static dims, the
+    inputs' named dims and the dims steps compute at run time."""
     named = {d.name for b in inputs for d in buffers[b].shape if isinstance(d, Sym) and d.name is not None}
+    named |= {d.name for d in dims}
     made = [(f"step '{step.kernel}' writes", b) for step in steps for b in step.outputs]
     made += [(f"the view of buffer #{v.source} is", v.buffer) for v in views]
     for what, b in made:
@@ -441,8 +450,14 @@ def _load(root: Path, file: Path, meta: dict[str, Any]) -> CpuExecutable:
             raise ExecutableError(f"{obj}: the object code has no kernel {info.symbol}")
     kernels = CompiledKernels(infos, [str(e) for e in meta["errors"]], engine, "", "", code)
     memory_plan = bool(meta.get("memory_plan", True))
+    dims = tuple(RuntimeDim.from_attribute(entry) for entry in meta.get("dims", ()))
+    for dim in dims:
+        if any(not 0 <= b < len(buffers) for b in (dim.size, *dim.buffers)):
+            raise ExecutableError(f"{file}: run-time dim [{dim.name}] names a buffer that does not exist")
     kernels.target = recorded
-    return CpuExecutable(kernels, buffers, inputs, outputs, constants, steps, loop_text, recorded, views, memory_plan)
+    return CpuExecutable(
+        kernels, buffers, inputs, outputs, constants, steps, loop_text, recorded, views, memory_plan, dims
+    )
 
 
 def _check_view(file: Path, view: View, buffers: Sequence[TensorType]) -> None:

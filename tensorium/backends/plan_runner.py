@@ -1,14 +1,14 @@
 """Running a lowered module's launch plan on the loop interpreter (the oracle for later backends).
 
-Inputs are bound to their buffers (checking dtypes and shapes and binding named dims), constants are
-copied out of the plan, every step's output buffers are allocated from their types and the plan's views
-made over their sources before the kernels run. A buffer whose size is an anonymous run-time dim cannot be
-allocated by the host.
+Inputs are bound to their buffers (checking dtypes and shapes and binding named dims) and constants are
+copied out of the plan; then :func:`~tensorium.lowering.plan.run_steps` allocates each step's outputs from
+their types, makes the plan's views and binds the dims steps compute at run time, as every runner does. A
+buffer whose size is an anonymous run-time dim cannot be allocated by the host.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,12 +16,14 @@ import numpy as np
 from ..errors import InterpreterError
 from ..ir.core import Operation
 from ..ir.types import Sym, TensorType, storage_dtype
-from ..lowering.plan import plan_of
+from ..lowering.plan import Step, plan_of, run_steps, view_of
 from .interp import check_value
 from .loop_interp import run
 
+__all__ = ["run_plan", "view_of"]
 
-def _allocate(t: TensorType, bindings: dict[str, int], what: str) -> np.ndarray:
+
+def _allocate(t: TensorType, bindings: Mapping[str, int], what: str) -> np.ndarray:
     shape: list[int] = []
     for d in t.shape:
         if isinstance(d, Sym):
@@ -50,17 +52,9 @@ def run_plan(module: Operation, inputs: Sequence[Any]) -> list[np.ndarray]:
         values[buffer] = array
     for buffer, constant in plan.constants:
         values[buffer] = np.array(constant.array)
-    for step in plan.steps:
-        values.update((b, _allocate(plan.buffers[b], bindings, f"buffer #{b}")) for b in step.outputs)
-    for view in plan.views:
-        values[view.buffer] = view_of(values[view.source], view.offset, plan.buffers[view.buffer], bindings)
-    for step in plan.steps:
-        run(module, [values[b] for b in (*step.inputs, *step.outputs)], func=step.kernel)
+
+    def launch(step: Step, arrays: list[np.ndarray]) -> None:
+        run(module, arrays, func=step.kernel)
+
+    run_steps(plan, values, bindings, lambda b, dims: _allocate(plan.buffers[b], dims, f"buffer #{b}"), launch)
     return [values[b] for b in plan.outputs]
-
-
-def view_of(source: np.ndarray, offset: int, t: TensorType, bindings: dict[str, int]) -> np.ndarray:
-    """The elements of ``source`` (row-major) from ``offset`` on, shaped as ``t`` with the named dims ``bindings``."""
-    shape = [d if isinstance(d, int) else bindings[d.name] for d in t.shape]  # type: ignore[index]
-    size = int(np.prod(shape, dtype=np.int64))
-    return source.reshape(-1)[offset : offset + size].reshape(shape)

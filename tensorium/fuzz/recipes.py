@@ -767,6 +767,24 @@ class Recipes(ProgramBuilder):
         updates = self.updates(outer + s[m:], element)
         self.emit("scatter_nd", data, self.indices(tuples), updates, reduction=reduction)
 
+    # run-time sizes ----------------------------------------------------------------------------
+    @_recipe(0.3)
+    def compress(self) -> None:
+        """Rows of one or two values kept where a mask holds: results of a run-time size (which recipes do
+        not read), summed back to a static value; the kept count is readable too."""
+        data = self.any_value()
+        rows = _shape(data)[0]
+        others = [v for v in self.values if self.readable(v.type) and _shape(v)[:1] == (rows,) and v is not data]
+        operands = [data, self.choice(others)] if others and self.flip(0.3) else [data]
+        source = self.pick(lambda t: _is_float(t) and t.static_shape == (rows,))
+        if source is not None and self.flip(0.7):
+            mask = self.emit("gt", source, self.constant(TensorType((), _tt(source).element), splat=0.0))
+        else:
+            mask = self.constant(TensorType((rows,), i1))
+        kept = self.emit_all("compress", mask, *operands, dim=f"rows{self.randint(0, 10**6)}")
+        if _is_number(_tt(kept[0])):
+            self.emit("reduce_sum", kept[0], axes=[0])
+
 
 RECIPE_WEIGHTS = MappingProxyType({name: weight for name, (_, weight) in _RECIPES.items()})
 """Every recipe by name, with the relative weight with which it is chosen."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from . import (  # noqa: F401  (registers the lowerings)
     attention,
+    dynamic,
     elementwise,
     fused,
     gpu_gemm,

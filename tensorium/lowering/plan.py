@@ -13,18 +13,23 @@ Buffers are numbered; each has a tensor type (symbolic dims are named dims of th
 the inputs are bound). A step runs one kernel with its input buffers then its output buffers. Ops that
 only reinterpret row-major memory (reshape, squeeze, unsqueeze, a slice that keeps one contiguous run of
 elements) get no kernel: their result is a :class:`View` of the operand's memory (``plan_views``).
+A :class:`RuntimeDim` (``plan_dims``) is a named dim that a step computes (``graph.compress``): the host
+allocates that step's results at the dim's bound and binds the dim after the step (:func:`run_steps`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from ..errors import TensoriumError
 from ..ir.attributes import DenseAttr
 from ..ir.core import Operation, Value
 from ..ir.dialects.builtin import func_body, func_return, lookup_func, make_module
+from ..ir.dialects.graph.dynamic import runtime_dim
 from ..ir.dialects.graph.shape import view_offset
 from ..ir.types import Sym, TensorType
 from ..targets import Target, host_target
@@ -78,9 +83,47 @@ class View:
 
 
 @dataclass(frozen=True)
+class RuntimeDim:
+    """Named dim ``name``, known once the step writing buffer ``size`` (a 0-d integer) has run.
+
+    That step's results ``buffers`` have ``name`` as their leading dim: the host allocates them with
+    ``bound`` rows (a static size or a named dim bound earlier), then binds ``name`` to the value of
+    ``size`` and keeps their first that many rows (a row-major prefix, so no copy).
+    """
+
+    name: str
+    size: int
+    bound: int | str
+    buffers: tuple[int, ...]
+
+    def attribute(self) -> tuple[object, ...]:
+        """The dim as one ``plan_dims`` entry: ``[name, size, bound, [buffers]]``."""
+        return (self.name, self.size, self.bound, self.buffers)
+
+    @staticmethod
+    def from_attribute(entry: Any) -> RuntimeDim:
+        """The dim of a ``plan_dims`` entry (:meth:`attribute`)."""
+        name, size, bound, buffers = entry
+        return RuntimeDim(str(name), int(size), bound if isinstance(bound, str) else int(bound), tuple(buffers))
+
+    def rows(self, bindings: Mapping[str, int]) -> int:
+        """The bound: how many rows the host allocates before the size is known."""
+        return self.bound if isinstance(self.bound, int) else bindings[self.bound]
+
+    def bind(self, values: dict[int, np.ndarray], bindings: dict[str, int]) -> None:
+        """Bind the dim to the computed size and cut its buffers in ``values`` to that many rows."""
+        n = int(values[self.size])
+        if not 0 <= n <= self.rows(bindings):
+            raise TensoriumError(f"run-time dim [{self.name}] has size {n}, outside 0..{self.rows(bindings)}")
+        bindings[self.name] = n
+        for b in self.buffers:
+            values[b] = values[b][:n]
+
+
+@dataclass(frozen=True)
 class LaunchPlan:
     """Buffers by number (their tensor types), which are the program's inputs, outputs and constants, the
-    steps, and the buffers that are views of others."""
+    steps, the buffers that are views of others, and the dims the steps compute."""
 
     buffers: tuple[TensorType, ...]
     inputs: tuple[int, ...]
@@ -88,6 +131,7 @@ class LaunchPlan:
     constants: tuple[tuple[int, DenseAttr], ...]
     steps: tuple[Step, ...]
     views: tuple[View, ...] = ()
+    dims: tuple[RuntimeDim, ...] = ()
 
     def attributes(self) -> dict[str, object]:
         """The plan as module attributes (``plan_buffers``, ``plan_inputs``, ...)."""
@@ -98,6 +142,7 @@ class LaunchPlan:
             "plan_constants": self.constants,
             "plan_steps": tuple(s.attribute() for s in self.steps),
             "plan_views": tuple((v.buffer, v.source, v.offset) for v in self.views),
+            "plan_dims": tuple(d.attribute() for d in self.dims),
         }
 
 
@@ -113,7 +158,40 @@ def plan_of(module: Operation) -> LaunchPlan:
         constants=tuple((int(i), c) for i, c in attrs["plan_constants"]),
         steps=tuple(Step.from_attribute(entry) for entry in attrs["plan_steps"]),
         views=tuple(View(int(b), int(s), int(o)) for b, s, o in attrs.get("plan_views", ())),
+        dims=tuple(RuntimeDim.from_attribute(entry) for entry in attrs.get("plan_dims", ())),
     )
+
+
+Allocate = Callable[[int, Mapping[str, int]], np.ndarray]
+Launch = Callable[[Step, list[np.ndarray]], None]
+
+
+def run_steps(
+    plan: LaunchPlan, values: dict[int, np.ndarray], bindings: dict[str, int], allocate: Allocate, launch: Launch
+) -> None:
+    """Run the steps of ``plan`` over ``values`` (holding the inputs and constants), the host side shared by
+    every runner: before each step, ``allocate(buffer, dims)`` its outputs (a dim the step computes at its
+    bound) and make the views it reads; ``launch`` it; then bind the dims it computed (:class:`RuntimeDim`).
+    """
+    views = {v.buffer: v for v in plan.views}
+    for step in plan.steps:
+        computed = [d for d in plan.dims if d.size in step.outputs]
+        dims = {**bindings, **{d.name: d.rows(bindings) for d in computed}}
+        values.update((b, allocate(b, dims)) for b in step.outputs)
+        for b in step.inputs:
+            if b not in values:
+                view = views[b]
+                values[b] = view_of(values[view.source], view.offset, plan.buffers[b], bindings)
+        launch(step, [values[b] for b in (*step.inputs, *step.outputs)])
+        for d in computed:
+            d.bind(values, bindings)
+
+
+def view_of(source: np.ndarray, offset: int, t: TensorType, bindings: Mapping[str, int]) -> np.ndarray:
+    """The elements of ``source`` (row-major) from ``offset`` on, shaped as ``t`` with the named dims ``bindings``."""
+    shape = [d if isinstance(d, int) else bindings[d.name] for d in t.shape]  # type: ignore[index]
+    size = int(np.prod(shape, dtype=np.int64))
+    return source.reshape(-1)[offset : offset + size].reshape(shape)
 
 
 def source_ops(op: Operation) -> tuple[str, ...]:
@@ -172,6 +250,7 @@ def lower_function(
     constants: list[tuple[int, DenseAttr]] = []
     steps: list[Step] = []
     views: dict[int, View] = {}
+    dims: list[RuntimeDim] = []
     kernels: list[Operation] = []
     returned = {id(v) for v in func_return(function).operands}
     for op in func_body(function).ops:
@@ -199,8 +278,23 @@ def lower_function(
         ins = tuple(ids[id(v)] for v in op.operands)
         outs = tuple(number(r) for r in op.results)
         steps.append(Step(kernel.attributes["sym_name"], ins, outs))  # type: ignore[arg-type]
+        computed = runtime_dim(op)
+        if computed is not None:
+            dims.append(_runtime_dim(op, computed, outs))
     outputs = tuple(ids[id(v)] for v in func_return(function).operands)
-    plan = LaunchPlan(tuple(buffers), inputs, outputs, tuple(constants), tuple(steps), tuple(views.values()))
+    plan = LaunchPlan(
+        tuple(buffers), inputs, outputs, tuple(constants), tuple(steps), tuple(views.values()), tuple(dims)
+    )
     lowered = make_module(kernels, loc=module.loc)
     lowered.attributes.update(plan.attributes())  # type: ignore[arg-type]
     return lowered
+
+
+def _runtime_dim(op: Operation, dim: Sym, outs: tuple[int, ...]) -> RuntimeDim:
+    """The plan entry of the dim ``op`` computes: its last result is the size, its first operand's leading
+    dim the bound."""
+    bound = op.operands[0].type.shape[0]  # type: ignore[attr-defined]
+    if isinstance(bound, Sym) and bound.name is None:
+        raise lowering_error(op, f"the bound of run-time dim {dim} is an anonymous dim")
+    assert dim.name is not None
+    return RuntimeDim(dim.name, outs[-1], bound if isinstance(bound, int) else str(bound.name), outs[:-1])

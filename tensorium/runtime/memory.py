@@ -8,7 +8,7 @@ source alive; an in-place kernel's output may take over the slot of an input tha
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,7 +19,7 @@ from ..lowering.plan import Step, View
 __all__ = ["MemoryPlan", "nbytes"]
 
 
-def nbytes(t: TensorType, bindings: dict[str, int]) -> int:
+def nbytes(t: TensorType, bindings: Mapping[str, int]) -> int:
     """The bytes of a buffer of type ``t`` with its named dims bound by ``bindings``."""
     size = storage_dtype(t.element).itemsize
     for d in t.shape:
@@ -55,14 +55,17 @@ class MemoryPlan:
         views: Sequence[View] = (),
         reuse: bool = True,
         inplace: Sequence[frozenset[tuple[int, int]]] = (),
+        runtime: Collection[str] = (),
     ) -> MemoryPlan:
         """Greedy slot assignment in step order; a free slot of buffers with the same named dims is preferred.
 
         A view has no slot of its own: a step that reads it keeps its source alive. ``inplace[s]`` holds
         the (input, output) argument pairs of step ``s``'s kernel that may share memory: an output takes the
         slot of such an input when that input dies at the step (and is no view's source). Without ``reuse``
-        (the ``memory-plan`` stage disabled) every buffer gets a slot of its own.
+        (the ``memory-plan`` stage disabled) every buffer gets a slot of its own. A buffer with a dim of
+        ``runtime`` (dims computed by a step, sized only then) is allocated alone, like an output.
         """
+        alone = {b for b, t in enumerate(buffers) if set(_symbols(t)) & set(runtime)}
         root = {v.buffer: v.source for v in views}
         last = {root.get(b, b): s for s, step in enumerate(steps) for b in (*step.inputs, *step.outputs)}
         slots: list[int | None] = [None] * len(buffers)
@@ -72,8 +75,9 @@ class MemoryPlan:
             taken = (
                 _in_place(step, inplace[s] if s < len(inplace) else frozenset(), slots, last, root, s) if reuse else {}
             )
+            taken = {o: i for o, i in taken.items() if o not in alone}
             for b in step.outputs:
-                if b in outputs:
+                if b in outputs or b in alone:
                     continue
                 if b in taken:
                     slots[b] = slots[taken[b]]

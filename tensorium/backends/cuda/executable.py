@@ -112,6 +112,9 @@ class CudaExecutable(Executable):
         compiled: PtxModule = state.compiled
         cubin = assemble(compiled.ptx, target.cpu) if ptxas_path() is not None else None
         plan = plan_of(state.lowered)
+        if plan.dims:
+            names = ", ".join(f"[{d.name}]" for d in plan.dims)
+            raise CompileError(f"the CUDA backend does not run ops whose sizes are computed at run time ({names})")
         steps = tuple(Step(s.kernel, s.inputs, s.outputs, compiled.launches[s.kernel].grid) for s in plan.steps)
         constants = tuple((b, np.ascontiguousarray(c.array)) for b, c in plan.constants)
         return CudaExecutable(

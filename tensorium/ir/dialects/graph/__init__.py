@@ -10,6 +10,7 @@ from __future__ import annotations
 from ...opdef import OpDef, lookup
 from . import (  # noqa: F401  (registers the ops)
     canonical,
+    dynamic,
     elementwise,
     fusion,
     indexing,
