@@ -27,7 +27,17 @@ from ..ir.dialects.builtin import func_body, make_func, make_module, set_results
 from ..ir.evaluate import evaluate_op
 from ..ir.types import DYN, Dim, Sym, TensorType
 from ..ir.verifier import verify
-from . import onnx_control, onnx_nn, onnx_pool, onnx_quant, onnx_resize, onnx_rnn  # noqa: F401  (register their converters)
+from . import (  # noqa: F401  (register their converters)
+    onnx_control,
+    onnx_nn,
+    onnx_pool,
+    onnx_quant,
+    onnx_resize,
+    onnx_rnn,
+    onnx_signal,
+    onnx_tensor_ops,
+    onnx_training,
+)
 from .common import ImportedGraph, Unsupported, UnsupportedOpsError
 from .onnx_context import ConversionError, FailedInput, Node, constant_value, scalar_type, tensor_type, to_storage
 from .onnx_ops import CONVERTERS
