@@ -1,10 +1,11 @@
 """k-bit weight GEMV (decode at batch 1) against the machine's read bandwidth and peers (a benchmark, not a test).
 
     python benchmarks/lowbit.py                               # k = 1..8, group 128, the three decode shapes, 2 threads
-    python benchmarks/lowbit.py --bits 4 --shapes 4096x4096 --batch 1,4 --rounds 5
+    python benchmarks/lowbit.py --bits 4 --shapes 4096x4096 --batch 1,4 --rounds 5 --paths float,int
     python benchmarks/lowbit.py --accuracy --methods rtn,gptq,awq   # MiniLM sentence-embedding cosine per k
 
-For each (N, K) and k it builds Tensorium's ``qgemv`` kernel (``quant.matmul_packed``) once and runs it over
+For each (N, K) and k it builds Tensorium's ``qgemv`` kernel (``quant.matmul_packed``) once per path (``float``:
+unpack, scale, FMA; ``int``: 8-bit activations and integer dot products; docs/quantization.md) and runs it over
 ``--layers`` distinct weight sets in turn, so that the weights come from memory and not from the last-level
 cache, and reports the time per layer and the weight bytes read per second (packed codes + scales + zero
 points) as a share of the measured read bandwidth (a compiled ``reduce_sum`` over 256 MiB on the same threads).
@@ -63,12 +64,15 @@ def read_bandwidth(rounds: int) -> float:
     return data.nbytes / seconds
 
 
-def tensorium_runner(bits: int, n: int, k: int, group: int, batch: int, layers: int) -> tuple[Runner, int]:
-    """The qgemv kernel over ``layers`` random weight sets, and the weight bytes one layer reads."""
+def tensorium_runner(bits: int, n: int, k: int, group: int, batch: int, layers: int, path: str) -> tuple[Runner, int]:
+    """The qgemv kernel on ``path`` (float or int; the other knobs by the default rule) over ``layers`` random
+    weight sets, and the weight bytes one layer reads."""
     from tensorium.backends.cpu import CpuExecutable
     from tensorium.ir.dialects import quant
+    from tensorium.ir.dialects.builtin import func_body, functions
     from tensorium.ir.dialects.quant import layouts
     from tensorium.ir.types import IntegerType, TensorType, f32
+    from tensorium.lowering.space import default_config, kernel_key
     from tensorium.targets import host_target
     from tensorium.testing import build_module
 
@@ -83,7 +87,11 @@ def tensorium_runner(bits: int, n: int, k: int, group: int, batch: int, layers: 
     types = [TensorType(a.shape, IntegerType(32, False) if a.dtype == np.uint32 else f32) for a in sets[0]]
     attrs = {"bits": bits, "cols": n, "group": group, "lanes": lanes}
     body = lambda *v: quant.matmul_packed(*v, **attrs)  # type: ignore[arg-type]  # noqa: E731
-    exe = CpuExecutable.build(build_module(types, body, check_text=False))
+    module = build_module(types, body, check_text=False)
+    op = func_body(functions(module)[0]).ops[0]
+    default = default_config(op, host_target())
+    assert default is not None
+    exe = CpuExecutable.build(module, configs={kernel_key(op): default.replace(path=path)})
     return (lambda i: exe.run(sets[i])), sum(a.nbytes for a in sets[0][1:])
 
 
@@ -168,8 +176,10 @@ def gemv_table(args: argparse.Namespace) -> None:
         n, k = (int(s) for s in shape.split("x"))
         for batch in (int(b) for b in args.batch.split(",")):
             for bits in (int(b) for b in args.bits.split(",")):
-                runner, nbytes = tensorium_runner(bits, n, k, args.group, batch, args.layers)
-                runners: dict[str, Runner] = {f"tensorium k={bits}": runner}
+                runners: dict[str, Runner] = {}
+                for path in args.paths.split(","):
+                    runner, nbytes = tensorium_runner(bits, n, k, args.group, batch, args.layers, path)
+                    runners[f"tensorium k={bits} {path}"] = runner
                 for level in (0, 4):
                     peer = onnxruntime_runner(bits, n, k, args.group, batch, args.layers, level)
                     if peer is not None:
@@ -278,6 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", default="1", help="activation rows, comma-separated")
     parser.add_argument("--layers", type=int, default=8, help="distinct weight sets cycled through")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--paths", default="float,int", help="the qgemv kernel's paths to time, comma-separated")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--accuracy", action="store_true", help="MiniLM accuracy per k instead of the GEMV timings")

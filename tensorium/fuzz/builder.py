@@ -16,6 +16,7 @@ from ..ir.builder import current_insertion_point
 from ..ir.core import Operation, Value
 from ..ir.opdef import OpDef, lookup
 from ..ir.types import FloatType, IntegerType, ScalarType, TensorType, Type, f16, f32, f64, i1, i32, i64, storage_dtype
+from .special import sprinkle
 
 T = TypeVar("T")
 
@@ -41,6 +42,10 @@ class GenConfig:
     f64_probability: float = 0.04
     """How often a new float input or constant is f64 (else f32, or f16 below)."""
     f16_probability: float = 0.03
+    special_probability: float = 0.0
+    """How often a new constant holds special values (NaN, infinities, signed zeros, subnormals, integer
+    extremes: :mod:`.special`). Off by default, for the property tests that want finite programs; the fuzzer
+    turns it on."""
 
 
 def _is_float(t: TensorType) -> bool:
@@ -81,6 +86,14 @@ def _op(name: str) -> OpDef:
     opdef = lookup(f"graph.{name}")
     assert opdef is not None, name
     return opdef
+
+
+def build_op(name: str, *operands: Value, **attrs: Any) -> Value:
+    """Build op ``name`` (dialect-qualified) at the current insertion point; its (first) result."""
+    opdef = lookup(name)
+    assert opdef is not None, name
+    result = opdef(*operands, **attrs)
+    return result[0] if isinstance(result, tuple) else result  # type: ignore[no-any-return]
 
 
 def _layout_dims(shape: Sequence[int], layout: str) -> dict[str, int]:
@@ -159,7 +172,7 @@ class ProgramBuilder:
 
     def constant(self, t: TensorType, splat: float | None = None, low: float = -1.0, high: float = 1.0) -> Value:
         """A constant of type ``t``: ``splat`` everywhere, or random floats in [low, high], integers in
-        [-4, 4] or bools."""
+        [-4, 4] or bools, with special values now and then (``GenConfig.special_probability``)."""
         shape, dtype = t.static_shape, storage_dtype(t.element)
         if splat is not None:
             array = np.full(shape, splat, dtype=dtype)
@@ -169,6 +182,8 @@ class ProgramBuilder:
             array = self.rng.random(size=shape) < 0.5
         else:
             array = self.rng.integers(-4, 5, size=shape).astype(dtype)
+        if splat is None and self.config.special_probability and self.flip(self.config.special_probability):
+            array = sprinkle(array, t.element, self.rng)
         return self.constant_of(array, t.element)
 
     def scalar(self, value: float, element: ScalarType) -> Value:

@@ -41,6 +41,7 @@ from .coverage import make_tracer
 from .generator import GenConfig, generate_module
 from .mutators import TERMINAL_PASSES, mutate_module, mutate_pipeline, random_pipeline, with_pass_for
 from .oracle import BACKENDS, Backend, Failure, FuzzCase, Reference, Verdict, check
+from .special import FUZZ_SPECIAL_CONSTANTS, FUZZ_SPECIAL_INPUTS
 from .reduce import format_case, reduce_case
 from .sync import CorpusSync
 
@@ -224,7 +225,7 @@ class Fuzzer:
         self.corpus: list[Seed] = []
         self.report = FuzzReport(config)
         self._by_signature: dict[str, FoundFailure] = {}
-        self._gen_config = GenConfig(num_ops=config.num_ops)
+        self._gen_config = GenConfig(num_ops=config.num_ops, special_probability=FUZZ_SPECIAL_CONSTANTS)
         self._fixed_pipeline = parse_pipeline(config.pipeline) if config.pipeline is not None else None
         self.on_progress: Callable[[dict[str, Any]], None] | None = None
         """Called with the progress numbers every ``progress_seconds`` (the parallel workers report with it)."""
@@ -300,7 +301,13 @@ class Fuzzer:
         if "cpu" in backends and len(backends) > 1 and not lowers and self.rng.random() >= self.config.cpu_fraction:
             backends = tuple(b for b in backends if b != "cpu")
         case = FuzzCase(
-            print_module(module), str(pipeline), seed, backends, self.config.opt_level, self.config.references
+            print_module(module),
+            str(pipeline),
+            seed,
+            backends,
+            self.config.opt_level,
+            self.config.references,
+            specials=bool(self.rng.random() < FUZZ_SPECIAL_INPUTS),
         )
         verdict, new, seconds = self._execute(case, module)
         gain = self._gain[source]

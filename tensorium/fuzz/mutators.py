@@ -33,12 +33,15 @@ from ..ir.attributes import DenseAttr
 from ..ir.builder import InsertionPoint
 from ..ir.core import Block, Operation, Value
 from ..ir.dialects.builtin import func_body, func_return, lookup_func, set_results
+from ..ir.dialects.graph.shape import INT64_MAX
 from ..ir.opdef import InferError, lookup
 from ..ir.types import FloatType, FunctionType, IntegerType, TensorType, f32, i1, storage_dtype
 from ..ir.verifier import verify
 from ..passes.base import Pass, get_pass, option_types, pass_names
 from ..passes.pipeline import Pipeline
+from .builder import build_op as _build
 from .generator import GenConfig, apply_random_recipe, random_array
+from .near_miss import NEAR_MISSES, Materials
 
 Rng = np.random.Generator
 T = TypeVar("T")
@@ -147,14 +150,6 @@ class _Site:
                 result.type = t
         set_results(self.func, list(func_return(self.func).operands))
         return True
-
-
-def _build(name: str, *operands: Value, **attrs: Any) -> Value:
-    """Build op ``name`` at the current insertion point; its (first) result."""
-    opdef = lookup(name)
-    assert opdef is not None, name
-    result = opdef(*operands, **attrs)
-    return result[0] if isinstance(result, tuple) else result  # type: ignore[no-any-return]
 
 
 def _float_tensor(v: Value, min_rank: int = 0) -> bool:
@@ -320,6 +315,86 @@ def change_attribute(site: _Site) -> bool:
     if new == old or spec.validate(new) is not None:
         return False
     op.attributes[key] = new
+    return site.retype()
+
+
+def _asymmetric(site: _Site, op: Operation, key: str, old: Any) -> dict[str, Any] | None:
+    """Per-dimension values (strides, dilations, kernel, padding sides) with one entry unlike the others."""
+    if not isinstance(old, tuple) or not old:
+        return None
+    values = list(old)
+    i = int(site.rng.integers(len(values)))
+    low = 0 if len(values) == 4 else 1
+    values[i] = site.choice([v for v in range(low, low + 3) if v != values[i]])
+    return {key: tuple(values)}
+
+
+def _both_transposed(site: _Site, op: Operation, key: str, old: Any) -> dict[str, Any] | None:
+    return {"transpose_a": True, "transpose_b": True}
+
+
+def _extreme_axis(site: _Site, op: Operation, key: str, old: Any) -> dict[str, Any] | None:
+    rank = op.operands[0].type.rank if op.operands and isinstance(op.operands[0].type, TensorType) else 0
+    if not isinstance(old, int) or rank == 0:
+        return None
+    return {"axis": site.choice([-rank, -1, 0, rank - 1])}
+
+
+def _every_axis(site: _Site, op: Operation, key: str, old: Any) -> dict[str, Any] | None:
+    rank = op.operands[0].type.rank if op.operands and isinstance(op.operands[0].type, TensorType) else 0
+    if not isinstance(old, tuple) or rank == 0:
+        return None
+    return {"axes": tuple(range(-rank, 0)) if site.rng.random() < 0.5 else tuple(range(rank))}
+
+
+def _flipped(site: _Site, op: Operation, key: str, old: Any) -> dict[str, Any] | None:
+    return {key: not old} if isinstance(old, bool) else None
+
+
+def _out_of_range_bound(site: _Site, op: Operation, key: str, old: Any) -> dict[str, Any] | None:
+    """One slice bound far outside its dimension (either side), or counted from the end."""
+    if not isinstance(old, tuple) or not old:
+        return None
+    values = list(old)
+    i = int(site.rng.integers(len(values)))
+    values[i] = int(site.choice([INT64_MAX, -INT64_MAX, 1000, -1000, -1]))
+    return {key: tuple(values)}
+
+
+CORNERS: dict[str, Callable[[_Site, Operation, str, Any], dict[str, Any] | None]] = {
+    "strides": _asymmetric,
+    "dilations": _asymmetric,
+    "kernel": _asymmetric,
+    "padding": _asymmetric,
+    "transpose_a": _both_transposed,
+    "transpose_b": _both_transposed,
+    "axis": _extreme_axis,
+    "axes": _every_axis,
+    "keepdims": _flipped,
+    "ceil_mode": _flipped,
+    "count_include_pad": _flipped,
+    "starts": _out_of_range_bound,
+    "ends": _out_of_range_bound,
+}
+"""Attribute corners by attribute name: what :func:`attribute_corners` sets."""
+
+
+def attribute_corners(site: _Site) -> bool:
+    """Set one attribute to a corner (:data:`CORNERS`): per-dimension values made asymmetric, both transpose
+    flags at once, the first or last axis (negative or not), every axis, a flag flipped, a slice bound out of
+    range; types are inferred again."""
+    candidates = site.ops(lambda op: op.opdef is not None and any(k in CORNERS for k in op.opdef.attrs))
+    if not candidates:
+        return False
+    op: Operation = site.choice(candidates)
+    key: str = site.choice(sorted(k for k in op.opdef.attrs if k in CORNERS))
+    old = op.attributes.get(key, op.opdef.attrs[key].default)
+    changes = CORNERS[key](site, op, key, old)
+    if not changes or all(op.attributes.get(k, op.opdef.attrs[k].default) == v for k, v in changes.items()):
+        return False
+    if any(op.opdef.attrs[k].validate(v) is not None for k, v in changes.items()):
+        return False
+    op.attributes.update(changes)
     return site.retype()
 
 
@@ -709,6 +784,36 @@ def split_tail(site: _Site) -> bool:
     return True
 
 
+def near_miss(pattern: str) -> IrMutator:
+    """The mutator that writes out one of ``pattern``'s near misses (:data:`.near_miss.NEAR_MISSES`) around a
+    value it grows from: the stand-in takes some of the value's uses, the extra values become outputs."""
+    chosen = NEAR_MISSES[pattern]
+
+    def mutate(site: _Site) -> bool:
+        picked = _pick_value(
+            site,
+            lambda v: (
+                isinstance(v.type, TensorType)
+                and chosen.wants(v.type)
+                and int(np.prod(v.type.static_shape)) <= site.config.max_elements
+            ),
+        )
+        if picked is None:
+            return False
+        x, user = picked
+        miss = chosen.misses[site.choice(sorted(chosen.misses))]
+        with InsertionPoint(site.body, user):
+            stand_in, extras = miss(Materials(site.rng), x)
+        if extras:
+            set_results(site.func, [*func_return(site.func).operands, *extras])
+        if stand_in is not None:
+            site.redirect_some_uses(x, stand_in)
+        return stand_in is not None or bool(extras)
+
+    mutate.__name__ = f"near_miss_{pattern.replace('-', '_')}"
+    return mutate
+
+
 IR_MUTATORS: dict[str, tuple[IrMutator, float]] = {
     "insert": (insert_op, 4.0),
     "delete": (delete_op, 1.5),
@@ -716,6 +821,7 @@ IR_MUTATORS: dict[str, tuple[IrMutator, float]] = {
     "duplicate": (duplicate_op, 1.0),
     "rewire": (rewire_operand, 1.5),
     "attribute": (change_attribute, 2.0),
+    "attribute-corners": (attribute_corners, 1.2),
     "shape": (change_shape, 1.0),
     "precision": (change_precision, 0.3),
     # compiler-specific: together about 55% of the draws, the share that makes joint IR and pipeline
@@ -734,6 +840,8 @@ IR_MUTATORS: dict[str, tuple[IrMutator, float]] = {
     "sibling-matmuls": (sibling_matmuls, 1.0),
     "attention": (attention_pattern, 0.8),
     "conv-batch-norm": (conv_batch_norm, 0.8),
+    # near misses of the same patterns, which their passes must refuse
+    **{f"near-miss-{name}": (near_miss(name), 0.5) for name in NEAR_MISSES},
 }
 """Every IR mutator by name, with its weight in the random choice."""
 
@@ -753,6 +861,7 @@ PATTERN_PASSES: dict[str, tuple[str, ...]] = {
     "sibling-matmuls": ("fuse-siblings",),
     "attention": ("fuse-attention",),
     "conv-batch-norm": ("fold-batch-norm",),
+    **{f"near-miss-{name}": (pattern.pass_name,) for name, pattern in NEAR_MISSES.items()},
 }
 """The passes that look for what a compiler-specific mutator builds: after the mutator runs, the fuzzer
 puts one of them into the case's pipeline when none is there (the IR and the pipeline mutated together)."""

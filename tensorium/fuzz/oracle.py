@@ -9,15 +9,18 @@ A case fails when
 - **roundtrip**: the IR a pass left does not print and parse back to the same text;
 - **mismatch**: the interpreter on the optimized IR, or the CPU backend (its fresh buffers poisoned, so
   elements no kernel writes show), computes something else than the interpreter on the original program
-  (floats within a tolerance that allows reassociated sums and the backends' own math functions;
-  integers and booleans exactly);
+  (floats within a tolerance that allows reassociated sums and the backends' own math functions, NaN
+  against NaN of any payload, infinities of the same sign, zeros of the same sign but where IEEE 754 leaves
+  the sign open (:mod:`.ieee`); integers and booleans exactly);
 - **nondeterminism**: the same pipeline on the same program gives different IR twice;
 - **reference** (with ``references=("iree",)``, the ``mlir`` extra): IREE, a second compiler, computes
   something else than the interpreter on the original program exported to upstream MLIR (programs
   outside the exported subset, and programs IREE refuses, skip this check).
 
-A program the interpreter refuses, or whose reference outputs are not finite, is *invalid* (the fuzzer
-only wants programs with a well-defined result); a documented error from a pass or backend is *refused*.
+A program the interpreter refuses is *invalid*; a documented error from a pass or backend is *refused*.
+Outputs that are NaN or infinite are judged like any other: every graph op defines them (IEEE arithmetic,
+saturating float-to-integer casts, wrapping integers, integer division by zero giving 0; docs/ir.md), so
+a case with special values in its inputs (``FuzzCase.specials``) or constants is as valid as any.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ from ..ir.types import FloatType, TensorType
 from ..ir.verifier import verify
 from ..passes.pipeline import Pipeline, parse_pipeline
 from .generator import random_inputs
+from .ieee import sign_free
+from .special import sprinkle
 
 Backend = Literal["interp", "cpu"]
 BACKENDS: tuple[Backend, ...] = ("interp", "cpu")
@@ -74,6 +79,8 @@ class FuzzCase:
     opt_level: int = 3
     """LLVM's optimization level for the CPU backend (what ``tensorium.compile`` uses is 3)."""
     references: tuple[Reference, ...] = ()
+    specials: bool = False
+    """Whether the inputs hold special values (NaN, infinities, signed zeros, subnormals, integer extremes)."""
 
 
 @dataclass(frozen=True)
@@ -184,19 +191,41 @@ def computed_precision(module: Operation) -> FloatType | None:
     return found
 
 
-def differing(want: np.ndarray, have: np.ndarray, t: object, precision: FloatType | None = None) -> np.ndarray:
+HUGE = {"f16": 3e4}
+"""Magnitudes from which a float is special-sized, left out of the absolute tolerance's scale (1e30 for types
+not listed): one near-overflow element must not make every other element of its output match anything."""
+
+
+def differing(
+    want: np.ndarray,
+    have: np.ndarray,
+    t: object,
+    precision: FloatType | None = None,
+    sign_free: np.ndarray | None = None,
+) -> np.ndarray:
     """The elements of ``have`` that do not match ``want`` (same shapes) within the tolerance of type ``t``
-    (or of ``precision``, the program's least precise float type, where that is looser)."""
+    (or of ``precision``, the program's least precise float type, where that is looser).
+
+    NaN matches NaN (any payload), an infinity the same infinity, and a zero only a zero of the same sign,
+    except at the elements set in ``sign_free``, where a zero (or an infinity) may have either sign."""
     tol = _tolerance(t, precision)
     if tol is None:
         return np.asarray(have != want)
     rtol, atol = tol
     a, b = have.astype(np.float64), want.astype(np.float64)
-    scale = max(1.0, float(np.max(np.abs(b[np.isfinite(b)]), initial=0.0)))
+    element = t.element.name if isinstance(t, TensorType) and isinstance(t.element, FloatType) else ""
+    ordinary = np.abs(b[np.isfinite(b)])
+    scale = max(1.0, float(np.max(ordinary[ordinary < HUGE.get(element, 1e30)], initial=0.0)))
     same_special = (np.isnan(a) & np.isnan(b)) | (np.isinf(a) & (a == b))
     with np.errstate(invalid="ignore"):
         close = np.isfinite(a) & np.isfinite(b) & (np.abs(a - b) <= atol * scale + rtol * np.abs(b))
-    return ~(close | same_special)
+    zeros = (a == 0) & (b == 0)
+    other_sign = np.signbit(a) != np.signbit(b)
+    wrong_zero = zeros & other_sign
+    if sign_free is not None:
+        wrong_zero &= ~sign_free
+        same_special |= sign_free & np.isinf(a) & np.isinf(b)
+    return ~(close | same_special) | wrong_zero
 
 
 def compare(
@@ -205,11 +234,13 @@ def compare(
     types: Sequence[object],
     forgiven: Sequence[np.ndarray] | None = None,
     precision: FloatType | None = None,
+    sign_free: Sequence[np.ndarray] | None = None,
 ) -> str | None:
     """None when ``got`` matches ``expected`` output by output, else a description of the first difference.
 
     Elements set in ``forgiven`` (one mask per output) may differ; ``precision`` is the program's least
-    precise float type (:func:`computed_precision`).
+    precise float type (:func:`computed_precision`); elements set in ``sign_free`` (one mask per output,
+    :func:`~tensorium.fuzz.ieee.sign_free`) may be zeros or infinities of the other sign.
     """
     if len(expected) != len(got):
         return f"{len(got)} outputs, expected {len(expected)}"
@@ -217,7 +248,7 @@ def compare(
         have = np.asarray(have)
         if have.shape != want.shape or have.dtype != want.dtype:
             return f"output {n}: shape {have.shape} {have.dtype}, expected {want.shape} {want.dtype}"
-        bad = differing(want, have, t, precision)
+        bad = differing(want, have, t, precision, None if sign_free is None else sign_free[n])
         if forgiven is not None:
             bad &= ~forgiven[n]
         if np.any(bad):
@@ -268,38 +299,38 @@ def ill_conditioned(
     return masks
 
 
-def case_inputs(module: Operation, seed: int) -> list[np.ndarray]:
-    """The random inputs of a case: the generator's ranges, brought to each argument's element type."""
+def case_inputs(module: Operation, seed: int, specials: bool = False) -> list[np.ndarray]:
+    """The random inputs of a case: the generator's ranges, brought to each argument's element type, with
+    special values sprinkled in when ``specials``."""
     func = lookup_func(module, "main")
     if func is None:
         raise SymbolError("the program has no function @main")
     arrays = random_inputs(module, seed)
-    return [coerce(a, arg.type.element) for a, arg in zip(arrays, func_body(func).args)]  # type: ignore[attr-defined]
+    elements = [arg.type.element for arg in func_body(func).args]  # type: ignore[attr-defined]
+    inputs = [coerce(a, e) for a, e in zip(arrays, elements)]
+    if specials:
+        rng = np.random.default_rng([seed, 1])
+        inputs = [sprinkle(a, e, rng) for a, e in zip(inputs, elements)]
+    return inputs
 
 
-def _nonfinite(arrays: Sequence[np.ndarray]) -> bool:
-    return any(a.dtype.kind in "fc" and not np.all(np.isfinite(a)) for a in arrays)
-
-
-def check(
-    case: FuzzCase, module: Operation | None = None, determinism: bool = True, allow_nonfinite: bool = False
-) -> Verdict:
+def check(case: FuzzCase, module: Operation | None = None, determinism: bool = True) -> Verdict:
     """Run ``case`` through every oracle; see the module docstring.
 
     ``module`` is ``case.module`` already parsed (the fuzzer has it; it is not changed), which saves a parse.
     """
     try:
         with np.errstate(all="ignore"):  # NaN and overflow are the oracles' business, not warnings
-            return _check(case, module, determinism, allow_nonfinite)
+            return _check(case, module, determinism)
     except _Stop as stop:
         return stop.verdict
 
 
-def _check(case: FuzzCase, module: Operation | None, determinism: bool, allow_nonfinite: bool) -> Verdict:
+def _check(case: FuzzCase, module: Operation | None, determinism: bool) -> Verdict:
     try:
         original = parse_module(case.module) if module is None else module
         pipeline = parse_pipeline(case.pipeline)
-        inputs = case_inputs(original, case.seed)
+        inputs = case_inputs(original, case.seed, case.specials)
     except TensoriumError as e:
         return Verdict("invalid", reason=f"input: {str(e).splitlines()[0]}")
 
@@ -309,8 +340,6 @@ def _check(case: FuzzCase, module: Operation | None, determinism: bool, allow_no
         return Verdict("invalid", reason=f"interpreter refuses the original: {str(e).splitlines()[0]}")
     except Exception as e:
         raise _crash("interp (original)", e) from e
-    if not allow_nonfinite and _nonfinite(expected):
-        return Verdict("invalid", reason="the reference outputs are not all finite")
     if "iree" in case.references:
         _check_iree(original, inputs, expected)
 
@@ -432,7 +461,11 @@ def _judge(
     problem = compare(expected, got, types, precision=precision)
     if problem is None:
         return
-    if compare(expected, got, types, ill_conditioned(original, inputs, expected), precision) is None:
+    free = sign_free(original, inputs)
+    problem = compare(expected, got, types, precision=precision, sign_free=free)
+    if problem is None:
+        return
+    if compare(expected, got, types, ill_conditioned(original, inputs, expected), precision, free) is None:
         reason = f"{stage}: differs only where the reference is ill-conditioned ({problem})"
         raise _Stop(Verdict("invalid", reason=reason))
     raise _Stop(Verdict("failure", Failure("mismatch", stage, problem, f"{problem}\n\nIR after the pipeline:\n{ir}")))

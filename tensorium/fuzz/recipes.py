@@ -17,7 +17,7 @@ import numpy as np
 
 from ..ir.core import Value
 from ..ir.dialects.graph.shape import INT64_MAX
-from ..ir.types import FloatType, ScalarType, TensorType, f16, f32, f64, i1, i32, i64, storage_dtype
+from ..ir.types import FloatType, IntegerType, ScalarType, TensorType, f16, f32, f64, i1, i32, i64, storage_dtype
 from .builder import (
     ELEMENTS,
     ProgramBuilder,
@@ -30,8 +30,11 @@ from .builder import (
     _shape,
     _tt,
 )
+from .special import sprinkle
 
 Recipe = Callable[["Recipes"], None]
+ODD_WIDTHS = (2, 3, 4, 5, 6, 7, 9, 12, 15, 17, 24, 31, 33, 48, 63)
+"""The integer widths of :meth:`Recipes.odd_integers`: every sub-byte width and widths between numpy's."""
 _RECIPES: dict[str, tuple[Recipe, float]] = {}
 
 
@@ -153,6 +156,40 @@ class Recipes(ProgramBuilder):
         y = self.emit("cast", x, dtype=target)
         if self.flip(0.5):
             self.emit("cast", y, dtype=source)
+
+    @_recipe(1)
+    def odd_integers(self) -> None:
+        """A number cast to an integer type of odd width (``i3``, ``u5``, ``i17``, ...; a float scaled first so
+        the cast reaches the type's edges) and combined with a constant of that type that holds its minimum and
+        maximum: arithmetic, a shift (a product or quotient by a power of two), a comparison and select, then
+        cast to another width (of the other signedness half the time) or back to a type later recipes read."""
+        x = self.pick(_is_number)
+        if x is None:
+            x = self.constant(TensorType(self.shape(), i32))
+        element = IntegerType(self.choice(ODD_WIDTHS), self.flip())
+        if _is_float(_tt(x)):
+            x = self.emit("mul", x, self.scalar(float(2 ** min(element.width, 20)), _tt(x).element))
+        v = self.emit("cast", x, dtype=element)
+        shape = self.broadcastable(_shape(v))
+        values = self.rng.integers(element.min_value, element.max_value, size=shape, endpoint=True)
+        other = self.constant_of(sprinkle(values.astype(storage_dtype(element)), element, self.rng), element)
+        name = self.choice(["add", "sub", "mul", "max", "min", "div", "mod", "shift", "select", "neg", "abs"])
+        if name == "shift":
+            power = self.scalar(float(2 ** self.randint(1, element.width - 1)), element)
+            y = self.emit(self.choice(["mul", "div"]), v, power)
+        elif name == "select":
+            cmp = self.choice(["lt", "le", "gt", "ge", "eq", "ne"])
+            y = self.emit("where", self.emit(cmp, v, other), v, self.emit("broadcast_to", other, shape=list(_shape(v))))
+        elif name in ("neg", "abs"):
+            y = self.emit(name, v)
+        else:
+            lhs, rhs = (v, other) if self.flip(0.7) else (other, v)
+            y = self.emit(name, lhs, rhs)
+        if self.flip(0.4):
+            width = self.choice([w for w in ODD_WIDTHS if w != element.width])
+            y = self.emit("cast", y, dtype=IntegerType(width, not element.signed or self.flip()))
+        if self.flip(0.8):  # else the odd-width value stays, to be stored as such when it is an output
+            self.emit("cast", y, dtype=self.choice([i32, i64, f32, _tt(x).element]))
 
     @_recipe(0.5)
     def constant_subgraph(self) -> None:

@@ -28,7 +28,7 @@ from ..ir.verifier import verify
 from ..passes.pipeline import Pipeline, parse_pipeline
 from .oracle import BACKENDS, REFERENCES, Failure, FuzzCase, check
 
-HEADER_KEYS = ("pipeline", "seed", "backends", "opt-level", "references")
+HEADER_KEYS = ("pipeline", "seed", "backends", "opt-level", "references", "specials")
 
 
 def same_failure(a: Failure, b: Failure) -> bool:
@@ -37,8 +37,8 @@ def same_failure(a: Failure, b: Failure) -> bool:
 
 
 def reproduces(case: FuzzCase, failure: Failure) -> bool:
-    """True when ``case`` still fails like ``failure`` (a crash or a broken rule needs no finite results)."""
-    verdict = check(case, determinism=failure.kind == "nondeterminism", allow_nonfinite=failure.kind != "mismatch")
+    """True when ``case`` still fails like ``failure``."""
+    verdict = check(case, determinism=failure.kind == "nondeterminism")
     return verdict.failure is not None and same_failure(verdict.failure, failure)
 
 
@@ -204,12 +204,15 @@ def format_case(case: FuzzCase, failure: Failure | None = None, note: str = "") 
         lines.append(f"// opt-level: {case.opt_level}")
     if case.references:
         lines.append(f"// references: {','.join(case.references)}")
+    if case.specials:
+        lines.append("// specials: yes")
     return "\n".join(lines) + "\n" + case.module
 
 
 def parse_case(text: str, filename: str = "<case>") -> FuzzCase:
-    """A case from its file text: the IR and the ``pipeline``, ``seed``, ``backends`` and ``opt-level`` header
-    lines (the last three default to 0, both backends and 3)."""
+    """A case from its file text: the IR and the ``pipeline``, ``seed``, ``backends``, ``opt-level``,
+    ``references`` and ``specials`` header lines (all but the first optional: 0, both backends, 3, none and
+    no)."""
     header: dict[str, str] = {}
     for line in text.splitlines():
         stripped = line.strip()
@@ -235,9 +238,20 @@ def parse_case(text: str, filename: str = "<case>") -> FuzzCase:
     references = tuple(r.strip() for r in header.get("references", "").split(",") if r.strip())
     if any(r not in REFERENCES for r in references):
         raise ParseError(f"{filename}: unknown reference in '// references:' (known: {', '.join(REFERENCES)})")
+    specials = header.get("specials", "no")
+    if specials not in ("yes", "no"):
+        raise ParseError(f"{filename}: the '// specials:' header must be yes or no, got '{specials}'")
     parse_module(text, filename)
     parse_pipeline(header["pipeline"])
-    return FuzzCase(text, header["pipeline"], int(seed_text), backends, int(level), references)  # type: ignore[arg-type]
+    return FuzzCase(
+        text,
+        header["pipeline"],
+        int(seed_text),
+        backends,  # type: ignore[arg-type]
+        int(level),
+        references,  # type: ignore[arg-type]
+        specials == "yes",
+    )
 
 
 def read_case(path: str | Path) -> FuzzCase:

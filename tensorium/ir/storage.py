@@ -26,7 +26,7 @@ def wrap_integers(array: np.ndarray, t: IntegerType) -> np.ndarray:
         wide = (array.astype(np.int64) << shift) >> shift  # sign-extend from bit width-1
     else:
         wide = array.astype(np.uint64) & np.uint64((1 << t.width) - 1)
-    return wide.astype(array.dtype)
+    return np.asarray(wide.astype(array.dtype))  # numpy's shifts make a rank-0 array a scalar
 
 
 def round_to_bf16(array: np.ndarray) -> np.ndarray:

@@ -20,6 +20,7 @@ from . import (  # noqa: F401  (registers the lowerings)
     misc,
     nn,
     quant,
+    quant_int,
     quant_simple,
     reduce,
     shape,

@@ -70,16 +70,19 @@ def _ceil(k: Kernel, xs: list[Value], attrs: dict[str, Any], t: ScalarType) -> V
 
 
 def _round(k: Kernel, xs: list[Value], attrs: dict[str, Any], t: ScalarType) -> Value:
-    """Round half to even: floor, then up when the fraction is above 1/2, or exactly 1/2 with an odd floor."""
+    """Round half to even: floor, then up when the fraction is above 1/2, or exactly 1/2 with an odd floor; a
+    zero result takes the sign of x (IEEE: round(-0.3) is -0, where floor(-0.3) + 1 is +0)."""
     (x,) = xs
     down = loop.floor(x)
     up = loop.add(down, k.const(1.0, t))
     fraction = loop.sub(x, down)
     half = k.const(0.5, t)
-    even = loop.cmp(loop.rem(down, k.const(2.0, t)), k.const(0.0, t), predicate="eq")
+    zero = k.const(0.0, t)
+    even = loop.cmp(loop.rem(down, k.const(2.0, t)), zero, predicate="eq")
     tie = loop.select(even, down, up)
     below = loop.select(loop.cmp(fraction, half, predicate="lt"), down, tie)
-    return loop.select(loop.cmp(fraction, half, predicate="gt"), up, below)  # type: ignore[no-any-return]
+    rounded = loop.select(loop.cmp(fraction, half, predicate="gt"), up, below)
+    return loop.select(loop.cmp(rounded, zero, predicate="eq"), loop.mul(x, zero), rounded)  # type: ignore[no-any-return]
 
 
 def _all_ones(t: ScalarType) -> Any:
@@ -95,10 +98,10 @@ def _not(k: Kernel, xs: list[Value], attrs: dict[str, Any], t: ScalarType) -> Va
 
 
 def _sign(k: Kernel, xs: list[Value], attrs: dict[str, Any], t: ScalarType) -> Value:
-    """1 above zero, -1 below, else x itself (0, or NaN for floats)."""
+    """1 above zero, -1 below, NaN for NaN, else +0 (as numpy: sign(-0.0) is 0.0)."""
     (x,) = xs
     zero = k.const(0, t)
-    out = x
+    out = loop.select(loop.cmp(x, x, predicate="ne"), x, zero) if isinstance(t, FloatType) else x
     if not (isinstance(t, IntegerType) and not t.signed):
         out = loop.select(loop.cmp(x, zero, predicate="lt"), k.const(-1, t), out)
     return loop.select(loop.cmp(x, zero, predicate="gt"), k.const(1, t), out)  # type: ignore[no-any-return]
@@ -109,13 +112,18 @@ def _reciprocal(k: Kernel, xs: list[Value], attrs: dict[str, Any], t: ScalarType
 
 
 def _mod(k: Kernel, xs: list[Value], attrs: dict[str, Any], t: ScalarType) -> Value:
-    """numpy's mod (sign of the divisor): the truncated remainder, plus the divisor when the signs differ."""
+    """numpy's mod (sign of the divisor): the truncated remainder, plus the divisor when the signs differ; a
+    float zero takes the divisor's sign too (mod(-2.0, 1.0) is +0.0, where the truncated remainder is -0.0)."""
     a, b = xs
     r = loop.rem(a, b)
     zero = k.const(0, t)
-    signs_differ = loop.cmp(loop.cmp(r, zero, predicate="lt"), loop.cmp(b, zero, predicate="lt"), predicate="ne")
-    fix = loop.and_(loop.cmp(r, zero, predicate="ne"), signs_differ)
-    return loop.select(fix, loop.add(r, b), r)  # type: ignore[no-any-return]
+    b_negative = loop.cmp(b, zero, predicate="lt")
+    signs_differ = loop.cmp(loop.cmp(r, zero, predicate="lt"), b_negative, predicate="ne")
+    fixed = loop.select(loop.and_(loop.cmp(r, zero, predicate="ne"), signs_differ), loop.add(r, b), r)
+    if not isinstance(t, FloatType):
+        return fixed  # type: ignore[no-any-return]
+    signed_zero = loop.select(b_negative, k.const(-0.0, t), zero)
+    return loop.select(loop.cmp(r, zero, predicate="eq"), signed_zero, fixed)  # type: ignore[no-any-return]
 
 
 def _where(k: Kernel, xs: list[Value], attrs: dict[str, Any], t: ScalarType) -> Value:

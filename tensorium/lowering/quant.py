@@ -9,18 +9,26 @@ the activation pre-scaled by ``2**-s``, so that no shift is needed; a code that 
 its high part times ``2**32``. Zero points are folded through per-group activation sums, as llama.cpp does:
 ``sum_j s (q_j - z) x_j = s (sum_j q_j x_j - z sum_j x_j)``, one multiply-add per group and row.
 
-Knobs (:func:`qgemv_space`): ``mr``, the rows of activations each decoded weight vector feeds (1 for the
-batch-1 decode GEMV; more amortize the unpacking over a small batch), and ``chains``, the independent
-accumulators per row that the 32 codes of a block take turns on (one chain would make every block wait on 32
-dependent multiply-adds). The default rule: ``mr = 1`` for one row, else up to 4; ``chains = 8 / mr`` (at
-least 1), enough multiply-adds in flight to cover their latency on two FMA pipes.
+That is the ``float`` path; the ``int`` path (:mod:`.quant_int`) quantizes the activations to 8 bits per block
+once per call and takes integer dot products instead. A path is a :class:`QgemvPath` in :data:`PATHS`: how
+it prepares the activations once per call, how it adds one block of 32 codes into per-row partial sums, and
+what a block costs on a target.
+
+Knobs (:func:`qgemv_space`): ``path`` (a name in :data:`PATHS`); ``mr``, the rows of activations each decoded
+weight vector feeds (1 for the batch-1 decode GEMV; more amortize the unpacking over a small batch); and
+``chains``, the independent accumulators per row that a block's products take turns on (one chain would make
+every block wait on 32 dependent multiply-adds). The default rule: ``mr = 1`` for one row, else up to 4;
+``chains = 8 / mr`` (at least 1), enough multiply-adds in flight to cover their latency on two FMA pipes; the
+path whose estimated vector operations per block (:meth:`QgemvPath.cost`) are fewest on the target.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..ir.core import Operation, Value
 from ..ir.dialects import loop
-from ..ir.types import DYN, BufferType, IntegerType, f32
+from ..ir.types import DYN, BufferType, IntegerType, ScalarType, f32
 from ..targets import Target
 from .kernel import Kernel, delinearize, element_of, lowering, lowering_error, shape_of
 from .linalg import multiply_add, vector_columns
@@ -46,14 +54,62 @@ def _rows(op: Operation) -> int | None:
     return total
 
 
+class QgemvPath:
+    """How the ``qgemv`` kernel computes one block of 32 codes against the activations (a subclass per path)."""
+
+    def prepare(self, k: Kernel, x: Value, lead: list[Value], rows: Value, bits: int, group: int) -> list[Value]:
+        """Once per call: buffers derived from the activations ``x`` ([rows, K] once ``lead`` is linearized), the
+        last of them ``[rows, K / group]``: what each group's zero point multiplies (``sum x`` over the group)."""
+        raise NotImplementedError
+
+    def slots(self, chains: int) -> int:
+        """Partial sums per activation row that :meth:`block` adds into (summed at the end of each group)."""
+        raise NotImplementedError
+
+    def block(self, k: Kernel, step: BlockStep) -> None:
+        """Add block ``step.kb`` of panel ``step.nb`` into ``step.partial[r slots + c, lane]`` for each row ``r``."""
+        raise NotImplementedError
+
+    def cost(self, target: Target, bits: int, mr: int) -> float | None:
+        """Estimated vector operations per block of 32 codes and ``lanes`` weight rows; None where the target lacks
+        what the path needs to be fast (it stays a legal point, never a default)."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class BlockStep:
+    """What :meth:`QgemvPath.block` works on: the packed weight, the buffers :meth:`QgemvPath.prepare` made, the
+    partial sums, the panel ``nb``, the block ``kb``, the activation rows ``ms``, and the kernel's shape."""
+
+    packed: Value
+    prepared: list[Value]
+    partial: Value
+    nb: Value
+    kb: Value
+    ms: list[Value]
+    bits: int
+    lanes: int
+    chains: int
+
+
+PATHS: dict[str, QgemvPath] = {}
+"""The ``path`` knob's values: each a way to compute a block (``float`` here, ``int`` in :mod:`.quant_int`)."""
+
+
+def register_path(name: str, path: QgemvPath) -> None:
+    """Make ``path`` a value of the ``qgemv`` family's ``path`` knob."""
+    PATHS[name] = path
+
+
 def qgemv_space(op: Operation, target: Target) -> Space:
-    """The ``qgemv`` points for ``op``: ``mr`` in 1, 2, 4, 8 (at most the rows, when they are known) and
-    ``chains`` in 1, 2, 4, 8."""
+    """The ``qgemv`` points for ``op``: ``path`` in :data:`PATHS`, ``mr`` in 1, 2, 4, 8 (at most the rows, when
+    they are known) and ``chains`` in 1, 2, 4, 8."""
     rows = _rows(op)
     values = tuple(v for v in MR_VALUES if rows is None or v <= max(rows, 1))
     return Space(
         "qgemv",
         (
+            Knob("path", tuple(PATHS), "float (unpack, scale, FMA) or int (8-bit activations, integer dots)"),
             Knob("mr", values, "activation rows per decoded weight vector"),
             Knob("chains", CHAIN_VALUES, "independent accumulators per row within a block"),
         ),
@@ -61,11 +117,15 @@ def qgemv_space(op: Operation, target: Target) -> Space:
 
 
 def qgemv_default(op: Operation, target: Target, space: Space) -> Config:
-    """``mr = 1`` for one activation row (decode), else 4 (or the most the space allows); ``chains = 8 / mr``."""
+    """``mr = 1`` for one activation row (decode), else 4 (or the most the space allows); ``chains = 8 / mr``;
+    the path of least :meth:`QgemvPath.cost` on the target (float where no other has a cost)."""
     rows = _rows(op)
-    legal = [int(v) for v in space.knobs[0].values]
+    legal = [int(v) for v in space.knobs[1].values]
     mr = 1 if rows == 1 else max(v for v in legal if v <= 4)
-    return Config("qgemv", (("mr", mr), ("chains", max(1, IN_FLIGHT // mr))))
+    bits = int(op.attr("bits"))
+    costs = {name: path.cost(target, bits, mr) for name, path in PATHS.items()}
+    path = min((c, name) for name, c in costs.items() if c is not None)[1]
+    return Config("qgemv", (("path", path), ("mr", mr), ("chains", max(1, IN_FLIGHT // mr))))
 
 
 register_family(Family("qgemv", ("quant.matmul_packed",), qgemv_space, qgemv_default))
@@ -73,20 +133,24 @@ register_family(Family("qgemv", ("quant.matmul_packed",), qgemv_space, qgemv_def
 
 @lowering("quant.matmul_packed")
 def lower_matmul_packed(op: Operation, k: Kernel) -> None:
-    """``out[m, n] = sum_g scale[g, n] (sum_{kk in g} q[n, kk] x[m, kk] - zero[g, n] sum_{kk in g} x[m, kk])``."""
+    """``out[m, n] = sum_g scale[g, n] (sum_{kk in g} q[n, kk] x[m, kk] - zero[g, n] sum_{kk in g} x[m, kk])``,
+    the inner sums computed by the config's path."""
     x, packed, scale, zero = k.inputs
     if element_of(x) != f32:
         raise lowering_error(op, "the packed k-bit kernel takes f32 activations")
     attrs = op.opdef.attr_kwargs(op)
     bits, group, lanes = int(attrs["bits"]), int(attrs["group"]), int(attrs["lanes"])
+    path = PATHS[str(k.knob("qgemv", "path", "float"))]
     mr = int(k.knob("qgemv", "mr", 1))
     chains = int(k.knob("qgemv", "chains", IN_FLIGHT))
+    slots = path.slots(chains)
     out = k.outputs[0]
     lead = k.sizes(x)[:-1]
     rows = k.product(lead)
     depth = int(shape_of(x)[-1])  # type: ignore[arg-type]
     groups = depth // group
-    scaled, sums = _prepare(k, x, lead, rows, depth, bits, group)
+    prepared = path.prepare(k, x, lead, rows, bits, group)
+    sums = prepared[-1]
     panels = k.size(packed, 0)
     cols = int(attrs["cols"])
     last_row = loop.sub(rows, k.index(1)) if mr > 1 else None
@@ -95,19 +159,19 @@ def lower_matmul_packed(op: Operation, k: Kernel) -> None:
         with loop.for_(k.index(0), _ceil(k, rows, mr), k.index(1), name="mb") as mb:
             first = loop.mul(mb, k.index(mr))
             ms = [first] + [loop.min(loop.add(first, k.index(r)), last_row) for r in range(1, mr)]
-            acc = _zeros(k, mr, lanes, "acc")
+            acc = zeros(k, mr, lanes, "acc")
             with loop.for_(k.index(0), k.index(groups), k.index(1), name="g") as g:
-                partial = _zeros(k, mr * chains, lanes, "p")
+                partial = zeros(k, mr * slots, lanes, "p")
                 start = loop.mul(g, k.index(group // BLOCK))
                 with loop.for_(start, loop.add(start, k.index(group // BLOCK)), k.index(1), name="kb") as kb:
-                    _block(k, packed, scaled, partial, nb, kb, ms, bits, lanes, chains)
-                with _lanes(k, lanes) as lane:
+                    path.block(k, BlockStep(packed, prepared, partial, nb, kb, ms, bits, lanes, chains))
+                with lane_loop(k, lanes) as lane:
                     n = loop.add(n0, lane)
                     s, z = loop.load(scale, [g, n]), loop.load(zero, [g, n])
                     for r, m in enumerate(ms):
-                        dot = loop.load(partial, [k.index(r * chains), lane])
-                        for c in range(1, chains):
-                            dot = loop.add(dot, loop.load(partial, [k.index(r * chains + c), lane]))
+                        dot = loop.load(partial, [k.index(r * slots), lane])
+                        for c in range(1, slots):
+                            dot = loop.add(dot, loop.load(partial, [k.index(r * slots + c), lane]))
                         corrected = multiply_add(k, loop.neg(z), loop.load(sums, [m, g]), dot)
                         loop.store(
                             multiply_add(k, s, corrected, loop.load(acc, [k.index(r), lane])), acc, [k.index(r), lane]
@@ -124,70 +188,74 @@ def _ceil(k: Kernel, size: Value, by: int) -> Value:
         return loop.div(loop.add(size, k.index(by - 1)), k.index(by))  # type: ignore[no-any-return]
 
 
-def _lanes(k: Kernel, lanes: int):  # type: ignore[no-untyped-def]
+def lane_loop(k: Kernel, lanes: int):  # type: ignore[no-untyped-def]
+    """A ``vectorize`` loop over the ``lanes`` weight rows of a panel."""
     return loop.for_(k.index(0), k.index(lanes), k.index(1), kind="vectorize", factor=lanes, name="l")
 
 
-def _zeros(k: Kernel, mr: int, lanes: int, name: str) -> Value:
-    """A local [mr, lanes] f32 accumulator set to zero."""
-    acc = loop.alloc(type=BufferType((mr, lanes), f32, "local"))
-    with _lanes(k, lanes) as lane:
+def zeros(k: Kernel, mr: int, lanes: int, name: str, dtype: ScalarType = f32) -> Value:
+    """A local [mr, lanes] accumulator set to zero."""
+    acc = loop.alloc(type=BufferType((mr, lanes), dtype, "local"))
+    with lane_loop(k, lanes) as lane:
         for r in range(mr):
-            loop.store(k.const(0.0, f32), acc, [k.index(r), lane])
+            loop.store(k.const(0.0 if dtype == f32 else 0, dtype), acc, [k.index(r), lane])
     return acc  # type: ignore[no-any-return]
 
 
-def _prepare(
-    k: Kernel, x: Value, lead: list[Value], rows: Value, depth: int, bits: int, group: int
-) -> tuple[Value, Value]:
-    """Once per call: the activations pre-scaled by ``2**-s`` for the bit offset ``s`` of their code in its
-    word, [rows, K], and their sums per group, [rows, K / group]."""
-    scaled = loop.alloc(rows, type=BufferType((DYN, depth), f32, "global"))
-    sums = loop.alloc(rows, type=BufferType((DYN, depth // group), f32, "global"))
-    with loop.for_(k.index(0), rows, k.index(1), kind="parallel", name="pm") as m:
-        at = delinearize(m, lead)
-        with loop.for_(k.index(0), k.index(depth // group), k.index(1), name="pg") as g:
-            total = loop.alloc(type=BufferType((), f32, "local"))
-            loop.store(k.const(0.0, f32), total)
-            start = loop.mul(g, k.index(group))
-            with loop.for_(k.index(0), k.index(group // BLOCK), k.index(1), name="pb") as b:
-                base = loop.add(start, loop.mul(b, k.index(BLOCK)))
-                for j in range(BLOCK):
-                    kk = loop.add(base, k.index(j))
-                    value = loop.load(x, [*at, kk])
-                    loop.store(loop.add(loop.load(total), value), total)
-                    loop.store(loop.mul(value, k.const(2.0 ** -((j * bits) % 32), f32)), scaled, [m, kk])
-            loop.store(loop.load(total), sums, [m, g])
-    return scaled, sums
+class FloatPath(QgemvPath):
+    """Unpack, scale, FMA: each code masked in place and converted to float, times the activation pre-scaled by
+    ``2**-s`` for the code's bit offset ``s`` in its word."""
+
+    def prepare(self, k: Kernel, x: Value, lead: list[Value], rows: Value, bits: int, group: int) -> list[Value]:
+        """The activations pre-scaled by ``2**-s``, [rows, K], and their sums per group, [rows, K / group]."""
+        depth = int(shape_of(x)[-1])  # type: ignore[arg-type]
+        scaled = loop.alloc(rows, type=BufferType((DYN, depth), f32, "global"))
+        sums = loop.alloc(rows, type=BufferType((DYN, depth // group), f32, "global"))
+        with loop.for_(k.index(0), rows, k.index(1), kind="parallel", name="pm") as m:
+            at = delinearize(m, lead)
+            with loop.for_(k.index(0), k.index(depth // group), k.index(1), name="pg") as g:
+                total = loop.alloc(type=BufferType((), f32, "local"))
+                loop.store(k.const(0.0, f32), total)
+                start = loop.mul(g, k.index(group))
+                with loop.for_(k.index(0), k.index(group // BLOCK), k.index(1), name="pb") as b:
+                    base = loop.add(start, loop.mul(b, k.index(BLOCK)))
+                    for j in range(BLOCK):
+                        kk = loop.add(base, k.index(j))
+                        value = loop.load(x, [*at, kk])
+                        loop.store(loop.add(loop.load(total), value), total)
+                        loop.store(loop.mul(value, k.const(2.0 ** -((j * bits) % 32), f32)), scaled, [m, kk])
+                loop.store(loop.load(total), sums, [m, g])
+        return [scaled, sums]
+
+    def slots(self, chains: int) -> int:
+        """One partial sum per chain."""
+        return chains
+
+    def block(self, k: Kernel, step: BlockStep) -> None:
+        """``partial[r chains + j % chains, lane] += q[row, 32 kb + j] * x[m_r, 32 kb + j]``."""
+        scaled, bits, chains = step.prepared[0], step.bits, step.chains
+        base = loop.mul(step.kb, k.index(BLOCK))
+        xs = [[loop.load(scaled, [m, loop.add(base, k.index(j))]) for j in range(BLOCK)] for m in step.ms]
+        with lane_loop(k, step.lanes) as lane:
+            words = [loop.load(step.packed, [step.nb, step.kb, k.index(w), lane]) for w in range(bits)]
+            slots = len(step.ms) * chains
+            sums = [loop.load(step.partial, [k.index(i), lane]) for i in range(slots)]
+            for j in range(BLOCK):
+                code = _code(k, words, j, bits)
+                for r in range(len(step.ms)):
+                    i = r * chains + j % chains
+                    sums[i] = multiply_add(k, code, xs[r][j], sums[i])
+            for i, total in enumerate(sums):
+                loop.store(total, step.partial, [k.index(i), lane])
+
+    def cost(self, target: Target, bits: int, mr: int) -> float | None:
+        """Per code: a mask and a conversion, and per row a broadcast activation and a multiply-add; a straddling
+        code twice that."""
+        straddling = sum((j * bits) % 32 + bits > 32 for j in range(BLOCK))
+        return float((BLOCK + straddling) * (2 + 2 * mr))
 
 
-def _block(
-    k: Kernel,
-    packed: Value,
-    scaled: Value,
-    partial: Value,
-    nb: Value,
-    kb: Value,
-    ms: list[Value],
-    bits: int,
-    lanes: int,
-    chains: int,
-) -> None:
-    """``partial[r chains + j % chains, lane] += q[row, 32 kb + j] * x[m_r, 32 kb + j]`` for the ``lanes`` rows of
-    panel ``nb``."""
-    base = loop.mul(kb, k.index(BLOCK))
-    xs = [[loop.load(scaled, [m, loop.add(base, k.index(j))]) for j in range(BLOCK)] for m in ms]
-    with _lanes(k, lanes) as lane:
-        words = [loop.load(packed, [nb, kb, k.index(w), lane]) for w in range(bits)]
-        slots = len(ms) * chains
-        sums = [loop.load(partial, [k.index(i), lane]) for i in range(slots)]
-        for j in range(BLOCK):
-            code = _code(k, words, j, bits)
-            for r in range(len(ms)):
-                i = r * chains + j % chains
-                sums[i] = multiply_add(k, code, xs[r][j], sums[i])
-        for i, total in enumerate(sums):
-            loop.store(total, partial, [k.index(i), lane])
+register_path("float", FloatPath())
 
 
 def _code(k: Kernel, words: list[Value], j: int, bits: int) -> Value:

@@ -52,7 +52,9 @@ def test_a_session_finds_reduces_and_writes_a_broken_pass(drop_adds: str, tmp_pa
     assert (tmp_path / "report.json").is_file() and not (tmp_path / "current.mlir").exists()
 
 
-def test_the_command_fuzzes_and_replays(capsys: pytest.CaptureFixture[str], tmp_path: Path, drop_adds: str) -> None:
+def test_the_command_fuzzes_and_replays(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     out = tmp_path / "run"
     status = main(
         ["fuzz", "--time", "60", "--max-execs", "4", "--seed", "3", "--out", str(out), "--backends", "interp"]
@@ -66,6 +68,7 @@ def test_the_command_fuzzes_and_replays(capsys: pytest.CaptureFixture[str], tmp_
     assert main(["fuzz", "--replay", str(corpus_file)]) == 0
     assert capsys.readouterr().out == f"{corpus_file}: ok\n"
 
+    drop_adds = request.getfixturevalue("drop_adds")  # registered only now: random pipelines could draw it
     failing = tmp_path / "failing.mlir"
     failing.write_text(f"// pipeline: {drop_adds}\n// backends: interp\n{SIMPLE}")
     assert main(["fuzz", "--replay", str(failing)]) == 3

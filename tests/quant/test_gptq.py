@@ -14,6 +14,8 @@ from tensorium.passes.awq import awq
 from tensorium.passes.gptq import gptq, hessian
 from tensorium.passes.rtn import round_to_nearest
 
+from .conftest import assert_close_to_float_path, run_on_path
+
 
 def correlated_inputs(rng: np.random.Generator, rows: int, depth: int, seed: int = 7) -> np.ndarray:
     """Inputs whose features mix a few strong directions (the same ones for the same ``seed``), as activations do."""
@@ -99,5 +101,6 @@ def test_compile_with_awq_divides_the_activation() -> None:
     compiled = tm.compile(model, quantize=config, target="interp", cache=False)
     floats = model(x).detach().numpy()
     assert np.abs(compiled(x).numpy() - floats).max() < 0.1 * np.abs(floats).max()
-    cpu = tm.compile(model, quantize=config, cache=False)
-    np.testing.assert_allclose(cpu(x).numpy(), compiled(x).numpy(), rtol=1e-4, atol=1e-4)
+    on_float = run_on_path(model, [x], "float", quantize=config)
+    np.testing.assert_allclose(on_float, compiled(x).numpy(), rtol=1e-4, atol=1e-4)
+    assert_close_to_float_path(tm.compile(model, quantize=config, cache=False)(x).numpy(), on_float)

@@ -16,7 +16,7 @@ from tensorium.ir.dialects.quant import layouts
 from tensorium.ir.types import IntegerType, QuantizedType, TensorType, f32
 from tensorium.lowering import lower_function
 from tensorium.lowering.space import Config, default_config, kernel_key, kernel_space
-from tensorium.targets import host_target
+from tensorium.targets import host_target, parse_target
 from tensorium.testing import build_module
 
 U32 = IntegerType(32, False)
@@ -53,7 +53,7 @@ def test_every_width_matches_the_interpreter(bits: int, rows: int, cols: int, de
     target = host_target()
     module, inputs = packed_case(bits, rows, cols, depth, group, target.lanes())
     (want,) = interp.run(module, inputs)
-    config = Config("qgemv", (("mr", mr), ("chains", max(1, 8 // mr // (bits % 2 + 1)))))
+    config = Config("qgemv", (("path", "float"), ("mr", mr), ("chains", max(1, 8 // mr // (bits % 2 + 1)))))
     space = kernel_space(_op(module), target)
     assert space is not None and space.check(config) == config
     (got,) = CpuExecutable.build(module, configs={kernel_key(_op(module)): config}).run(inputs)
@@ -63,23 +63,29 @@ def test_every_width_matches_the_interpreter(bits: int, rows: int, cols: int, de
 def test_loop_interpreter_runs_the_same_kernel() -> None:
     module, inputs = packed_case(3, 3, 9, 64, 32, 4)
     (want,) = interp.run(module, inputs)
-    configs = {kernel_key(_op(module)): Config.parse("qgemv{mr=2,chains=2}")}
+    configs = {kernel_key(_op(module)): Config.parse("qgemv{path=float,mr=2,chains=2}")}
     (got,) = run_plan(lower_function(module, configs=configs), inputs)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
-def test_space_and_default_rule() -> None:
-    target = host_target()
-    decode, _ = packed_case(4, 1, 16, 64, 32, target.lanes())
-    batch, _ = packed_case(4, 3, 16, 64, 32, target.lanes())
-    assert str(default_config(_op(decode), target)) == "qgemv{mr=1,chains=8}"
-    assert str(default_config(_op(batch), target)) == "qgemv{mr=2,chains=4}"
+@pytest.mark.parametrize(
+    ("cpu", "bits", "path"),
+    [("znver4", 4, "int"), ("znver4", 8, "int"), ("znver4", 5, "int"), ("haswell", 4, "int"), ("haswell", 8, "float")]
+    + [("x86-64", 4, "float"), ("x86-64-v3", 3, "int")],
+)
+def test_space_and_default_rule(cpu: str, bits: int, path: str) -> None:
+    """The int path where the target has VNNI or AVX2 (not AVX2 at 8 bits, whose multiply-add saturates)."""
+    target = parse_target(f"cpu:{cpu}")
+    decode, _ = packed_case(bits, 1, 16, 64, 32, target.lanes())
+    batch, _ = packed_case(bits, 3, 16, 64, 32, target.lanes())
+    assert str(default_config(_op(decode), target)) == f"qgemv{{path={path},mr=1,chains=8}}"
+    assert str(default_config(_op(batch), target)) == f"qgemv{{path={path},mr=2,chains=4}}"
     space = kernel_space(_op(batch), target)
-    assert space is not None and space.size() == 8
+    assert space is not None and space.size() == 16
     assert [str(p) for p in space.points()][:3] == [
-        "qgemv{mr=1,chains=1}",
-        "qgemv{mr=1,chains=2}",
-        "qgemv{mr=1,chains=4}",
+        "qgemv{path=float,mr=1,chains=1}",
+        "qgemv{path=float,mr=1,chains=2}",
+        "qgemv{path=float,mr=1,chains=4}",
     ]
 
 

@@ -10,6 +10,8 @@ import pytest
 import tensorium as tm
 from tensorium.ir.dialects.builtin import func_body, functions
 
+from .conftest import assert_close_to_float_path, run_on_path
+
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 helper, TensorProto, numpy_helper = onnx.helper, onnx.TensorProto, onnx.numpy_helper
@@ -30,6 +32,14 @@ def ort_run(model: object, feeds: dict[str, np.ndarray]) -> np.ndarray:
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])  # type: ignore[attr-defined]
     return session.run(None, feeds)[0]  # type: ignore[no-any-return]
+
+
+def check_targets(model: object, x: np.ndarray, want: np.ndarray) -> None:
+    """The interpreter and the CPU's float path compute what onnxruntime computes; the CPU's default path within
+    the rounding of 8-bit activations of that."""
+    np.testing.assert_allclose(tm.compile(model, target="interp", cache=False)(x), want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(run_on_path(model, [x], "float"), want, rtol=1e-4, atol=1e-4)
+    assert_close_to_float_path(tm.compile(model, cache=False)(x), want)
 
 
 def _io(name: str, shape: list[int], elem: int = TensorProto.FLOAT) -> object:
@@ -58,9 +68,7 @@ def test_matmul_nbits_matches_onnxruntime(bits: int, zero_points: bool) -> None:
     model = nbits_model(bits, cols=24, depth=64, block=32, zero_points=zero_points, seed=bits)
     a = np.random.default_rng(0).standard_normal((2, 64)).astype(np.float32)
     want = ort_run(model, {"A": a})
-    for target in ("interp", "cpu"):
-        got = tm.compile(model, target=target, cache=False)(a)
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=target)
+    check_targets(model, a, want)
 
 
 def test_matmul_nbits_imports_as_a_k_bit_matmul() -> None:
@@ -100,9 +108,7 @@ def test_qdq_weight_matches_onnxruntime(elem: int, per_axis: bool) -> None:
     PassManager.parse("canonicalize").run(imported.module)
     names = [op.name for op in func_body(functions(imported.module)[0]).ops]
     assert "quant.matmul" in names and "graph.matmul" not in names, names
-    for target in ("interp", "cpu"):
-        got = tm.compile(model, target=target, cache=False)(x)
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=target)
+    check_targets(model, x, want)
 
 
 def test_quantize_linear_and_matmul_integer_match_onnxruntime() -> None:

@@ -22,6 +22,8 @@ from tensorium.passes.quantize import quantize_weights
 from tensorium.passes.rtn import round_to_nearest
 from tensorium.testing import build_module
 
+from .conftest import assert_close_to_float_path, run_on_path
+
 
 def linear_module(weight: np.ndarray, rows: int = 2, transpose_b: bool = True) -> Operation:
     """@main(x) = x @ W^T (W [N, K] a constant), as torch's Linear imports."""
@@ -145,7 +147,8 @@ def test_compile_quantized_torch_model_on_cpu_matches_the_interpreter(spec: str)
     assert "quantize" in cpu.pipeline and "pack-quant" in cpu.pipeline
     reference = tm.compile(model, quantize=QuantConfig.parse(spec), target="interp", cache=False)
     got, want = cpu(x).numpy(), reference(x).numpy()
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(run_on_path(model, [x], "float", quantize=spec), want, rtol=1e-4, atol=1e-4)
+    assert_close_to_float_path(got, want)
     floats = model(x).detach().numpy()
     assert np.abs(got - floats).max() < 0.25 * np.abs(floats).max()
 

@@ -28,6 +28,7 @@ from ...ir.types import BufferType, FloatType, IntegerType, ScalarType, Sym, Typ
 from ...lowering.decompose import DECOMPOSABLE
 from ...lowering.inplace import inplace_pairs
 from ..emitter import op_error
+from .bits import BitsEmitter
 from .common import (
     F16,
     F32,
@@ -105,7 +106,7 @@ def _is_one(v: ir.Value) -> bool:
     return isinstance(v, ir.Constant) and v.constant == 1
 
 
-class LLVMEmitter(ScalarEmitter, VectorEmitter):
+class LLVMEmitter(ScalarEmitter, VectorEmitter, BitsEmitter):
     """Turns a module of loop-level kernels into one LLVM module; emitter state lives on the instance.
 
     A :class:`~tensorium.backends.emitter.KernelEmitter`: ``OPS`` maps op names to method names and
@@ -126,6 +127,7 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter):
     }
     OPS: ClassVar[dict[str, str]] = {
         **ScalarEmitter.OPS,
+        **BitsEmitter.OPS,
         "loop.if": "emit_if",
         "loop.alloc": "emit_alloc",
         "loop.dim": "emit_dim",
@@ -139,12 +141,13 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter):
     BUFFER_POINTER: ClassVar[ir.Type] = PTR
     """The LLVM type of a buffer argument."""
 
-    def __init__(self, triple: str = "", data_layout: str = "") -> None:
+    def __init__(self, triple: str = "", data_layout: str = "", features: frozenset[str] = frozenset()) -> None:
         module = ir.Module(name="tensorium")
         module.triple = triple
         module.data_layout = data_layout
         super().__init__(module)
         self.triple, self.data_layout = triple, data_layout
+        self.features = features
         self.kernels: dict[str, KernelInfo] = {}
         self.errors: list[str] = []
         self.allocas = ir.IRBuilder()

@@ -158,7 +158,9 @@ def compile_module(
             futures[id(llvm_module)] = pool.submit(_kernel_bitcode, text, info.symbol, target, opt_level, cache)
             stats.printing += time.perf_counter() - start
 
-        emitter = _StreamingEmitter(submit, triple=machine.triple, data_layout=str(machine.target_data))
+        emitter = _StreamingEmitter(
+            submit, triple=machine.triple, data_layout=str(machine.target_data), features=frozenset(target.features)
+        )
         modules = emitter.emit_modules(module)
         infos = list(emitter.kernels.values())
         assert len(infos) == len(modules), "the emitter made one LLVM module per kernel"
@@ -213,8 +215,10 @@ class _StreamingEmitter(LLVMEmitter):
     kernel is emitted (by :meth:`~LLVMEmitter.emit_modules`), so that LLVM optimizes the first kernels on
     other threads while Python emits the next ones."""
 
-    def __init__(self, ready: Callable[[KernelInfo, ir.Module], None], triple: str, data_layout: str) -> None:
-        super().__init__(triple=triple, data_layout=data_layout)
+    def __init__(
+        self, ready: Callable[[KernelInfo, ir.Module], None], triple: str, data_layout: str, features: frozenset[str]
+    ) -> None:
+        super().__init__(triple=triple, data_layout=data_layout, features=features)
         self.ready = ready
 
     def emit_function(self, func: Operation) -> None:

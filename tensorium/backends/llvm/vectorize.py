@@ -44,6 +44,9 @@ _VECTOR_OPS = {
     "loop.cmp",
     "loop.const",
     "loop.bitcast",
+    "loop.shl",
+    "loop.shr",
+    "loop.dot_u8i8",
 }
 _FLOAT_ONLY = {"loop.div", "loop.fma", "loop.exp", "loop.log", "loop.sqrt", "loop.sin", "loop.cos", "loop.floor"}
 _FLOAT_ONLY |= {"loop.abs"}

@@ -1,0 +1,130 @@
+"""The loop dialect's integer bit ops in LLVM IR: shifts, and ``dot_u8i8`` as the target's dot-product instruction.
+
+``dot_u8i8`` on a vector of 32-bit lanes becomes the first form of :data:`DOT_FORMS` that the target's
+features and the vector's width allow: ``vpdpbusd`` (AVX-512 VNNI on 512-bit vectors; AVX-VNNI, or AVX-512
+VNNI with VL, on 256 and 128 bits), else, when the op is ``narrow`` (its pairs of products fit i16),
+``vpmaddubsw`` + ``vpmaddwd`` + ``vpaddd`` (AVX-512 BW, AVX2, SSSE3); anything else (a scalar, a target
+without these instructions, a wide op on AVX2) is the portable form: bytes widened to i32, multiplied, and
+summed by fours, which any LLVM target compiles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from llvmlite import ir
+
+from ...ir.core import Operation
+from ...ir.types import IntegerType
+from .common import I8, I32
+
+I16 = ir.IntType(16)
+
+
+@dataclass(frozen=True)
+class DotForm:
+    """One instruction sequence for ``dot_u8i8`` on vectors of ``bits`` bits: ``dot`` is an intrinsic taking
+    (acc, u8 bytes, i8 bytes), or ``pairs`` + ``widen`` the two-step multiply-add (u8 x i8 pairs to i16, then
+    i16 pairs times 1 to i32) that is exact only for ``narrow`` ops."""
+
+    bits: int
+    needs: tuple[frozenset[str], ...]
+    """Feature sets, any one of which suffices."""
+    dot: str = ""
+    pairs: str = ""
+    widen: str = ""
+
+    @property
+    def narrow_only(self) -> bool:
+        """Whether the form saturates (``vpmaddubsw``), so it serves only ``narrow`` ops."""
+        return not self.dot
+
+    def available(self, features: frozenset[str], bits: int, narrow: bool) -> bool:
+        """Whether this form computes the op exactly for vectors of ``bits`` bits on a target with ``features``."""
+        return bits == self.bits and (narrow or not self.narrow_only) and any(need <= features for need in self.needs)
+
+
+_VNNI_VL = (frozenset({"avxvnni"}), frozenset({"avx512vnni", "avx512vl"}))
+DOT_FORMS = (
+    DotForm(512, (frozenset({"avx512vnni"}),), dot="llvm.x86.avx512.vpdpbusd.512"),
+    DotForm(256, _VNNI_VL, dot="llvm.x86.avx512.vpdpbusd.256"),
+    DotForm(128, _VNNI_VL, dot="llvm.x86.avx512.vpdpbusd.128"),
+    DotForm(512, (frozenset({"avx512bw"}),), pairs="llvm.x86.avx512.pmaddubs.w.512", widen="llvm.x86.avx512.pmaddw.d.512"),
+    DotForm(256, (frozenset({"avx2"}),), pairs="llvm.x86.avx2.pmadd.ub.sw", widen="llvm.x86.avx2.pmadd.wd"),
+    DotForm(128, (frozenset({"ssse3"}),), pairs="llvm.x86.ssse3.pmadd.ub.sw.128", widen="llvm.x86.sse2.pmadd.wd"),
+)
+"""The target instructions for ``dot_u8i8``, in order of preference."""
+
+
+def dot_form(features: frozenset[str], bits: int, narrow: bool) -> DotForm | None:
+    """The first of :data:`DOT_FORMS` that computes a ``dot_u8i8`` on ``bits``-bit vectors exactly on a target
+    with ``features``; None where only the portable form does."""
+    return next((f for f in DOT_FORMS if f.available(features, bits, narrow)), None)
+
+
+def _splat(t: ir.Type, value: int) -> ir.Constant:
+    return ir.Constant(t, [value] * t.count) if isinstance(t, ir.VectorType) else ir.Constant(t, value)
+
+
+class BitsEmitter:
+    """The LLVM emitter's integer bit ops (a mixin). The scalar methods work on vectors too, which is how the
+    vectorizer emits them; ``features`` are the target CPU's (empty: the portable forms only)."""
+
+    OPS: ClassVar[dict[str, str]] = {
+        "loop.shl": "emit_shift",
+        "loop.shr": "emit_shift",
+        "loop.dot_u8i8": "emit_dot_u8i8",
+    }
+    builder: ir.IRBuilder
+    features: frozenset[str] = frozenset()
+
+    def emit_shift(self, op: Operation) -> ir.Value:
+        """``shl`` / ``shr`` (logical or arithmetic by the type's sign), amounts outside ``[0, width)`` guarded."""
+        x, amount = self.operands(op)  # type: ignore[attr-defined]
+        t = op.results[0].type
+        assert isinstance(t, IntegerType)
+        bl = self.builder
+        if op.name == "loop.shl":
+            shifted, fill = bl.shl(x, amount), _splat(x.type, 0)
+        elif t.signed:
+            shifted = bl.ashr(x, amount)
+            fill = bl.ashr(x, _splat(x.type, t.width - 1))
+        else:
+            shifted, fill = bl.lshr(x, amount), _splat(x.type, 0)
+        inside = bl.icmp_unsigned("<", amount, _splat(x.type, t.width))
+        return bl.select(inside, shifted, fill)
+
+    def emit_dot_u8i8(self, op: Operation) -> ir.Value:
+        """``acc + sum of u8 x i8 byte products`` per 32-bit lane, as the target's instruction where it has one."""
+        acc, lhs, rhs = self.operands(op)  # type: ignore[attr-defined]
+        lanes = acc.type.count if isinstance(acc.type, ir.VectorType) else 0
+        form = dot_form(self.features, 32 * lanes, bool(op.attr("narrow", False))) if lanes else None
+        if form is None:
+            return self._portable_dot(acc, lhs, rhs, lanes)
+        bl = self.builder
+        words = ir.VectorType(I32, lanes)
+        if form.dot:
+            dot = self.intrinsic(form.dot, words, [words] * 3)  # type: ignore[attr-defined]
+            return bl.call(dot, [acc, lhs, rhs])
+        byte_vector, half_vector = ir.VectorType(I8, 4 * lanes), ir.VectorType(I16, 2 * lanes)
+        pairs = self.intrinsic(form.pairs, half_vector, [byte_vector, byte_vector])  # type: ignore[attr-defined]
+        halves = bl.call(pairs, [bl.bitcast(lhs, byte_vector), bl.bitcast(rhs, byte_vector)])
+        widen = self.intrinsic(form.widen, words, [half_vector, half_vector])  # type: ignore[attr-defined]
+        return bl.add(acc, bl.call(widen, [halves, _splat(half_vector, 1)]))
+
+    def _portable_dot(self, acc: ir.Value, lhs: ir.Value, rhs: ir.Value, lanes: int) -> ir.Value:
+        """Bytes widened to i32 and multiplied, the four products of each lane summed (``lanes`` 0: a scalar)."""
+        bl = self.builder
+        count = max(lanes, 1)
+        words = ir.VectorType(I32, count)
+        if not lanes:
+            lhs, rhs, acc = (bl.bitcast(v, words) for v in (lhs, rhs, acc))
+        wide = ir.VectorType(I32, 4 * count)
+        bytes_ = ir.VectorType(I8, 4 * count)
+        products = bl.mul(bl.zext(bl.bitcast(lhs, bytes_), wide), bl.sext(bl.bitcast(rhs, bytes_), wide))
+        total = acc
+        for byte in range(4):
+            mask = ir.Constant(ir.VectorType(I32, count), [4 * lane + byte for lane in range(count)])
+            total = bl.add(total, bl.shuffle_vector(products, ir.Constant(wide, ir.Undefined), mask))
+        return total if lanes else bl.bitcast(total, I32)

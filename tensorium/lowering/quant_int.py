@@ -1,0 +1,283 @@
+"""The ``int`` path of the ``qgemv`` kernel: 8-bit activations and integer dot products (``loop.dot_u8i8``).
+
+Once per call the activations are quantized per block of 32 along K (:func:`quantize_activations`): the
+block's scale is ``d = amax / 127`` (``amax`` its largest magnitude), each element becomes
+``xq = round_half_even(x * (127 / amax))`` in [-127, 127] (0 for a block of zeros), as llama.cpp's Q8 blocks.
+The kernel then computes, per weight row ``n`` and activation row ``m``, exactly in integers per block
+``b``: ``idot_b = sum_{j in b} q[n, j] xq[m, j]`` (the codes ``q`` are unsigned, below ``2**k``), and in f32
+one multiply-add per block, ``dot_g = sum_{b in g} d_b idot_b``, and per group ``g`` of the weight,
+``out += scale_g (dot_g - zero_g xs_g)`` with ``xs_g = sum_{b in g} d_b sum_{j in b} xq_j`` precomputed per
+call: the zero points folded through activation block sums. :func:`integer_reference` is that computation
+in numpy, the oracle of the tests; against the float matmul the results differ by the activations' rounding
+(at most ``d / 2`` per element).
+
+Decoding: a block of a weight row is ``k`` words of a bit stream (the ``interleaved`` layout). For each
+32-bit lane ``dot_u8i8`` wants four codes in the four bytes of a word; :func:`decode_plan` finds, per k, how
+to cut the k words into such byte words with few shifts, masks and ors (for k = 4: ``w & 0x0F0F0F0F`` and
+``(w >> 4) & 0x0F0F0F0F``), and the activations are stored once per call in the matching order, so the
+order of the codes costs nothing at run time.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ir.core import Value
+from ..ir.dialects import loop
+from ..ir.types import DYN, BufferType, f32, i32
+from ..targets import Target
+from .kernel import Kernel, delinearize, shape_of
+from .linalg import multiply_add
+from .quant import BLOCK, U32, BlockStep, QgemvPath, lane_loop, register_path
+
+ROUNDER = 12582912.0
+"""1.5 * 2**23: adding it to an f32 of magnitude below 2**22 rounds it to an integer, half to even, which is
+then the low bits of the sum's bit pattern (the pattern of ROUNDER itself ends in 22 zero bits)."""
+ROUNDER_BITS = 0x4B400000
+WORD_MASK = 0xFFFFFFFF
+
+
+@dataclass(frozen=True)
+class Part:
+    """``(word >> shift) & mask`` of one of a block's k words (a negative ``shift`` shifts left)."""
+
+    word: int
+    shift: int
+    mask: int
+
+    def needs_mask(self) -> bool:
+        """Whether the shifted word has bits outside ``mask`` (a shift alone may leave only the wanted ones)."""
+        kept = WORD_MASK >> self.shift if self.shift > 0 else (WORD_MASK << -self.shift) & WORD_MASK
+        return self.mask != kept
+
+
+@dataclass(frozen=True)
+class ByteWord:
+    """Four codes of a block as the four bytes of a word: the OR of ``parts``; ``codes[b]`` is the index in the
+    block of the code in byte ``b`` (-1: the byte is 0)."""
+
+    parts: tuple[Part, ...]
+    codes: tuple[int, int, int, int]
+
+    def ops(self) -> int:
+        """Vector operations to build the word: shifts, masks (where bits outside them survive), ors."""
+        return len(self.parts) - 1 + sum((p.shift != 0) + p.needs_mask() for p in self.parts)
+
+
+def _placements(j: int, bits: int, byte: int) -> list[Part]:
+    """The parts that put code ``j`` of a block into byte ``byte`` (two when it straddles two words)."""
+    word, shift = divmod(j * bits, 32)
+    low_bits = min(bits, 32 - shift)
+    parts = [Part(word, shift - 8 * byte, ((1 << low_bits) - 1) << 8 * byte)]
+    if low_bits < bits:
+        parts.append(Part(word + 1, -(8 * byte + low_bits), ((1 << (bits - low_bits)) - 1) << (8 * byte + low_bits)))
+    return parts
+
+
+@functools.cache
+def decode_plan(bits: int) -> tuple[ByteWord, ...]:
+    """How to cut a block's ``bits`` words into byte words: greedily, the shifts of one word that bring the most
+    codes to byte boundaries at once, packed into byte words first fit; then the rest one code at a time into
+    the free bytes (a word with a free byte at the end holds 0 there)."""
+    whole: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for j in range(BLOCK):
+        word, shift = divmod(j * bits, 32)
+        if shift + bits <= 32:
+            for byte in range(4):
+                whole.setdefault((word, shift - 8 * byte), []).append((j, byte))
+    left = set(range(BLOCK))
+    extracts: list[list[tuple[int, int]]] = []
+    while True:
+        best = max(
+            (([(j, b) for j, b in members if j in left], key) for key, members in whole.items()),
+            key=lambda found: (len(found[0]), found[1][1] == 0, -found[1][0], -abs(found[1][1])),
+        )
+        if len(best[0]) < 2:
+            break
+        extracts.append(best[0])
+        left -= {j for j, _ in best[0]}
+    words: list[list[int]] = []
+    for members in sorted(extracts, key=len, reverse=True):
+        slot = next((w for w in words if all(w[b] < 0 for _, b in members)), None)
+        if slot is None:
+            slot = [-1] * 4
+            words.append(slot)
+        for j, b in members:
+            slot[b] = j
+    for j in sorted(left):
+        slot = next((w for w in words if -1 in w), None)
+        if slot is None:
+            slot = [-1] * 4
+            words.append(slot)
+        slot[slot.index(-1)] = j
+    return tuple(_byte_word(codes, bits) for codes in words)
+
+
+def _byte_word(codes: list[int], bits: int) -> ByteWord:
+    """The byte word holding ``codes`` (by byte), its parts merged by (word, shift)."""
+    masks: dict[tuple[int, int], int] = {}
+    for byte, j in enumerate(codes):
+        if j >= 0:
+            for part in _placements(j, bits, byte):
+                masks[(part.word, part.shift)] = masks.get((part.word, part.shift), 0) | part.mask
+    parts = tuple(Part(word, shift, mask) for (word, shift), mask in sorted(masks.items()))
+    return ByteWord(parts, (codes[0], codes[1], codes[2], codes[3]))
+
+
+def quantize_activations(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``x`` ([..., K], K a multiple of 32) as int8 codes and f32 scales per block of 32 (module docstring)."""
+    blocks = np.asarray(x, np.float32).reshape(*x.shape[:-1], -1, BLOCK)
+    amax = np.abs(blocks).max(axis=-1)
+    with np.errstate(divide="ignore"):
+        inverse = np.where(amax > 0, np.float32(127) / amax, np.float32(0)).astype(np.float32)
+    codes = np.rint(blocks * inverse[..., None]).astype(np.int8)
+    return codes.reshape(x.shape), (amax / np.float32(127)).astype(np.float32)
+
+
+def integer_reference(x: np.ndarray, codes: np.ndarray, scale: np.ndarray, zero: np.ndarray, group: int) -> np.ndarray:
+    """What the ``int`` path computes, in numpy: ``x`` [..., K], unsigned ``codes`` [N, K], ``scale`` and
+    ``zero`` [K / group, N]; the integer dots exact, the float sums in float64 (the kernel's are f32)."""
+    xq, d = quantize_activations(x)
+    lead = x.shape[:-1]
+    blocks = codes.shape[1] // BLOCK
+    xb = xq.reshape(-1, blocks, BLOCK).astype(np.int64)
+    idot = np.einsum("mbj,nbj->mnb", xb, codes.reshape(codes.shape[0], blocks, BLOCK).astype(np.int64))
+    dm = d.reshape(-1, blocks).astype(np.float64)
+    per_group = group // BLOCK
+    dots = (dm[:, None, :] * idot).reshape(dm.shape[0], codes.shape[0], -1, per_group).sum(-1)
+    sums = (dm * xb.sum(-1)).reshape(dm.shape[0], -1, per_group).sum(-1)
+    out = ((dots - zero.T[None] * sums[:, None, :]) * scale.T[None]).sum(-1)
+    return out.reshape(*lead, codes.shape[0])
+
+
+def rounding_bound(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """The most the ``int`` path's ``x @ weight.T`` ([..., K] by a float [N, K]) can differ from the float one's:
+    half a quantization step ``d / 2`` per activation, times the weight's magnitude, summed (plus f32 slack)."""
+    blocks = np.asarray(x, np.float64).reshape(*x.shape[:-1], -1, BLOCK)
+    step = np.repeat(np.abs(blocks).max(axis=-1) / 127, BLOCK, axis=-1).reshape(x.shape)
+    magnitude = np.abs(np.asarray(weight, np.float64))
+    return (step / 2 + 1e-6 * np.abs(x)) @ magnitude.T + 1e-5 * (np.abs(x) @ magnitude.T)  # type: ignore[no-any-return]
+
+
+class IntegerPath(QgemvPath):
+    """8-bit activations per block, integer dot products of bytes, one f32 multiply-add per block and row."""
+
+    def prepare(self, k: Kernel, x: Value, lead: list[Value], rows: Value, bits: int, group: int) -> list[Value]:
+        """The activation codes as byte words in the order of :func:`decode_plan` ([rows, K / 32 * words], i32),
+        the block scales ([rows, K / 32]) and the zero-point sums ``xs`` per group ([rows, K / group])."""
+        plan = decode_plan(bits)
+        depth = int(shape_of(x)[-1])  # type: ignore[arg-type]
+        blocks, per_group, groups = depth // BLOCK, group // BLOCK, depth // group
+        xw = loop.alloc(rows, type=BufferType((DYN, blocks * len(plan)), i32, "global"))
+        xd = loop.alloc(rows, type=BufferType((DYN, blocks), f32, "global"))
+        xs = loop.alloc(rows, type=BufferType((DYN, groups), f32, "global"))
+        with k.prologue():
+            tasks = loop.mul(rows, k.index(groups))
+        with loop.for_(k.index(0), tasks, k.index(1), kind="parallel", name="pmg") as task:
+            m, g = loop.div(task, k.index(groups)), loop.rem(task, k.index(groups))
+            total = loop.alloc(type=BufferType((), f32, "local"))
+            loop.store(k.const(0.0, f32), total)
+            with loop.for_(k.index(0), k.index(per_group), k.index(1), name="pb") as pb:
+                b = loop.add(loop.mul(g, k.index(per_group)), pb)
+                block_sum = _quantize_block(k, x, delinearize(m, lead), m, b, plan, xw, xd)
+                loop.store(loop.add(loop.load(total), block_sum), total)
+            loop.store(loop.load(total), xs, [m, g])
+        return [xw, xd, xs]
+
+    def slots(self, chains: int) -> int:
+        """One float sum per row: the chains are integer sums, added exactly within each block."""
+        return 1
+
+    def block(self, k: Kernel, step: BlockStep) -> None:
+        """``partial[r, lane] += d[m_r, kb] * sum_{t} dot_u8i8(byte word t of the lane's row, activation word t)``."""
+        xw, xd = step.prepared[0], step.prepared[1]
+        plan = decode_plan(step.bits)
+        first = loop.mul(step.kb, k.index(len(plan)))
+        xs = [[loop.load(xw, [m, loop.add(first, k.index(t))]) for t in range(len(plan))] for m in step.ms]
+        ds = [loop.load(xd, [m, step.kb]) for m in step.ms]
+        narrow = step.bits < 8  # codes below 128 against |xq| <= 127: each pair of products fits i16
+        with lane_loop(k, step.lanes) as lane:
+            words = [loop.load(step.packed, [step.nb, step.kb, k.index(w), lane]) for w in range(step.bits)]
+            chains = [[k.const(0, i32)] * step.chains for _ in step.ms]
+            for t, word in enumerate(plan):
+                weights = _byte_word_value(k, words, word)
+                for r in range(len(step.ms)):
+                    c = t % step.chains
+                    chains[r][c] = loop.dot_u8i8(chains[r][c], weights, xs[r][t], narrow=narrow)
+            for r in range(len(step.ms)):
+                total = chains[r][0]
+                for value in chains[r][1:]:
+                    total = loop.add(total, value)
+                at = [k.index(r), lane]
+                loop.store(
+                    multiply_add(k, ds[r], loop.cast(total, dtype=f32), loop.load(step.partial, at)), step.partial, at
+                )
+
+    def cost(self, target: Target, bits: int, mr: int) -> float | None:
+        """The plan's shifts, masks and ors, per byte word and row a broadcast activation word and a dot product
+        (three instructions without VNNI), and per row a conversion and a multiply-add; None without VNNI or AVX2
+        (or AVX2 at 8 bits, whose multiply-add saturates: the portable form is slower than the float path)."""
+        vnni = bool(target.dot_product)
+        if not vnni and ("avx2" not in target.features or bits == 8):
+            return None
+        plan = decode_plan(bits)
+        return float(sum(w.ops() for w in plan) + len(plan) * mr * (2 if vnni else 4) + 2 * mr)
+
+
+def _quantize_block(
+    k: Kernel, x: Value, at: list[Value], m: Value, b: Value, plan: tuple[ByteWord, ...], xw: Value, xd: Value
+) -> Value:
+    """Quantize block ``b`` of activation row ``m`` (``at`` in ``x``): store its byte words and scale, give
+    ``d * sum xq``. The largest magnitude is the largest of the bit patterns with the sign cleared (which order
+    as the floats do); the block sum adds the rounded patterns and takes the rounder's away once (exact: the
+    i32 sum wraps, the true sum is small)."""
+    base = loop.mul(b, k.index(BLOCK))
+    values = [loop.load(x, [*at, loop.add(base, k.index(j))]) for j in range(BLOCK)]
+    magnitude = k.const(0x7FFFFFFF, i32)
+    amax_bits = loop.and_(loop.bitcast(values[0], dtype=i32), magnitude)
+    for v in values[1:]:
+        amax_bits = loop.max(amax_bits, loop.and_(loop.bitcast(v, dtype=i32), magnitude))
+    amax = loop.bitcast(amax_bits, dtype=f32)
+    positive = loop.cmp(amax, k.const(0.0, f32), predicate="gt")
+    inverse = loop.select(positive, loop.div(k.const(127.0, f32), amax), k.const(0.0, f32))
+    d = loop.div(amax, k.const(127.0, f32))
+    rounder = k.const(ROUNDER, f32)
+    rounded = [loop.bitcast(loop.add(loop.mul(v, inverse), rounder), dtype=i32) for v in values]
+    isum = rounded[0]
+    for r in rounded[1:]:
+        isum = loop.add(isum, r)
+    isum = loop.sub(isum, k.const((BLOCK * ROUNDER_BITS + (1 << 31)) % (1 << 32) - (1 << 31), i32))
+    first = loop.mul(b, k.index(len(plan)))
+    for t, word in enumerate(plan):
+        packed: Value | None = None
+        for byte, j in enumerate(word.codes):
+            if j < 0:
+                continue
+            piece = rounded[j] if byte == 3 else loop.and_(rounded[j], k.const(0xFF, i32))
+            piece = loop.shl(piece, k.const(8 * byte, i32)) if byte else piece
+            packed = piece if packed is None else loop.or_(packed, piece)
+        loop.store(packed if packed is not None else k.const(0, i32), xw, [m, loop.add(first, k.index(t))])
+    loop.store(d, xd, [m, b])
+    return loop.mul(d, loop.cast(isum, dtype=f32))  # type: ignore[no-any-return]
+
+
+def _byte_word_value(k: Kernel, words: list[Value], word: ByteWord) -> Value:
+    """The u32 byte word ``word`` built from a block's words."""
+    value: Value | None = None
+    for part in word.parts:
+        piece = words[part.word]
+        if part.shift > 0:
+            piece = loop.shr(piece, k.const(part.shift, U32))
+        elif part.shift < 0:
+            piece = loop.shl(piece, k.const(-part.shift, U32))
+        if part.needs_mask():
+            piece = loop.and_(piece, k.const(part.mask, U32))
+        value = piece if value is None else loop.or_(value, piece)
+    assert value is not None
+    return value
+
+
+register_path("int", IntegerPath())

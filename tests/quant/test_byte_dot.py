@@ -1,0 +1,105 @@
+"""The loop dialect's integer bit ops (shl, shr, dot_u8i8) through LLVM against the loop interpreter, in scalar
+and vector loops, for targets with and without dot-product instructions; and the instruction each target gets."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from tensorium.backends import loop_interp
+from tensorium.backends.llvm import compile_module
+from tensorium.backends.llvm.bits import dot_form
+from tensorium.errors import VerifyError
+from tensorium.ir import InsertionPoint, func_body, make_func, make_module, set_results
+from tensorium.ir.dialects import loop
+from tensorium.ir.dialects.loop.bits import byte_dot
+from tensorium.ir.types import BufferType, IntegerType, i32
+from tensorium.targets import parse_target
+
+U32 = IntegerType(32, False)
+N = 37
+"""Elements per test buffer: two vectors of up to 16 lanes and a scalar remainder."""
+
+
+def byte_dot_kernel(kind: str, narrow: bool, lanes: int = 16):  # type: ignore[no-untyped-def]
+    """``out[i] = dot_u8i8(acc[i], shr(a[i], 0) , shl(b[i], 0))`` plus ``sh[i] = a[i] >> s[i] << 1`` over N items."""
+    words, ints = BufferType((N,), U32), BufferType((N,), i32)
+    f = make_func("k", [ints, words, words, words, ints, words], arg_names=["acc", "a", "b", "s", "out", "sh"])
+    acc, a, b, s, out, sh = func_body(f).args
+    with InsertionPoint(func_body(f)):
+        with loop.for_(0, N, kind=kind, factor=lanes if kind == "vectorize" else None, name="i") as i:
+            lhs, rhs = loop.load(a, i), loop.load(b, i)
+            loop.store(loop.dot_u8i8(loop.load(acc, i), lhs, rhs, narrow=narrow), out, i)
+            one = loop.const(value=1, dtype=U32)
+            loop.store(loop.shl(loop.shr(lhs, loop.load(s, i)), one), sh, i)
+    set_results(f, [])
+    return make_module([f])
+
+
+def _inputs(narrow: bool) -> list[np.ndarray]:
+    rng = np.random.default_rng(7)
+    high = 128 if narrow else 256  # narrow: u8 below 128 against i8 in [-127, 127], so pairs fit i16
+    lhs = rng.integers(0, high, (N, 4)).astype(np.uint8)
+    rhs = rng.integers(-127 if narrow else -128, 128, (N, 4)).astype(np.int8)
+    acc = rng.integers(-(1 << 20), 1 << 20, N).astype(np.int32)
+    acc[0] = np.iinfo(np.int32).max  # wraps
+    shifts = rng.integers(0, 40, N).astype(np.uint32)  # 32..39 give 0
+    return [acc, lhs.view(np.uint32).ravel(), rhs.view(np.uint32).ravel(), shifts]
+
+
+@pytest.mark.parametrize("cpu", ["", "znver4", "alderlake", "skylake-avx512", "haswell", "x86-64"])
+@pytest.mark.parametrize("narrow", [True, False])
+@pytest.mark.parametrize("kind", ["vectorize", "serial"])
+def test_llvm_matches_the_interpreter(cpu: str, narrow: bool, kind: str) -> None:
+    target = parse_target(f"cpu:{cpu}" if cpu else "cpu")
+    if not target.runs_here():
+        pytest.skip(f"this host cannot run code for {cpu}")
+    module = byte_dot_kernel(kind, narrow, target.lanes())
+    inputs = _inputs(narrow)
+    want = [*inputs, np.zeros(N, np.int32), np.zeros(N, np.uint32)]
+    loop_interp.run(module, want)
+    got = [*inputs, np.zeros(N, np.int32), np.zeros(N, np.uint32)]
+    compile_module(module, target=target).run("k", *got)
+    np.testing.assert_array_equal(got[4], want[4])
+    np.testing.assert_array_equal(got[5], want[5])
+    np.testing.assert_array_equal(want[4], byte_dot(inputs[0], inputs[1], inputs[2]))
+
+
+@pytest.mark.parametrize(
+    ("cpu", "narrow", "present", "absent"),
+    [
+        ("znver4", False, ["vpdpbusd\t.*%zmm"], ["vpmaddubsw"]),
+        ("alderlake", True, ["{vex}\tvpdpbusd\t.*%ymm"], ["vpmaddubsw"]),
+        ("haswell", True, ["vpmaddubsw", "vpmaddwd"], ["vpdpbusd"]),
+        ("x86-64-v3", True, ["vpmaddubsw", "vpmaddwd"], ["vpdpbusd"]),
+        ("skylake-avx512", True, ["vpmaddubsw\t.*%zmm", "vpmaddwd\t.*%zmm"], ["vpdpbusd"]),
+        ("haswell", False, [], ["vpdpbusd", "vpmaddubsw"]),
+    ],
+)
+def test_each_target_gets_its_instruction(cpu: str, narrow: bool, present: list[str], absent: list[str]) -> None:
+    """Cross-compiled assembly (LLVM's CPU names; the host's ISA plays no part)."""
+    target = parse_target(f"cpu:{cpu}")
+    text = compile_module(byte_dot_kernel("vectorize", narrow, target.lanes()), target=target).assembly()
+    for needle in present:
+        assert re.search(needle, text), f"{cpu}: no {needle!r}"
+    for needle in absent:
+        assert needle not in text, f"{cpu}: unexpected {needle!r}"
+
+
+def test_dot_form_table() -> None:
+    vnni = frozenset({"avx512vnni", "avx512bw", "avx2", "ssse3"})
+    assert dot_form(vnni, 512, False) is not None and dot_form(vnni, 512, False).dot.endswith("vpdpbusd.512")  # type: ignore[union-attr]
+    assert dot_form(vnni, 256, True) is not None and dot_form(vnni, 256, True).pairs  # type: ignore[union-attr]  # no VL
+    assert dot_form(frozenset({"avx2"}), 256, False) is None
+    assert dot_form(frozenset({"avxvnni"}), 256, False).dot.endswith("vpdpbusd.256")  # type: ignore[union-attr]
+    assert dot_form(frozenset(), 128, True) is None
+
+
+def test_bad_operands_are_named() -> None:
+    f = make_func("bad", [BufferType((4,), IntegerType(16))], arg_names=["a"])
+    (a,) = func_body(f).args
+    with InsertionPoint(func_body(f)), pytest.raises(VerifyError, match="lhs must be a 32-bit integer word"):
+        x = loop.load(a, loop.const(value=0, dtype=loop.as_index(0).type))
+        loop.dot_u8i8(loop.const(value=0, dtype=i32), x, x)
