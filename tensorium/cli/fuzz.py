@@ -72,6 +72,12 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
 
     if args.pipeline is not None:
         parse_pipeline(args.pipeline)  # a bad pipeline is a user error before any fuzzing starts
+    if args.tracer is not None:
+        from ..fuzz.coverage import available_tracers
+
+        if args.tracer not in available_tracers():
+            have = ", ".join(available_tracers())
+            raise FuzzCommandError(f"--tracer {args.tracer} cannot run on this Python (available: {have})")
     if args.reference and "iree" in args.reference:
         from ..interop.iree import available
 
@@ -86,6 +92,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         out=out,
         pipeline=args.pipeline,
         coverage=not args.no_coverage,
+        tracer=args.tracer,
         backends=args.backends,  # type: ignore[arg-type]
         references=tuple(args.reference or ()),
         opt_level=args.opt_level,
@@ -122,6 +129,12 @@ def add_fuzz_command(sub: Any) -> None:
     p.add_argument("--out", metavar="DIR", help="write failures (reduced case files), the corpus and report.json here")
     p.add_argument("--pipeline", metavar="PIPELINE", help="fuzz this pipeline only (the IR is mutated, not the passes)")
     p.add_argument("--no-coverage", action="store_true", help="no coverage feedback: generate every case afresh")
+    p.add_argument(
+        "--tracer",
+        choices=("monitoring", "ctracer", "settrace"),
+        help="how coverage is measured (default: the cheapest this Python has: sys.monitoring on 3.12+, "
+        "else coverage.py's C tracer from the fuzz extra, else settrace)",
+    )
     p.add_argument(
         "--backends",
         type=_backends,

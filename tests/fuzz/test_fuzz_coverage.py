@@ -95,3 +95,16 @@ def test_the_cheapest_available_tracer_is_the_default_and_unknown_names_are_refu
 def test_the_monitoring_tracer_says_it_needs_python_3_12() -> None:
     with pytest.raises(ImportError, match=r"3\.12"):
         make_tracer("monitoring")
+
+
+def test_the_fuzz_command_takes_a_tracer_and_refuses_one_this_python_lacks(capsys: pytest.CaptureFixture[str]) -> None:
+    from tensorium.cli import main
+
+    argv = ["fuzz", "--time", "60", "--max-execs", "2", "--backends", "interp", "--quiet", "--tracer", "settrace"]
+    assert main(argv) == 0
+    assert "2 executions" in capsys.readouterr().out
+    missing = [kind for kind in TRACERS if kind not in available_tracers()]
+    if missing:
+        assert main([*argv[:-1], missing[0]]) == 1
+        err = capsys.readouterr().err
+        assert f"--tracer {missing[0]} cannot run on this Python" in err and "Traceback" not in err

@@ -1,0 +1,124 @@
+"""The fuzzer's speed: executions per second of ``tensorium fuzz`` now against a base commit, side by side.
+
+    python -m benchmarks.fuzzing.speed --base d49c833 --seconds 60 --seeds 0,1 --jobs 1,2
+
+The base commit is checked out into a temporary git worktree; every run is a fresh ``tensorium fuzz``
+process (``--no-reduce --quiet``, its report read from ``--out``), and the variants take turns seed by seed
+and job count by job count, so that a change of the machine's load hits them alike: ``base``, ``now``,
+``now+kernel-cache`` (the kernel cache on, cold at the start of each run) and ``now+settrace`` (the old
+tracer). Executions per second are the report's executions over its wall-clock seconds (with ``--jobs 2``,
+both workers' executions over the run's seconds). Run it on a quiet machine: every other process on the
+cores shows up in the numbers. The table goes to stdout and the numbers to ``--json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_BASE = "d49c833a9d52eede9fa84aea7f2c095bd7a79e85"
+"""The commit before the fuzzer's speed work (issue 19): the settrace tracer, no shared corpus."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One way to run the fuzzer: which checkout, extra command-line arguments and environment."""
+
+    name: str
+    tree: str
+    """``base`` or ``now``."""
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+
+
+VARIANTS = (
+    Variant("base", "base"),
+    Variant("now", "now"),
+    Variant("now+kernel-cache", "now", env={"TENSORIUM_KERNEL_CACHE": "1"}),
+    Variant("now+settrace", "now", args=("--tracer", "settrace")),
+)
+
+
+def run_once(tree: Path, variant: Variant, seconds: float, seed: int, jobs: int, scratch: Path) -> dict[str, float]:
+    """One ``tensorium fuzz`` run in ``tree``; its executions, seconds and executions per second."""
+    out = Path(tempfile.mkdtemp(dir=scratch))
+    env = {**os.environ, "PYTHONPATH": str(tree), **variant.env}
+    if "TENSORIUM_KERNEL_CACHE" in variant.env:
+        env["TENSORIUM_CACHE_DIR"] = str(out / "cache")  # a cold cache per run: no run inherits another's kernels
+    command = [sys.executable, "-m", "tensorium", "fuzz", "--time", str(seconds), "--seed", str(seed)]
+    command += ["--jobs", str(jobs), "--quiet", "--no-reduce", "--out", str(out / "run"), *variant.args]
+    subprocess.run(command, cwd=tree, env=env, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    report = json.loads((out / "run" / "report.json").read_text())
+    execs, wall = int(report["execs"]), float(report["seconds"])
+    return {"execs": execs, "seconds": wall, "rate": execs / wall if wall > 0 else 0.0}
+
+
+def measure(base: str, seconds: float, seeds: list[int], jobs: list[int], variants: list[Variant]) -> list[dict]:
+    """Every variant for every seed and job count, interleaved; the rows of the result table."""
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="tensorium-speed-") as scratch:
+        base_tree = Path(scratch) / "base"
+        subprocess.run(["git", "worktree", "add", "--detach", str(base_tree), base], cwd=ROOT, check=True)
+        try:
+            trees = {"base": base_tree, "now": ROOT}
+            for n in jobs:
+                for seed in seeds:
+                    for variant in variants:
+                        result = run_once(trees[variant.tree], variant, seconds, seed, n, Path(scratch))
+                        rows.append({"variant": variant.name, "jobs": n, "seed": seed, **result})
+                        print(f"{variant.name:22s} jobs {n} seed {seed}: {result['rate']:.2f}/s", file=sys.stderr)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(base_tree)], cwd=ROOT, check=False)
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    """The markdown table: executions per second by variant and job count, and the ratio to the base."""
+    lines = ["| variant | jobs | executions/s per seed | mean | vs base |", "| --- | ---: | --- | ---: | ---: |"]
+    means: dict[tuple[str, int], float] = {}
+    for key in dict.fromkeys((r["variant"], r["jobs"]) for r in rows):
+        means[key] = statistics.mean(r["rate"] for r in rows if (r["variant"], r["jobs"]) == key)
+    for (name, jobs), mean in means.items():
+        each = ", ".join(f"{r['rate']:.2f}" for r in rows if (r["variant"], r["jobs"]) == (name, jobs))
+        base = means.get(("base", jobs))
+        ratio = f"{mean / base:.2f}x" if base else ""
+        lines.append(f"| {name} | {jobs} | {each} | {mean:.2f} | {ratio} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", default=DEFAULT_BASE, help="the commit to compare with (the one before the work)")
+    parser.add_argument("--seconds", type=float, default=60.0, help="fuzzing time per run (60)")
+    parser.add_argument("--seeds", default="0,1", help="comma-separated seeds (0,1)")
+    parser.add_argument("--jobs", default="1,2", help="comma-separated worker counts (1,2)")
+    parser.add_argument(
+        "--variants", default=",".join(v.name for v in VARIANTS), help="comma-separated variant names (all)"
+    )
+    parser.add_argument("--json", type=Path, help="also write the rows here")
+    args = parser.parse_args(argv)
+    names = [n.strip() for n in args.variants.split(",")]
+    unknown = [n for n in names if n not in {v.name for v in VARIANTS}]
+    if unknown:
+        parser.error(f"unknown variant {unknown[0]!r}; known: {', '.join(v.name for v in VARIANTS)}")
+    variants = [v for v in VARIANTS if v.name in names]
+    seeds = [int(s) for s in args.seeds.split(",")]
+    jobs = [int(j) for j in args.jobs.split(",")]
+    rows = measure(args.base, args.seconds, seeds, jobs, variants)
+    print(table(rows))
+    if args.json is not None:
+        args.json.write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
