@@ -421,6 +421,79 @@ def cmd_select(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- which mutants the fuzzer reaches ---------------------------------------------------------------------
+REACH_DRIVER = """
+import json, runpy, sys, threading
+called = set()
+def profile(frame, event, arg):
+    if event == "call":
+        called.add((frame.f_code.co_filename, frame.f_code.co_firstlineno))
+out, sys.argv = sys.argv[1], ["tensorium", *sys.argv[2:]]
+sys.setprofile(profile)
+threading.setprofile(profile)
+try:
+    runpy.run_module("tensorium", run_name="__main__")
+except SystemExit:
+    pass
+finally:
+    sys.setprofile(None)
+    json.dump(sorted(called), open(out, "w"))
+"""
+"""Runs ``python -m tensorium ARGS`` and records every function it calls (a profile hook, which the fuzzer's
+own line tracer leaves alone), as (file, first line) pairs."""
+
+
+def enclosing_function(source: str, line: int) -> int | None:
+    """The first line of the code object of the innermost function whose body holds ``line`` (its first
+    decorator's line when decorated), or None when the line is outside every function body."""
+    best = None
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            if node.body[0].lineno <= line <= (node.end_lineno or node.lineno):
+                first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+                if best is None or first > best:
+                    best = first
+    return best
+
+
+def fuzz_args(budget: Budget, out: Path) -> list[str]:
+    """The arguments of ``tensorium fuzz`` in a study run."""
+    args = ["fuzz", "--quiet", "--seed", str(budget.fuzz_seed), "--max-execs", str(budget.fuzz_execs)]
+    return [*args, "--time", str(budget.fuzz_seconds), "--reduce-time", str(budget.reduce_seconds), "--out", str(out)]
+
+
+def cmd_reach(args: argparse.Namespace) -> int:
+    """Fuzz the real code once with ``--reach-factor`` times the budget and record the functions of the
+    mutated files it calls (reach-LABEL.json): the fuzzer cannot kill a mutant in a function it never calls."""
+    results = Path(args.results)
+    sample, _ = load_sample(results)
+    root = make_copy(args.commit or sample["commit"], Path(args.work) / args.label / "reach")
+    budget = Budget(fuzz_execs=args.max_execs * args.reach_factor, fuzz_seconds=args.fuzz_seconds * args.reach_factor)
+    with tempfile.TemporaryDirectory(prefix="tsm-reach-") as tmp:
+        called = Path(tmp) / "called.json"
+        cmd = [sys.executable, "-c", REACH_DRIVER, str(called), *fuzz_args(budget, Path(tmp) / "out")]
+        code, tail, seconds = _run(cmd, root, budget.fuzz_seconds + 300)
+        if not called.is_file():
+            raise StudyError(f"the reach run failed (exit {code}): {tail}")
+        pairs = json.loads(called.read_text())
+    functions: dict[str, list[int]] = {}
+    for filename, first in pairs:
+        rel = os.path.relpath(filename, root)
+        if rel.startswith(TARGETS):
+            functions.setdefault(rel, []).append(first)
+    data = {"commit": args.commit or sample["commit"], **asdict(budget), "seconds": round(seconds, 1)}
+    data["functions"] = {k: sorted(v) for k, v in sorted(functions.items())}
+    (results / f"reach-{args.label}.json").write_text(json.dumps(data, indent=1) + "\n")
+    print(f"reach: {sum(map(len, functions.values()))} functions of the mutated files called", file=sys.stderr)
+    return 0
+
+
+def unreached(mutant: Mutant, source: str, reach: dict[str, list[int]]) -> bool:
+    """Whether ``mutant`` sits in a function body the reach run never entered (module-level code always runs)."""
+    first = enclosing_function(source, mutant.line)
+    return first is not None and first not in reach.get(mutant.path, ())
+
+
 # --- results files -----------------------------------------------------------------------------------
 def read_results(path: Path) -> dict[str, dict[str, Any]]:
     """The verdicts already recorded in a JSON-lines results file, by mutant id (the last one wins)."""
@@ -497,17 +570,20 @@ def suite_verdict(mutant: Mutant, root: Path, budget: Budget, selection: Selecti
     return {**row, "why": "" if code == 0 else why}
 
 
-def fuzz_verdict(mutant: Mutant, root: Path, budget: Budget, cases: Path) -> dict[str, Any]:
+def fuzz_verdict(
+    mutant: Mutant, root: Path, budget: Budget, cases: Path, reach: dict[str, list[int]] | None = None
+) -> dict[str, Any]:
     """Fuzz with the mutant applied in ``root``, then replay what failed without it: killed when a failing
-    case passes on the real code (its case is copied to ``cases``)."""
+    case passes on the real code (its case is copied to ``cases``). A mutant in a function the reach run
+    (``reach``) never called survives without a run."""
     with tempfile.TemporaryDirectory(prefix="tsm-fuzz-") as tmp:
         out = Path(tmp) / "out"
-        cmd = [sys.executable, "-m", "tensorium", "fuzz", "--quiet", "--seed", str(budget.fuzz_seed)]
-        cmd += ["--max-execs", str(budget.fuzz_execs), "--time", str(budget.fuzz_seconds)]
-        cmd += ["--reduce-time", str(budget.reduce_seconds), "--out", str(out)]
+        cmd = [sys.executable, "-m", "tensorium", *fuzz_args(budget, out)]
         with mutant.applied(root):
             if not imports(mutant, root):
                 return {"id": mutant.id, "verdict": "not-importable"}
+            if reach is not None and unreached(mutant, (root / mutant.path).read_text(), reach):
+                return {"id": mutant.id, "verdict": "survived", "seconds": 0.0, "why": "not reached"}
             code, tail, seconds = _run(cmd, root, budget.fuzz_seconds + 120)
         found = sorted((out / "failures").glob("*.mlir")) if (out / "failures").is_dir() else []
         if code is None and (out / "current.mlir").is_file():
@@ -606,7 +682,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 **asdict(budget),
             }
             ResultsFile(fuzz).append(meta)
-        run_all(mutants, ResultsFile(fuzz), done, lambda m, r: fuzz_verdict(m, r, budget, cases), slots)
+        reach_file = results / f"reach-{args.label}.json"
+        reach = json.loads(reach_file.read_text())["functions"] if reach_file.is_file() else None
+        run_all(mutants, ResultsFile(fuzz), done, lambda m, r: fuzz_verdict(m, r, budget, cases, reach), slots)
     return 0
 
 
@@ -762,6 +840,37 @@ def cmd_regressions(args: argparse.Namespace) -> int:
     return 0
 
 
+def killed_mutant(case_text: str) -> str:
+    """The id of the mutant a regression case names in its ``// kills:`` line."""
+    first = case_text.splitlines()[0] if case_text else ""
+    if not first.startswith("// kills: cosmic-ray mutant "):
+        raise StudyError("a regression case must start with '// kills: cosmic-ray mutant <id>, ...'")
+    return first.removeprefix("// kills: cosmic-ray mutant ").split(",")[0]
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Check that every regression case passes on the real code and fails with the mutant it names."""
+    results = Path(args.results)
+    _, mutants = load_sample(results)
+    by_id = {m.id: m for m in mutants}
+    root = make_copy(args.commit or "HEAD", Path(args.work) / "verify")
+    bad = 0
+    for path in sorted(Path(args.to).glob("*.mlir")):
+        mutant = by_id[killed_mutant(path.read_text())]
+        replay = [sys.executable, "-m", "tensorium", "fuzz", "--replay", str(path.resolve())]
+        real, _, _ = _run(replay, root, 300)
+        with mutant.applied(root):
+            mutated, _, _ = _run(replay, root, 300)
+        ok = real == 0 and mutated == 3
+        bad += not ok
+        print(
+            f"{path.name}: real code {'passes' if real == 0 else 'FAILS'}, mutant "
+            f"{'killed' if mutated == 3 else 'NOT killed'}",
+            file=sys.stderr,
+        )
+    return 1 if bad else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """The command line of the study (see the module docstring)."""
     parser = argparse.ArgumentParser(
@@ -791,19 +900,32 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--fuzz-seconds", type=float, default=240.0, help="the fuzzer's time cap (240)")
     run.add_argument("--fuzz-seed", type=int, default=0)
     run.add_argument("--reduce-time", type=float, default=10.0, help="reduction budget per failure (10)")
+    reach = sub.add_parser("reach", help="record the functions the fuzzer calls on the real code")
+    reach.add_argument("--commit", help="the commit of the copy (default: the sample's)")
+    reach.add_argument("--label", default="fuzz")
+    reach.add_argument("--max-execs", type=int, default=60, help="the study run's budget (60)")
+    reach.add_argument("--fuzz-seconds", type=float, default=240.0, help="the study run's time cap (240)")
+    reach.add_argument("--reach-factor", type=int, default=2, help="the reach run's budget, in study budgets (2)")
     table = sub.add_parser("table", help="print the markdown report")
     table.add_argument("--label", default="fuzz")
     table.add_argument("--markdown", help="also write it to this file")
     regress = sub.add_parser("regressions", help="write the cases of the mutants only the fuzzer kills")
     regress.add_argument("--label", default="fuzz")
     regress.add_argument("--to", default=str(REGRESSIONS))
+    verify = sub.add_parser(
+        "verify", help="check that each regression case passes on the real code and kills its mutant"
+    )
+    verify.add_argument("--to", default=str(REGRESSIONS))
+    verify.add_argument("--commit", help="the commit of the copy (HEAD)")
     args = parser.parse_args(argv)
     commands = {
         "init": cmd_init,
         "select": cmd_select,
+        "reach": cmd_reach,
         "run": cmd_run,
         "table": cmd_table,
         "regressions": cmd_regressions,
+        "verify": cmd_verify,
     }
     try:
         return commands[args.command](args)

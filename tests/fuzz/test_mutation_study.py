@@ -16,6 +16,7 @@ from benchmarks.fuzzing.mutation_study import (
     ResultsFile,
     Selection,
     StudyError,
+    enclosing_function,
     failing_tests,
     folders_for,
     hunk,
@@ -29,6 +30,7 @@ from benchmarks.fuzzing.mutation_study import (
     same_bytecode,
     select_tests,
     statement_lines,
+    unreached,
 )
 
 SOURCE = '''"""A module."""
@@ -95,6 +97,19 @@ def test_a_mutant_runs_the_tests_of_its_folders_that_reach_its_line() -> None:
     constant = _mutant(old="LIMIT = 4", new="LIMIT = 5")
     assert select_tests(constant, SOURCE, contexts) == ["tests/passes", "tests/lowering"]
     assert select_tests(_mutant(), SOURCE, {}) == []
+
+
+def test_a_mutant_in_a_function_the_fuzzer_never_called_is_not_reached() -> None:
+    decorated = (
+        "import functools\n\n\n@functools.cache\ndef g(x):\n    def inner():\n        return x\n    return inner\n"
+    )
+    assert enclosing_function(decorated, 7) == 6  # the innermost function
+    assert enclosing_function(decorated, 8) == 4  # a decorated function's code starts at its decorator
+    assert enclosing_function(SOURCE, 3) is None
+    m = _mutant()  # in clamp, whose code starts at line 6
+    assert unreached(m, SOURCE, {"tensorium/passes/cse.py": [2, 9]})
+    assert not unreached(m, SOURCE, {"tensorium/passes/cse.py": [6]})
+    assert not unreached(_mutant(old="LIMIT = 4", new="LIMIT = 5"), SOURCE, {})  # module level always runs
 
 
 def test_every_target_has_test_folders_that_exist_and_are_not_the_fuzzer_s() -> None:
