@@ -297,7 +297,8 @@ def _heads(v: Value, heads: int) -> Value:
 
 
 def _attention_bias(n: Node, q: Value, past: int, total: int) -> Value | None:
-    """The additive mask (0 or -inf, or the float mask) of Attention, or None when there is none."""
+    """The additive mask (0 or -inf) of Attention: the given mask, the causal and sliding-window
+    frontiers and the padding past ``nonpad_kv_seqlen``; None when nothing is masked."""
     length = shape(q)[2]
     mask = n.optional(3)
     bias = None
@@ -310,20 +311,40 @@ def _attention_bias(n: Node, q: Value, past: int, total: int) -> Value | None:
         if element(mask) == i1:
             mask = graph.where(mask, n.scalar(0.0, q), n.scalar(-math.inf, q))
         bias = cast(mask, element(q))
-    if n.attr("is_causal", 0):
+    left, right = n.attr("left_window_size", -1), n.attr("right_window_size", -1)
+    causal = bool(n.attr("is_causal", 0))
+    nonpad = cast(n.input(6), i64) if n.has(6) else None
+    if causal or left >= 0 or right >= 0:
         if not isinstance(length, int):
-            raise ConversionError("causal Attention needs a static query length")
-        allowed = np.arange(total)[None, :] <= np.arange(length)[:, None] + past
-        causal = n.constant(np.where(allowed, 0.0, -np.inf).astype(np.float64), element(q))
-        bias = causal if bias is None else graph.add(bias, causal)
+            raise ConversionError("causal or windowed Attention needs a static query length")
+        # diff = (query position + offset) - key position; the offset is the past length, or per
+        # batch entry its non-padded length minus the query length
+        diff: Value = n.constant((np.arange(length)[:, None] + past - np.arange(total)[None, :]).astype(np.int64))
+        if nonpad is not None:
+            offset = graph.reshape(graph.sub(nonpad, n.scalar(length, nonpad)), shape=(-1, 1, 1, 1))
+            diff = graph.add(graph.unsqueeze(diff, axes=(0, 1)), offset)
+        allowed: Value | None = None
+        for bound in (
+            graph.ge(diff, n.scalar(0, diff)) if causal else None,
+            graph.le(diff, n.scalar(left, diff)) if left >= 0 else None,
+            graph.ge(diff, n.scalar(-right, diff)) if right >= 0 else None,
+        ):
+            if bound is not None:
+                allowed = bound if allowed is None else graph.and_(allowed, bound)
+        assert allowed is not None
+        frontier = graph.where(allowed, n.scalar(0.0, q), n.scalar(-math.inf, q))
+        bias = frontier if bias is None else graph.add(bias, frontier)
+    if nonpad is not None:
+        keys = n.constant(np.arange(total, dtype=np.int64).reshape(1, 1, 1, total))
+        valid = graph.lt(keys, graph.reshape(nonpad, shape=(-1, 1, 1, 1)))
+        padding = graph.where(valid, n.scalar(0.0, q), n.scalar(-math.inf, q))
+        bias = padding if bias is None else graph.add(bias, padding)
     return bias
 
 
 @converts("Attention")
 def _attention(n: Node) -> Results:
     q, k, v = n.input(0), n.input(1), n.input(2)
-    if n.has(6) or "left_window_size" in n.attrs or "right_window_size" in n.attrs:
-        raise ConversionError("nonpad_kv_seqlen and sliding windows are not supported")
     three_d = rank(q) == 3
     if three_d:
         q = _heads(q, n.attr("q_num_heads"))
