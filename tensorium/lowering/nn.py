@@ -151,13 +151,23 @@ def emit_conv2d(
             iy, check_y = window_index(k, oy, ry, strides[0], dilations[0], padding[0], in_h, padding[2] > 0)
             ix, check_x = window_index(k, ox, rx, strides[1], dilations[1], padding[1], in_w, padding[3] > 0)
 
-            def term() -> Value:
-                channel = rc if groups == 1 else loop.add(first_channel, rc)
-                value = loop.load(x, place(axes, [n, channel, iy, ix]))
-                weight = loop.load(w, place(kernel_axes, [o, rc, ry, rx]))
-                return loop.mul(convert(value, acc_t), convert(weight, acc_t))  # type: ignore[no-any-return]
+            checks = check_y + check_x
 
-            return check_y + check_x, term
+            def term() -> Value:
+                # A padded tap adds 0 * weight rather than nothing: NaN where the weight is infinite, as the
+                # reference (and torch) compute with explicit zero padding.
+                inside = checks[0] if checks else None
+                for c in checks[1:]:
+                    inside = loop.and_(inside, c)
+                y, xx = (iy, ix) if inside is None else (loop.select(inside, i, k.index(0)) for i in (iy, ix))
+                channel = rc if groups == 1 else loop.add(first_channel, rc)
+                value = convert(loop.load(x, place(axes, [n, channel, y, xx])), acc_t)
+                if inside is not None:
+                    value = loop.select(inside, value, k.const(0, acc_t))
+                weight = loop.load(w, place(kernel_axes, [o, rc, ry, rx]))
+                return loop.mul(value, convert(weight, acc_t))  # type: ignore[no-any-return]
+
+            return [], term
 
         total = fold(k, acc_t, k.const(0, acc_t), [per_group, *taps], ["rc", "rh", "rw"], step, loop.add)
         if bias is not None:

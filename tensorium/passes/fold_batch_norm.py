@@ -7,9 +7,11 @@ convolution used by nothing else becomes ``conv2d(x, W', b')`` with, per output 
     W'[o] = W[o] * k[o]
     b'[o] = (b[o] - mean[o]) * k[o] + beta[o]        (b = 0 when the convolution has no bias)
 
-computed in float64 and rounded once to the convolution's element type. The result differs from the
-unfolded program only by rounding (the products are reassociated), which is why this is a pass of its
-own and not a canonicalization. Convolutions in either layout and any kernel layout are folded.
+computed in float64 and rounded once to the convolution's element type (a batch norm whose folded
+weights or bias would not be finite, such as one with a zero variance and no epsilon, stays as it is).
+The result differs from the unfolded program only by rounding (the products are reassociated), which is
+why this is a pass of its own and not a canonicalization. Convolutions in either layout and any kernel
+layout are folded.
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ def _fold(bn: Operation, rewriter: PatternRewriter) -> bool:
     dtype = storage_dtype(out_type.element)
     folded_weight = (weight.astype(np.float64) * factor.reshape(shape)).astype(dtype)
     folded_bias = ((bias.astype(np.float64) - mean) * factor + beta).astype(dtype)
+    if not (np.isfinite(folded_weight).all() and np.isfinite(folded_bias).all()):
+        return False  # an infinite scale or mean (a zero variance without eps) is not distributive: inf * 0
     w_type, b_type = conv.operands[1].type, TensorType(folded_bias.shape, out_type.element)
     assert isinstance(w_type, TensorType)
     new_w = rewriter.create_before(bn, "graph.constant", [], {"value": DenseAttr(folded_weight, w_type)}).result
