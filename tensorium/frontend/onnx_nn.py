@@ -150,11 +150,25 @@ def _normalize(n: Node, x: Value, axes: tuple[int, ...], eps: float) -> tuple[Va
 
 @converts("BatchNormalization")
 def _batch_norm(n: Node) -> Results:
-    if n.attr("training_mode", 0) or (n.num_outputs > 1 and any(n.proto.output[1:])):
-        raise ConversionError("training-mode BatchNormalization is not supported")
     x = n.input(0)
     params = [cast(n.input(i), element(x)) for i in range(1, 5)]
-    return graph.batch_norm(x, *params, eps=n.attr("epsilon", 1e-5), axis=1)
+    eps = n.attr("epsilon", 1e-5)
+    if not n.attr("training_mode", 0):
+        if n.num_outputs > 1 and any(n.proto.output[1:]):
+            raise ConversionError("the running statistics outputs need training_mode=1")
+        return graph.batch_norm(x, *params, eps=eps, axis=1)
+    # training: normalize by the batch's statistics and return the updated running ones
+    axes = tuple(a for a in range(rank(x)) if a != 1)
+    mean = graph.reduce_mean(x, axes=axes)
+    centered = graph.sub(x, _channel_param(mean, x))
+    var = graph.reduce_mean(graph.mul(centered, centered), axes=axes)
+    y = graph.batch_norm(x, params[0], params[1], mean, var, eps=eps, axis=1)
+    momentum = n.attr("momentum", 0.9)
+    running = [
+        graph.add(graph.mul(old, n.scalar(momentum, old)), graph.mul(new, n.scalar(1 - momentum, new)))
+        for old, new in ((params[2], mean), (params[3], var))
+    ]
+    return y, *running
 
 
 @converts("InstanceNormalization")
@@ -223,7 +237,8 @@ def _lp_norm(n: Node) -> Results:
         norm = graph.reduce_sum(graph.abs(x), axes=axes, keepdims=True)
     else:
         norm = graph.sqrt(graph.reduce_sum(graph.mul(x, x), axes=axes, keepdims=True))
-    return graph.div(x, norm)
+    zero = n.scalar(0.0, x)
+    return graph.where(graph.eq(norm, zero), zero, graph.div(x, norm))
 
 
 @converts("LRN")

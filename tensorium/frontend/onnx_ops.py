@@ -18,7 +18,7 @@ from ..ir.core import Value
 from ..ir.dialects import graph
 from ..ir.opdef import OpDef
 from ..ir.shapes import broadcast_shapes, normalize_axes, normalize_axis
-from ..ir.types import Dim, ScalarType, i64
+from ..ir.types import Dim, IntegerType, ScalarType, i64, storage_dtype
 from .onnx_context import ConversionError, Converter, Node, scalar_type, tensor_type
 
 CONVERTERS: dict[str, Converter] = {}
@@ -317,9 +317,24 @@ def _mod(n: Node) -> Results:
 
 @converts("BitShift")
 def _bitshift(n: Node) -> Results:
-    x, s = n.input(0), n.input(1)
-    factor = graph.pow(n.scalar(2, x), s)
-    return graph.mul(x, factor) if n.attr("direction") == "LEFT" else graph.div(x, factor)
+    x, s = n.input(0), cast(n.input(1), element(n.input(0)))
+    t = element(x)
+    if not isinstance(t, IntegerType):
+        raise ConversionError(f"BitShift needs integers, got {t}")
+    zero = n.scalar(0, x)
+    outside = graph.or_(graph.lt(s, zero), graph.ge(s, n.scalar(t.width, x)))
+    factor = graph.pow(n.scalar(2, x), graph.clamp(s, min=0.0, max=float(t.width - 1)))
+    if n.attr("direction") == "LEFT":
+        return graph.where(outside, zero, graph.mul(x, factor))
+    # an arithmetic right shift rounds toward minus infinity; the division truncates toward zero
+    quotient = graph.div(x, factor)
+    inexact = graph.and_(graph.lt(x, zero), graph.ne(graph.mul(quotient, factor), x))
+    shifted = graph.where(inexact, graph.sub(quotient, n.scalar(1, x)), quotient)
+    if not t.signed:
+        return graph.where(outside, zero, shifted)
+    # 2 ** (width - 1) wraps to a negative factor: that shift keeps only the sign, as wider ones do
+    keeps_sign = graph.or_(outside, graph.eq(s, n.scalar(t.width - 1, x)))
+    return graph.where(keeps_sign, graph.where(graph.lt(x, zero), n.scalar(-1, x), zero), shifted)
 
 
 @converts("Max", "Min", "Sum", "Mean")
@@ -532,9 +547,32 @@ def _pad(n: Node) -> Results:
             full[a], full[a + rank(x)] = pads[i], pads[i + len(axes)]
         pads = tuple(full)
     mode = n.attr("mode", "constant")
+    if mode == "wrap":
+        return _wrap_pad(x, pads)
     if mode not in ("constant", "reflect", "edge"):
         raise ConversionError(f"pad mode '{mode}' is not supported")
     return graph.pad(x, pads=pads, mode=mode, value=value)
+
+
+def _wrap_pad(x: Value, pads: Sequence[int]) -> Value:
+    """Pad each axis with the elements from its other end (negative pads crop)."""
+    r = rank(x)
+    for axis in range(r):
+        before, after = pads[axis], pads[axis + r]
+        size = static_dims(x, "Pad")[axis]
+        if before < 0 or after < 0:
+            x = graph.slice(x, starts=(max(-before, 0),), ends=(size - max(-after, 0),), axes=(axis,))
+            size -= max(-before, 0) + max(-after, 0)
+            before, after = max(before, 0), max(after, 0)
+        if before > size or after > size:
+            raise ConversionError(f"wrap padding of {max(before, after)} is wider than the axis ({size})")
+        parts = [graph.slice(x, starts=(size - before,), ends=(size,), axes=(axis,))] if before else []
+        parts.append(x)
+        if after:
+            parts.append(graph.slice(x, starts=(0,), ends=(after,), axes=(axis,)))
+        if len(parts) > 1:
+            x = graph.concat(parts, axis=axis)
+    return x
 
 
 @converts("Trilu")
@@ -571,7 +609,7 @@ def _space_to_depth(n: Node) -> Results:
     b, c, h, w = static_dims(x, "SpaceToDepth")
     bs = n.attr("blocksize")
     y = graph.reshape(x, shape=(b, c, h // bs, bs, w // bs, bs))
-    y = graph.transpose(y, perm=(0, 3, 5, 1, 2, 4))
+    y = graph.transpose(y, perm=(0, 3, 5, 1, 2, 4) if n.attr("mode", "DCR") == "DCR" else (0, 1, 3, 5, 2, 4))
     return graph.reshape(y, shape=(b, c * bs * bs, h // bs, w // bs))
 
 
@@ -654,6 +692,8 @@ def _reduce(n: Node) -> Results:
     kind = n.op_type[len("Reduce") :]
     if axes is None:
         return x
+    if kind in ("Max", "Min", "LogSumExp") and any(shape(x)[a] == 0 for a in axes):
+        return _empty_reduction(n, x, axes, keep, kind == "Min")
     if kind == "LogSumExp":
         top = graph.reduce_max(x, axes=axes, keepdims=True)
         total = graph.log(graph.reduce_sum(graph.exp(graph.sub(x, top)), axes=axes, keepdims=True))
@@ -670,6 +710,24 @@ def _reduce(n: Node) -> Results:
     if kind == "LogSum":
         return graph.log(out)
     return out
+
+
+def _empty_reduction(n: Node, x: Value, axes: Sequence[int], keep: bool, smallest: bool) -> Value:
+    """A max or min over an empty axis: the identity of the reduction (-inf or the type's lowest, ...)."""
+    dims = static_dims(x, n.op_type)
+    out = (
+        [1 if a in axes else d for a, d in enumerate(dims)]
+        if keep
+        else [d for a, d in enumerate(dims) if a not in axes]
+    )
+    dtype = storage_dtype(element(x))
+    if dtype == np.bool_:
+        fill: object = smallest
+    elif np.issubdtype(dtype, np.floating):
+        fill = np.inf if smallest else -np.inf
+    else:
+        fill = np.iinfo(dtype).max if smallest else np.iinfo(dtype).min
+    return n.constant(np.full(out, fill, dtype=dtype), element(x))
 
 
 @converts("ArgMax", "ArgMin")
@@ -749,3 +807,28 @@ def _gemm(n: Node) -> Results:
 @converts("Einsum")
 def _einsum(n: Node) -> Results:
     return graph.einsum(n.inputs(), equation=n.attr("equation").replace(" ", ""))
+
+
+# optional values -----------------------------------------------------------------------------------
+@converts("OptionalHasElement")
+def _optional_has_element(n: Node) -> Results:
+    return n.constant(np.asarray(n.has(0)))
+
+
+@converts("OptionalGetElement")
+def _optional_get_element(n: Node) -> Results:
+    return n.input(0)
+
+
+# ai.onnx.ml ------------------------------------------------------------------------------------------
+@converts("ai.onnx.ml.Binarizer")
+def _binarizer(n: Node) -> Results:
+    x = n.input(0)
+    return cast(graph.gt(x, n.scalar(n.attr("threshold", 0.0), x)), element(x))
+
+
+@converts("ai.onnx.ml.ArrayFeatureExtractor")
+def _array_feature_extractor(n: Node) -> Results:
+    x, index = n.input(0), graph.reshape(cast(n.input(1), i64), shape=(-1,))
+    picked = graph.gather(x, index, axis=rank(x) - 1)
+    return graph.unsqueeze(picked, axes=(0,)) if rank(x) == 1 else picked
