@@ -1,11 +1,15 @@
 """Cold compile time of the benchmark workloads, broken down by stage (a benchmark, not a test).
 
-    python benchmarks/cold_compile.py                       # all five workloads, kernel cache off
+    python benchmarks/cold_compile.py                       # all workloads, kernel cache off
     python benchmarks/cold_compile.py mlp encoder --kernel-cache warm --repeat 3
+    python benchmarks/cold_compile.py gpt2 gpt2-dynamic --repeat 3    # the tiny GPT-2 (issue 13: under 3 s)
     python benchmarks/cold_compile.py encoder --profile /tmp/prof   # cProfile of each first call
 
-Each measurement runs in a fresh Python process and times the first call of
-``tensorium.compile(model, cache=False)`` (model cache off), split into stages:
+The workloads are the five benchmark workloads (:mod:`tensorium.bench.workloads`) and the tiny GPT-2 of
+HuggingFace transformers with its default settings (``GPT2Model(GPT2Config(n_layer=2, n_embd=64, n_head=2))``,
+``input_ids`` of batch 2 and length 16): ``gpt2`` with static shapes, ``gpt2-dynamic`` with batch and sequence
+dynamic (``dynamic={"input_ids": {0: "batch", 1: "seq"}}``). Each measurement runs in a fresh Python process
+and times the first call of ``tensorium.compile(model, cache=False)`` (model cache off), split into stages:
 
 - ``import``: importing torch, Tensorium and the workloads (once per process, not part of the compile);
 - ``export``: warming torch.export up on a one-layer model (its lazy imports of torch._dynamo, once per
@@ -42,6 +46,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +76,42 @@ LLVM_STAGES = {
 """Columns of the table from :class:`CompileStats` fields."""
 
 
-def workloads() -> dict[str, Any]:
+@dataclass
+class Case:
+    """What one workload compiles and how its first call is made."""
+
+    model: Any
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    """Keyword arguments of ``tensorium.compile`` besides ``cache=False`` (``dynamic=...``)."""
+
+
+def _bench_case(name: str) -> Callable[[], Case]:
+    def build() -> Case:
+        workload = _bench_workloads()[name]
+        instance = workload.build(workload.full)
+        return Case(instance.module, tuple(instance.inputs))
+
+    return build
+
+
+def _gpt2_case(dynamic: bool) -> Callable[[], Case]:
+    def build() -> Case:
+        import torch
+        import transformers
+
+        transformers.logging.set_verbosity_error()
+        torch.manual_seed(0)
+        model = transformers.GPT2Model(transformers.GPT2Config(n_layer=2, n_embd=64, n_head=2)).eval()
+        ids = torch.randint(0, 1000, (2, 16), generator=torch.Generator().manual_seed(0))
+        options = {"dynamic": {"input_ids": {0: "batch", 1: "seq"}}} if dynamic else {}
+        return Case(model, kwargs={"input_ids": ids}, options=options)
+
+    return build
+
+
+def _bench_workloads() -> dict[str, Any]:
     """The benchmark workloads by name (wherever the workloads module lives in this checkout)."""
     for module in ("tensorium.bench.workloads", "benchmarks.workloads"):
         try:
@@ -79,6 +119,12 @@ def workloads() -> dict[str, Any]:
         except ModuleNotFoundError:
             continue
     raise SystemExit("cannot find the benchmark workloads (tensorium.bench.workloads or benchmarks.workloads)")
+
+
+def workloads() -> dict[str, Callable[[], Case]]:
+    """Every workload by name: the benchmark workloads, then the tiny GPT-2, static and dynamic."""
+    cases = {name: _bench_case(name) for name in _bench_workloads()}
+    return {**cases, "gpt2": _gpt2_case(False), "gpt2-dynamic": _gpt2_case(True)}
 
 
 @contextmanager
@@ -110,12 +156,12 @@ def measure(name: str, profile: str | None) -> dict[str, Any]:
     from tensorium.lowering import codegen
     from tensorium.passes import manager
 
-    workload = workloads()[name]
+    build = workloads()[name]
     row: dict[str, Any] = {"workload": name, "import": time.perf_counter() - start}
     start = time.perf_counter()
     torch.export.export(torch.nn.Linear(2, 2), (torch.ones(1, 2),))
     row["export"] = time.perf_counter() - start
-    instance = workload.build(workload.full)
+    case = build()
     stages: dict[str, float] = dict.fromkeys(STAGES, 0.0)
     passes: dict[str, float] = {}
     llvm: dict[str, Any] = {}
@@ -135,15 +181,16 @@ def measure(name: str, profile: str | None) -> dict[str, Any]:
         stats = getattr(kernels, "stats", None)
         if stats is None:  # a compiler without CompileStats: all of it under "optimize"
             stages["optimize"] += seconds
-            llvm.update(kernels=len(kernels.kernels), cache_hits=0, object_cached=False, slowest_kernels=[])
+            llvm.update(kernels=len(kernels.kernels), shared=0, cache_hits=0, object_cached=False, slowest_kernels=[])
             return
         for column, attribute in LLVM_STAGES.items():
             stages[column] += getattr(stats, attribute)
         llvm.update(kernels=stats.kernels, cache_hits=stats.cache_hits, object_cached=stats.object_cached)
+        llvm["shared"] = getattr(stats, "shared", 0)
         slowest = sorted(stats.optimize_each.items(), key=lambda item: -item[1])[:3]
         llvm["slowest_kernels"] = [(k, round(v, 3)) for k, v in slowest]
 
-    compiled = tensorium.compile(instance.module, cache=False)
+    compiled = tensorium.compile(case.model, cache=False, **case.options)
     profiler = cProfile.Profile() if profile else None
     with (
         _wrapped(pytorch, "import_module", on_frontend),
@@ -154,7 +201,7 @@ def measure(name: str, profile: str | None) -> dict[str, Any]:
         if profiler is not None:
             profiler.enable()
         start, cpu_start = time.perf_counter(), _cpu_seconds()
-        compiled(*instance.inputs)
+        compiled(*case.args, **case.kwargs)
         total, cpu_total = time.perf_counter() - start, _cpu_seconds() - cpu_start
         if profiler is not None:
             profiler.disable()
@@ -212,13 +259,13 @@ def table(rows: Sequence[dict[str, Any]], kernel_cache: str) -> str:
     lines = [
         f"kernel cache: {kernel_cache}; seconds; `compile` is the first call of tensorium.compile(model, cache=False)",
         "",
-        "| workload | " + " | ".join(columns) + " | kernels (hits, object) |",
+        "| workload | " + " | ".join(columns) + " | kernels (shared, hits, object) |",
         "| --- |" + " ---: |" * (len(columns) + 1),
     ]
     for row in rows:
         cells = [f"{row[c]:.2f}" for c in columns]
         cached = "cached" if row["object_cached"] else "built"
-        kernels = f"{row['kernels']} ({row['cache_hits']}, {cached})"
+        kernels = f"{row['kernels']} ({row.get('shared', 0)}, {row['cache_hits']}, {cached})"
         lines.append(f"| {row['workload']} | " + " | ".join(cells) + f" | {kernels} |")
     lines.append("")
     for row in rows:
