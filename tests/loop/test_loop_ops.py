@@ -56,7 +56,7 @@ SCALAR = {
     "i32": ("%m", "%k", "%m"),
 }
 BINARY_FLOAT = ["add", "sub", "mul", "div", "rem", "max", "min", "pow"]
-BINARY_INT = ["and", "or", "xor"]
+BINARY_INT = ["and", "or", "xor", "shl", "shr"]
 UNARY_FLOAT = ["neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "erf", "sin", "cos", "floor"]
 UNARY_FLOAT += ["asin", "acos", "atan"]
 
@@ -88,6 +88,7 @@ SNIPPETS: dict[str, list[str]] = {
     "loop.bitcast": ["%r = loop.bitcast %x {dtype = u32} : (f32) -> u32"],
     **{f"loop.{n}": [f"%r = loop.{n} %x, %y : (f32, f32) -> f32"] for n in BINARY_FLOAT},
     **{f"loop.{n}": [f"%r = loop.{n} %m, %k : (i32, i32) -> i32"] for n in BINARY_INT},
+    "loop.dot_u8i8": ["%r = loop.dot_u8i8 %m, %k, %m {narrow = true} : (i32, i32, i32) -> i32"],
     **{f"loop.{n}": [f"%r = loop.{n} %x : (f32) -> f32"] for n in UNARY_FLOAT},
 }
 

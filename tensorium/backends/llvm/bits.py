@@ -50,7 +50,9 @@ DOT_FORMS = (
     DotForm(512, (frozenset({"avx512vnni"}),), dot="llvm.x86.avx512.vpdpbusd.512"),
     DotForm(256, _VNNI_VL, dot="llvm.x86.avx512.vpdpbusd.256"),
     DotForm(128, _VNNI_VL, dot="llvm.x86.avx512.vpdpbusd.128"),
-    DotForm(512, (frozenset({"avx512bw"}),), pairs="llvm.x86.avx512.pmaddubs.w.512", widen="llvm.x86.avx512.pmaddw.d.512"),
+    DotForm(
+        512, (frozenset({"avx512bw"}),), pairs="llvm.x86.avx512.pmaddubs.w.512", widen="llvm.x86.avx512.pmaddw.d.512"
+    ),
     DotForm(256, (frozenset({"avx2"}),), pairs="llvm.x86.avx2.pmadd.ub.sw", widen="llvm.x86.avx2.pmadd.wd"),
     DotForm(128, (frozenset({"ssse3"}),), pairs="llvm.x86.ssse3.pmadd.ub.sw.128", widen="llvm.x86.sse2.pmadd.wd"),
 )
