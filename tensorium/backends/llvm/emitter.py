@@ -40,6 +40,7 @@ from .common import (
     memory_type,
     register_type,
 )
+from .folding import FoldingBuilder, int_constant
 from .scalars import ScalarEmitter
 from .vectorize import VectorEmitter, vector_plan
 
@@ -83,6 +84,11 @@ def kernel_info(func: Operation, symbol: str) -> KernelInfo:
         tuple(str(n) for n in func.attributes.get("source_ops", ())),  # type: ignore[union-attr]
         inplace_pairs(func),
     )
+
+
+def kernel_symbol(name: str) -> str:
+    """The LLVM symbol of kernel ``@name``."""
+    return f"tensorium.kernel.{name}"
 
 
 def captured_values(op: Operation) -> list[Value]:
@@ -174,7 +180,7 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter, BitsEmitter):
         """Emit one kernel (see the module docstring for its signature)."""
         name = func_name(func)
         block = func_body(func)
-        symbol = f"tensorium.kernel.{name}"
+        symbol = kernel_symbol(name)
         fn = ir.Function(self.module, ir.FunctionType(I32, [I64, *self.kernel_parameters(func)]), name=symbol)
         with self.function(fn):
             args = iter(fn.args)
@@ -229,7 +235,8 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter, BitsEmitter):
         """Emit into ``fn``: an entry block for allocas, then the body, which returns 0 at its end."""
         saved = (self.builder, self.allocas, self.frees, self.env)
         entry, start = fn.append_basic_block("entry"), fn.append_basic_block("start")
-        self.allocas, self.builder, self.frees, self.env = ir.IRBuilder(entry), ir.IRBuilder(start), [], dict(self.env)
+        self.allocas, self.builder = ir.IRBuilder(entry), FoldingBuilder(start)
+        self.frees, self.env = [], dict(self.env)
         yield
         self.return_normally()
         self.allocas.branch(start)
@@ -247,12 +254,18 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter, BitsEmitter):
             self.builder.call(self.intrinsic("free", ir.VoidType(), [PTR]), [ptr])
 
     def check(self, op: Operation, failed: ir.Value, message: str) -> None:
-        """Return error code k from the current function when the i1 ``failed`` holds at run time."""
+        """Return error code k from the current function when the i1 ``failed`` holds at run time (no code and
+        no error code for a check that folded to false)."""
+        if int_constant(failed) == 0:
+            return
         self.errors.append(f"{op_location(op)}'{op.name}' {message}")
         self.return_if(failed, I32(len(self.errors)))
 
     def return_if(self, cond: ir.Value, status: ir.Value) -> None:
-        """Return ``status`` from the current function when the i1 ``cond`` holds."""
+        """Return ``status`` from the current function when the i1 ``cond`` holds (nothing when it is the
+        constant false: a check that folded away)."""
+        if int_constant(cond) == 0:
+            return
         fn = self.builder.function
         fail, ok = fn.append_basic_block("fail"), fn.append_basic_block("ok")
         self.builder.cbranch(cond, fail, ok)
@@ -441,6 +454,11 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter, BitsEmitter):
     def emit_if(self, op: Operation) -> None:
         """The body behind a conditional branch."""
         (cond,) = self.operands(op)
+        known = int_constant(cond)
+        if known is not None:  # a condition that folded: the body or nothing, without a branch
+            if known:
+                self.emit_block(op.regions[0].block)
+            return
         bl = self.builder
         then, after = bl.function.append_basic_block("then"), bl.function.append_basic_block("endif")
         bl.cbranch(cond, then, after)

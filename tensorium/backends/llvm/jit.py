@@ -30,7 +30,7 @@ from ...ir.storage import check_array, coerce
 from ...ir.types import BufferType, FloatType, ScalarType, Sym
 from ...ir.verifier import verify
 from ...targets import Target, host_target
-from .emitter import KernelInfo, LLVMEmitter
+from .emitter import KernelInfo
 from .kernel_cache import (
     OBJECT,
     PLACEHOLDER,
@@ -43,6 +43,7 @@ from .kernel_cache import (
 )
 from .machine import host_target_machine, target_machine
 from .runtime import POOL, RUNTIME_FAILED, register_runtime, thread_count
+from .sharing import SharingEmitter
 
 __all__ = [
     "PIPELINE",
@@ -105,6 +106,8 @@ class CompileStats:
     """
 
     kernels: int = 0
+    shared: int = 0
+    """Kernels that run the code of an earlier kernel with the same loop IR (:mod:`.sharing`): not compiled."""
     cache_hits: int = 0
     object_cached: bool = False
     """True when the linked object code came from the kernel cache (no code generation)."""
@@ -164,29 +167,39 @@ def compile_module(
         modules = emitter.emit_modules(module)
         infos = list(emitter.kernels.values())
         assert len(infos) == len(modules), "the emitter made one LLVM module per kernel"
-        for info, llvm_module in zip(infos, modules):
+        emitted = [(info, m) for info, m in zip(infos, modules) if info.name not in emitter.aliases]
+        for info, llvm_module in emitted:
             if id(llvm_module) not in futures:  # not streamed: an emitter that builds modules otherwise
                 submit(info, llvm_module)
-        stats.kernels = len(modules)
+        stats.kernels, stats.shared = len(infos), len(emitter.aliases)
         stats.emit = clock.lap() - stats.printing
-        results = [futures[id(m)].result() for m in modules]
+        results = [futures[id(m)].result() for _, m in emitted]
     stats.optimize = clock.lap()
-    stats.optimize_each = {info.name: seconds or 0.0 for info, (_, seconds, _, _) in zip(infos, results)}
+    stats.optimize_each = {info.name: seconds or 0.0 for (info, _), (_, seconds, _, _) in zip(emitted, results)}
     stats.cache_hits = sum(seconds is None for _, seconds, _, _ in results)
     compiled = llvm.parse_assembly("")
     compiled.triple, compiled.data_layout = machine.triple, str(machine.target_data)
-    for info, llvm_module, (bitcode, _, offset, _) in zip(infos, modules, results):
+    linked: dict[str, tuple[ir.FunctionType, int]] = {}
+    for (info, llvm_module), (bitcode, _, offset, _) in zip(emitted, results):
+        ftype = llvm_module.get_global(info.symbol).ftype
+        linked[info.symbol] = ftype, offset
         if not offset:
             compiled.link_in(_named(llvm.parse_bitcode(bitcode), info.symbol))
             continue
         compiled.link_in(_named(llvm.parse_bitcode(bitcode), info.symbol + CHECKS_SUFFIX))
-        ftype = llvm_module.get_global(info.symbol).ftype
         wrapper = _status_wrapper(info.symbol, ftype, offset, machine.triple, str(machine.target_data))
+        compiled.link_in(llvm.parse_assembly(wrapper))
+    for alias in emitter.aliases.values():
+        ftype, offset = linked[alias.of]
+        inner = alias.of + CHECKS_SUFFIX if offset else alias.of
+        shift = alias.first_error - alias.of_first_error + offset
+        wrapper = _status_wrapper(alias.symbol, ftype, shift, machine.triple, str(machine.target_data), inner)
         compiled.link_in(llvm.parse_assembly(wrapper))
     stats.link = clock.lap()
     object_code, linked_key = None, ""
     if cache is not None:
-        parts = [(info.symbol, key, offset) for info, (_, _, offset, key) in zip(infos, results)]
+        parts = [(info.symbol, key, offset) for (info, _), (_, _, offset, key) in zip(emitted, results)]
+        parts += [(a.symbol, a.of, a.first_error - a.of_first_error) for a in emitter.aliases.values()]
         linked_key = object_key(parts, machine.triple, str(machine.target_data))
         object_code = cache.lookup(linked_key, OBJECT)
     if object_code is None:
@@ -202,7 +215,8 @@ def compile_module(
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
         engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
         engine.finalize_object()
-    llvm_ir = "\n".join(texts[id(m)] for m in modules)
+    llvm_ir = "\n".join(texts[id(m)] for _, m in emitted)
+    llvm_ir += "".join(f'\n; @"{a.symbol}" runs the code of @"{a.of}"' for a in emitter.aliases.values())
     kernels = CompiledKernels(emitter.kernels, emitter.errors, engine, llvm_ir, compiled, object_code)
     kernels.target = target
     stats.load = clock.lap()
@@ -210,10 +224,10 @@ def compile_module(
     return kernels
 
 
-class _StreamingEmitter(LLVMEmitter):
-    """An :class:`LLVMEmitter` that hands each kernel's LLVM module to ``ready(info, module)`` as soon as the
-    kernel is emitted (by :meth:`~LLVMEmitter.emit_modules`), so that LLVM optimizes the first kernels on
-    other threads while Python emits the next ones."""
+class _StreamingEmitter(SharingEmitter):
+    """A :class:`~.sharing.SharingEmitter` that hands each kernel's LLVM module to ``ready(info, module)`` as
+    soon as the kernel is emitted (by :meth:`~.emitter.LLVMEmitter.emit_modules`), so that LLVM optimizes the first
+    kernels on other threads while Python emits the next ones."""
 
     def __init__(
         self, ready: Callable[[KernelInfo, ir.Module], None], triple: str, data_layout: str, features: frozenset[str]
@@ -322,13 +336,15 @@ CHECKS_SUFFIX = ".checks"
 offset of the kernels before it."""
 
 
-def _status_wrapper(symbol: str, ftype: ir.FunctionType, offset: int, triple: str, data_layout: str) -> str:
-    """``@symbol``: calls ``@symbol.checks`` and adds ``offset`` to a positive status (a check that failed;
-    the runtime's own failure is negative), so statuses index the module's ``errors`` as the emitter
-    numbered them."""
+def _status_wrapper(
+    symbol: str, ftype: ir.FunctionType, offset: int, triple: str, data_layout: str, inner_symbol: str | None = None
+) -> str:
+    """``@symbol``: calls ``@inner_symbol`` (default ``@symbol.checks``) and adds ``offset`` to a positive status
+    (a check that failed; the runtime's own failure is negative), so statuses index the module's ``errors`` as
+    the emitter numbered them."""
     module = ir.Module(name=f"{symbol}.status")
     module.triple, module.data_layout = triple, data_layout
-    inner = ir.Function(module, ftype, name=symbol + CHECKS_SUFFIX)
+    inner = ir.Function(module, ftype, name=inner_symbol or symbol + CHECKS_SUFFIX)
     outer = ir.Function(module, ftype, name=symbol)
     b = ir.IRBuilder(outer.append_basic_block("entry"))
     status = b.call(inner, outer.args)

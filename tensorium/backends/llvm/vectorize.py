@@ -27,6 +27,7 @@ from llvmlite import ir
 from ...ir.core import Block, Operation, Value
 from ...ir.types import FloatType, IndexType, IntegerType, ScalarType
 from .common import F16, I64, BufferRef, memory_type, register_type
+from .folding import int_constant
 from .vector_math import VECTOR_MATH
 
 _AFFINE_OPS = ("loop.add", "loop.sub", "loop.mul")
@@ -144,7 +145,22 @@ class VectorEmitter:
     OPS: ClassVar[dict[str, str]]
 
     def emit_vector_loop(self, body: Block, lower: ir.Value, upper: ir.Value, width: int, plan: VectorPlan) -> None:
-        """``for i in [lower, upper)`` as a vector main loop of ``width`` lanes and a scalar remainder loop."""
+        """``for i in [lower, upper)`` as a vector main loop of ``width`` lanes and a scalar remainder loop.
+
+        With constant bounds, one vector of iterations is emitted as straight-line code, and a remainder
+        that is known to be empty is left out: register tiles are full of such loops, and each loop LLVM
+        is given costs it time to rotate, reduce and delete again."""
+        first, end = int_constant(lower), int_constant(upper)
+        if first is not None and end is not None and end - first < 2 * width:
+            self.lanes, self.plan = width, plan
+            start = first
+            if end - first >= width:
+                self.env[id(body.args[0])] = I64(first)
+                self.emit_block_vectorized(body)
+                start += width
+            if start < end:
+                self.emit_loop(body, I64(start), upper, I64(1), None)  # type: ignore[attr-defined]
+            return
         bl = self.builder
         fn, before = bl.function, bl.block
         header, inner, done = (fn.append_basic_block(n) for n in ("vloop", "vbody", "vdone"))
@@ -296,20 +312,28 @@ class VectorEmitter:
         """A vector load when the lanes read consecutive elements of a plain-typed buffer, else lane loads."""
         ref: BufferRef = self.buffer(op.operands[0])  # type: ignore[attr-defined]
         indices = list(op.operands[1:])
-        if indices and self.contiguous(indices, ref) and self._plain(ref.type.element):
-            element = memory_type(ref.type.element)
+        t = ref.type.element
+        if indices and self.contiguous(indices, ref) and (self._plain(t) or _is_bool(t)):
+            element = memory_type(t)
             address = self.vector_address(ref, indices)
-            return self.builder.load(address, typ=self.vector_type(element), align=_alignment(element))
+            raw = self.builder.load(address, typ=self.vector_type(element), align=_alignment(element))
+            if _is_bool(t):  # bytes to i1 lanes, as the scalar load does: byte != 0
+                return self.builder.icmp_unsigned("!=", raw, ir.Constant(raw.type, [0] * self.lanes))
+            return raw
         return self.by_lanes(op)
 
     def vector_store(self, op: Operation) -> None:
         """A vector store to consecutive elements, else one store per lane in lane order."""
         ref: BufferRef = self.buffer(op.operands[1])  # type: ignore[attr-defined]
         value, indices = op.operands[0], list(op.operands[2:])
-        if self.contiguous(indices, ref) and self._plain(ref.type.element):
-            element = memory_type(ref.type.element)
+        t = ref.type.element
+        if self.contiguous(indices, ref) and (self._plain(t) or _is_bool(t)):
+            element = memory_type(t)
             address = self.vector_address(ref, indices)
-            self.builder.store(self.as_vector(value), address, align=_alignment(element))
+            lanes = self.as_vector(value)
+            if _is_bool(t):  # i1 lanes to bytes, as the scalar store does
+                lanes = self.builder.zext(lanes, self.vector_type(element))
+            self.builder.store(lanes, address, align=_alignment(element))
             return
         for n in range(self.lanes):
             self._store_lane(op, n)
@@ -329,6 +353,11 @@ class VectorEmitter:
     def _plain(t: ScalarType) -> bool:
         """Whether elements of ``t`` are stored exactly as they are computed (no widening or rounding)."""
         return _lane_friendly(t) and memory_type(t) == register_type(t) and memory_type(t) != F16
+
+
+def _is_bool(t: ScalarType) -> bool:
+    """Booleans live as one byte per element in memory and as i1 in registers."""
+    return isinstance(t, IntegerType) and t.is_bool
 
 
 def _alignment(t: ir.Type) -> int:
