@@ -192,8 +192,20 @@ def computed_precision(module: Operation) -> FloatType | None:
 
 
 HUGE = {"f16": 3e4}
-"""Magnitudes from which a float is special-sized, left out of the absolute tolerance's scale (1e30 for types
-not listed): one near-overflow element must not make every other element of its output match anything."""
+"""Magnitudes from which a float is special-sized (1e30 for types not listed; only special values and their
+overflowing products get there): left out of the absolute tolerance's scale, so that one such element does
+not make every other element of its output match anything, and allowed to meet an infinity of its sign."""
+
+
+def _overflowed(a: np.ndarray, b: np.ndarray, huge: float) -> np.ndarray:
+    """Where one of ``a`` and ``b`` is infinite and the other finite but special-sized, of the same sign: where
+    reassociated products or sums overflow is a matter of rounding (fold-batch-norm's
+    ``(x - mean) * (scale / sqrt(var))`` against the reference's ``(x - mean) / sqrt(var) * scale``)."""
+    with np.errstate(invalid="ignore"):
+        same_sign = np.sign(a) == np.sign(b)
+        return same_sign & (
+            (np.isinf(a) & np.isfinite(b) & (np.abs(b) >= huge)) | (np.isinf(b) & np.isfinite(a) & (np.abs(a) >= huge))
+        )
 
 
 def differing(
@@ -206,17 +218,19 @@ def differing(
     """The elements of ``have`` that do not match ``want`` (same shapes) within the tolerance of type ``t``
     (or of ``precision``, the program's least precise float type, where that is looser).
 
-    NaN matches NaN (any payload), an infinity the same infinity, and a zero only a zero of the same sign,
-    except at the elements set in ``sign_free``, where a zero (or an infinity) may have either sign."""
+    NaN matches NaN (any payload), an infinity the same infinity (or a special-sized value of its sign,
+    :data:`HUGE`), and a zero only a zero of the same sign, except at the elements set in ``sign_free``,
+    where a zero (or an infinity) may have either sign."""
     tol = _tolerance(t, precision)
     if tol is None:
         return np.asarray(have != want)
     rtol, atol = tol
     a, b = have.astype(np.float64), want.astype(np.float64)
     element = t.element.name if isinstance(t, TensorType) and isinstance(t.element, FloatType) else ""
+    huge = HUGE.get(element, 1e30)
     ordinary = np.abs(b[np.isfinite(b)])
-    scale = max(1.0, float(np.max(ordinary[ordinary < HUGE.get(element, 1e30)], initial=0.0)))
-    same_special = (np.isnan(a) & np.isnan(b)) | (np.isinf(a) & (a == b))
+    scale = max(1.0, float(np.max(ordinary[ordinary < huge], initial=0.0)))
+    same_special = (np.isnan(a) & np.isnan(b)) | (np.isinf(a) & (a == b)) | _overflowed(a, b, huge)
     with np.errstate(invalid="ignore"):
         close = np.isfinite(a) & np.isfinite(b) & (np.abs(a - b) <= atol * scale + rtol * np.abs(b))
     zeros = (a == 0) & (b == 0)

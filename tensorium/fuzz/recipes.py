@@ -213,7 +213,7 @@ class Recipes(ProgramBuilder):
         if a is None:
             a = self.constant(TensorType(self.shape(2), self.float_element()))
         s, element = _shape(a), _tt(a).element
-        transpose_a, transpose_b = self.flip(0.25), self.flip(0.5)
+        transpose_a, transpose_b = self.flip(0.4), self.flip(0.5)  # both together one time in five
         k = s[-2] if transpose_a else s[-1]
         b = self.pick(lambda t: t.rank == 2 and t.element == element and t.static_shape[1 if transpose_b else 0] == k)
         if b is None or self.flip(0.6):

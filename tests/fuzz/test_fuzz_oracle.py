@@ -171,7 +171,7 @@ def test_infinities_must_match_in_sign() -> None:
     want = np.array([np.inf, -np.inf, 1.0, 2.0], np.float32)
     assert compare([want], [want.copy()], [T4]) is None
     assert compare([want], [np.array([np.inf, np.inf, 1.0, 2.0], np.float32)], [T4]) is not None
-    assert compare([want], [np.array([3e38, -np.inf, 1.0, 2.0], np.float32)], [T4]) is not None
+    assert compare([want], [np.array([-3e38, -np.inf, 1.0, 2.0], np.float32)], [T4]) is not None
 
 
 def test_signed_zeros_must_match_except_where_ieee_leaves_the_sign_open() -> None:
@@ -291,3 +291,14 @@ def test_special_inputs_are_judged_and_kept_in_case_files(drop_adds: str) -> Non
     assert "// specials: yes" in format_case(special)
     assert parse_case(format_case(special)).specials
     assert not parse_case(format_case(FuzzCase(SIMPLE, "cse"))).specials
+
+
+def test_an_infinity_may_meet_a_special_sized_value_of_its_sign_only() -> None:
+    want = np.array([np.inf, -np.inf, 1.0, 2.0], np.float32)
+    assert compare([want], [np.array([3e37, -2e31, 1.0, 2.0], np.float32)], [T4]) is None, "overflow is rounding"
+    assert compare([want], [np.array([-3e37, -np.inf, 1.0, 2.0], np.float32)], [T4]) is not None
+    assert compare([want], [np.array([1e6, -np.inf, 1.0, 2.0], np.float32)], [T4]) is not None
+    assert compare([np.array([3e37], np.float32)], [np.array([np.inf], np.float32)], [TensorType((1,), f32)]) is None
+    half = TensorType((1,), f16)
+    assert compare([np.array([np.inf], np.float16)], [np.array([4e4], np.float16)], [half]) is None
+    assert compare([np.array([np.inf], np.float16)], [np.array([1e3], np.float16)], [half]) is not None
