@@ -29,6 +29,7 @@ from ..ir.types import DYN, Dim, Sym, TensorType
 from ..ir.verifier import verify
 from . import (  # noqa: F401  (register their converters)
     onnx_control,
+    onnx_geometry,
     onnx_llm,
     onnx_nn,
     onnx_pool,
