@@ -14,6 +14,7 @@ from ..ir.core import Value
 from ..ir.dialects import graph
 from ..ir.types import FloatType, f64, i1
 from .pytorch_ops import Context, ConversionError, cast, converts, ttype
+from .pytorch_special_ops import polygamma
 
 __all__: list[str] = []
 
@@ -337,6 +338,6 @@ def _digamma(cx: Context, x: Value) -> Value:
 
 @converts("aten.polygamma.default")
 def _polygamma(cx: Context, n: int, x: Value) -> Value:
-    if n != 0:
-        raise ConversionError(f"polygamma of order {n} is not supported (order 0, digamma, is)")
-    return _digamma(cx, x)
+    if not isinstance(n, int) or n < 0:
+        raise ConversionError(f"polygamma needs a fixed order n >= 0, got {n!r}")
+    return _digamma(cx, x) if n == 0 else cast(polygamma(cx, n, x), cx.out_element())

@@ -18,6 +18,7 @@ import numpy as np
 from ..ir.core import Value
 from ..ir.dialects import graph
 from ..ir.types import FloatType, i1, i64, storage_dtype
+from .pytorch_index_ops import masked_index_put
 from .pytorch_ops import (
     INT64_MAX,
     Context,
@@ -370,12 +371,9 @@ def _index_put(
     if not idxs:
         return x
     if any(ttype(i).element == i1 for i in idxs):
-        mask = idxs[0]
-        if len(idxs) != 1 or present != [0] or ttype(values).rank != 0 or accumulate:
-            raise ConversionError("index_put with a boolean mask has a data-dependent shape")
-        return graph.where(
-            broadcast_to(reshape_to(mask, [*ttype(mask).shape] + [1] * (t.rank - ttype(mask).rank)), t.shape), values, x
-        )
+        if len(idxs) != 1 or present != [0]:
+            raise ConversionError("index_put with a boolean mask is supported only as the first and only index")
+        return masked_index_put(cx, x, idxs[0], values, accumulate)
     first, k = present[0], len(present)
     if present != list(range(first, first + k)):
         raise ConversionError("index_put with non-adjacent index tensors is not supported")

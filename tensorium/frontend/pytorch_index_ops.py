@@ -1,0 +1,133 @@
+"""ATen ops that place elements by a mask or by computed positions, with static result shapes.
+
+Registered into the converter table of :mod:`.pytorch_ops` on import. A mask's true elements take
+consecutive source elements in row-major order: their positions are a running count of the mask
+(``cumsum - 1``) read by a ``gather`` (masked_scatter, index_put with a boolean mask and one value
+per selected row) or written by a ``scatter_elements`` (nonzero_static, whose rows past ``size`` go to a
+spare row that is cut off). Max pooling's backward pass scatter-adds the gradient at the pooled indices,
+and ``_trilinear`` (bilinear layers) is a broadcast product summed over its contracted dims.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..ir.core import Value
+from ..ir.dialects import graph
+from ..ir.types import i1, i64
+from .pytorch_ops import Context, ConversionError, broadcast_to, cast, converts, reshape_to, ttype
+
+__all__: list[str] = []
+
+
+def _static(x: Value, what: str) -> tuple[int, ...]:
+    t = ttype(x)
+    if not t.is_static:
+        raise ConversionError(f"{what} needs static shapes, got {t}")
+    return tuple(int(d) for d in t.shape)  # type: ignore[arg-type]
+
+
+def _running_positions(cx: Context, flat_mask: Value) -> Value:
+    """For each element of a 1-D mask, how many true elements come before it (its rank among them)."""
+    counts = graph.cumsum(cast(flat_mask, i64), axis=0)
+    return graph.sub(counts, cx.const(1, i64))
+
+
+def _take_in_order(cx: Context, flat_mask: Value, source: Value) -> Value:
+    """Rows of ``source`` [k, ...] in mask order: row ``i`` of the result is source row ``rank(i)`` where the
+    mask holds (other rows read row 0; callers select them away). ``source`` has at least one row."""
+    rows = _static(source, "masked scatter")[0]
+    positions = graph.clamp(_running_positions(cx, flat_mask), min=0.0, max=float(rows - 1))
+    return graph.gather(source, positions, axis=0)
+
+
+@converts("aten.masked_scatter.default")
+def _masked_scatter(cx: Context, x: Value, mask: Value, source: Value) -> Value:
+    shape = _static(x, "masked_scatter")
+    full_mask = broadcast_to(cast(mask, i1), list(shape))
+    size = math.prod(_static(source, "masked_scatter"))
+    if size == 0:
+        return x
+    flat_mask = reshape_to(full_mask, [math.prod(shape)])
+    picked = _take_in_order(cx, flat_mask, reshape_to(cast(source, ttype(x).element), [size]))
+    return graph.where(full_mask, reshape_to(picked, list(shape)), x)
+
+
+def masked_index_put(cx: Context, x: Value, mask: Value, values: Value, accumulate: bool) -> Value:
+    """``x[mask] = values`` (``+=`` with ``accumulate``) for a boolean ``mask`` over the leading dims of ``x``:
+    ``values`` broadcast to every selected row, or one row per selected row, in order."""
+    shape = _static(x, "index_put with a boolean mask")
+    m = ttype(mask).rank
+    rest = list(shape[m:])
+    selected = math.prod(shape[:m])
+    values = cast(values, ttype(x).element)
+    vshape = _static(values, "index_put with a boolean mask")
+    full_mask = broadcast_to(reshape_to(cast(mask, i1), list(shape[:m]) + [1] * len(rest)), list(shape))
+    if len(vshape) <= len(rest) or (len(vshape) == len(rest) + 1 and vshape[0] == 1):
+        update = broadcast_to(values, list(shape))  # the same values for every selected row
+    else:
+        rows = graph.reshape(values, shape=[vshape[0], *rest]) if len(vshape) != len(rest) + 1 else values
+        flat_mask = reshape_to(cast(mask, i1), [selected])
+        update = reshape_to(_take_in_order(cx, flat_mask, rows), list(shape))
+    if accumulate:
+        update = graph.add(x, update)
+    return graph.where(full_mask, update, x)
+
+
+@converts("aten.nonzero_static.default")
+def _nonzero_static(cx: Context, x: Value, *, size: int, fill_value: int = -1) -> Value:
+    shape = _static(x, "nonzero_static")
+    rank, n = len(shape), math.prod(shape)
+    if rank == 0 or n == 0:
+        return cx.const(np.full((size, rank), fill_value), i64)
+    t = ttype(x)
+    flat_mask = reshape_to(x if t.element == i1 else graph.ne(x, cx.const(0, t.element)), [n])
+    positions = _running_positions(cx, flat_mask)
+    # Rows past ``size``, and elements that are zero, go to a spare last row that is cut off.
+    kept = graph.and_(flat_mask, graph.lt(positions, cx.const(size, i64)))
+    rows = graph.where(kept, positions, cx.const(size, i64))
+    coordinates = np.stack(np.unravel_index(np.arange(n), shape), axis=-1)
+    filled = cx.const(np.full((size + 1, rank), fill_value), i64)
+    index = broadcast_to(graph.unsqueeze(rows, axes=[1]), [n, rank])
+    out = graph.scatter_elements(filled, index, cx.const(coordinates, i64), axis=0, reduction="none")
+    return graph.slice(out, starts=[0], ends=[size], axes=[0])
+
+
+@converts("aten.max_pool2d_with_indices_backward.default")
+def _max_pool2d_backward(
+    cx: Context, grad: Value, x: Value, kernel: Any, stride: Any, padding: Any, dilation: Any, ceil: Any, indices: Value
+) -> Value:
+    shape = _static(x, "max_pool2d backward")
+    lead, plane = list(shape[:-2]), shape[-2] * shape[-1]
+    pooled = math.prod(_static(grad, "max_pool2d backward")[-2:])
+    zeros = cx.const(np.zeros([*lead, plane]), ttype(x).element)
+    flat_grad = reshape_to(grad, [*lead, pooled])
+    flat_indices = reshape_to(indices, [*lead, pooled])
+    out = graph.scatter_elements(zeros, flat_indices, flat_grad, axis=len(lead), reduction="add")
+    return reshape_to(out, list(shape))
+
+
+@converts("aten._trilinear.default")
+def _trilinear(
+    cx: Context,
+    a: Value,
+    b: Value,
+    c: Value,
+    expand1: Sequence[int],
+    expand2: Sequence[int],
+    expand3: Sequence[int],
+    sumdim: Sequence[int],
+    unroll_dim: int = 1,
+) -> Value:
+    product: Value | None = None
+    for value, expand in ((a, expand1), (b, expand2), (c, expand3)):
+        v = graph.unsqueeze(value, axes=sorted(expand)) if expand else value
+        product = v if product is None else graph.mul(product, v)
+    assert product is not None
+    if not sumdim:
+        return product
+    return graph.reduce_sum(product, axes=sorted(sumdim))

@@ -1,0 +1,195 @@
+"""Special functions as f64 graph math, rounded to the result type: Hurwitz zeta and polygamma, erfinv, and
+the modified Bessel functions of order 0 and 1 (plain and exponentially scaled).
+
+Registered into the converter table of :mod:`.pytorch_ops` on import. Each follows a textbook method
+with enough terms for f64 accuracy over the range it is used on, so the float32 result matches torch's:
+
+- ``zeta(s, q)``: the first terms summed directly until ``q + k > 9`` (at least nine of them, as
+  Cephes does; up to :data:`ZETA_TERMS`), then the Euler-Maclaurin tail with twelve Bernoulli terms;
+  ``polygamma(n, x) = (-1)**(n + 1) n! zeta(n + 1, x)``;
+- ``erfinv``: Giles' single-precision approximation, then two Newton steps on f64 ``erf``;
+- ``i0``, ``i1`` and their ``e`` forms: the power series up to :data:`BESSEL_SWITCH`, the asymptotic
+  series beyond.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..ir.core import Value
+from ..ir.dialects import graph
+from ..ir.types import f64
+from .pytorch_ops import Context, cast, converts
+
+__all__: list[str] = []
+
+ZETA_TERMS = 32
+"""Direct terms of zeta at most: enough for ``q > 9 - ZETA_TERMS``; further left, the tail loses accuracy."""
+_ZETA_TAIL = (
+    12.0,
+    -720.0,
+    30240.0,
+    -1209600.0,
+    47900160.0,
+    -1.8924375803183791606e9,
+    7.47242496e10,
+    -2.950130727918164224e12,
+    1.1646782814350067249e14,
+    -4.5979787224074726105e15,
+    1.8152105401943546773e17,
+    -7.1661652561756670113e18,
+)
+"""(2j)! / B_2j: the Euler-Maclaurin coefficients of the zeta tail."""
+
+
+def _c(cx: Context, value: float) -> Value:
+    return cx.const(value, f64)
+
+
+def _f64(cx: Context, x: Any) -> Value:
+    return cast(x, f64) if isinstance(x, Value) else _c(cx, float(x))
+
+
+def zeta(cx: Context, s: Value, q: Value) -> Value:
+    """The Hurwitz zeta function of f64 values (broadcast): inf at s = 1 and at poles q = 0, -1, ...;
+    NaN for s < 1 and for a negative q with a fractional s."""
+    minus_s = graph.neg(s)
+    # N direct terms q^-s ... (q + N)^-s, N the last k with k <= 9 or q + k - 1 <= 9.
+    last = graph.clamp(graph.max(graph.floor(graph.sub(_c(cx, 10.0), q)), _c(cx, 9.0)), max=float(ZETA_TERMS))
+    total = graph.pow(q, minus_s)
+    for k in range(1, ZETA_TERMS + 1):
+        term = graph.pow(graph.add(q, _c(cx, float(k))), minus_s)
+        total = graph.add(total, graph.where(graph.le(_c(cx, float(k)), last), term, _c(cx, 0.0)))
+    w = graph.add(q, last)
+    b = graph.pow(w, minus_s)
+    total = graph.add(total, graph.div(graph.mul(b, w), graph.sub(s, _c(cx, 1.0))))
+    total = graph.sub(total, graph.mul(_c(cx, 0.5), b))
+    factor = _c(cx, 1.0)  # s (s + 1) ... (s + 2j - 2) for term j
+    for j, coefficient in enumerate(_ZETA_TAIL):
+        factor = graph.mul(factor, graph.add(s, _c(cx, 2.0 * j)))
+        b = graph.div(b, w)
+        total = graph.add(total, graph.div(graph.mul(factor, b), _c(cx, coefficient)))
+        factor = graph.mul(factor, graph.add(s, _c(cx, 2.0 * j + 1.0)))
+        b = graph.div(b, w)
+    whole_q = graph.eq(q, graph.floor(q))
+    nonpositive_q = graph.le(q, _c(cx, 0.0))
+    total = graph.where(graph.and_(nonpositive_q, graph.ne(s, graph.floor(s))), _c(cx, math.nan), total)
+    total = graph.where(graph.and_(nonpositive_q, whole_q), _c(cx, math.inf), total)
+    total = graph.where(graph.lt(s, _c(cx, 1.0)), _c(cx, math.nan), total)
+    return graph.where(graph.eq(s, _c(cx, 1.0)), _c(cx, math.inf), total)
+
+
+@converts("aten.special_zeta.default", "aten.special_zeta.self_scalar", "aten.special_zeta.other_scalar")
+def _special_zeta(cx: Context, s: Any, q: Any) -> Value:
+    return cast(zeta(cx, _f64(cx, s), _f64(cx, q)), cx.out_element())
+
+
+def polygamma(cx: Context, n: int, x: Value) -> Value:
+    """The n-th derivative (n >= 1) of digamma, in f64: ``(-1)**(n + 1) n! zeta(n + 1, x)``."""
+    scale = (1.0 if n % 2 else -1.0) * math.factorial(n)
+    return graph.mul(_c(cx, scale), zeta(cx, _c(cx, float(n + 1)), cast(x, f64)))
+
+
+# erfinv --------------------------------------------------------------------------------------------------
+_ERFINV_CENTRAL = (
+    2.81022636e-08,
+    3.43273939e-07,
+    -3.5233877e-06,
+    -4.39150654e-06,
+    0.00021858087,
+    -0.00125372503,
+    -0.00417768164,
+    0.246640727,
+    1.50140941,
+)
+_ERFINV_TAIL = (
+    -0.000200214257,
+    0.000100950558,
+    0.00134934322,
+    -0.00367342844,
+    0.00573950773,
+    -0.0076224613,
+    0.00943887047,
+    1.00167406,
+    2.83297682,
+)
+
+
+def _polynomial(cx: Context, coefficients: tuple[float, ...], x: Value) -> Value:
+    out = _c(cx, coefficients[0])
+    for c in coefficients[1:]:
+        out = graph.add(graph.mul(out, x), _c(cx, c))
+    return out
+
+
+@converts("aten.erfinv.default")
+def _erfinv(cx: Context, x: Value) -> Value:
+    y = cast(x, f64)
+    w = graph.neg(graph.log(graph.mul(graph.sub(_c(cx, 1.0), y), graph.add(_c(cx, 1.0), y))))
+    central = _polynomial(cx, _ERFINV_CENTRAL, graph.sub(w, _c(cx, 2.5)))
+    tail = _polynomial(cx, _ERFINV_TAIL, graph.sub(graph.sqrt(graph.max(w, _c(cx, 5.0))), _c(cx, 3.0)))
+    guess = graph.mul(graph.where(graph.lt(w, _c(cx, 5.0)), central, tail), y)
+    slope = _c(cx, 2.0 / math.sqrt(math.pi))
+    for _ in range(2):  # Newton on erf(guess) = y
+        derivative = graph.mul(slope, graph.exp(graph.neg(graph.mul(guess, guess))))
+        guess = graph.sub(guess, graph.div(graph.sub(graph.erf(guess), y), derivative))
+    edge = graph.mul(graph.div(y, graph.abs(y)), _c(cx, math.inf))  # +-inf at +-1
+    out = graph.where(graph.eq(graph.abs(y), _c(cx, 1.0)), edge, guess)
+    out = graph.where(graph.gt(graph.abs(y), _c(cx, 1.0)), _c(cx, math.nan), out)
+    return cast(out, cx.out_element())
+
+
+# modified Bessel functions of the first kind -----------------------------------------------------------
+BESSEL_SWITCH = 20.0
+"""Below this |x| the power series (all terms positive), above it the asymptotic series."""
+_SERIES_TERMS = 60
+_ASYMPTOTIC_TERMS = 18
+
+
+def _bessel_scaled(cx: Context, x: Value, order: int) -> Value:
+    """exp(-|x|) I_order(|x|) for f64 ``x`` (order 0 or 1)."""
+    ax = graph.abs(x)
+    # power series: sum_k (x^2 / 4)^k / (k! (k + order)!) * (x / 2)^order
+    quarter = graph.mul(graph.mul(ax, ax), _c(cx, 0.25))
+    term = _c(cx, 1.0 / math.factorial(order))
+    series = term
+    for k in range(1, _SERIES_TERMS):
+        term = graph.mul(term, graph.div(quarter, _c(cx, float(k * (k + order)))))
+        series = graph.add(series, term)
+    if order:
+        series = graph.mul(series, graph.mul(ax, _c(cx, 0.5)))
+    small = graph.mul(series, graph.exp(graph.neg(ax)))
+    # asymptotic: 1 / sqrt(2 pi x) * sum_k (-1)^k prod_j (4 order^2 - (2j - 1)^2) / (k! (8x)^k)
+    big_x = graph.max(ax, _c(cx, BESSEL_SWITCH))
+    inv8x = graph.reciprocal(graph.mul(big_x, _c(cx, 8.0)))
+    term = _c(cx, 1.0)
+    asymptotic = term
+    mu = 4.0 * order * order
+    for k in range(1, _ASYMPTOTIC_TERMS):
+        factor = -(mu - (2 * k - 1) ** 2) / k
+        term = graph.mul(term, graph.mul(inv8x, _c(cx, factor)))
+        asymptotic = graph.add(asymptotic, term)
+    large = graph.div(asymptotic, graph.sqrt(graph.mul(big_x, _c(cx, 2.0 * math.pi))))
+    return graph.where(graph.lt(ax, _c(cx, BESSEL_SWITCH)), small, large)
+
+
+_BESSEL = {
+    "aten.i0.default": (0, False),
+    "aten.special_i0e.default": (0, True),
+    "aten.special_i1.default": (1, False),
+    "aten.special_i1e.default": (1, True),
+}
+
+
+@converts(*_BESSEL)
+def _bessel(cx: Context, x: Value) -> Value:
+    assert cx.node is not None
+    order, scaled = _BESSEL[str(cx.node.target)]
+    v = cast(x, f64)
+    out = _bessel_scaled(cx, v, order)
+    if not scaled:
+        out = graph.mul(out, graph.exp(graph.abs(v)))
+    if order:  # I1 is odd
+        out = graph.where(graph.lt(v, _c(cx, 0.0)), graph.neg(out), out)
+    return cast(out, cx.out_element())

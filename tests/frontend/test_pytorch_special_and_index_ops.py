@@ -1,0 +1,107 @@
+"""ATen special functions (zeta, polygamma, erfinv, modified Bessel) and mask / position ops (masked_scatter,
+index_put with a boolean mask, nonzero_static, max pooling's backward, _trilinear) against eager PyTorch,
+edge cases included (poles, the ends of erfinv's domain, both sides of the Bessel series switch)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="the PyTorch frontend needs torch")
+
+import tensorium  # noqa: E402
+
+
+class _Fn(torch.nn.Module):
+    def __init__(self, fn: Any) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args: Any) -> Any:
+        return self.fn(*args)
+
+
+def _check(fn: Any, *args: Any, target: str = "interp", rtol: float = 1e-5, atol: float = 1e-5) -> None:
+    module = _Fn(fn).eval()
+    got, want = tensorium.compile(module, target=target)(*args), module(*args)
+    got_flat, want_flat = torch.utils._pytree.tree_leaves(got), torch.utils._pytree.tree_leaves(want)
+    for g, w in zip(got_flat, want_flat, strict=True):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        finite = w[torch.isfinite(w)] if w.is_floating_point() else w[:0]
+        scale = max(1.0, float(finite.abs().max())) if finite.numel() else 1.0
+        torch.testing.assert_close(g, w, rtol=rtol, atol=atol * scale, equal_nan=True)
+
+
+X = torch.tensor([-7.3, -2.5, -1.5, -0.2, 0.0, 0.3, 1.0, 2.5, 8.9, 15.0, 42.0])
+
+
+def test_polygamma_of_every_order() -> None:
+    _check(lambda x: tuple(torch.polygamma(n, x) for n in (1, 2, 3, 4)), X)
+
+
+def test_polygamma_poles_are_infinite() -> None:
+    # (torch's trigamma, order 1, gives a large finite value at negative integers: only 0 is checked there)
+    _check(
+        lambda x: (torch.polygamma(1, x[:1]), torch.polygamma(2, x), torch.polygamma(3, x)),
+        torch.tensor([0.0, -1.0, -3.0]),
+    )
+
+
+def test_zeta_with_tensor_exponents() -> None:
+    s = torch.tensor([0.5, 1.0, 1.5, 2.0, 3.0, 4.5, 2.0, 3.0])
+    q = torch.tensor([1.0, 2.0, 0.5, -1.5, 3.0, 10.0, 0.0, -2.0])
+    _check(torch.special.zeta, s, q)
+
+
+def test_erfinv_across_its_domain() -> None:
+    _check(torch.erfinv, torch.tensor([-1.5, -1.0, -0.999, -0.5, 0.0, 1e-4, 0.3, 0.9, 0.99999, 1.0]))
+
+
+def test_modified_bessel_on_both_sides_of_the_series_switch() -> None:
+    functions = (torch.i0, torch.special.i0e, torch.special.i1, torch.special.i1e)
+    x = torch.tensor([-30.0, -19.9, -3.0, -0.5, 0.0, 0.5, 3.0, 19.9, 20.1, 30.0, 80.0])
+    _check(lambda x: tuple(fn(x) for fn in functions), x)
+
+
+def test_special_functions_on_the_cpu() -> None:
+    _check(lambda x: (torch.polygamma(2, x), torch.erfinv(x / 50.0), torch.i0(x)), X, target="cpu")
+
+
+MASK = torch.tensor([[True, False, True], [False, False, True]])
+
+
+@pytest.mark.parametrize("target", ["interp", "cpu"])
+def test_masked_scatter_takes_source_elements_in_order(target: str) -> None:
+    x = torch.zeros(2, 3)
+    _check(torch.masked_scatter, x, MASK, torch.arange(10.0).reshape(2, 5), target=target)
+    _check(torch.masked_scatter, x, torch.tensor([True, False, True]), torch.arange(6.0), target=target)
+
+
+def test_index_put_with_a_boolean_mask() -> None:
+    x = torch.arange(12.0).reshape(4, 3)
+    rows = torch.tensor([True, False, True, True])
+    _check(lambda x, m, v: torch.index_put(x, (m,), v), x, rows, torch.tensor([-1.0, -2.0, -3.0]))
+    _check(lambda x, m, v: torch.index_put(x, (m,), v), x, rows, torch.arange(9.0).reshape(3, 3))
+    _check(lambda x, m, v: torch.index_put(x, (m,), v, accumulate=True), x, rows, torch.tensor(5.0))
+    _check(lambda x, m, v: torch.index_put(x, (m,), v), x, rows.reshape(4, 1).expand(4, 3), torch.tensor(0.5))
+
+
+@pytest.mark.parametrize("size", [0, 2, 4, 7])
+def test_nonzero_static_pads_or_cuts(size: int) -> None:
+    x = torch.tensor([[0.0, 1.0, 2.0], [3.0, 0.0, 0.0]])
+    _check(lambda x: torch.nonzero_static(x, size=size, fill_value=-5), x)
+
+
+def test_max_pool2d_backward_adds_the_gradient_at_the_pooled_positions() -> None:
+    def fn(x: Any, grad: Any) -> Any:
+        _, indices = torch.ops.aten.max_pool2d_with_indices(x, [2, 2], [1, 1])
+        return torch.ops.aten.max_pool2d_with_indices_backward(grad, x, [2, 2], [1, 1], [0, 0], [1, 1], False, indices)
+
+    x = torch.tensor([[[[1.0, 5.0, 2.0], [0.0, 3.0, 4.0], [6.0, 1.0, 0.5]]]])
+    _check(fn, x, torch.arange(4.0).reshape(1, 1, 2, 2) + 1.0, target="cpu")
+
+
+def test_bilinear_layer() -> None:
+    torch.manual_seed(0)
+    _check(torch.nn.functional.bilinear, torch.randn(2, 3), torch.randn(2, 4), torch.randn(5, 3, 4), torch.randn(5))
