@@ -16,8 +16,9 @@ Three tracers record edges, the cheapest one the interpreter offers chosen by :f
   costs a Python call per line and per call of any function, and samples the calls of functions that have
   stopped showing new edges (``SATURATED_AFTER``).
 
-The ``settrace`` and ``ctracer`` tracers see only the thread that calls :meth:`CoverageTracer.start`;
-``monitoring`` is process-wide, so the CPU backend's compile threads count too.
+The ``settrace`` and ``ctracer`` tracers see only the thread that calls :meth:`CoverageTracer.start`, between
+start and stop; ``monitoring`` is process-wide (the CPU backend's compile threads count too) and keeps
+recording between runs (see :class:`MonitoringTracer`).
 """
 
 from __future__ import annotations
@@ -252,8 +253,11 @@ def _nothing(*args: Any) -> None:
 
 class MonitoringTracer(CoverageTracer):
     """Lines and branches through ``sys.monitoring`` (Python 3.12+). Every event location reports once and
-    is disabled (until another tracer starts), so saturated code runs at full speed. Raises ImportError on
-    older Pythons, or when every tool id is taken."""
+    is then disabled, so saturated code runs at full speed. A disabled event cannot be enabled again on
+    its own (only all of them at once), so once started this tracer keeps recording until another one
+    starts: what runs between :meth:`stop` and the next :meth:`start` (the fuzzer printing or mutating the
+    next case's program) counts for the next commit. Raises ImportError on older Pythons, or when every
+    tool id is taken."""
 
     kind = "monitoring"
 
@@ -263,22 +267,24 @@ class MonitoringTracer(CoverageTracer):
         super().__init__(root, excluded)
         self._current: set[Edge] = set()
         self._lines: dict[CodeType, tuple[list[int], list[int]]] = {}
-        self._fresh = True
+        self._attached = False
 
     def _begin(self) -> None:
-        _MONITOR.attach(self, restart=self._fresh)
-        self._fresh = False
+        if not self._attached:
+            _MONITOR.attach(self)
+            self._attached = True
 
     def _end(self) -> None:
-        _MONITOR.detach(self)
+        """Nothing: see the class docstring."""
 
     def _take(self) -> set[Edge]:
         taken, self._current = self._current, set()
         return taken
 
     def on_line(self, code: CodeType, line: int) -> None:
-        """Record that ``line`` of ``code`` ran."""
-        self._current.add((code.co_filename, 0, line))
+        """Record that ``line`` of ``code`` ran (a function's def line is not part of its body)."""
+        if line != code.co_firstlineno:
+            self._current.add((code.co_filename, 0, line))
 
     def on_branch(self, code: CodeType, source: int, destination: int) -> None:
         """Record a branch from bytecode offset ``source`` to ``destination`` of ``code``, as lines."""
@@ -295,41 +301,37 @@ class MonitoringTracer(CoverageTracer):
 
 class _Monitor:
     """The process's one ``sys.monitoring`` tool, shared by :class:`MonitoringTracer` objects: it enables
-    line and branch events on the functions of the attached tracer's package as they start."""
+    line and branch events on the functions of the latest attached tracer's package as they start."""
+
+    PREFERRED_TOOLS = (3, 4, 2, 1, 0, 5)
+    """Tool ids to take, the unassigned ones first (1 is coverage.py's, 0 a debugger's, 5 an optimizer's)."""
 
     def __init__(self) -> None:
         self.tool: int | None = None
         self.tracer: MonitoringTracer | None = None
 
-    def attach(self, tracer: MonitoringTracer, restart: bool) -> None:
+    def attach(self, tracer: MonitoringTracer) -> None:
+        """Record for ``tracer`` from now on; every event location reports again once."""
         monitoring = sys.monitoring  # type: ignore[attr-defined]
         events = monitoring.events
         if self.tool is None:
-            free = [t for t in range(6) if monitoring.get_tool(t) is None]
+            free = [t for t in self.PREFERRED_TOOLS if monitoring.get_tool(t) is None]
             if not free:
                 raise ImportError("every sys.monitoring tool id is taken")
-            self.tool = free[-1]
+            self.tool = free[0]
             monitoring.use_tool_id(self.tool, "tensorium-fuzz")
             monitoring.register_callback(self.tool, events.PY_START, self._on_start)
             monitoring.register_callback(self.tool, events.LINE, self._on_line)
             for event in _branch_events():
                 monitoring.register_callback(self.tool, event, self._on_branch)
         self.tracer = tracer
-        if restart:
-            monitoring.restart_events()
+        monitoring.restart_events()
         monitoring.set_events(self.tool, events.PY_START)
-
-    def detach(self, tracer: MonitoringTracer) -> None:
-        if self.tracer is tracer:
-            self.tracer = None
-            sys.monitoring.set_events(self.tool, 0)  # type: ignore[attr-defined]
 
     def _on_start(self, code: CodeType, offset: int) -> Any:
         monitoring = sys.monitoring  # type: ignore[attr-defined]
         tracer = self.tracer
-        if tracer is None:
-            return None
-        if tracer.wants(code.co_filename):
+        if tracer is not None and tracer.wants(code.co_filename):
             mask = monitoring.events.LINE
             for event in _branch_events():
                 mask |= event
@@ -337,17 +339,13 @@ class _Monitor:
         return monitoring.DISABLE
 
     def _on_line(self, code: CodeType, line: int) -> Any:
-        tracer = self.tracer
-        if tracer is None:
-            return None  # not measuring now: keep the event for a later run
-        tracer.on_line(code, line)
+        if self.tracer is not None and self.tracer.wants(code.co_filename):  # another tracer's package may differ
+            self.tracer.on_line(code, line)
         return sys.monitoring.DISABLE  # type: ignore[attr-defined]
 
     def _on_branch(self, code: CodeType, source: int, destination: int) -> Any:
-        tracer = self.tracer
-        if tracer is None:
-            return None
-        tracer.on_branch(code, source, destination)
+        if self.tracer is not None and self.tracer.wants(code.co_filename):
+            self.tracer.on_branch(code, source, destination)
         return sys.monitoring.DISABLE  # type: ignore[attr-defined]
 
 

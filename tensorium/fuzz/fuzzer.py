@@ -27,7 +27,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -144,7 +144,7 @@ class FuzzReport:
     seconds: float = 0.0
     reduce_seconds: float = 0.0
     imported: int = 0
-    """Seeds of other workers run by this one (:mod:`.sync`), counted in ``execs`` too."""
+    """Seeds of other workers run by this one (:mod:`.sync`, on the interpreter only), not counted in ``execs``."""
     imported_kept: int = 0
     """Of those, the ones that reached code new to this worker and joined its corpus."""
     timeline: list[tuple[float, int, int, int]] = field(default_factory=list)
@@ -320,9 +320,10 @@ class Fuzzer:
                 parent.productive += 1
         return verdict
 
-    def _execute(self, case: FuzzCase, module: Operation) -> tuple[Verdict, int, float]:
+    def _execute(self, case: FuzzCase, module: Operation, count: bool = True) -> tuple[Verdict, int, float]:
         """Run ``case`` (``module`` is its program, parsed) through the oracles with coverage traced, and count
-        it; returns the verdict, the number of new edges and the seconds it took."""
+        it as an execution unless ``count`` is False; returns the verdict, the number of new edges and the
+        seconds it took."""
         if self.config.out is not None:
             (self.config.out / "current.mlir").write_text(format_case(case, note="the case running now"))
         started = time.perf_counter()
@@ -334,10 +335,11 @@ class Fuzzer:
             if self.tracer is not None:
                 self.tracer.stop()
         seconds = time.perf_counter() - started
-        self.report.execs += 1
-        self.report.outcomes[verdict.status] += 1
-        if verdict.status == "refused":
-            self.report.refusals[verdict.reason.split(":")[0]] += 1
+        if count:
+            self.report.execs += 1
+            self.report.outcomes[verdict.status] += 1
+            if verdict.status == "refused":
+                self.report.refusals[verdict.reason.split(":")[0]] += 1
         new = self.tracer.commit() if self.tracer is not None else 0
         return verdict, new, seconds
 
@@ -349,20 +351,23 @@ class Fuzzer:
 
     def import_shared(self) -> int:
         """Run the seeds the other workers published since the last poll; those that reach code new to this
-        worker join its corpus (without being published again). Returns how many joined."""
+        worker join its corpus (without being published again). Returns how many joined.
+
+        The worker that found a seed has run every oracle on it; here it runs on the interpreter only, to see
+        what it covers of the passes, and is not counted as an execution (the rate counts the cases this
+        worker made)."""
         if self.sync is None:
             return 0
         kept = 0
         for case in self.sync.poll():
-            if self.config.max_execs is not None and self.report.execs >= self.config.max_execs:
-                break
             module, pipeline = parse_module(case.module), parse_pipeline(case.pipeline)
-            verdict, new, seconds = self._execute(case, module)
+            verdict, new, _ = self._execute(replace(case, backends=("interp",)), module, count=False)
             self.report.imported += 1
             if verdict.failure is not None:
                 self._record(case, verdict.failure)
             elif new and verdict.status != "invalid":
-                self.corpus.append(Seed(case, module, pipeline, self.report.execs, new, seconds))
+                typical = float(np.median([s.seconds for s in self.corpus])) if self.corpus else 1.0
+                self.corpus.append(Seed(case, module, pipeline, self.report.execs, new, typical))
                 kept += 1
         self.report.imported_kept += kept
         return kept
