@@ -37,17 +37,17 @@ def _fraction(text: str) -> float:
 
 
 def _backends(text: str) -> tuple[str, ...]:
-    from ..fuzz.oracle import BACKENDS
+    from ..fuzz.backends import BackendError, parse_backends
 
-    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
-    unknown = [n for n in names if n not in BACKENDS]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(f"unknown backend '{','.join(unknown)}'; choose from {','.join(BACKENDS)}")
-    return names
+    try:
+        return parse_backends(text)
+    except BackendError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
     """Run a fuzzing session, or replay case files."""
+    from ..fuzz.backends import DEFAULT_BACKENDS, backend_notes
     from ..fuzz.fuzzer import FuzzConfig, fuzz, replay
     from ..passes.pipeline import parse_pipeline
 
@@ -93,10 +93,13 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         pipeline=args.pipeline,
         coverage=not args.no_coverage,
         tracer=args.tracer,
-        backends=args.backends,  # type: ignore[arg-type]
+        backends=args.backends or DEFAULT_BACKENDS,
         references=tuple(args.reference or ()),
         opt_level=args.opt_level,
         cpu_fraction=args.cpu_fraction,
+        gpu_fraction=args.gpu_fraction,
+        schedule_fraction=args.schedule_fraction,
+        quant_fraction=args.quant_fraction,
         jobs=args.jobs,
         num_ops=args.num_ops,
         reduce=not args.no_reduce,
@@ -111,6 +114,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         f"fuzzing for {config.seconds:g} s, seed {config.seed}, {mode}, backends {','.join(config.backends)}{where}",
         file=sys.stderr,
     )
+    for note in backend_notes(config.backends):
+        print(note, file=sys.stderr)
     report = fuzz(config, log=sys.stderr if not args.quiet else None)
     print(report.summary())
     return FOUND_FAILURES if report.failures else 0
@@ -138,9 +143,9 @@ def add_fuzz_command(sub: Any) -> None:
     p.add_argument(
         "--backends",
         type=_backends,
-        default=("interp", "cpu"),
         metavar="LIST",
-        help="backends compared with the interpreter on the original program: interp,cpu (default both)",
+        help="backends compared with the interpreter on the original program: interp, cpu (this machine), "
+        "cpu:NAME (cpu:x86-64-v3, ...), cuda[:sm_XX], webgpu (default interp,cpu,cuda,webgpu)",
     )
     p.add_argument(
         "--cpu-fraction",
@@ -148,6 +153,28 @@ def add_fuzz_command(sub: Any) -> None:
         default=0.3,
         metavar="F",
         help="share of executions also compiled by the CPU backend (0.3; 1 for every one)",
+    )
+    p.add_argument(
+        "--gpu-fraction",
+        type=_fraction,
+        default=0.1,
+        metavar="F",
+        help="share of executions also checked by the GPU backends: PTX and WGSL validators, the loop interpreter "
+        "(0.1)",
+    )
+    p.add_argument(
+        "--schedule-fraction",
+        type=_fraction,
+        default=0.5,
+        metavar="F",
+        help="share of executions whose kernels are built at random points of their search spaces (0.5)",
+    )
+    p.add_argument(
+        "--quant-fraction",
+        type=_fraction,
+        default=0.1,
+        metavar="F",
+        help="share of generated programs that are quant programs (k-bit weights, packing layouts) (0.1)",
     )
     p.add_argument(
         "--opt-level",

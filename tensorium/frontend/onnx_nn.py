@@ -17,7 +17,7 @@ from ..ir.shapes import normalize_axis
 from ..ir.types import i1, i64
 from .onnx_context import ConversionError, Node, scalar_type
 from .onnx_ops import Results, cast, converts, element, keep_axes, rank, shape, spatial_rank, static_dims
-from .onnx_pool import pads_nd, window_pool
+from .onnx_pool import Windows, pads_nd, window_pool
 
 
 # convolution and pooling -----------------------------------------------------------------------
@@ -98,7 +98,7 @@ def _conv_transpose(n: Node) -> Results:
 def _pool(n: Node) -> Results:
     x = n.input(0)
     if n.num_outputs > 1 and n.proto.output[1]:
-        raise ConversionError("the Indices output of MaxPool is not supported")
+        return Windows(n, x, n.attr("kernel_shape")).argmax(n, x, bool(n.attr("storage_order", 0)))
     k = rank(x) - 2
     kernel = n.attr("kernel_shape")
     strides, dilations = n.attr("strides", (1,) * k), n.attr("dilations", (1,) * k)

@@ -806,7 +806,27 @@ def _gemm(n: Node) -> Results:
 
 @converts("Einsum")
 def _einsum(n: Node) -> Results:
-    return graph.einsum(n.inputs(), equation=n.attr("equation").replace(" ", ""))
+    values = n.inputs()
+    return graph.einsum(values, equation=explicit_equation(n.attr("equation"), [rank(v) for v in values]))
+
+
+def explicit_equation(equation: str, ranks: Sequence[int]) -> str:
+    """``equation`` with each '...' spelled out as letters and the output written when implicit
+    (the letters used once, in alphabetical order, after the ellipsis dims)."""
+    equation = equation.replace(" ", "")
+    lhs, arrow, rhs = equation.partition("->")
+    terms = lhs.split(",")
+    free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in equation]
+    widths = [r - (len(t) - 3) if "..." in t else 0 for t, r in zip(terms, ranks)]
+    ellipsis = "".join(free[: max(widths, default=0)])
+    # an operand with fewer ellipsis dims broadcasts against the trailing ones
+    terms = [t.replace("...", ellipsis[len(ellipsis) - w :] if w else "") for t, w in zip(terms, widths)]
+    if arrow:
+        out = rhs.replace("...", ellipsis)
+    else:
+        letters = "".join(t for t in terms)
+        out = ellipsis + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ellipsis))
+    return ",".join(terms) + "->" + out
 
 
 # optional values -----------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -75,19 +75,58 @@ class Windows:
             )
         )
 
+    def _windows(self) -> Iterator[tuple[slice, ...]]:
+        """For each kernel offset, the strided slices of the padded spatial dims its windows read."""
+        for offset in itertools.product(*(range(kern) for kern in self.kernel)):
+            yield tuple(
+                slice(o * d, o * d + (n - 1) * s + 1, s)
+                for o, d, n, s in zip(offset, self.dilations, self.out, self.strides)
+            )
+
+    def _padded(self, x: Value, fill: float) -> Value:
+        pads = (0, 0, *self.begin, 0, 0, *(e + x_ for e, x_ in zip(self.end, self.extra)))
+        return graph.pad(x, pads=pads, value=fill) if any(pads) else x
+
+    def _take(self, padded: Value, window: tuple[slice, ...]) -> Value:
+        return graph.slice(  # type: ignore[no-any-return]
+            padded,
+            starts=tuple(w.start for w in window),
+            ends=tuple(w.stop for w in window),
+            axes=tuple(range(2, 2 + len(window))),
+            steps=self.strides,
+        )
+
     def reduce(self, x: Value, fill: float, combine: Combine) -> Value:
         """Combine every window offset's strided slice of ``x`` padded with ``fill``."""
-        k = len(self.kernel)
-        pads = (0, 0, *self.begin, 0, 0, *(e + x_ for e, x_ in zip(self.end, self.extra)))
-        padded = graph.pad(x, pads=pads, value=fill) if any(pads) else x
+        padded = self._padded(x, fill)
         out: Value | None = None
-        for offset in itertools.product(*(range(kern) for kern in self.kernel)):
-            starts = tuple(o * d for o, d in zip(offset, self.dilations))
-            ends = tuple(s + (o - 1) * st + 1 for s, o, st in zip(starts, self.out, self.strides))
-            part = graph.slice(padded, starts=starts, ends=ends, axes=tuple(range(2, 2 + k)), steps=self.strides)
+        for window in self._windows():
+            part = self._take(padded, window)
             out = part if out is None else combine(out, part)
         assert out is not None
         return out
+
+    def argmax(self, n: Node, x: Value, column_major: bool) -> tuple[Value, Value]:
+        """Max pooling with the flat index (into all of ``x``) of each window's first largest element."""
+        padded = self._padded(x, -math.inf)
+        region = tuple(s + b + e + x_ for s, b, e, x_ in zip(self.dims, self.begin, self.end, self.extra))
+        flat = np.arange(math.prod(self.dims)).reshape(self.dims[::-1] if column_major else self.dims)
+        positions = np.full(region, -1, dtype=np.int64)
+        positions[tuple(slice(b, b + s) for b, s in zip(self.begin, self.dims))] = flat.T if column_major else flat
+        best: Value | None = None
+        index: Value | None = None
+        for window in self._windows():
+            part = self._take(padded, window)
+            here = n.constant(positions[window][None, None])
+            if best is None or index is None:
+                best, index = part, graph.broadcast_to(here, shape=static_dims(part, "MaxPool"))
+                continue
+            better = graph.gt(part, best)
+            best, index = graph.where(better, part, best), graph.where(better, here, index)
+        assert best is not None and index is not None
+        batch, channels = static_dims(x, "MaxPool")[:2]
+        planes = np.arange(batch * channels, dtype=np.int64).reshape(batch, channels, *(1,) * len(self.dims))
+        return best, graph.add(index, n.constant(planes * math.prod(self.dims)))
 
     def counts(self, include_pad: bool) -> np.ndarray:
         """How many elements each window averages over: the input's, plus the pads' with ``include_pad``."""
@@ -98,12 +137,8 @@ class Windows:
         else:
             mask[tuple(slice(b, b + s) for b, s in zip(self.begin, self.dims))] = 1
         total = np.zeros(self.out)
-        for offset in itertools.product(*(range(kern) for kern in self.kernel)):
-            index = tuple(
-                slice(o * d, o * d + (n - 1) * s + 1, s)
-                for o, d, n, s in zip(offset, self.dilations, self.out, self.strides)
-            )
-            total += mask[index]
+        for window in self._windows():
+            total += mask[window]
         return total
 
 

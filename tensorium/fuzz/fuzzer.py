@@ -37,12 +37,14 @@ from ..ir.core import Operation
 from ..ir.parser import parse_module
 from ..ir.printer import print_module
 from ..passes.pipeline import Pipeline, parse_pipeline
+from .backends import DEFAULT_BACKENDS, backends_for_execution
 from .coverage import make_tracer
 from .generator import GenConfig, generate_module
 from .mutators import TERMINAL_PASSES, mutate_module, mutate_pipeline, random_pipeline, with_pass_for
-from .oracle import BACKENDS, Backend, Failure, FuzzCase, Reference, Verdict, check
-from .special import FUZZ_SPECIAL_CONSTANTS, FUZZ_SPECIAL_INPUTS
+from .oracle import Backend, Failure, FuzzCase, Reference, Verdict, check
+from .quant import quant_pipeline, quant_program
 from .reduce import format_case, reduce_case
+from .special import FUZZ_SPECIAL_CONSTANTS, FUZZ_SPECIAL_INPUTS
 from .sync import CorpusSync
 
 GENERATE_BOUNDS = (0.1, 0.9)
@@ -69,12 +71,21 @@ class FuzzConfig:
     tracer: str | None = None
     """The coverage tracer (:data:`~tensorium.fuzz.coverage.TRACERS`: ``monitoring``, ``ctracer``,
     ``settrace``); None takes the cheapest this Python has (:func:`~tensorium.fuzz.coverage.make_tracer`)."""
-    backends: tuple[Backend, ...] = BACKENDS
+    backends: tuple[Backend, ...] = DEFAULT_BACKENDS
+    """The interpreter and compiled backends (:mod:`.backends`: ``cpu``, ``cpu:NAME``, ``cuda``, ``webgpu``)."""
     references: tuple[Reference, ...] = ()
     """Second references checked against the interpreter on each program (``("iree",)``: the mlir extra)."""
     cpu_fraction: float = 0.3
     """The share of executions the CPU backend also compiles and runs (when it is among ``backends``): an
     execution with it takes about ten times as long as one with the interpreter only."""
+    gpu_fraction: float = 0.1
+    """The share of executions the GPU backends (``cuda``, ``webgpu``: validators and the loop interpreter)
+    also check, when they are among ``backends``."""
+    schedule_fraction: float = 0.5
+    """The share of executions whose compiled backends build every kernel at a random point of its search
+    space rather than at the target's default (:mod:`.schedules`)."""
+    quant_fraction: float = 0.1
+    """The share of freshly generated programs that are quant programs (k-bit weights, :mod:`.quant`)."""
     opt_level: int = 1
     """LLVM's optimization level for the CPU oracle: 1 compiles about 1.5x faster than the 3 that
     ``tensorium.compile`` uses (most of an execution is LLVM); pass 3 to fuzz exactly what ships."""
@@ -239,6 +250,9 @@ class Fuzzer:
 
     # one execution ------------------------------------------------------------------------------
     def _generate(self) -> tuple[Operation, Pipeline]:
+        if self.rng.random() < self.config.quant_fraction:
+            module = quant_program(int(self.rng.integers(2**31)))
+            return module, self._fixed_pipeline if self._fixed_pipeline is not None else quant_pipeline(self.rng)
         module = generate_module(
             int(self.rng.integers(2**31)), int(self.rng.integers(2, self.config.num_ops + 1)), self._gen_config
         )
@@ -298,8 +312,9 @@ class Fuzzer:
         seed = int(self.rng.integers(2**31))
         backends = self.config.backends
         lowers = any(p.name in TERMINAL_PASSES for p in pipeline)  # only the CPU checks big lowered programs
-        if "cpu" in backends and len(backends) > 1 and not lowers and self.rng.random() >= self.config.cpu_fraction:
-            backends = tuple(b for b in backends if b != "cpu")
+        shares = {"cpu_fraction": self.config.cpu_fraction, "gpu_fraction": self.config.gpu_fraction}
+        backends = backends_for_execution(backends, shares, self.rng, lowers)
+        schedule_seed = int(self.rng.integers(2**31)) if self.rng.random() < self.config.schedule_fraction else None
         case = FuzzCase(
             print_module(module),
             str(pipeline),
@@ -309,6 +324,7 @@ class Fuzzer:
             self.config.references,
             specials=bool(self.rng.random() < FUZZ_SPECIAL_INPUTS),
         )
+        case = replace(case, schedule_seed=schedule_seed)
         verdict, new, seconds = self._execute(case, module)
         gain = self._gain[source]
         gain[0], gain[1] = 0.9 * gain[0] + 0.1 * new, 0.9 * gain[1] + 0.1 * seconds

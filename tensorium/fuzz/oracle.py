@@ -7,11 +7,15 @@ A case fails when
   the CPU backend does not support is a documented refusal);
 - **verifier**: the IR breaks a rule after a pass (or a pass builds an op that breaks one);
 - **roundtrip**: the IR a pass left does not print and parse back to the same text;
-- **mismatch**: the interpreter on the optimized IR, or the CPU backend (its fresh buffers poisoned, so
-  elements no kernel writes show), computes something else than the interpreter on the original program
+- **mismatch**: the interpreter on the optimized IR, or a compiled backend (:mod:`.backends`: a CPU target,
+  its fresh buffers poisoned so elements no kernel writes show; a GPU schedule on the loop interpreter),
+  or a packing layout (:mod:`.quant`: every k-bit constant packed and unpacked in each layout),
+  computes something else than the interpreter on the original program
   (floats within a tolerance that allows reassociated sums and the backends' own math functions, NaN
   against NaN of any payload, infinities of the same sign, zeros of the same sign but where IEEE 754 leaves
   the sign open (:mod:`.ieee`); integers and booleans exactly);
+- **validator**: a GPU backend's code is rejected by its validator (ptxas for PTX, naga or Dawn for WGSL;
+  :mod:`.backends`);
 - **nondeterminism**: the same pipeline on the same program gives different IR twice;
 - **reference** (with ``references=("iree",)``, the ``mlir`` extra): IREE, a second compiler, computes
   something else than the interpreter on the original program exported to upstream MLIR (programs
@@ -43,11 +47,15 @@ from ..ir.storage import coerce
 from ..ir.types import FloatType, TensorType
 from ..ir.verifier import verify
 from ..passes.pipeline import Pipeline, parse_pipeline
+from .backends import BackendRun, check_backend
 from .generator import random_inputs
 from .ieee import sign_free
+from .quant import layout_problem
 from .special import sprinkle
 
-Backend = Literal["interp", "cpu"]
+Backend = str
+"""``interp``, or a compiled backend named as its target: ``cpu``, ``cpu:x86-64-v3``, ``cuda``, ``webgpu``
+(:mod:`.backends`)."""
 BACKENDS: tuple[Backend, ...] = ("interp", "cpu")
 Reference = Literal["iree"]
 REFERENCES: tuple[Reference, ...] = ("iree",)
@@ -81,13 +89,16 @@ class FuzzCase:
     references: tuple[Reference, ...] = ()
     specials: bool = False
     """Whether the inputs hold special values (NaN, infinities, signed zeros, subnormals, integer extremes)."""
+    schedule_seed: int | None = None
+    """Build every kernel at a random point of its search space drawn from this seed (None: the target's
+    default points; :mod:`.schedules`)."""
 
 
 @dataclass(frozen=True)
 class Failure:
     """What went wrong: the oracle (``kind``), where (``stage``), one line, and the full story."""
 
-    kind: Literal["crash", "verifier", "roundtrip", "mismatch", "nondeterminism", "reference"]
+    kind: Literal["crash", "verifier", "roundtrip", "mismatch", "nondeterminism", "reference", "validator"]
     stage: str
     summary: str
     detail: str = ""
@@ -390,15 +401,20 @@ def _check(case: FuzzCase, module: Operation | None, determinism: bool) -> Verdi
 
             got = _guarded("loop interpreter", lambda: run_plan(optimized, inputs))
             _judge("loop interpreter", expected, got, types, precision, text, original, inputs)  # type: ignore[arg-type]
-    if "cpu" in case.backends:
-        from ..backends.cpu import CpuExecutable
+    problem = _guarded("quant layouts", lambda: layout_problem(original))
+    if problem is not None:
+        raise _Stop(Verdict("failure", Failure("mismatch", "quant layouts", str(problem), str(problem))))
 
-        build = CpuExecutable.from_lowered if lowered else CpuExecutable.build
-        executable = _guarded("cpu build", lambda: build(optimized, opt_level=case.opt_level))
-        assert isinstance(executable, CpuExecutable)
-        executable.poison = True  # elements no kernel writes are NaN or -1, never an earlier run's results
-        got = _guarded("cpu", lambda: executable.run(inputs))
-        _judge("cpu", expected, got, types, precision, text, original, inputs)  # type: ignore[arg-type]
+    def judge(stage: str, got: Sequence[np.ndarray], looser: FloatType | None) -> None:
+        _judge(stage, expected, got, types, looser or precision, text, original, inputs)  # type: ignore[arg-type]
+
+    def fail(kind: str, stage: str, summary: str, detail: str) -> None:
+        raise _Stop(Verdict("failure", Failure(kind, stage, summary, detail)))  # type: ignore[arg-type]
+
+    for name in case.backends:
+        if name != "interp":
+            context = (name, optimized, lowered, inputs, case.opt_level, case.schedule_seed)
+            check_backend(BackendRun(*context, _guarded, judge, fail, loop_work))
     return Verdict("ok")
 
 

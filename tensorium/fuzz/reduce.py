@@ -26,9 +26,10 @@ from ..ir.printer import print_module
 from ..ir.types import FunctionType, TensorType
 from ..ir.verifier import verify
 from ..passes.pipeline import Pipeline, parse_pipeline
+from .backends import BackendError, parse_backends
 from .oracle import BACKENDS, REFERENCES, Failure, FuzzCase, check
 
-HEADER_KEYS = ("pipeline", "seed", "backends", "opt-level", "references", "specials")
+HEADER_KEYS = ("pipeline", "seed", "backends", "opt-level", "references", "specials", "schedule-seed")
 
 
 def same_failure(a: Failure, b: Failure) -> bool:
@@ -200,12 +201,14 @@ def format_case(case: FuzzCase, failure: Failure | None = None, note: str = "") 
     lines.append(f"// pipeline: {case.pipeline}")
     lines.append(f"// seed: {case.seed}")
     lines.append(f"// backends: {','.join(case.backends)}")
-    if "cpu" in case.backends:
+    if any(b != "interp" for b in case.backends):
         lines.append(f"// opt-level: {case.opt_level}")
     if case.references:
         lines.append(f"// references: {','.join(case.references)}")
     if case.specials:
         lines.append("// specials: yes")
+    if case.schedule_seed is not None:
+        lines.append(f"// schedule-seed: {case.schedule_seed}")
     return "\n".join(lines) + "\n" + case.module
 
 
@@ -229,9 +232,13 @@ def parse_case(text: str, filename: str = "<case>") -> FuzzCase:
     if not seed_text.isdigit():
         raise ParseError(f"{filename}: the '// seed:' header must be a non-negative integer, got '{seed_text}'")
     backends = tuple(b.strip() for b in header.get("backends", ",".join(BACKENDS)).split(",") if b.strip())
-    unknown = [b for b in backends if b not in BACKENDS]
-    if unknown:
-        raise ParseError(f"{filename}: unknown backend '{unknown[0]}' in '// backends:' (known: {', '.join(BACKENDS)})")
+    try:
+        backends = parse_backends(backends)
+    except BackendError as e:
+        raise ParseError(f"{filename}: unknown backend '{e.name}' in '// backends:' ({e.reason})") from None
+    schedule_seed = header.get("schedule-seed")
+    if schedule_seed is not None and not schedule_seed.isdigit():
+        raise ParseError(f"{filename}: the '// schedule-seed:' header must be a number, got '{schedule_seed}'")
     level = header.get("opt-level", "3")
     if level not in ("0", "1", "2", "3"):
         raise ParseError(f"{filename}: the '// opt-level:' header must be 0, 1, 2 or 3, got '{level}'")
@@ -243,15 +250,16 @@ def parse_case(text: str, filename: str = "<case>") -> FuzzCase:
         raise ParseError(f"{filename}: the '// specials:' header must be yes or no, got '{specials}'")
     parse_module(text, filename)
     parse_pipeline(header["pipeline"])
-    return FuzzCase(
+    case = FuzzCase(
         text,
         header["pipeline"],
         int(seed_text),
-        backends,  # type: ignore[arg-type]
+        backends,
         int(level),
         references,  # type: ignore[arg-type]
         specials == "yes",
     )
+    return case if schedule_seed is None else dataclasses.replace(case, schedule_seed=int(schedule_seed))
 
 
 def read_case(path: str | Path) -> FuzzCase:

@@ -202,7 +202,7 @@ def register_runtime() -> None:
         raise InterpreterError(f"{RUNTIME_ENV} must be 'openmp' or 'python', got '{wanted}'")
     if _BOUND is not None and wanted == _BOUND:
         return
-    for name in ("c", "m"):
+    for name in ("c", "m", "gcc_s"):  # gcc_s: f16 conversions (__truncsfhf2, ...) on CPUs without F16C
         path = ctypes.util.find_library(name)
         if path is not None:
             llvm.load_library_permanently(path)

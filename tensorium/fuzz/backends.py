@@ -1,0 +1,385 @@
+"""The backends the fuzzer's differential oracle compares with the interpreter, by name, as a table by kind.
+
+A backend is named as a target is (:func:`~tensorium.targets.parse_target`), plus ``interp``:
+
+- ``cpu`` (this machine), ``cpu:x86-64``, ``cpu:x86-64-v3``, any ``cpu:NAME`` LLVM knows: the optimized
+  program compiled for that Target and run, poisoned buffers and all. Code for a CPU whose features this
+  host lacks (AVX-512 code on an AVX2 host) is compiled and its assembly produced, but not run
+  (:func:`compile_only`).
+- ``cuda`` / ``cuda:sm_XX``: the codegen stages for the GPU (GPU schedules, decomposition, NVPTX), the PTX
+  checked by ``ptxas`` where it is installed (a rejection is a ``validator`` failure), and the scheduled
+  loop IR run on the loop interpreter (GPU loops in lockstep) against the graph interpreter.
+- ``webgpu``: the WGSL shaders checked by a validator (naga, through wgpu-py's ``create_shader_module``
+  where wgpu-py and an adapter are here, else Dawn under Node through the npm ``webgpu`` package where
+  ``tensorium/backends/webgpu/js/node_modules`` has it, else none), and the loop IR on the loop interpreter.
+
+Each execution draws which kinds run (:func:`backends_for_execution`: the CPU in ``cpu_fraction`` of them,
+the GPUs in ``gpu_fraction``), and a ``schedule_seed`` set on a case builds every kernel at a random point
+of its space (:mod:`.schedules`). Programs already lowered by ``lower-to-loops`` (for this CPU) are compiled
+as they are by CPU backends and skipped by the GPU ones.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import shutil
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import TensoriumError, VerifyError
+from ..ir.core import Operation
+from ..ir.types import FloatType, bf16
+from ..targets import Target, TargetError, parse_target
+from .schedules import random_configs
+
+KIND_SHARES = {"cpu": "cpu_fraction", "cuda": "gpu_fraction", "webgpu": "gpu_fraction"}
+"""Each compiled backend kind and the FuzzConfig field giving the share of executions that run it."""
+DEFAULT_BACKENDS = ("interp", "cpu", "cuda", "webgpu")
+"""What ``tensorium fuzz`` compares by default: the CPU in a share of executions, the GPU layers in a smaller one."""
+GPU_LOOP_WORK = 20_000
+"""The loop interpreter runs a GPU schedule only while its kernels execute at most this many scalar ops
+(counted before scheduling, as the oracle counts CPU kernels)."""
+
+
+class BackendError(TensoriumError):
+    """A backend name the fuzzer does not know (neither ``interp`` nor a CPU, CUDA or WebGPU target)."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(f"unknown backend '{name}': {reason}" if name else reason)
+        self.name, self.reason = name, reason
+
+
+@functools.cache
+def backend_target(name: str) -> Target:
+    """The Target a compiled backend's name gives; BackendError for ``interp`` or a name no kind here takes."""
+    try:
+        target = parse_target(name)
+    except TargetError as e:
+        raise BackendError(name, str(e)) from None
+    if target.kind not in KIND_SHARES:
+        raise BackendError(name, "use interp, cpu, cpu:NAME, cuda[:sm_XX] or webgpu")
+    return target
+
+
+def parse_backends(text: str | Sequence[str]) -> tuple[str, ...]:
+    """Backend names from ``interp,cpu:x86-64-v3,...`` (or a sequence), each checked, duplicates dropped;
+    BackendError naming the first unknown one."""
+    names = text.split(",") if isinstance(text, str) else list(text)
+    found = tuple(dict.fromkeys(n.strip() for n in names if n.strip()))
+    if not found:
+        raise BackendError("", "no backend named; use interp, cpu, cpu:NAME, cuda[:sm_XX] or webgpu")
+    for name in found:
+        if name != "interp":
+            backend_target(name)
+    return found
+
+
+def kind_of(name: str) -> str:
+    """``interp``, or the target kind of a compiled backend (``cpu``, ``cuda``, ``webgpu``)."""
+    return "interp" if name == "interp" else backend_target(name).kind
+
+
+def backends_for_execution(
+    backends: Sequence[str], shares: Mapping[str, float], rng: np.random.Generator, lowered: bool
+) -> tuple[str, ...]:
+    """The backends one execution runs: the interpreter always; each kind of compiled backend with the share
+    of its :data:`KIND_SHARES` field in ``shares`` (the CPU always for a lowered program, which only it checks
+    when it is big, and whenever it is the only backend)."""
+    kinds = list(dict.fromkeys(kind_of(b) for b in backends if b != "interp"))
+    keep = set()
+    for kind in kinds:
+        forced = kind == "cpu" and (lowered or len(backends) == 1)
+        if forced or rng.random() < shares[KIND_SHARES[kind]]:
+            keep.add(kind)
+    return tuple(b for b in backends if b == "interp" or kind_of(b) in keep)
+
+
+def compile_only(target: Target) -> str | None:
+    """Why code for ``target`` is compiled but not run here (the features this host lacks), or None."""
+    try:
+        target.check_runs_here()
+    except TargetError as e:
+        return str(e)
+    return None
+
+
+def backend_notes(backends: Sequence[str]) -> list[str]:
+    """What the fuzzer will not do with ``backends`` on this machine, one line each: CPU targets it compiles
+    without running, GPU checks whose validator is not installed."""
+    notes = []
+    for name in backends:
+        kind = kind_of(name)
+        if kind == "cpu" and compile_only(backend_target(name)) is not None:
+            notes.append(f"{name}: compiled and its assembly produced, not run ({compile_only(backend_target(name))})")
+        elif kind == "cuda":
+            from ..backends.cuda.ptx import ptxas_path
+
+            if ptxas_path() is None:
+                notes.append(f"{name}: ptxas is not installed, so the PTX is not validated (the loop interpreter runs)")
+        elif kind == "webgpu" and wgsl_validator() is None:
+            notes.append(
+                f"{name}: no WGSL validator here (wgpu-py with an adapter, or Dawn under Node): WGSL unchecked"
+            )
+    return notes
+
+
+@dataclass
+class BackendRun:
+    """What a backend check gets from the oracle: the program after the pipeline, the inputs, and how to judge.
+
+    ``guarded(stage, action)`` turns errors into verdicts as the oracle does; ``judge(stage, outputs, looser)``
+    compares with the interpreter on the original (at ``looser``'s tolerance where it is given);
+    ``fail(kind, stage, summary, detail)`` reports a failure."""
+
+    name: str
+    optimized: Operation
+    lowered: bool
+    inputs: Sequence[np.ndarray]
+    opt_level: int
+    schedule_seed: int | None
+    guarded: Callable[[str, Callable[[], Any]], Any]
+    judge: Callable[[str, Sequence[np.ndarray], FloatType | None], None]
+    fail: Callable[[str, str, str, str], None]
+    loop_work: Callable[[Operation], int]
+
+    @property
+    def target(self) -> Target:
+        return backend_target(self.name)
+
+    def configs(self) -> dict[str, Any] | None:
+        """Random points of every kernel's space when the case has a schedule seed (None: the defaults)."""
+        if self.schedule_seed is None:
+            return None
+        seed = self.schedule_seed
+        found = self.guarded(f"{self.name} schedule points", lambda: random_configs(self.optimized, self.target, seed))
+        return found  # type: ignore[no-any-return]
+
+
+APPROXIMATIONS: dict[str, FloatType] = {"loop.dot_u8i8": bf16}
+"""Loop ops of kernels that compute a documented approximation of their graph op, and the float type whose
+tolerance covers it: the qgemv ``int`` path rounds the activations to 8 bits (docs/quantization.md: within
+0.3 to 1% of the largest output), so its outputs compare at bf16's tolerance."""
+APPROXIMATED_OPS = frozenset({"quant.matmul_packed"})
+"""The graph ops whose kernels may hold an :data:`APPROXIMATIONS` op."""
+
+
+def approximation(run: BackendRun, executable: Any) -> FloatType | None:
+    """The float type whose tolerance covers the approximations ``executable``'s kernels make, or None."""
+    if not run.lowered and not any(op.name in APPROXIMATED_OPS for op in run.optimized.walk()):
+        return None  # printing the loop IR costs time: only programs that may approximate look at it
+    text = executable.loop_ir
+    found = [t for name, t in APPROXIMATIONS.items() if name in text]
+    return found[0] if found else None
+
+
+def check_cpu(run: BackendRun) -> None:
+    """Compile for the CPU target and run against the interpreter (or, for a foreign CPU, make its assembly)."""
+    from ..backends.cpu import CpuExecutable
+
+    target, stage = run.target, run.name
+    if run.lowered:
+        executable = run.guarded(
+            f"{stage} build", lambda: CpuExecutable.from_lowered(run.optimized, opt_level=run.opt_level, target=target)
+        )
+    else:
+        configs = run.configs()
+        executable = run.guarded(
+            f"{stage} build",
+            lambda: CpuExecutable.build(run.optimized, opt_level=run.opt_level, target=target, configs=configs),
+        )
+    if compile_only(target) is not None:
+        assembly = run.guarded(f"{stage} assembly", executable.kernels.assembly)
+        if executable.kernels.names and not assembly.strip():
+            run.fail("crash", f"{stage} assembly", "LLVM produced no assembly for the kernels", "")
+        return
+    executable.poison = True  # elements no kernel writes are NaN or -1, never an earlier run's results
+    run.judge(stage, run.guarded(stage, lambda: executable.run(run.inputs)), approximation(run, executable))
+
+
+def _gpu_build(run: BackendRun, build: Callable[..., Any]) -> tuple[Any, Operation | None, int]:
+    """Build with ``build`` (an executable's static ``build``) at the case's schedule points; returns the
+    executable (a PtxasError it raised, or None where the target refuses the program: an unsupported op or
+    type is the GPU layers' business only), the loop IR the ``emit`` stage compiled and the kernels' work."""
+    from ..backends.cuda.ptx import PtxasError
+
+    seen: dict[str, Any] = {"work": 1 << 62, "loops": None}
+
+    def after(stage: str, state: Any) -> None:
+        if stage == "lower":
+            seen["work"] = run.loop_work(state.lowered)
+        elif stage == "emit":
+            seen["loops"] = state.lowered
+
+    def action() -> Any:
+        try:
+            return build(run.optimized, target=run.target, configs=run.configs(), after_stage=after)
+        except PtxasError as e:
+            return e
+        except VerifyError:
+            raise
+        except TensoriumError:
+            return None  # an op or type the GPU target does not support: the other backends still check the case
+
+    return run.guarded(f"{run.name} build", action), seen["loops"], seen["work"]
+
+
+def _run_loops(run: BackendRun, loops: Operation | None, work: int) -> None:
+    """The GPU-scheduled loop IR on the loop interpreter against the graph interpreter (small programs)."""
+    from ..backends.plan_runner import run_plan
+
+    if loops is None or work > GPU_LOOP_WORK:
+        return
+    stage = f"{run.name} loop interpreter"
+    run.judge(stage, run.guarded(stage, lambda: run_plan(loops, run.inputs)), None)
+
+
+def check_cuda(run: BackendRun) -> None:
+    """PTX for the CUDA target through ptxas (where installed), then its GPU schedule on the loop interpreter."""
+    from ..backends.cuda.executable import CudaExecutable
+    from ..backends.cuda.ptx import PtxasError
+
+    if run.lowered:
+        return
+    built, loops, work = _gpu_build(run, CudaExecutable.build)
+    if isinstance(built, PtxasError):
+        run.fail("validator", "ptxas", headline(str(built)), str(built))
+    _run_loops(run, loops, work)
+
+
+def check_webgpu(run: BackendRun) -> None:
+    """WGSL shaders through a validator (where one is here), then the loop IR on the loop interpreter."""
+    from ..backends.webgpu.executable import WebGPUExecutable
+
+    if run.lowered:
+        return
+    executable, loops, work = _gpu_build(run, WebGPUExecutable.build)
+    validator = wgsl_validator()
+    if executable is not None and validator is not None:
+        name, validate = validator
+        shaders = list(executable.shaders.items())
+        problems = run.guarded(f"wgsl ({name})", lambda: validate([shader.wgsl for _, shader in shaders]))
+        for (kernel, shader), problem in zip(shaders, problems):
+            if problem is not None:
+                summary = f"{name} rejects the WGSL of '{kernel}': {headline(problem)}"
+                run.fail("validator", f"wgsl ({name})", summary, f"{problem}\n\n{shader.wgsl}")
+    _run_loops(run, loops, work)
+
+
+def headline(message: str) -> str:
+    """The line of a validator's message that says what is wrong: the first that reads ``... error...: what``,
+    else the first that names an error, else the first."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    for pattern in (r"error\b.*:\s*\S", r"(?i)error"):
+        found = next((line for line in lines if re.search(pattern, line)), None)
+        if found is not None:
+            return found
+    return lines[0] if lines else ""
+
+
+CHECKS: dict[str, Callable[[BackendRun], None]] = {"cpu": check_cpu, "cuda": check_cuda, "webgpu": check_webgpu}
+"""How the oracle checks a compiled backend of each kind."""
+
+
+def check_backend(run: BackendRun) -> None:
+    """Run the check of ``run.name``'s kind (the oracle calls it for every backend but the interpreter)."""
+    CHECKS[kind_of(run.name)](run)
+
+
+# --- WGSL validators ------------------------------------------------------------------------------
+WGSLValidator = tuple[str, Callable[[Sequence[str]], list[str | None]]]
+JS_FOLDER = Path(__file__).resolve().parent.parent / "backends" / "webgpu" / "js"
+_DAWN_SCRIPT = """
+import { create, globals } from "webgpu";
+Object.assign(globalThis, globals);
+let text = "";
+for await (const chunk of process.stdin) text += chunk;
+const adapter = await create([]).requestAdapter();
+const device = await adapter.requestDevice();
+const problems = [];
+for (const code of JSON.parse(text)) {
+  device.pushErrorScope("validation");
+  const module = device.createShaderModule({ code });
+  const info = await module.getCompilationInfo();
+  const error = await device.popErrorScope();
+  const messages = info.messages
+    .filter((m) => m.type === "error")
+    .map((m) => `${m.lineNum}:${m.linePos}: ${m.message}`);
+  problems.push(error ? [error.message, ...messages].join("\\n") : messages.length ? messages.join("\\n") : null);
+}
+process.stdout.write(JSON.stringify(problems));
+process.exit(0);
+"""
+
+
+def naga_problems(shaders: Sequence[str]) -> list[str | None]:
+    """naga's verdict on each WGSL shader (None: valid), through wgpu-py's device."""
+    from ..backends.webgpu.device import device_for
+
+    device = device_for(parse_target("webgpu"))
+    problems: list[str | None] = []
+    for code in shaders:
+        try:
+            device.create_shader_module(code=code)
+            problems.append(None)
+        except Exception as e:  # wgpu-py raises GPUValidationError with naga's message
+            problems.append(str(e))
+    return problems
+
+
+def dawn_problems(shaders: Sequence[str]) -> list[str | None]:
+    """Dawn's verdict on each WGSL shader (None: valid), in one Node process; TensoriumError if Node fails."""
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", _DAWN_SCRIPT],
+        input=json.dumps(list(shaders)),
+        capture_output=True,
+        text=True,
+        cwd=JS_FOLDER,
+        timeout=120,
+    )
+    if done.returncode != 0:
+        raise TensoriumError(f"Dawn under Node failed: {done.stderr.strip()[-500:]}")
+    return list(json.loads(done.stdout))
+
+
+@functools.cache
+def wgsl_validator() -> WGSLValidator | None:
+    """``(name, validate)`` for the first WGSL validator available here (naga through wgpu-py, else Dawn
+    under Node), or None; ``validate(shaders)`` gives, per shader, None for valid code or the validator's message."""
+    try:
+        from ..backends.webgpu.device import device_for
+
+        device_for(parse_target("webgpu"))
+        return "naga", naga_problems
+    except TensoriumError:
+        pass
+    if shutil.which("node") and (JS_FOLDER / "node_modules" / "webgpu").is_dir():
+        try:
+            dawn_problems(["@compute @workgroup_size(1) fn main() {}"])
+        except (TensoriumError, OSError, subprocess.SubprocessError, ValueError):
+            return None
+        return "dawn", dawn_problems
+    return None
+
+
+__all__ = [
+    "CHECKS",
+    "DEFAULT_BACKENDS",
+    "KIND_SHARES",
+    "BackendError",
+    "BackendRun",
+    "backend_notes",
+    "backend_target",
+    "backends_for_execution",
+    "check_backend",
+    "compile_only",
+    "kind_of",
+    "parse_backends",
+    "wgsl_validator",
+]

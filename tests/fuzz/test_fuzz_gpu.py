@@ -1,0 +1,137 @@
+"""The GPU layers of the fuzzer: WGSL through a validator, PTX through ptxas, both GPU schedules on the loop
+interpreter, each with a planted bug it must find; they skip cleanly where the validator is absent."""
+
+from __future__ import annotations
+
+import pytest
+from llvmlite import ir
+
+from tensorium.backends.cuda import emitter as cuda_emitter
+from tensorium.backends.cuda.ptx import ptxas_path
+from tensorium.backends.llvm.common import I32, I64, BufferRef, memory_type
+from tensorium.errors import CompileError
+from tensorium.fuzz.backends import naga_problems, wgsl_validator
+from tensorium.fuzz.oracle import FuzzCase, check
+from tensorium.ir import parse_module
+from tensorium.ir.core import Operation
+from tensorium.ir.types import BufferType, FloatType, storage_dtype
+from tensorium.lowering import gpu_schedule
+from tensorium.lowering.schedule import find_loop
+from tensorium.targets import parse_target
+
+from .layers import short_run, signatures
+
+POW = """
+module {
+  func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = graph.pow %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    func.return %0 : tensor<4xf32>
+  }
+}
+"""
+
+
+def _needs_wgsl_validator() -> None:
+    pytest.importorskip("wgpu", reason="wgpu-py is not installed (pip install 'tensorium[webgpu]')")
+    if wgsl_validator() is None:
+        pytest.skip("no WGSL validator here: no WebGPU adapter for wgpu-py (mesa-vulkan-drivers) and no Dawn")
+
+
+def _needs_ptxas() -> None:
+    if ptxas_path() is None:
+        pytest.skip("ptxas is not installed (the CUDA toolkit; or set TENSORIUM_PTXAS)")
+
+
+def test_f32_pow_is_refused_by_the_cuda_backend_not_an_llvm_abort() -> None:
+    # Regression: LLVM's NVPTX backend cannot select fpow and aborted the whole process ("LLVM ERROR: Cannot
+    # select"), found by the fuzzer's first CUDA executions; the emitter now refuses it with a CompileError.
+    from tensorium.backends.cuda.executable import CudaExecutable
+
+    with pytest.raises(CompileError, match=r"'loop\.pow' on f32 is not supported by the NVPTX backend"):
+        CudaExecutable.build(parse_module(POW), target=parse_target("cuda:sm_90"))
+    assert check(FuzzCase(POW, "canonicalize", 0, ("interp", "cuda:sm_90"), 1)).status == "ok"
+
+
+def test_a_clean_run_through_every_layer() -> None:
+    report = short_run(
+        8,
+        seed=4,
+        backends=("interp", "cpu:x86-64-v3", "cuda", "webgpu"),
+        cpu_fraction=0.3,
+        schedule_fraction=0.5,
+        quant_fraction=0.3,
+    )
+    assert report.execs == 8 and not report.failures, report.summary()
+
+
+def test_the_wgsl_validator_names_what_it_rejects() -> None:
+    _needs_wgsl_validator()
+    good = "@compute @workgroup_size(1) fn main() { let x: f32 = max(1.0, 2.0); }"
+    bad = good.replace("max(", "maximum(")
+    assert naga_problems([good]) == [None]
+    (problem,) = naga_problems([bad])
+    assert problem is not None and "maximum" in problem
+
+
+def test_a_wgsl_emitter_bug_is_found_by_the_validator(monkeypatch: pytest.MonkeyPatch) -> None:
+    _needs_wgsl_validator()
+    from tensorium.backends.webgpu.emitter import WGSLEmitter
+
+    def misspelt_max(self: WGSLEmitter, op: Operation) -> str:
+        a, b = self.operands(op)
+        fn = op.name.split(".")[1]
+        fn = "maximum" if fn == "max" else fn  # the bug: WGSL's builtin is max, not maximum
+        if not isinstance(op.results[0].type, FloatType):
+            return self.let(op, f"{fn}({a}, {b})")
+        return self.let(op, f"select({fn}({a}, {b}), {a} + {b}, {a} != {a} || {b} != {b})")
+
+    monkeypatch.setattr(WGSLEmitter, "emit_minmax", misspelt_max)
+    report = short_run(20, seed=1, backends=("interp", "webgpu"))
+    assert signatures(report) == [f"validator:wgsl ({wgsl_validator()[0]})"], report.summary()  # type: ignore[index]
+    assert "maximum" in report.failures[0].failure.summary
+
+
+def _shared_in_bytes(self: cuda_emitter.NVPTXEmitter, op: Operation) -> BufferRef:
+    t = op.attr("type")
+    assert isinstance(t, BufferType)
+    if not t.is_static:
+        raise cuda_emitter.op_error(op, f"allocates {t}, of a size known only at run time")
+    count = 1
+    for d in t.static_shape:
+        count *= d
+    element = memory_type(t.element)
+    sizes = [I64(d) for d in t.static_shape]
+    if t.space != "shared":
+        return BufferRef(t, self.allocas.alloca(element, size=I64(count)), sizes)
+    self.shared_bytes += count * storage_dtype(t.element).itemsize
+    array = ir.ArrayType(element, count * storage_dtype(t.element).itemsize)  # the bug: bytes, not elements
+    name = self.module.get_unique_name(f"{self.builder.function.name}.shared")
+    var = ir.GlobalVariable(self.module, array, name=name, addrspace=cuda_emitter.SHARED)
+    var.linkage = "internal"
+    var.initializer = ir.Constant(array, ir.Undefined)
+    var.align = 16
+    return BufferRef(t, var.gep([I32(0), I32(0)]), sizes)
+
+
+def test_an_nvptx_emitter_bug_is_found_by_ptxas(monkeypatch: pytest.MonkeyPatch) -> None:
+    _needs_ptxas()
+    monkeypatch.setattr(cuda_emitter.NVPTXEmitter, "emit_alloc", _shared_in_bytes)
+    # Only large shared tiles overflow ptxas's 48 KiB: random points of the gpu_gemm space reach them.
+    report = short_run(30, seed=3, backends=("interp", "cuda:sm_90"), schedule_fraction=1.0)
+    assert signatures(report) == ["validator:ptxas"], report.summary()
+    assert "too much shared data" in report.failures[0].failure.summary
+
+
+def test_a_gpu_schedule_bug_is_found_by_the_loop_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
+    original = gpu_schedule.bind
+
+    def bind_without_thread_offsets(kernel: Operation, name: str, threads: int, blocks: int) -> None:
+        original(kernel, name, threads, blocks)
+        loop = find_loop(kernel, name)
+        first = loop.operands[0].defining_op()
+        assert first is not None
+        loop.set_operand(0, first.operands[0])  # the bug: every thread starts at its block's first iteration
+
+    monkeypatch.setattr(gpu_schedule, "bind", bind_without_thread_offsets)
+    report = short_run(20, seed=0, backends=("interp", "cuda:sm_90"))
+    assert signatures(report) == ["mismatch:cuda:sm_90 loop interpreter"], report.summary()
