@@ -5,7 +5,8 @@ consecutive source elements in row-major order: their positions are a running co
 (``cumsum - 1``) read by a ``gather`` (masked_scatter, index_put with a boolean mask and one value
 per selected row) or written by a ``scatter_elements`` (nonzero_static, whose rows past ``size`` go to a
 spare row that is cut off). Max pooling's backward pass scatter-adds the gradient at the pooled indices,
-and ``_trilinear`` (bilinear layers) is a broadcast product summed over its contracted dims.
+``_trilinear`` (bilinear layers) is a broadcast product summed over its contracted dims, and grid sampling
+goes through :mod:`.grid_sample`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 from ..ir.core import Value
 from ..ir.dialects import graph
 from ..ir.types import i1, i64
+from .grid_sample import grid_sample
 from .pytorch_ops import Context, ConversionError, broadcast_to, cast, converts, reshape_to, ttype
 
 __all__: list[str] = []
@@ -131,3 +133,15 @@ def _trilinear(
     if not sumdim:
         return product
     return graph.reduce_sum(product, axes=sorted(sumdim))
+
+
+_GRID_MODES = ("bilinear", "nearest", "bicubic")
+_GRID_PADDINGS = ("zeros", "border", "reflection")
+
+
+@converts("aten.grid_sampler_2d.default", "aten.grid_sampler_3d.default")
+def _grid_sampler(cx: Context, x: Value, grid: Value, mode: int, padding: int, align_corners: bool) -> Value:
+    try:
+        return grid_sample(x, cast(grid, ttype(x).element), _GRID_MODES[mode], _GRID_PADDINGS[padding], align_corners)
+    except ValueError as e:
+        raise ConversionError(str(e)) from None
