@@ -1,6 +1,12 @@
 """The fuzzer's speed: executions per second of ``tensorium fuzz`` now against a base commit, side by side.
 
     python -m benchmarks.fuzzing.speed --base d49c833 --seconds 60 --seeds 0,1 --jobs 1,2
+    python -m benchmarks.fuzzing.speed --kernel-repeats --seconds 150
+
+``--kernel-repeats`` answers whether a cache of compiled kernels could help the CPU oracle: it fuzzes once in
+this process and counts, per quarter of the run, the kernels the CPU backend compiles that it had already
+compiled earlier in the run (the same loop IR up to the kernel's name: what a cache keyed by a kernel's
+structure would have served).
 
 The base commit is checked out into a temporary git worktree; every run is a fresh ``tensorium fuzz``
 process (``--no-reduce --quiet``, its report read from ``--out``), and the variants take turns seed by seed
@@ -22,6 +28,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_BASE = "d49c833a9d52eede9fa84aea7f2c095bd7a79e85"
@@ -80,6 +87,38 @@ def measure(base: str, seconds: float, seeds: list[int], jobs: list[int], varian
     return rows
 
 
+def kernel_repeats(seconds: float, seed: int) -> list[tuple[int, int]]:
+    """Fuzz for ``seconds`` and return, per quarter of the kernels the CPU backend compiled, (kernels, kernels
+    compiled before in the run). Counts the compilations by wrapping the CPU backend's ``compile_module``."""
+    import hashlib
+
+    from tensorium.backends import cpu
+    from tensorium.fuzz.fuzzer import FuzzConfig, fuzz
+    from tensorium.ir.dialects.builtin import func_name, functions
+    from tensorium.ir.printer import print_op
+
+    os.environ["TENSORIUM_KERNEL_CACHE"] = "0"
+    compile_module = cpu.compile_module
+    seen: set[str] = set()
+    repeats: list[bool] = []
+
+    def counting(module: Any, *args: Any, **kwargs: Any) -> Any:
+        for kernel in functions(module):
+            name = func_name(kernel)
+            key = hashlib.sha256(print_op(kernel).replace(name, "K").encode()).hexdigest()
+            repeats.append(key in seen)
+            seen.add(key)
+        return compile_module(module, *args, **kwargs)
+
+    cpu.compile_module = counting  # type: ignore[assignment]
+    try:
+        fuzz(FuzzConfig(seconds=seconds, seed=seed), log=None)
+    finally:
+        cpu.compile_module = compile_module  # type: ignore[assignment]
+    quarter = max(1, len(repeats) // 4)
+    return [(len(part), sum(part)) for part in (repeats[i : i + quarter] for i in range(0, len(repeats), quarter))]
+
+
 def table(rows: list[dict]) -> str:
     """The markdown table: executions per second by variant and job count, and the ratio to the base."""
     lines = ["| variant | jobs | executions/s per seed | mean | vs base |", "| --- | ---: | --- | ---: | ---: |"]
@@ -105,7 +144,12 @@ def main(argv: list[str] | None = None) -> int:
         "--variants", default=",".join(v.name for v in VARIANTS), help="comma-separated variant names (all)"
     )
     parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument("--kernel-repeats", action="store_true", help="count kernels compiled twice (see above)")
     args = parser.parse_args(argv)
+    if args.kernel_repeats:
+        for n, (kernels, again) in enumerate(kernel_repeats(args.seconds, int(args.seeds.split(",")[0])), 1):
+            print(f"part {n}: {kernels} kernels compiled, {again} ({again / kernels:.0%}) compiled before")
+        return 0
     names = [n.strip() for n in args.variants.split(",")]
     unknown = [n for n in names if n not in {v.name for v in VARIANTS}]
     if unknown:
