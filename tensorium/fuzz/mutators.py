@@ -862,6 +862,7 @@ PATTERN_PASSES: dict[str, tuple[str, ...]] = {
     "sibling-matmuls": ("fuse-siblings",),
     "attention": ("fuse-attention",),
     "conv-batch-norm": ("fold-batch-norm",),
+    "attribute-corners": ("layout", "canonicalize", "fold"),
     **{f"near-miss-{name}": (pattern.pass_name,) for name, pattern in NEAR_MISSES.items()},
 }
 """The passes that look for what a compiler-specific mutator builds: after the mutator runs, the fuzzer
