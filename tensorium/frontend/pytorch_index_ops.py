@@ -145,3 +145,49 @@ def _grid_sampler(cx: Context, x: Value, grid: Value, mode: int, padding: int, a
         return grid_sample(x, cast(grid, ttype(x).element), _GRID_MODES[mode], _GRID_PADDINGS[padding], align_corners)
     except ValueError as e:
         raise ConversionError(str(e)) from None
+
+
+# as_strided: element positions of a strided view, known at compile time --------------------------------
+def _strided_positions(cx: Context, x: Value, size: Sequence[int], stride: Sequence[int], offset: Any) -> np.ndarray:
+    """The row-major positions in ``x`` of the elements of ``x.as_strided(size, stride, offset)``; ``x`` is
+    taken as contiguous from its own storage offset, and every position must fall inside it."""
+    numel = math.prod(_static(x, "as_strided"))
+    if not all(isinstance(d, int) for d in (*size, *stride)):
+        raise ConversionError("as_strided needs static sizes and strides")
+    assert cx.node is not None
+    source: Any = cx.node.args[0]
+    base = source.meta["val"].storage_offset() if hasattr(source, "meta") else 0
+    start = 0 if offset is None else int(offset) - int(base)
+    grids = np.meshgrid(*[np.arange(n) for n in size], indexing="ij")
+    positions = start + sum((g * s for g, s in zip(grids, stride)), np.zeros(tuple(size), np.int64))
+    if positions.size and (positions.min() < 0 or positions.max() >= numel):
+        raise ConversionError(f"as_strided reads outside its input of {numel} elements")
+    return np.asarray(positions, np.int64)
+
+
+@converts("aten.as_strided.default", "aten.as_strided_copy.default")
+def _as_strided(cx: Context, x: Value, size: Sequence[int], stride: Sequence[int], storage_offset: Any = None) -> Value:
+    positions = _strided_positions(cx, x, size, stride, storage_offset)
+    flat = reshape_to(x, [math.prod(_static(x, "as_strided"))])
+    return graph.gather(flat, cx.const(positions, i64), axis=0)
+
+
+@converts("aten.as_strided_scatter.default")
+def _as_strided_scatter(
+    cx: Context, x: Value, src: Value, size: Sequence[int], stride: Sequence[int], storage_offset: Any = None
+) -> Value:
+    positions = _strided_positions(cx, x, size, stride, storage_offset).reshape(-1)
+    shape = _static(x, "as_strided_scatter")
+    flat = reshape_to(x, [math.prod(shape)])
+    if positions.size == 0:
+        return x
+    updates = reshape_to(cast(src, ttype(x).element), [positions.size])
+    out = graph.scatter_elements(flat, cx.const(positions, i64), updates, axis=0, reduction="none")
+    return reshape_to(out, list(shape))
+
+
+@converts("aten.resize.default")
+def _resize(cx: Context, x: Value, size: Sequence[int], memory_format: Any = None) -> Value:
+    if math.prod(size) != math.prod(_static(x, "resize")):
+        raise ConversionError("resize to another number of elements leaves memory uninitialized")
+    return reshape_to(x, list(size))

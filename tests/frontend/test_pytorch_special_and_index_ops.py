@@ -105,3 +105,19 @@ def test_max_pool2d_backward_adds_the_gradient_at_the_pooled_positions() -> None
 def test_bilinear_layer() -> None:
     torch.manual_seed(0)
     _check(torch.nn.functional.bilinear, torch.randn(2, 3), torch.randn(2, 4), torch.randn(5, 3, 4), torch.randn(5))
+
+
+def test_as_strided_views_and_scatter() -> None:
+    x = torch.arange(12.0).reshape(3, 4)
+    _check(lambda x: torch.as_strided(x, (3, 3), (1, 2), 1), x)  # overlapping windows
+    _check(lambda x: torch.as_strided(x, (2, 2), (4, 1)).clone(), x)
+    _check(
+        lambda x, s: torch.as_strided_scatter(x, s, (2, 2), (1, 4), 2), x, torch.tensor([[-1.0, -2.0], [-3.0, -4.0]])
+    )
+    _check(lambda x: x.clone().resize_(4, 3), x)
+
+
+def test_as_strided_outside_its_input_is_refused() -> None:
+    module = _Fn(lambda x: torch.as_strided(x, (4,), (5,))).eval()
+    with pytest.raises(tensorium.errors.TensoriumError, match="as_strided reads outside its input of 12 elements"):
+        tensorium.compile(module, target="interp")(torch.arange(12.0))
