@@ -4,11 +4,10 @@ interpreter, each with a planted bug it must find; they skip cleanly where the v
 from __future__ import annotations
 
 import pytest
-from llvmlite import ir
 
 from tensorium.backends.cuda import emitter as cuda_emitter
 from tensorium.backends.cuda.ptx import ptxas_path
-from tensorium.backends.llvm.common import I32, I64, BufferRef, memory_type
+from tensorium.backends.llvm.common import BufferRef
 from tensorium.errors import CompileError
 from tensorium.fuzz.backends import naga_problems, wgsl_validator
 from tensorium.fuzz.oracle import FuzzCase, check
@@ -91,31 +90,23 @@ def test_a_wgsl_emitter_bug_is_found_by_the_validator(monkeypatch: pytest.Monkey
     assert "maximum" in report.failures[0].failure.summary
 
 
-def _shared_in_bytes(self: cuda_emitter.NVPTXEmitter, op: Operation) -> BufferRef:
-    t = op.attr("type")
-    assert isinstance(t, BufferType)
-    if not t.is_static:
-        raise cuda_emitter.op_error(op, f"allocates {t}, of a size known only at run time")
-    count = 1
-    for d in t.static_shape:
-        count *= d
-    element = memory_type(t.element)
-    sizes = [I64(d) for d in t.static_shape]
-    if t.space != "shared":
-        return BufferRef(t, self.allocas.alloca(element, size=I64(count)), sizes)
-    self.shared_bytes += count * storage_dtype(t.element).itemsize
-    array = ir.ArrayType(element, count * storage_dtype(t.element).itemsize)  # the bug: bytes, not elements
-    name = self.module.get_unique_name(f"{self.builder.function.name}.shared")
-    var = ir.GlobalVariable(self.module, array, name=name, addrspace=cuda_emitter.SHARED)
-    var.linkage = "internal"
-    var.initializer = ir.Constant(array, ir.Undefined)
-    var.align = 16
-    return BufferRef(t, var.gep([I32(0), I32(0)]), sizes)
-
-
 def test_an_nvptx_emitter_bug_is_found_by_ptxas(monkeypatch: pytest.MonkeyPatch) -> None:
     _needs_ptxas()
-    monkeypatch.setattr(cuda_emitter.NVPTXEmitter, "emit_alloc", _shared_in_bytes)
+    original = cuda_emitter.NVPTXEmitter.emit_alloc
+
+    def shared_in_bytes(self: cuda_emitter.NVPTXEmitter, op: Operation) -> BufferRef:
+        t = op.attr("type")
+        if not isinstance(t, BufferType) or t.space != "shared":
+            return original(self, op)
+        size = storage_dtype(t.element).itemsize
+        # the bug: the shared array is sized in bytes rather than elements
+        op.attributes["type"] = BufferType((size * t.static_shape[0], *t.shape[1:]), t.element, t.space)
+        try:
+            return original(self, op)
+        finally:
+            op.attributes["type"] = t
+
+    monkeypatch.setattr(cuda_emitter.NVPTXEmitter, "emit_alloc", shared_in_bytes)
     # Only large shared tiles overflow ptxas's 48 KiB: random points of the gpu_gemm space reach them.
     report = short_run(30, seed=3, backends=("interp", "cuda:sm_90"), schedule_fraction=1.0)
     assert signatures(report) == ["validator:ptxas"], report.summary()
