@@ -33,6 +33,7 @@ from . import (  # noqa: F401  (register their converters)
     onnx_llm,
     onnx_nn,
     onnx_pool,
+    onnx_qlinear,
     onnx_quant,
     onnx_resize,
     onnx_rnn,

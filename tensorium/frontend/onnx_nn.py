@@ -41,7 +41,11 @@ def _from_2d(v: Value, k: int) -> Value:
 
 @converts("Conv")
 def _conv(n: Node) -> Results:
-    x, w = n.input(0), n.input(1)
+    return convolution(n, n.input(0), n.input(1), n.optional(2))
+
+
+def convolution(n: Node, x: Value, w: Value, bias: Value | None) -> Value:
+    """The convolution node ``n`` describes (its kernel, strides, pads, dilations, groups) of ``x`` by ``w``."""
     k = spatial_rank(n, x)
     kernel = n.attr("kernel_shape", shape(w)[2:])
     strides, dilations = n.attr("strides", (1,) * k), n.attr("dilations", (1,) * k)
@@ -49,7 +53,7 @@ def _conv(n: Node) -> Results:
     out = graph.conv2d(
         _to_2d(x, k),
         _to_2d(w, k),
-        *([] if n.optional(2) is None else [n.input(2)]),
+        *([] if bias is None else [bias]),
         strides=_lift(strides, k, 1),
         padding=pads,
         dilations=_lift(dilations, k, 1),
