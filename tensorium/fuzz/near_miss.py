@@ -1,12 +1,12 @@
 """Near misses: the patterns of the pattern-matching passes with one element changed, which the pass must
 refuse (a pass that over-matches computes something else, and the oracle sees it).
 
-Each :class:`NearMissPattern` names its pass, the values it grows from and its misses: small builders that
-write the pattern out around a value ``x`` at the current insertion point with one thing wrong (a softmax
-over the queries, a mask on the other side of the ``where``, siblings that read different inputs, a batch
-norm along another axis, transposes whose permutations do not cancel, ...). A builder returns the value
-that may stand in for ``x`` (same type) or None, and the values to return as extra outputs (what keeps an
-intermediate alive, or a result of another type).
+Each :class:`NearMissPattern` names its pass, the values it grows from, the exact pattern and its misses:
+small builders that write the pattern out around a value ``x`` at the current insertion point with one
+thing wrong (a softmax over the queries, a mask on the other side of the ``where``, siblings that read
+different inputs, a batch norm along another axis, transposes whose permutations do not cancel, ``x * 0``
+of floats, ...). A builder returns the value that may stand in for ``x`` (same type) or None, and the
+values to return as extra outputs (what keeps an intermediate alive, or a result of another type).
 """
 
 from __future__ import annotations
@@ -274,6 +274,27 @@ def _squeeze_another_axis(m: Materials, x: Value) -> Built:
     return None, [op("graph.squeeze", wide, axes=[rank + 1])]
 
 
+# --- canonicalize: identities of the reals that IEEE floats break (NaN, inf, -0.0) ------------------------------
+def _times_one(m: Materials, x: Value) -> Built:
+    return op("graph.mul", x, m.scalar(1.0, x)), []
+
+
+def _times_zero(m: Materials, x: Value) -> Built:
+    return op("graph.mul", x, m.scalar(0.0, x)), []
+
+
+def _minus_itself(m: Materials, x: Value) -> Built:
+    return op("graph.sub", x, x), []
+
+
+def _divided_by_itself(m: Materials, x: Value) -> Built:
+    return op("graph.div", x, x), []
+
+
+def _equal_to_itself(m: Materials, x: Value) -> Built:
+    return None, [op("graph.eq", x, x)]
+
+
 NEAR_MISSES: MappingProxyType[str, NearMissPattern] = MappingProxyType(
     {
         "attention": NearMissPattern(
@@ -333,6 +354,19 @@ NEAR_MISSES: MappingProxyType[str, NearMissPattern] = MappingProxyType(
                     "reverse-two-axes": _reverse_two_axes,
                     "reverse-all-but-one": _reverse_all_but_one,
                     "squeeze-another-axis": _squeeze_another_axis,
+                }
+            ),
+        ),
+        "float-identity": NearMissPattern(
+            "canonicalize",
+            _float(lambda r: True),
+            _times_one,
+            MappingProxyType(
+                {
+                    "times-zero": _times_zero,
+                    "minus-itself": _minus_itself,
+                    "divided-by-itself": _divided_by_itself,
+                    "equal-to-itself": _equal_to_itself,
                 }
             ),
         ),
