@@ -191,3 +191,57 @@ def _resize(cx: Context, x: Value, size: Sequence[int], memory_format: Any = Non
     if math.prod(size) != math.prod(_static(x, "resize")):
         raise ConversionError("resize to another number of elements leaves memory uninitialized")
     return reshape_to(x, list(size))
+
+
+# embedding_bag ---------------------------------------------------------------------------------------------
+_BAG_MODES = ("sum", "mean", "max")
+
+
+@converts("aten._embedding_bag_forward_only.default", "aten._embedding_bag.default", "aten.embedding_bag.padding_idx")
+def _embedding_bag(
+    cx: Context,
+    weight: Value,
+    indices: Value,
+    offsets: Value,
+    scale_grad_by_freq: bool = False,
+    mode: int = 0,
+    sparse: bool = False,
+    per_sample_weights: Value | None = None,
+    include_last_offset: bool = False,
+    padding_idx: int | None = -1,
+) -> tuple[Value, Value, Value, Value]:
+    """Bags of rows of ``weight`` summed, averaged or maxed: the bag of index ``i`` is the last offset at or
+    below ``i``; indices equal to ``padding_idx`` (-1: none) belong to no bag; an empty bag gives zeros.
+    Also the bag of each index, the bag sizes and (max mode) the weight row of each maximum."""
+    if ttype(indices).rank != 1:
+        raise ConversionError("embedding_bag with 2-D indices is not supported (flatten them with offsets)")
+    n = _static(indices, "embedding_bag")[0]
+    bags = _static(offsets, "embedding_bag")[0] - (1 if include_last_offset else 0)
+    element = ttype(weight).element
+    starts = graph.slice(cast(offsets, i64), starts=[0], ends=[bags], axes=[0])
+    positions = cx.const(np.arange(n), i64)
+    started = graph.le(graph.unsqueeze(starts, axes=[0]), graph.unsqueeze(positions, axes=[1]))  # [n, bags]
+    bag = graph.sub(graph.reduce_sum(cast(started, i64), axes=[1]), cx.const(1, i64))
+    member = graph.eq(graph.unsqueeze(bag, axes=[0]), graph.unsqueeze(cx.const(np.arange(bags), i64), axes=[1]))
+    if padding_idx is not None and padding_idx >= 0:
+        real = graph.ne(cast(indices, i64), cx.const(padding_idx, i64))
+        member = graph.and_(member, graph.unsqueeze(real, axes=[0]))  # [bags, n]
+    sizes = graph.reduce_sum(cast(member, i64), axes=[1])
+    rows = graph.gather(weight, indices, axis=0)  # [n, D]
+    if per_sample_weights is not None:
+        rows = graph.mul(rows, graph.unsqueeze(cast(per_sample_weights, element), axes=[1]))
+    inside = graph.unsqueeze(member, axes=[2])  # [bags, n, 1]
+    spread = graph.unsqueeze(rows, axes=[0])  # [1, n, D]
+    zero = cx.const(0.0, element)
+    empty = graph.unsqueeze(graph.eq(sizes, cx.const(0, i64)), axes=[1])
+    if _BAG_MODES[mode] == "max":
+        masked = graph.where(inside, spread, cx.const(-math.inf, element))
+        out = graph.where(empty, zero, graph.reduce_max(masked, axes=[1]))
+        best = graph.argmax(masked, axis=1)  # [bags, D]: a position in ``indices``
+        extra = graph.where(empty, cx.const(0, i64), graph.gather(cast(indices, i64), best, axis=0))
+    else:
+        out = graph.reduce_sum(graph.where(inside, spread, zero), axes=[1])
+        if _BAG_MODES[mode] == "mean":
+            out = graph.div(out, cast(graph.unsqueeze(graph.max(sizes, cx.const(1, i64)), axes=[1]), element))
+        extra = sizes
+    return out, bag, sizes, extra

@@ -121,3 +121,32 @@ def test_as_strided_outside_its_input_is_refused() -> None:
     module = _Fn(lambda x: torch.as_strided(x, (4,), (5,))).eval()
     with pytest.raises(tensorium.errors.TensoriumError, match="as_strided reads outside its input of 12 elements"):
         tensorium.compile(module, target="interp")(torch.arange(12.0))
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_modes_with_padding_and_an_empty_bag(mode: str) -> None:
+    torch.manual_seed(0)
+    weight, indices = torch.randn(10, 3), torch.tensor([1, 2, 4, 5, 4, 3, 9])
+    offsets = torch.tensor([0, 3, 3, 7])
+
+    def fn(w: Any, i: Any, o: Any) -> Any:
+        return torch.nn.functional.embedding_bag(i, w, o, mode=mode, padding_idx=4, include_last_offset=True)
+
+    _check(fn, weight, indices, offsets, target="cpu" if mode == "max" else "interp")
+
+
+def test_embedding_bag_with_per_sample_weights() -> None:
+    torch.manual_seed(0)
+    weight, indices, offsets, scale = (
+        torch.randn(10, 3),
+        torch.tensor([1, 2, 4, 5]),
+        torch.tensor([0, 1]),
+        torch.rand(4),
+    )
+    _check(
+        lambda w, i, o, s: torch.nn.functional.embedding_bag(i, w, o, mode="sum", per_sample_weights=s),
+        weight,
+        indices,
+        offsets,
+        scale,
+    )
