@@ -2,9 +2,9 @@
 
 For floats NaN, +-inf, -0.0 and +0.0, the smallest subnormals, the smallest normal and the largest finite
 value; for integers of any width the minimum, the maximum and their neighbours, -1, 0 and 1 (so an ``i3``
-meets -4 and 3, a ``u5`` 0 and 31). The generator plants them in constants and the oracle in inputs
-(:func:`sprinkle`), a share of the elements at a time, so that most of a tensor stays ordinary and the
-special elements meet ordinary ones in every op.
+meets -4 and 3, a ``u5`` 0 and 31); for k-bit quantized codes the ends of their range and 0. The generator
+plants them in constants and the oracle in inputs (:func:`sprinkle`), a share of the elements at a time, so
+that most of a tensor stays ordinary and the special elements meet ordinary ones in every op.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.storage import coerce
-from ..ir.types import FloatType, IntegerType, ScalarType, storage_dtype
+from ..ir.types import FloatType, IntegerType, QuantizedType, ScalarType, storage_dtype
 
 SPECIAL_FRACTION = 0.25
 """The share of the elements :func:`sprinkle` replaces by default."""
@@ -39,6 +39,9 @@ def special_values(element: ScalarType) -> np.ndarray:
         if not element.signed and element.width > 1:
             values.add(1 << (element.width - 1))  # the sign bit of the same-width signed type
         return np.array(sorted(values), dtype=storage_dtype(element))
+    if isinstance(element, QuantizedType):  # k-bit codes: an input once the reducer cuts a quant constant's op
+        low, high = element.code_range
+        return np.array(sorted({low, high, 0}), dtype=storage_dtype(element))
     raise TypeError(f"no special values for {element}")
 
 

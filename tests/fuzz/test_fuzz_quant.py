@@ -119,3 +119,47 @@ def test_the_int_path_compares_at_the_tolerance_of_its_8_bit_activations() -> No
         verdict = check(FuzzCase(text, "pack-quant", seed, ("interp", "cpu"), 1, schedule_seed=seed))
         assert verdict.status == "ok", verdict.failure
     assert paths == {"int", "float"}
+
+
+def test_quant_matmul_overflows_as_f32_does() -> None:
+    # Regression (found by a fuzzing campaign with special inputs): the reference computed x @ W^T in float64,
+    # where -3.4e38 * 2 + inf is inf; the f32 kernels (and graph.matmul's reference) overflow to -inf + inf, NaN.
+    from tensorium.backends.cpu import CpuExecutable
+    from tensorium.ir import parse_module
+
+    w = "tensor<1x2x!quant<u3:f32, per_tensor>>"
+    text = f"""
+module {{
+  func.func @main(%x: tensor<1x2xf32>) -> tensor<1x1xf32> {{
+    %0 = graph.constant {{value = dense<[[2, 3]]> : {w}}} : () -> {w}
+    %1 = graph.constant {{value = dense<1.0> : tensor<f32>}} : () -> tensor<f32>
+    %2 = quant.matmul %x, %0, %1 : (tensor<1x2xf32>, {w}, tensor<f32>) -> tensor<1x1xf32>
+    func.return %2 : tensor<1x1xf32>
+  }}
+}}
+"""
+    module = parse_module(text)
+    x = np.array([[-3.4e38, np.inf]], np.float32)
+    with np.errstate(all="ignore"):
+        (want,) = run(module, [x])
+        (got,) = CpuExecutable.build(module, opt_level=1).run([x])
+    assert np.isnan(want).all() and np.isnan(got).all()
+
+
+def test_special_inputs_of_a_quantized_type_are_the_ends_of_its_codes() -> None:
+    # Regression: once the reducer cut a quant constant's op, the k-bit value became an input of @main, and
+    # drawing special inputs for it raised TypeError out of the oracle, ending the fuzzing session.
+    from tensorium.ir import parse_module
+
+    text = """
+module {
+  func.func @main(%w: tensor<2x4x!quant<i3:f32, per_tensor>>) -> tensor<2x4xf32> {
+    %s = graph.constant {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+    %0 = quant.dequantize %w, %s : (tensor<2x4x!quant<i3:f32, per_tensor>>, tensor<f32>) -> tensor<2x4xf32>
+    func.return %0 : tensor<2x4xf32>
+  }
+}
+"""
+    (codes,) = case_inputs(parse_module(text), 3, specials=True)
+    assert codes.min() >= -4 and codes.max() <= 3
+    assert check(FuzzCase(text, "canonicalize", 3, ("interp", "cpu"), 1, specials=True)).status == "ok"

@@ -124,8 +124,15 @@ def _matmul_infer(x: Type, weight: Type, scale: Type, zero: Type | None) -> Type
     return TensorType((*a.shape[:-1], w.shape[0]), qt.expressed)
 
 
+def product(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """``x @ weight.T`` in ``x``'s float type (f32 for narrower ones), as ``graph.matmul`` and the kernels compute
+    it: a product beyond f32's range is infinite here too, not a finite float64 (found by the fuzzer)."""
+    dtype = np.float32 if x.dtype.itemsize < 4 else x.dtype
+    return np.matmul(x.astype(dtype), weight.astype(dtype).T)
+
+
 def _matmul_reference(x: np.ndarray, w: np.ndarray, scale: np.ndarray, zero: np.ndarray | None) -> np.ndarray:
-    return np.matmul(x.astype(np.float64), dequantized(w, scale, zero).T)
+    return product(x, dequantized(w, scale, zero))
 
 
 matmul = define(
@@ -184,7 +191,7 @@ def _packed_reference(
     group: int,
     lanes: int,
 ) -> np.ndarray:
-    return np.matmul(x.astype(np.float64), packed_weight(packed, scale, zero, bits, cols, group, lanes).T)
+    return product(x, packed_weight(packed, scale, zero, bits, cols, group, lanes))
 
 
 matmul_packed = define(
