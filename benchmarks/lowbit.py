@@ -3,6 +3,7 @@
     python benchmarks/lowbit.py                               # k = 1..8, group 128, the three decode shapes, 2 threads
     python benchmarks/lowbit.py --bits 4 --shapes 4096x4096 --batch 1,4 --rounds 5 --paths float,int
     python benchmarks/lowbit.py --accuracy --methods rtn,gptq,awq   # MiniLM sentence-embedding cosine per k
+    python benchmarks/lowbit.py --sensitivity --bits 4              # MiniLM: which layers the RTN error comes from
 
 For each (N, K) and k it builds Tensorium's ``qgemv`` kernel (``quant.matmul_packed``) once per path (``float``:
 unpack, scale, FMA; ``int``: 8-bit activations and integer dot products; docs/quantization.md) and runs it over
@@ -280,6 +281,39 @@ def accuracy_table(args: argparse.Namespace) -> None:
             layer.weight.copy_(weight)
 
 
+def sensitivity_table(args: argparse.Namespace) -> None:
+    """Where MiniLM's RTN error comes from: the cosine with only one kind of linear layer (query, value, FFN
+    output, ...) or only one encoder layer quantized, the others float."""
+    import torch
+
+    from tensorium.passes.rtn import round_to_nearest
+
+    embed, model = minilm()
+    evaluation = sentences()[::4]
+    reference = embed(evaluation)
+    named = [(n, m) for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)]  # type: ignore[attr-defined]
+    originals = {n: m.weight.detach().clone() for n, m in named}
+    parts = {n: n.split(".") for n, _ in named}
+    subsets: dict[str, set[str]] = {}
+    for name, split in parts.items():
+        if split[:2] == ["encoder", "layer"]:
+            subsets.setdefault(".".join(split[3:]), set()).add(name)
+            subsets.setdefault(f"layer {split[2]}", set()).add(name)
+    print(f"all-MiniLM-L6-v2, RTN group {args.group}: cosine (mean / least) with only these linear layers quantized")
+    with torch.no_grad():
+        for bits in (int(b) for b in args.bits.split(",")):
+            for label, names in subsets.items():
+                for name, layer in named:
+                    w = originals[name]
+                    if name in names:
+                        w = torch.from_numpy(
+                            round_to_nearest(w.numpy(), bits, args.group, False).dequantized().astype(np.float32)
+                        )
+                    layer.weight.copy_(w)
+                cosine = (embed(evaluation) * reference).sum(axis=1)
+                print(f"  k={bits} {label:<28} {cosine.mean():.4f} / {cosine.min():.4f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bits", default="1,2,3,4,5,6,7,8")
@@ -293,9 +327,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--accuracy", action="store_true", help="MiniLM accuracy per k instead of the GEMV timings")
     parser.add_argument("--methods", default="rtn", help="with --accuracy: rtn,gptq,awq (GPTQ takes a minute per k)")
+    parser.add_argument("--sensitivity", action="store_true", help="MiniLM RTN cosine per kind of layer, per layer")
     args = parser.parse_args(argv)
     os.environ["TENSORIUM_NUM_THREADS"] = str(args.threads)
-    if args.accuracy:
+    if args.sensitivity:
+        sensitivity_table(args)
+    elif args.accuracy:
         accuracy_table(args)
     else:
         gemv_table(args)
