@@ -381,6 +381,7 @@ class Fuzzer:
                 module, pipeline = parse_module(case.module), parse_pipeline(case.pipeline)
             except TensoriumError:
                 continue  # a pass or an op this worker does not know (the workers run one checkout: not seen)
+            case = replace(case, module=print_module(module))  # without the other worker's header lines
             verdict, new, _ = self._execute(replace(case, backends=("interp",)), module, count=False)
             self.report.imported += 1
             if verdict.failure is not None:

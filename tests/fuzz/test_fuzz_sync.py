@@ -47,6 +47,7 @@ def test_a_seed_found_by_one_worker_reaches_the_other(tmp_path: Path) -> None:
     assert other.report.imported == len(shared) and other.report.execs == 0  # imports are not its own cases
     assert kept >= 1 and other.report.imported_kept == kept == len(other.corpus)
     assert {s.case.pipeline for s in other.corpus} <= {s.case.pipeline for s in finder.corpus}
+    assert all(not s.case.module.startswith("//") for s in other.corpus)  # kept without the finder's header
     assert not list((tmp_path / "worker-1").glob("*.mlir"))  # imported seeds are not published again
     assert other.import_shared() == 0 and other.report.imported == len(shared)
 
