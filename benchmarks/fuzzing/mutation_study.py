@@ -141,6 +141,14 @@ class Mutant:
             raise StudyError(f"{self.id}: its lines of {self.path} are not found once (the file changed)")
         return source.replace(self.old, self.new)
 
+    def line_in(self, source: str) -> int:
+        """The line the mutant changes in ``source``, a version of its file that may have moved it."""
+        if source.count(self.old) != 1:
+            raise StudyError(f"{self.id}: its lines of {self.path} are not found once (the file changed)")
+        old, new = self.old.splitlines(), self.new.splitlines()
+        first = next((k for k, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new)))
+        return source[: source.index(self.old)].count("\n") + 1 + first
+
     @contextmanager
     def applied(self, root: Path) -> Iterator[None]:
         """Apply the mutant to the copy at ``root`` for the duration of the block."""
@@ -178,6 +186,39 @@ def hunk(original: str, mutated: str, context: int = CONTEXT_LINES) -> tuple[str
 def same_bytecode(original: str, mutated: str) -> bool:
     """Whether two versions of a module compile to the same code (line numbers and positions aside)."""
     return _code_key(compile(original, "m", "exec")) == _code_key(compile(mutated, "m", "exec"))
+
+
+def only_annotations_differ(original: str, mutated: str) -> bool:
+    """Whether two versions of a module differ only in annotations that are never evaluated (the module has
+    ``from __future__ import annotations``, so ``int | None`` turned into ``int % None`` is a string)."""
+    if "from __future__ import annotations" not in original:
+        return False
+    return _without_annotations(original) == _without_annotations(mutated)
+
+
+class _DropAnnotations(ast.NodeTransformer):
+    def visit_arg(self, node: ast.arg) -> ast.arg:
+        node.annotation = None
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        node.returns = None
+        self.generic_visit(node)
+        return node
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AsyncFunctionDef:
+        node.returns = None
+        self.generic_visit(node)
+        return node
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AnnAssign:
+        node.annotation = ast.Constant(None)
+        self.generic_visit(node)
+        return node
+
+
+def _without_annotations(source: str) -> str:
+    return ast.dump(_DropAnnotations().visit(ast.parse(source)))
 
 
 def _code_key(code: types.CodeType) -> tuple[Any, ...]:
@@ -269,6 +310,8 @@ def build_mutant(root: Path, number: int, item: Any) -> tuple[Mutant | None, str
     try:
         if same_bytecode(original, mutated):
             return None, "equivalent (same bytecode)"
+        if only_annotations_differ(original, mutated):
+            return None, "equivalent (an annotation, never evaluated)"
     except SyntaxError:
         return None, "does not compile"
     old, new, line, span = hunk(original, mutated)
@@ -489,8 +532,9 @@ def cmd_reach(args: argparse.Namespace) -> int:
 
 
 def unreached(mutant: Mutant, source: str, reach: dict[str, list[int]]) -> bool:
-    """Whether ``mutant`` sits in a function body the reach run never entered (module-level code always runs)."""
-    first = enclosing_function(source, mutant.line)
+    """Whether ``mutant`` sits in a function body the reach run never entered (module-level code always runs);
+    ``source`` is the real code of the mutated file in the copy the reach run ran."""
+    first = enclosing_function(source, mutant.line_in(source))
     return first is not None and first not in reach.get(mutant.path, ())
 
 
@@ -579,11 +623,11 @@ def fuzz_verdict(
     with tempfile.TemporaryDirectory(prefix="tsm-fuzz-") as tmp:
         out = Path(tmp) / "out"
         cmd = [sys.executable, "-m", "tensorium", *fuzz_args(budget, out)]
+        if reach is not None and unreached(mutant, (root / mutant.path).read_text(), reach):
+            return {"id": mutant.id, "verdict": "survived", "seconds": 0.0, "why": "not reached"}
         with mutant.applied(root):
             if not imports(mutant, root):
                 return {"id": mutant.id, "verdict": "not-importable"}
-            if reach is not None and unreached(mutant, (root / mutant.path).read_text(), reach):
-                return {"id": mutant.id, "verdict": "survived", "seconds": 0.0, "why": "not reached"}
             code, tail, seconds = _run(cmd, root, budget.fuzz_seconds + 120)
         found = sorted((out / "failures").glob("*.mlir")) if (out / "failures").is_dir() else []
         if code is None and (out / "current.mlir").is_file():
@@ -803,11 +847,13 @@ def cmd_table(args: argparse.Namespace) -> int:
 def regression_case(mutant: Mutant, case_text: str) -> str:
     """A reduced case that kills ``mutant``, as a regression case: the fuzzer's header lines replaced by the
     mutant it kills, the IR and its pipeline, seed and backends kept."""
-    body = [
-        line
-        for line in case_text.splitlines()
-        if not line.startswith("// ") or line.startswith(("// pipeline:", "// seed:", "// backends:"))
-    ]
+    from tensorium.fuzz.reduce import HEADER_KEYS
+
+    def kept(line: str) -> bool:
+        key, sep, _ = line.removeprefix("//").partition(":")
+        return not line.startswith("//") or (bool(sep) and key.strip() in HEADER_KEYS)
+
+    body = [line for line in case_text.splitlines() if kept(line)]
     change = "; ".join(line for line in mutant.diff().splitlines() if line.strip())
     where = f"{mutant.path}:{mutant.line} ({mutant.function})"
     header = [
@@ -819,8 +865,8 @@ def regression_case(mutant: Mutant, case_text: str) -> str:
 
 def regression_name(mutant: Mutant) -> str:
     """The file name of a mutant's regression case."""
-    stem = Path(mutant.path).stem
-    return f"{mutant.id}-{stem}-{mutant.function or 'module'}.mlir".replace("_", "-").lower()
+    parts = (mutant.id, Path(mutant.path).stem, mutant.function or "module")
+    return "-".join(p.strip("_").replace("_", "-").lower() for p in parts) + ".mlir"
 
 
 def cmd_regressions(args: argparse.Namespace) -> int:

@@ -22,6 +22,7 @@ from benchmarks.fuzzing.mutation_study import (
     hunk,
     main,
     module_name,
+    only_annotations_differ,
     package_of,
     read_results,
     regression_case,
@@ -59,6 +60,7 @@ def test_a_mutant_is_its_lines_with_context_and_applies_to_a_later_version_of_th
     assert m.line == 7 and m.span == 1
     assert m.diff() == "-    if x < lo:\n+    if x > lo:\n"
     later = "import os\n" + SOURCE  # a line added above: the mutant still finds its place
+    assert m.line_in(SOURCE) == 7 and m.line_in(later) == 8
     assert "if x > lo:" in m.mutate(later) and m.mutate(later).startswith("import os\n")
     with pytest.raises(StudyError, match=r"m001: its lines of tensorium/passes/cse.py are not found once"):
         m.mutate(SOURCE.replace("return lo", "return 0"))
@@ -74,6 +76,16 @@ def test_same_bytecode_ignores_layout_but_not_a_changed_operator() -> None:
     assert same_bytecode("def f(a, b):\n    return a + b\n", "def f(a, b):\n\n    return (a +\n            b)\n")
     assert not same_bytecode("def f(a, b):\n    return a + b\n", "def f(a, b):\n    return a - b\n")
     assert not same_bytecode("x = 1\n", "x = 2\n")
+
+
+def test_a_change_to_an_annotation_that_is_never_evaluated_is_equivalent() -> None:
+    future = "from __future__ import annotations\n\n\ndef f(a: int | None) -> int | None:\n"
+    future += "    b: int | None = a\n    return b\n"
+    for old, new in (("a: int | None", "a: int % None"), ("-> int | None", "-> int ^ None"), ("b: int |", "b: int &")):
+        assert only_annotations_differ(future, future.replace(old, new))
+    assert not only_annotations_differ(future, future.replace("= a", "= None"))
+    evaluated = future.removeprefix("from __future__ import annotations\n")  # annotations run at import
+    assert not only_annotations_differ(evaluated, evaluated.replace("a: int | None", "a: int % None"))
 
 
 def test_statement_lines_name_the_line_coverage_records_and_whether_it_runs_at_import() -> None:
