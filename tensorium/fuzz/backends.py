@@ -9,9 +9,9 @@ A backend is named as a target is (:func:`~tensorium.targets.parse_target`), plu
 - ``cuda`` / ``cuda:sm_XX``: the codegen stages for the GPU (GPU schedules, decomposition, NVPTX), the PTX
   checked by ``ptxas`` where it is installed (a rejection is a ``validator`` failure), and the scheduled
   loop IR run on the loop interpreter (GPU loops in lockstep) against the graph interpreter.
-- ``webgpu``: the WGSL shaders checked by a validator (naga, through wgpu-py's ``create_shader_module``
-  where wgpu-py and an adapter are here, else Dawn under Node through the npm ``webgpu`` package where
-  ``tensorium/backends/webgpu/js/node_modules`` has it, else none), and the loop IR on the loop interpreter.
+- ``webgpu``: the WGSL shaders checked by every validator here (naga, through wgpu-py's
+  ``create_shader_module`` where wgpu-py finds an adapter; Dawn's Tint under Node through the npm ``webgpu``
+  package where ``tensorium/backends/webgpu/js/node_modules`` has it), and the loop IR on the loop interpreter.
 
 Each execution draws which kinds run (:func:`backends_for_execution`: the CPU in ``cpu_fraction`` of them,
 the GPUs in ``gpu_fraction``), and a ``schedule_seed`` set on a case builds every kernel at a random point
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -123,7 +124,7 @@ def backend_notes(backends: Sequence[str]) -> list[str]:
 
             if ptxas_path() is None:
                 notes.append(f"{name}: ptxas is not installed, so the PTX is not validated (the loop interpreter runs)")
-        elif kind == "webgpu" and wgsl_validator() is None:
+        elif kind == "webgpu" and not wgsl_validators():
             notes.append(
                 f"{name}: no WGSL validator here (wgpu-py with an adapter, or Dawn under Node): WGSL unchecked"
             )
@@ -267,17 +268,16 @@ def check_cuda(run: BackendRun) -> None:
 
 
 def check_webgpu(run: BackendRun) -> None:
-    """WGSL shaders through a validator (where one is here), then the loop IR on the loop interpreter."""
+    """WGSL shaders through every validator here (naga, Dawn), then the loop IR on the loop interpreter."""
     from ..backends.webgpu.executable import WebGPUExecutable
 
     if run.lowered:
         return
     executable, loops, work = _gpu_build(run, WebGPUExecutable.build)
-    validator = wgsl_validator()
-    if executable is not None and validator is not None:
-        name, validate = validator
-        shaders = list(executable.shaders.items())
-        problems = run.guarded(f"wgsl ({name})", lambda: validate([shader.wgsl for _, shader in shaders]))
+    shaders = list(executable.shaders.items()) if executable is not None else []
+    codes = [shader.wgsl for _, shader in shaders]
+    for name, validate in wgsl_validators() if shaders else ():
+        problems = run.guarded(f"wgsl ({name})", functools.partial(validate, codes))
         for (kernel, shader), problem in zip(shaders, problems):
             if problem is not None:
                 summary = f"{name} rejects the WGSL of '{kernel}': {headline(problem)}"
@@ -314,6 +314,7 @@ Object.assign(globalThis, globals);
 let text = "";
 for await (const chunk of process.stdin) text += chunk;
 const adapter = await create([]).requestAdapter();
+if (!adapter) throw new Error("Dawn found no adapter");
 const device = await adapter.requestDevice();
 const problems = [];
 for (const code of JSON.parse(text)) {
@@ -346,14 +347,22 @@ def naga_problems(shaders: Sequence[str]) -> list[str | None]:
     return problems
 
 
+SWIFTSHADER_ICD = Path("/usr/lib/chromium/vk_swiftshader_icd.json")
+"""The Vulkan driver Dawn runs on in a machine without a GPU (Debian's chromium package installs it)."""
+
+
 def dawn_problems(shaders: Sequence[str]) -> list[str | None]:
     """Dawn's verdict on each WGSL shader (None: valid), in one Node process; TensoriumError if Node fails."""
+    env = {**os.environ, "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "/tmp")}
+    if SWIFTSHADER_ICD.is_file():
+        env["VK_ICD_FILENAMES"] = str(SWIFTSHADER_ICD)
     done = subprocess.run(
         ["node", "--input-type=module", "-e", _DAWN_SCRIPT],
         input=json.dumps(list(shaders)),
         capture_output=True,
         text=True,
         cwd=JS_FOLDER,
+        env=env,
         timeout=120,
     )
     if done.returncode != 0:
@@ -362,23 +371,25 @@ def dawn_problems(shaders: Sequence[str]) -> list[str | None]:
 
 
 @functools.cache
-def wgsl_validator() -> WGSLValidator | None:
-    """``(name, validate)`` for the first WGSL validator available here (naga through wgpu-py, else Dawn
-    under Node), or None; ``validate(shaders)`` gives, per shader, None for valid code or the validator's message."""
+def wgsl_validators() -> tuple[WGSLValidator, ...]:
+    """``(name, validate)`` for each WGSL validator available here: naga through wgpu-py (where it finds an
+    adapter), Dawn under Node (where the npm ``webgpu`` package is installed and finds an adapter);
+    ``validate(shaders)`` gives, per shader, None for valid code or the validator's message."""
+    found: list[WGSLValidator] = []
     try:
         from ..backends.webgpu.device import device_for
 
         device_for(parse_target("webgpu"))
-        return "naga", naga_problems
+        found.append(("naga", naga_problems))
     except TensoriumError:
         pass
     if shutil.which("node") and (JS_FOLDER / "node_modules" / "webgpu").is_dir():
         try:
             dawn_problems(["@compute @workgroup_size(1) fn main() {}"])
+            found.append(("dawn", dawn_problems))
         except (TensoriumError, OSError, subprocess.SubprocessError, ValueError):
-            return None
-        return "dawn", dawn_problems
-    return None
+            pass
+    return tuple(found)
 
 
 __all__ = [
@@ -394,5 +405,5 @@ __all__ = [
     "compile_only",
     "kind_of",
     "parse_backends",
-    "wgsl_validator",
+    "wgsl_validators",
 ]

@@ -3,13 +3,15 @@ interpreter, each with a planted bug it must find; they skip cleanly where the v
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from tensorium.backends.cuda import emitter as cuda_emitter
 from tensorium.backends.cuda.ptx import ptxas_path
 from tensorium.backends.llvm.common import BufferRef
 from tensorium.errors import CompileError
-from tensorium.fuzz.backends import naga_problems, wgsl_validator
+from tensorium.fuzz.backends import dawn_problems, naga_problems, wgsl_validators
 from tensorium.fuzz.oracle import FuzzCase, check
 from tensorium.ir import parse_module
 from tensorium.ir.core import Operation
@@ -30,10 +32,14 @@ module {
 """
 
 
-def _needs_wgsl_validator() -> None:
+def _needs_wgsl_validator(name: str | None = None) -> None:
     pytest.importorskip("wgpu", reason="wgpu-py is not installed (pip install 'tensorium[webgpu]')")
-    if wgsl_validator() is None:
-        pytest.skip("no WGSL validator here: no WebGPU adapter for wgpu-py (mesa-vulkan-drivers) and no Dawn")
+    names = [found for found, _ in wgsl_validators()]
+    if not names or (name is not None and name not in names):
+        pytest.skip(
+            f"no {name or 'WGSL'} validator here: naga needs a WebGPU adapter for wgpu-py (mesa-vulkan-drivers), "
+            "Dawn needs Node, the npm webgpu package and SwiftShader (chromium)"
+        )
 
 
 def _needs_ptxas() -> None:
@@ -63,13 +69,17 @@ def test_a_clean_run_through_every_layer() -> None:
     assert report.execs == 8 and not report.failures, report.summary()
 
 
-def test_the_wgsl_validator_names_what_it_rejects() -> None:
-    _needs_wgsl_validator()
-    good = "@compute @workgroup_size(1) fn main() { let x: f32 = max(1.0, 2.0); }"
-    bad = good.replace("max(", "maximum(")
-    assert naga_problems([good]) == [None]
-    (problem,) = naga_problems([bad])
-    assert problem is not None and "maximum" in problem
+GOOD_WGSL = "@compute @workgroup_size(1) fn main() { let x: f32 = max(1.0, 2.0); }"
+
+
+@pytest.mark.parametrize(("name", "validate"), [("naga", naga_problems), ("dawn", dawn_problems)])
+def test_each_wgsl_validator_names_what_it_rejects(
+    name: str, validate: Callable[[list[str]], list[str | None]]
+) -> None:
+    _needs_wgsl_validator(name)
+    good, bad = validate([GOOD_WGSL, GOOD_WGSL.replace("max(", "maximum(")])
+    assert good is None
+    assert bad is not None and "maximum" in bad
 
 
 def test_a_wgsl_emitter_bug_is_found_by_the_validator(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -86,7 +96,7 @@ def test_a_wgsl_emitter_bug_is_found_by_the_validator(monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(WGSLEmitter, "emit_minmax", misspelt_max)
     report = short_run(20, seed=1, backends=("interp", "webgpu"))
-    assert signatures(report) == [f"validator:wgsl ({wgsl_validator()[0]})"], report.summary()  # type: ignore[index]
+    assert signatures(report) == [f"validator:wgsl ({wgsl_validators()[0][0]})"], report.summary()
     assert "maximum" in report.failures[0].failure.summary
 
 
