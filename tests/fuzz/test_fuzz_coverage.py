@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -108,3 +109,68 @@ def test_the_fuzz_command_takes_a_tracer_and_refuses_one_this_python_lacks(capsy
         assert main([*argv[:-1], missing[0]]) == 1
         err = capsys.readouterr().err
         assert f"--tracer {missing[0]} cannot run on this Python" in err and "Traceback" not in err
+
+
+class _FakeMonitoring:
+    """The part of Python 3.12's ``sys.monitoring`` the monitoring tracer uses, recording what it is told."""
+
+    DISABLE = object()
+
+    class events:
+        PY_START, LINE, BRANCH = 1, 2, 4
+
+    def __init__(self) -> None:
+        self.tools: dict[int, str] = {0: "a debugger"}
+        self.callbacks: dict[int, Callable[..., object]] = {}
+        self.local: dict[object, int] = {}
+        self.enabled = 0
+        self.restarts = 0
+
+    def get_tool(self, tool: int) -> str | None:
+        return self.tools.get(tool)
+
+    def use_tool_id(self, tool: int, name: str) -> None:
+        self.tools[tool] = name
+
+    def register_callback(self, tool: int, event: int, callback: Callable[..., object]) -> None:
+        self.callbacks[event] = callback
+
+    def set_events(self, tool: int, events: int) -> None:
+        self.enabled = events
+
+    def set_local_events(self, tool: int, code: object, events: int) -> None:
+        self.local[code] = events
+
+    def restart_events(self) -> None:
+        self.restarts += 1
+
+
+@pytest.mark.skipif(hasattr(sys, "monitoring"), reason="the real sys.monitoring is tested by the tests above")
+def test_the_monitoring_tracer_on_a_stand_in_for_sys_monitoring(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tensorium.fuzz import coverage
+
+    fake = _FakeMonitoring()
+    monkeypatch.setattr(sys, "monitoring", fake, raising=False)
+    monkeypatch.setattr(coverage, "_MONITOR", coverage._Monitor())
+    code = _load(tmp_path).pick.__code__
+    tracer = make_tracer("monitoring", root=tmp_path / "pkg", excluded=())
+    tracer.start()
+    assert fake.tools[3] == "tensorium-fuzz" and fake.enabled == fake.events.PY_START and fake.restarts == 1
+    start, line, branch = (fake.callbacks[e] for e in (1, 2, 4))
+    assert start(test_the_cheapest_available_tracer_is_the_default_and_unknown_names_are_refused.__code__, 0) is (
+        fake.DISABLE
+    )
+    assert not fake.local  # a function outside the package gets no line or branch events
+    assert start(code, 0) is fake.DISABLE and fake.local[code] == fake.events.LINE | fake.events.BRANCH
+    offsets = {n: first for first, _, n in reversed(list(code.co_lines()))}  # each line's first offset
+    assert all(line(code, n) is fake.DISABLE for n in (code.co_firstlineno, 3, 4, 7))
+    assert branch(code, offsets[3], offsets[4]) is fake.DISABLE
+    tracer.stop()
+    assert tracer.commit() == 4
+    assert tracer.lines() == {(code.co_filename, n) for n in (3, 4, 7)}  # not the def line
+    branch(code, offsets[3], offsets[6])
+    line(code, 6)
+    assert tracer.commit() == 2 and tracer.line_percent() == 100.0
+    assert (code.co_filename, 3, 6) in tracer.total
