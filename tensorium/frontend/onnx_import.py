@@ -43,6 +43,7 @@ from . import (  # noqa: F401  (register their converters)
 )
 from .common import ImportedGraph, Unsupported, UnsupportedOpsError
 from .onnx_context import ConversionError, FailedInput, Node, constant_value, scalar_type, tensor_type, to_storage
+from .onnx_functions import function_converter
 from .onnx_ops import CONVERTERS
 
 __all__ = ["OnnxError", "OnnxUnsupportedError", "import_onnx", "load_model"]
@@ -137,6 +138,7 @@ class Importer:
         self.last_needs: str | None = None
         self.node_deps: list[frozenset[str]] = []  # what the nodes being converted depend on, innermost last
         self.opset = next((o.version for o in model.opset_import if o.domain in _DEFAULT_DOMAINS), 1)
+        self.opsets = {("" if o.domain in _DEFAULT_DOMAINS else o.domain): o.version for o in model.opset_import}
         self.values: dict[str, Value] = {}
         self.consts: dict[str, np.ndarray] = {}
         self.consts_element: dict[str, Any] = {}
@@ -270,6 +272,8 @@ class Importer:
         self.deps.update((name, deps) for name in proto.output)
         domain = proto.domain if proto.domain not in _DEFAULT_DOMAINS else ""
         converter = CONVERTERS.get(f"{domain}.{proto.op_type}" if domain else proto.op_type)
+        if converter is None:
+            converter = function_converter(proto, self.opsets)
         if converter is None:
             kind = f"{domain}.{proto.op_type}" if domain else proto.op_type
             self.unsupported.append(Unsupported(kind, label, reason="no converter for this op type"))
