@@ -349,6 +349,56 @@ def _median_dim(cx: Context, x: Value, dim: int = -1, keepdim: bool = False) -> 
     return graph.where(has_nan, cx.const(math.nan, t.element), values), graph.where(has_nan, first_nan, indices)
 
 
+@converts("aten.nanmedian.dim")
+def _nanmedian_dim(cx: Context, x: Value, dim: int = -1, keepdim: bool = False) -> tuple[Value, Value]:
+    """The lower median of the values that are not NaN (NaN when there are none), and its index."""
+    t = ttype(x)
+    if t.rank == 0:
+        return x, cx.const(0, i64)
+    if not isinstance(t.element, FloatType):
+        return _median_dim(cx, x, dim, keepdim)
+    dim %= t.rank
+    values, indices = _sorted(cx, x, dim, False)  # NaN sorts last
+    numbers = graph.reduce_sum(cast(graph.eq(x, x), i64), axes=[dim], keepdims=True)
+    middle = graph.max(graph.div(graph.sub(numbers, cx.const(1, i64)), cx.const(2, i64)), cx.const(0, i64))
+    picked = [graph.gather_elements(v, middle, axis=dim) for v in (values, indices)]
+    value = graph.where(graph.eq(numbers, cx.const(0, i64)), cx.const(math.nan, t.element), picked[0])
+    index = picked[1]
+    if not keepdim:
+        value, index = graph.squeeze(value, axes=[dim]), graph.squeeze(index, axes=[dim])
+    return value, index
+
+
+@converts("aten.mode.default")
+def _mode(cx: Context, x: Value, dim: int = -1, keepdim: bool = False) -> tuple[Value, Value]:
+    """The most frequent value along ``dim`` (the smallest of those equally frequent) and the index of its
+    last occurrence, as torch gives them: from the n x n equality of the elements along ``dim``."""
+    t = ttype(x)
+    if t.rank == 0:
+        return x, cx.const(0, i64)
+    dim %= t.rank
+    size = static_dim(t, dim, "mode")
+    counts = graph.reduce_sum(
+        cast(graph.eq(graph.unsqueeze(x, axes=[dim + 1]), graph.unsqueeze(x, axes=[dim])), i64), axes=[dim + 1]
+    )
+    frequent = graph.eq(counts, graph.reduce_max(counts, axes=[dim], keepdims=True))
+    top = math.inf if isinstance(t.element, FloatType) else np.iinfo(storage_dtype(t.element)).max
+    value = graph.reduce_min(graph.where(frequent, x, cx.const(top, t.element)), axes=[dim], keepdims=True)
+    positions = cx.const(np.arange(size).reshape([size if a == dim else 1 for a in range(t.rank)]), i64)
+    index = graph.reduce_max(graph.where(graph.eq(x, value), positions, cx.const(-1, i64)), axes=[dim], keepdims=True)
+    if not keepdim:
+        value, index = graph.squeeze(value, axes=[dim]), graph.squeeze(index, axes=[dim])
+    return value, index
+
+
+@converts("aten.nanmedian.default")
+def _nanmedian(cx: Context, x: Value) -> Value:
+    flat = graph.reshape(x, shape=[-1])
+    if static_dim(ttype(flat), 0, "nanmedian") == 0:
+        return cx.const(math.nan, ttype(x).element)
+    return _nanmedian_dim(cx, flat, 0, False)[0]
+
+
 @converts("aten.median.default")
 def _median(cx: Context, x: Value) -> Value:
     flat = graph.reshape(x, shape=[-1])

@@ -150,3 +150,17 @@ def test_embedding_bag_with_per_sample_weights() -> None:
         offsets,
         scale,
     )
+
+
+def test_nanmedian_skips_nans() -> None:
+    nan = float("nan")
+    x = torch.tensor([[3.0, nan, 1.0, 7.0], [2.0, 5.0, nan, 4.0], [9.0, 8.0, 6.0, 0.5]])
+    _check(lambda x: (torch.nanmedian(x), *torch.nanmedian(x, dim=1), *torch.nanmedian(x, dim=0, keepdim=True)), x)
+    # a row of NaNs has median NaN (torch's index there is unspecified)
+    _check(lambda x: torch.nanmedian(x, dim=1).values, torch.tensor([[nan, nan], [1.0, nan]]))
+
+
+def test_mode_prefers_the_smallest_frequent_value_and_its_last_index() -> None:
+    x = torch.tensor([[1.0, 2, 2, 3, 3, 0], [5, 5, 1, 1, 7, 7], [4, 3, 2, 1, 0, 9]])
+    _check(lambda x: (*torch.mode(x, 1), *torch.mode(x, 0, keepdim=True)), x)
+    _check(lambda x: torch.mode(x), torch.tensor([[3, 1, 3, 1], [2, 2, 2, 9]]))
