@@ -245,3 +245,59 @@ def _embedding_bag(
             out = graph.div(out, cast(graph.unsqueeze(graph.max(sizes, cx.const(1, i64)), axes=[1]), element))
         extra = sizes
     return out, bag, sizes, extra
+
+
+# segment_reduce --------------------------------------------------------------------------------------------
+_SEGMENT_IDENTITY = {"sum": 0.0, "mean": 0.0, "prod": 1.0, "max": -math.inf, "min": math.inf}
+
+
+@converts("aten.segment_reduce.default")
+def _segment_reduce(
+    cx: Context,
+    data: Value,
+    reduce: str,
+    *,
+    lengths: Value | None = None,
+    indices: Value | None = None,
+    offsets: Value | None = None,
+    axis: int = 0,
+    unsafe: bool = False,
+    initial: float | None = None,
+) -> Value:
+    """Reductions over consecutive segments of ``data`` along axis 0 (given by lengths or offsets), starting
+    from ``initial`` when given: an empty segment gives ``initial``, else the reduction's identity (NaN for a
+    mean)."""
+    t = ttype(data)
+    if axis % max(t.rank, 1) != 0 or reduce not in _SEGMENT_IDENTITY or indices is not None:
+        raise ConversionError(f"segment_reduce {reduce!r} along axis {axis} is supported only along axis 0")
+    n = _static(data, "segment_reduce")[0]
+    if lengths is not None and ttype(lengths).rank == 1:
+        count = cast(lengths, i64)
+        starts = graph.sub(graph.cumsum(count, axis=0), count)
+    elif offsets is not None and ttype(offsets).rank == 1:
+        bounds = cast(offsets, i64)
+        segments = _static(offsets, "segment_reduce")[0] - 1
+        starts = graph.slice(bounds, starts=[0], ends=[segments], axes=[0])
+        count = graph.sub(graph.slice(bounds, starts=[1], ends=[segments + 1], axes=[0]), starts)
+    else:
+        raise ConversionError("segment_reduce needs 1-D lengths or offsets")
+    position = graph.unsqueeze(cx.const(np.arange(n), i64), axes=[0])
+    start = graph.unsqueeze(starts, axes=[1])
+    member = graph.and_(
+        graph.ge(position, start), graph.lt(position, graph.add(start, graph.unsqueeze(count, axes=[1])))
+    )
+    member = reshape_to(member, [*ttype(member).shape, *[1] * (t.rank - 1)])  # [segments, n, 1...]
+    element = t.element
+    spread = graph.where(member, graph.unsqueeze(data, axes=[0]), cx.const(_SEGMENT_IDENTITY[reduce], element))
+    reducer = {"sum": graph.reduce_sum, "mean": graph.reduce_sum, "prod": graph.reduce_prod}.get(reduce)
+    out = (reducer or (graph.reduce_max if reduce == "max" else graph.reduce_min))(spread, axes=[1])
+    sizes = cast(reshape_to(count, [*ttype(count).shape, *[1] * (t.rank - 1)]), element)
+    if initial is not None:
+        start_value = cx.const(float(initial), element)
+        combine = {"sum": graph.add, "mean": graph.add, "prod": graph.mul, "max": graph.max, "min": graph.min}
+        out = combine[reduce](out, start_value)
+    if reduce == "mean":
+        empty = graph.eq(sizes, cx.const(0.0, element))
+        fallback = cx.const(math.nan if initial is None else float(initial), element)
+        out = graph.where(empty, fallback, graph.div(out, graph.max(sizes, cx.const(1.0, element))))
+    return out

@@ -1008,12 +1008,13 @@ def _batch_norm(
     var: Value,
     momentum: float,
     eps: float,
-) -> tuple[Value, None, None]:
+) -> tuple[Value, Value, Value]:
     t = ttype(x)
     channels = static_dim(t, 1, "batch_norm")
     scale = weight if weight is not None else cx.const(np.ones(channels), t.element)
     shift = bias if bias is not None else cx.const(np.zeros(channels), t.element)
-    return graph.batch_norm(x, scale, shift, mean, var, eps=eps, axis=1), None, None
+    empty = cx.const(np.zeros(0), t.element)  # no batch statistics are saved outside training
+    return graph.batch_norm(x, scale, shift, mean, var, eps=eps, axis=1), empty, empty
 
 
 @converts("aten.native_layer_norm.default")

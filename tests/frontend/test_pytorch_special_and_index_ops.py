@@ -164,3 +164,22 @@ def test_mode_prefers_the_smallest_frequent_value_and_its_last_index() -> None:
     x = torch.tensor([[1.0, 2, 2, 3, 3, 0], [5, 5, 1, 1, 7, 7], [4, 3, 2, 1, 0, 9]])
     _check(lambda x: (*torch.mode(x, 1), *torch.mode(x, 0, keepdim=True)), x)
     _check(lambda x: torch.mode(x), torch.tensor([[3, 1, 3, 1], [2, 2, 2, 9]]))
+
+
+@pytest.mark.parametrize("initial", [None, 1.0])
+def test_segment_reduce_every_reduction(initial: float | None) -> None:
+    data = torch.tensor([[-8.0, 1.0], [-1.5, 2.0], [-4.0, 0.5], [-2.5, 3.0], [-7.5, -1.0]])
+    lengths, offsets = torch.tensor([0, 1, 2, 2]), torch.tensor([0, 0, 1, 3, 5])
+
+    def fn(d: Any, lengths: Any, offsets: Any) -> Any:
+        by_lengths = [
+            torch.segment_reduce(d, r, lengths=lengths, initial=initial) for r in ("sum", "mean", "max", "min")
+        ]
+        return (*by_lengths, torch.segment_reduce(d, "prod", offsets=offsets, initial=initial))
+
+    _check(fn, data, lengths, offsets)
+
+
+def test_batch_norm_outside_training_saves_no_statistics() -> None:
+    x, w, b, mean, var = torch.randn(3, 2, 4), torch.randn(2), torch.randn(2), torch.randn(2), torch.rand(2)
+    _check(lambda *a: torch.native_batch_norm(*a, False, 0.1, 1e-5), x, w, b, mean, var)
