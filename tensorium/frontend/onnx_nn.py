@@ -16,7 +16,8 @@ from ..ir.dialects import graph
 from ..ir.shapes import normalize_axis
 from ..ir.types import i1, i64
 from .onnx_context import ConversionError, Node, scalar_type
-from .onnx_ops import Results, cast, converts, element, keep_axes, rank, shape, spatial_rank, static_dims
+from .onnx_conv3d import conv3d_by_planes, conv_transpose3d_by_planes
+from .onnx_ops import Results, cast, converts, element, keep_axes, rank, shape, static_dims
 from .onnx_pool import Windows, pads_nd, window_pool
 
 
@@ -46,9 +47,14 @@ def _conv(n: Node) -> Results:
 
 def convolution(n: Node, x: Value, w: Value, bias: Value | None) -> Value:
     """The convolution node ``n`` describes (its kernel, strides, pads, dilations, groups) of ``x`` by ``w``."""
-    k = spatial_rank(n, x)
+    k = _conv_rank(n, x)
     kernel = n.attr("kernel_shape", shape(w)[2:])
     strides, dilations = n.attr("strides", (1,) * k), n.attr("dilations", (1,) * k)
+    if k == 3:
+        pads = pads_nd(n, x, kernel, strides, dilations)
+        plane = {"strides": strides[1:], "padding": (*pads[1:3], *pads[4:6]), "dilations": dilations[1:]}
+        depth = (strides[0], dilations[0], pads[0], pads[3])
+        return conv3d_by_planes(n, x, w, bias, depth, groups=n.attr("group", 1), **plane)
     pads = _pads_2d(n, x, kernel, strides, dilations)
     out = graph.conv2d(
         _to_2d(x, k),
@@ -62,10 +68,17 @@ def convolution(n: Node, x: Value, w: Value, bias: Value | None) -> Value:
     return _from_2d(out, k)
 
 
+def _conv_rank(n: Node, x: Value) -> int:
+    k = rank(x) - 2
+    if k not in (1, 2, 3):
+        raise ConversionError(f"only 1-D, 2-D and 3-D {n.op_type} is supported, got {k}-D")
+    return k
+
+
 @converts("ConvTranspose")
 def _conv_transpose(n: Node) -> Results:
     x, w = n.input(0), n.input(1)
-    k = spatial_rank(n, x)
+    k = _conv_rank(n, x)
     kernel = n.attr("kernel_shape", shape(w)[2:])
     strides, dilations = n.attr("strides", (1,) * k), n.attr("dilations", (1,) * k)
     out_pad = list(n.attr("output_padding", (0,) * k))
@@ -84,6 +97,15 @@ def _conv_transpose(n: Node) -> Results:
             begin.append(total - small if auto == "SAME_LOWER" else small)
             end.append(total - begin[-1])
         pads = begin + end
+    if k == 3:
+        plane = {
+            "strides": strides[1:],
+            "padding": (*pads[1:3], *pads[4:6]),
+            "dilations": dilations[1:],
+            "output_padding": tuple(out_pad[1:]),
+        }
+        depth = (strides[0], dilations[0], pads[0], pads[3], out_pad[0])
+        return conv_transpose3d_by_planes(n, x, w, n.optional(2), depth, groups=n.attr("group", 1), **plane)
     padding = tuple(pads) if k == 2 else (0, pads[0], 0, pads[1])
     out = graph.conv_transpose2d(
         _to_2d(x, k),

@@ -1,8 +1,9 @@
 """ONNX layers the node conformance cases cover thinly, checked against onnxruntime on the same model.
 
 Each case is one node with random inputs: 3-D pooling in ceil mode, MaxPool indices in column-major
-order, dilated and Lp pooling, Resize modes (cubic, trilinear 5-D, axes, nearest rounding), bidirectional LSTM and GRU
-with sequence lengths, TopK with ties, DFT variants and Col2Im.
+order, dilated and Lp pooling, Resize modes (cubic, trilinear 5-D, axes, nearest rounding),
+bidirectional LSTM and GRU with sequence lengths, TopK with ties, 3-D convolutions, DFT variants
+and Col2Im.
 """
 
 from __future__ import annotations
@@ -123,6 +124,20 @@ CASES: dict[str, tuple[str, dict[str, np.ndarray], list[str], dict[str, np.ndarr
         ["v", "i"],
         {"k": np.array([4], np.int64)},
         {"largest": 0, "axis": 1},
+    ),
+    "conv_3d_strided_grouped": (
+        "Conv",
+        {"x": _f32(2, 4, 5, 6, 7)},
+        ["y"],
+        {"w": _f32(6, 2, 3, 2, 3), "b": _f32(6)},
+        {"strides": [2, 1, 2], "dilations": [1, 2, 1], "pads": [1, 0, 1, 2, 1, 0], "group": 2},
+    ),
+    "conv_transpose_3d_strided": (
+        "ConvTranspose",
+        {"x": _f32(1, 2, 3, 4, 3)},
+        ["y"],
+        {"w": _f32(2, 3, 3, 2, 2), "b": _f32(3)},
+        {"strides": [2, 1, 2], "dilations": [2, 1, 1], "pads": [1, 0, 1, 0, 1, 0], "output_padding": [1, 0, 1]},
     ),
     "dft_onesided": ("DFT", {"x": _f32(2, 8, 1)}, ["y"], {"length": np.array(10, np.int64)}, {"onesided": 1}),
     "dft_inverse_complex": (
