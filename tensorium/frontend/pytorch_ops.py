@@ -968,13 +968,14 @@ def _convolution(
             groups,
         )
         return graph.squeeze(y, axes=[2])
-    if rank == 5 and not transposed:
-        from .pytorch_pool_ops import conv3d_as_conv2d
+    if rank == 5:
+        from .pytorch_pool_ops import conv3d_as_conv2d, conv_transpose3d_as_conv2d
 
+        if transposed:
+            return conv_transpose3d_as_conv2d(cx, x, weight, bias, stride, padding, dilation, output_padding, groups)
         return conv3d_as_conv2d(cx, x, weight, bias, stride, padding, dilation, groups)
     if rank != 4:
-        kind = "transposed 3-D" if rank == 5 else f"rank-{rank}"
-        raise ConversionError(f"{kind} convolutions are not supported (1-D, 2-D, 3-D and transposed 1-D and 2-D are)")
+        raise ConversionError(f"rank-{rank} convolutions are not supported (1-D, 2-D and 3-D are, transposed too)")
     pads = [padding[0], padding[1], padding[0], padding[1]]
     if transposed:
         return graph.conv_transpose2d(

@@ -22,7 +22,7 @@ from ..ir.dialects import graph
 from ..ir.types import i1, i64
 from .pytorch_ops import Context, ConversionError, converts, reshape_to, static_dim, ttype
 
-__all__ = ["conv3d_as_conv2d", "window_avg_pool", "window_max_pool"]
+__all__ = ["conv3d_as_conv2d", "conv_transpose3d_as_conv2d", "window_avg_pool", "window_max_pool"]
 
 Windows = list[list[int]]
 """Per output cell of one axis, the input positions of its window (-1 where it covers padding)."""
@@ -224,4 +224,49 @@ def conv3d_as_conv2d(
     out = graph.transpose(reshape_to(total, [n, out_depth, *folded.shape[1:]]), perm=[0, 2, 1, 3, 4])
     if bias is not None:
         out = graph.add(out, reshape_to(bias, [folded.shape[1], 1, 1, 1]))
+    return out
+
+
+def conv_transpose3d_as_conv2d(
+    cx: Context,
+    x: Value,
+    weight: Value,
+    bias: Value | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    output_padding: Sequence[int],
+    groups: int,
+) -> Value:
+    """A transposed 3-D convolution as a sum over the kernel's depth of transposed 2-D convolutions of every
+    input plane (the depth folded into the batch), each plane placed at depth ``d * stride + k * dilation``
+    (zero planes interleaved, then padded to the full depth), cropped by the padding at the end."""
+    from .pytorch_ops import _convolution
+
+    t, wt = ttype(x), ttype(weight)
+    n, c, depth = (static_dim(t, a, "conv_transpose3d") for a in range(3))
+    kernel_depth = static_dim(wt, 2, "conv_transpose3d")
+    sd, pd, dd, od = stride[0], padding[0], dilation[0], output_padding[0]
+    full = (depth - 1) * sd + dd * (kernel_depth - 1) + 1 + od
+    batch = reshape_to(graph.transpose(x, perm=[0, 2, 1, 3, 4]), [n * depth, c, *t.shape[3:]])
+    total: Value | None = None
+    for k in range(kernel_depth):
+        kernel = graph.squeeze(graph.slice(weight, starts=[k], ends=[k + 1], axes=[2]), axes=[2])
+        planes = _convolution(
+            cx, batch, kernel, None, stride[1:], padding[1:], dilation[1:], True, output_padding[1:], groups
+        )
+        shape = ttype(planes).shape[1:]
+        spaced = graph.unsqueeze(reshape_to(planes, [n, depth, *shape]), axes=[2])  # [n, depth, 1, o, h, w]
+        spaced = reshape_to(
+            graph.pad(spaced, pads=[0, 0, 0, 0, 0, 0] + [0, 0, sd - 1, 0, 0, 0]), [n, depth * sd, *shape]
+        )
+        placed = graph.slice(spaced, starts=[0], ends=[(depth - 1) * sd + 1], axes=[1])
+        after = full - k * dd - ((depth - 1) * sd + 1)
+        placed = graph.pad(placed, pads=[0, k * dd, 0, 0, 0] + [0, after, 0, 0, 0])
+        total = placed if total is None else graph.add(total, placed)
+    assert total is not None
+    cropped = graph.slice(total, starts=[pd], ends=[full - pd], axes=[1])
+    out = graph.transpose(cropped, perm=[0, 2, 1, 3, 4])
+    if bias is not None:
+        out = graph.add(out, reshape_to(bias, [ttype(out).shape[1], 1, 1, 1]))
     return out

@@ -183,3 +183,16 @@ def test_segment_reduce_every_reduction(initial: float | None) -> None:
 def test_batch_norm_outside_training_saves_no_statistics() -> None:
     x, w, b, mean, var = torch.randn(3, 2, 4), torch.randn(2), torch.randn(2), torch.randn(2), torch.rand(2)
     _check(lambda *a: torch.native_batch_norm(*a, False, 0.1, 1e-5), x, w, b, mean, var)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"stride": 2, "padding": 1, "output_padding": 1},
+        {"stride": (1, 2, 1), "dilation": (2, 1, 1), "groups": 2},
+    ],
+)
+def test_conv_transpose3d(options: dict[str, Any]) -> None:
+    torch.manual_seed(0)
+    x, w, b = torch.randn(2, 4, 3, 4, 3), torch.randn(4, 3, 3, 2, 2), torch.randn(3 * options.get("groups", 1))
+    _check(lambda x, w, b: torch.nn.functional.conv_transpose3d(x, w, b, **options), x, w, b, target="cpu")
