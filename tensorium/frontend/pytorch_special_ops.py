@@ -193,3 +193,22 @@ def _bessel(cx: Context, x: Value) -> Value:
     if order:  # I1 is odd
         out = graph.where(graph.lt(v, _c(cx, 0.0)), graph.neg(out), out)
     return cast(out, cx.out_element())
+
+
+@converts("aten.frexp.Tensor")
+def _frexp(cx: Context, x: Value) -> tuple[Value, Value]:
+    """``x = mantissa * 2**exponent`` with ``0.5 <= |mantissa| < 1``: the exponent from log2 in f64, corrected
+    by one where rounding put the mantissa outside; zeros, infinities and NaN keep their value, exponent 0."""
+    v = cast(x, f64)
+    magnitude = graph.abs(v)
+    finite = graph.and_(graph.lt(magnitude, _c(cx, math.inf)), graph.gt(magnitude, _c(cx, 0.0)))
+    safe = graph.where(finite, magnitude, _c(cx, 1.0))
+    exponent = graph.add(graph.floor(graph.div(graph.log(safe), _c(cx, math.log(2.0)))), _c(cx, 1.0))
+    for _ in range(2):  # at most one step each way is needed; two keep the rule simple
+        scaled = graph.div(safe, graph.pow(_c(cx, 2.0), exponent))
+        exponent = graph.add(
+            exponent, graph.sub(cast(graph.ge(scaled, _c(cx, 1.0)), f64), cast(graph.lt(scaled, _c(cx, 0.5)), f64))
+        )
+    mantissa = graph.where(finite, graph.div(v, graph.pow(_c(cx, 2.0), exponent)), v)
+    exponent = graph.where(finite, exponent, _c(cx, 0.0))
+    return cast(mantissa, cx.out_element(0)), cast(exponent, cx.out_element(1))

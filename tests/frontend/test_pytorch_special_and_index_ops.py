@@ -196,3 +196,10 @@ def test_conv_transpose3d(options: dict[str, Any]) -> None:
     torch.manual_seed(0)
     x, w, b = torch.randn(2, 4, 3, 4, 3), torch.randn(4, 3, 3, 2, 2), torch.randn(3 * options.get("groups", 1))
     _check(lambda x, w, b: torch.nn.functional.conv_transpose3d(x, w, b, **options), x, w, b, target="cpu")
+
+
+def test_frexp_with_zeros_subnormals_and_infinities() -> None:
+    values = [0.0, -0.0, 1.0, 0.5, 3.0, -5.5, 1e-40, float("inf"), float("nan"), -float("inf"), 2.0**-126, 0.75]
+    _check(
+        torch.frexp, torch.tensor(values + [2.0**k for k in range(-20, 21)] + [2.0**k * 0.999999 for k in range(-5, 6)])
+    )
