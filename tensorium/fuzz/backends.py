@@ -9,9 +9,9 @@ A backend is named as a target is (:func:`~tensorium.targets.parse_target`), plu
 - ``cuda`` / ``cuda:sm_XX``: the codegen stages for the GPU (GPU schedules, decomposition, NVPTX), the PTX
   checked by ``ptxas`` where it is installed (a rejection is a ``validator`` failure), and the scheduled
   loop IR run on the loop interpreter (GPU loops in lockstep) against the graph interpreter.
-- ``webgpu``: the WGSL shaders checked by every validator here (naga, through wgpu-py's
-  ``create_shader_module`` where wgpu-py finds an adapter; Dawn's Tint under Node through the npm ``webgpu``
-  package where ``tensorium/backends/webgpu/js/node_modules`` has it), and the loop IR on the loop interpreter.
+- ``webgpu``: the WGSL shaders checked by a validator (naga, through wgpu-py's ``create_shader_module`` where
+  wgpu-py finds an adapter; else Dawn's Tint under Node through the npm ``webgpu`` package where
+  ``tensorium/backends/webgpu/js/node_modules`` has it), and the loop IR on the loop interpreter.
 
 Each execution draws which kinds run (:func:`backends_for_execution`: the CPU in ``cpu_fraction`` of them,
 the GPUs in ``gpu_fraction``), and a ``schedule_seed`` set on a case builds every kernel at a random point
@@ -124,7 +124,7 @@ def backend_notes(backends: Sequence[str]) -> list[str]:
 
             if ptxas_path() is None:
                 notes.append(f"{name}: ptxas is not installed, so the PTX is not validated (the loop interpreter runs)")
-        elif kind == "webgpu" and not wgsl_validators():
+        elif kind == "webgpu" and wgsl_validator() is None:
             notes.append(
                 f"{name}: no WGSL validator here (wgpu-py with an adapter, or Dawn under Node): WGSL unchecked"
             )
@@ -268,16 +268,17 @@ def check_cuda(run: BackendRun) -> None:
 
 
 def check_webgpu(run: BackendRun) -> None:
-    """WGSL shaders through every validator here (naga, Dawn), then the loop IR on the loop interpreter."""
+    """WGSL shaders through a validator (naga, else Dawn), then the loop IR on the loop interpreter."""
     from ..backends.webgpu.executable import WebGPUExecutable
 
     if run.lowered:
         return
     executable, loops, work = _gpu_build(run, WebGPUExecutable.build)
     shaders = list(executable.shaders.items()) if executable is not None else []
-    codes = [shader.wgsl for _, shader in shaders]
-    for name, validate in wgsl_validators() if shaders else ():
-        problems = run.guarded(f"wgsl ({name})", functools.partial(validate, codes))
+    validator = wgsl_validator()
+    if shaders and validator is not None:
+        name, validate = validator
+        problems = run.guarded(f"wgsl ({name})", functools.partial(validate, [shader.wgsl for _, shader in shaders]))
         for (kernel, shader), problem in zip(shaders, problems):
             if problem is not None:
                 summary = f"{name} rejects the WGSL of '{kernel}': {headline(problem)}"
@@ -371,25 +372,38 @@ def dawn_problems(shaders: Sequence[str]) -> list[str | None]:
 
 
 @functools.cache
-def wgsl_validators() -> tuple[WGSLValidator, ...]:
-    """``(name, validate)`` for each WGSL validator available here: naga through wgpu-py (where it finds an
-    adapter), Dawn under Node (where the npm ``webgpu`` package is installed and finds an adapter);
-    ``validate(shaders)`` gives, per shader, None for valid code or the validator's message."""
-    found: list[WGSLValidator] = []
+def naga_available() -> bool:
+    """Whether wgpu-py is installed and finds an adapter (lavapipe on a CPU machine), so naga validates WGSL."""
     try:
         from ..backends.webgpu.device import device_for
 
         device_for(parse_target("webgpu"))
-        found.append(("naga", naga_problems))
     except TensoriumError:
-        pass
-    if shutil.which("node") and (JS_FOLDER / "node_modules" / "webgpu").is_dir():
-        try:
-            dawn_problems(["@compute @workgroup_size(1) fn main() {}"])
-            found.append(("dawn", dawn_problems))
-        except (TensoriumError, OSError, subprocess.SubprocessError, ValueError):
-            pass
-    return tuple(found)
+        return False
+    return True
+
+
+@functools.cache
+def dawn_available() -> bool:
+    """Whether Node, the npm ``webgpu`` package and an adapter for it are here, so Dawn's Tint validates WGSL."""
+    if not shutil.which("node") or not (JS_FOLDER / "node_modules" / "webgpu").is_dir():
+        return False
+    try:
+        dawn_problems(["@compute @workgroup_size(1) fn main() {}"])
+    except (TensoriumError, OSError, subprocess.SubprocessError, ValueError):
+        return False
+    return True
+
+
+def wgsl_validator() -> WGSLValidator | None:
+    """``(name, validate)`` of the WGSL validator the fuzzer uses: naga where it is available (in process, a
+    few milliseconds a program), else Dawn (a Node process per program: about a second, and more under load),
+    else None; ``validate(shaders)`` gives, per shader, None for valid code or the validator's message."""
+    if naga_available():
+        return "naga", naga_problems
+    if dawn_available():
+        return "dawn", dawn_problems
+    return None
 
 
 __all__ = [
@@ -405,5 +419,7 @@ __all__ = [
     "compile_only",
     "kind_of",
     "parse_backends",
-    "wgsl_validators",
+    "dawn_available",
+    "naga_available",
+    "wgsl_validator",
 ]
