@@ -15,7 +15,7 @@ from typing import Any
 
 from ..ir.core import Value
 from ..ir.dialects import graph
-from ..ir.types import FloatType, ScalarType, f32, f64
+from ..ir.types import FloatType, ScalarType, f32, f64, i64
 from .pytorch_ops import Context, ConversionError, cast, converts, ttype
 
 __all__: list[str] = []
@@ -138,3 +138,31 @@ def _rrelu(
     if not training:
         return out, noise
     return out, graph.where(negative, slope, cx.const(1, element))
+
+
+@converts("aten.multinomial.default")
+def _multinomial(
+    cx: Context, probs: Value, num_samples: int, replacement: bool = False, *, generator: Any = None
+) -> Value:
+    """Category indices drawn by weight: with replacement, the number of cumulative weights below a uniform
+    draw; without, the largest ``num_samples`` of log(weight) plus Gumbel noise (distinct categories)."""
+    from .pytorch_shape_ops import sorted_along
+
+    t = ttype(probs)
+    if not t.is_static or t.rank not in (1, 2):
+        raise ConversionError(f"multinomial needs static 1-D or 2-D weights, got {t}")
+    rows, k = (1, int(t.shape[0])) if t.rank == 1 else (int(t.shape[0]), int(t.shape[1]))  # type: ignore[arg-type]
+    weights = graph.reshape(cast(probs, f64), shape=[rows, k])
+    if replacement:
+        cdf = graph.div(graph.cumsum(weights, axis=1), graph.reduce_sum(weights, axes=[1], keepdims=True))
+        u = graph.random(shape=[rows, num_samples, 1], dtype=f64, distribution="uniform", seed=cx.next_seed())
+        below = graph.lt(graph.unsqueeze(cdf, axes=[1]), u)  # [rows, samples, k]
+        picked = graph.min(graph.reduce_sum(cast(below, i64), axes=[2]), cx.const(k - 1, i64))
+    else:
+        if num_samples > k:
+            raise ConversionError(f"cannot draw {num_samples} distinct categories out of {k}")
+        u = graph.random(shape=[rows, k], dtype=f64, distribution="uniform", seed=cx.next_seed())
+        gumbel = graph.neg(graph.log(graph.neg(graph.log(u))))
+        _, order = sorted_along(cx, graph.add(graph.log(weights), gumbel), 1, descending=True)
+        picked = graph.slice(order, starts=[0], ends=[num_samples], axes=[1])
+    return graph.reshape(picked, shape=[num_samples] if t.rank == 1 else [rows, num_samples])

@@ -298,6 +298,11 @@ def _sorted(cx: Context, x: Value, dim: int, descending: bool) -> tuple[Value, V
     return values, indices
 
 
+def sorted_along(cx: Context, x: Value, dim: int, descending: bool) -> tuple[Value, Value]:
+    """The values of ``x`` sorted along ``dim`` (stable; NaN as the largest) and their i64 source indices."""
+    return _sorted(cx, x, dim, descending)
+
+
 @converts("aten.sort.default", "aten.sort.stable")
 def _sort(cx: Context, x: Value, *args: Any, **kwargs: Any) -> tuple[Value, Value]:
     assert cx.node is not None

@@ -203,3 +203,21 @@ def test_frexp_with_zeros_subnormals_and_infinities() -> None:
     _check(
         torch.frexp, torch.tensor(values + [2.0**k for k in range(-20, 21)] + [2.0**k * 0.999999 for k in range(-5, 6)])
     )
+
+
+def test_multinomial_with_replacement_follows_the_weights() -> None:
+    weights = torch.tensor([[0.1, 0.0, 0.6, 0.3], [1.0, 1.0, 0.0, 2.0]])
+    module = _Fn(lambda p: torch.multinomial(p, 4000, replacement=True)).eval()
+    drawn = tensorium.compile(module, target="interp")(weights)
+    assert drawn.shape == (2, 4000) and drawn.dtype == torch.int64
+    for row, p in zip(drawn, weights):
+        frequency = torch.bincount(row, minlength=4).double() / 4000
+        torch.testing.assert_close(frequency, (p / p.sum()).double(), rtol=0, atol=0.03)
+
+
+def test_multinomial_without_replacement_draws_distinct_categories() -> None:
+    weights = torch.tensor([0.5, 0.0, 2.0, 1.0, 0.25])
+    module = _Fn(lambda p: torch.multinomial(p, 4)).eval()
+    drawn = tensorium.compile(module, target="cpu")(weights)
+    assert drawn.shape == (4,) and drawn.dtype == torch.int64
+    assert sorted(drawn.tolist()) == [0, 2, 3, 4]  # every category of positive weight, never the zero one
