@@ -157,10 +157,10 @@ def add_fuzz_command(sub: Any) -> None:
     p.add_argument(
         "--gpu-fraction",
         type=_fraction,
-        default=0.1,
+        default=0.05,
         metavar="F",
         help="share of executions also checked by the GPU backends: PTX and WGSL validators, the loop interpreter "
-        "(0.1)",
+        "(0.05)",
     )
     p.add_argument(
         "--schedule-fraction",

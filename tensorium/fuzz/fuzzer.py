@@ -79,7 +79,7 @@ class FuzzConfig:
     cpu_fraction: float = 0.3
     """The share of executions the CPU backend also compiles and runs (when it is among ``backends``): an
     execution with it takes about ten times as long as one with the interpreter only."""
-    gpu_fraction: float = 0.1
+    gpu_fraction: float = 0.05
     """The share of executions the GPU backends (``cuda``, ``webgpu``: validators and the loop interpreter)
     also check, when they are among ``backends``."""
     schedule_fraction: float = 0.5
