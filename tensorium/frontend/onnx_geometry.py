@@ -1,9 +1,10 @@
-"""ONNX ops over coordinates and small matrices: AffineGrid, Col2Im, Det.
+"""ONNX ops over coordinates and small matrices: AffineGrid, GridSample, Col2Im, Det.
 
 AffineGrid multiplies a constant grid of normalized coordinates (with a column of ones) by each
-batch entry's affine matrix; Col2Im is linear with a constant 0/1 matrix saying which column
-element lands on which image pixel (overlaps add up); Det sums the n! signed products of the
-Leibniz formula, which suits the small matrices models carry.
+batch entry's affine matrix; GridSample is the frontend-neutral ``grid_sample`` decomposition
+(:mod:`.grid_sample`); Col2Im is linear with a constant 0/1 matrix saying which column element
+lands on which image pixel (overlaps add up); Det sums the n! signed products of the Leibniz
+formula, which suits the small matrices models carry.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 
 from ..ir.core import Value
 from ..ir.dialects import graph
+from .grid_sample import grid_sample
 from .onnx_context import ConversionError, Node
 from .onnx_ops import Results, converts, element, rank, static_dims
 
@@ -116,3 +118,23 @@ def _det(n: Node) -> Results:
             total = graph.add(total, term) if _permutation_sign(perm) > 0 else graph.sub(total, term)
     assert total is not None
     return total
+
+
+_GRID_MODES = {"linear": "bilinear", "bilinear": "bilinear", "nearest": "nearest"}
+
+
+@converts("GridSample")
+def _grid_sample(n: Node) -> Results:
+    mode = n.attr("mode", "linear" if n.opset >= 20 else "bilinear")
+    if mode not in _GRID_MODES:
+        raise ConversionError(f"GridSample mode '{mode}' is not supported (only {sorted(_GRID_MODES)})")
+    try:
+        return grid_sample(
+            n.input(0),
+            n.input(1),
+            _GRID_MODES[mode],
+            n.attr("padding_mode", "zeros"),
+            bool(n.attr("align_corners", 0)),
+        )
+    except ValueError as e:
+        raise ConversionError(str(e)) from None

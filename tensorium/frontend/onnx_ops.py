@@ -10,6 +10,7 @@ Attribute and input conventions of opsets 1..21 are told apart by what the node 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -19,6 +20,7 @@ from ..ir.dialects import graph
 from ..ir.opdef import OpDef
 from ..ir.shapes import broadcast_shapes, normalize_axes, normalize_axis
 from ..ir.types import Dim, IntegerType, ScalarType, i64, storage_dtype
+from . import data_dependent
 from .onnx_context import ConversionError, Converter, Node, scalar_type, tensor_type
 
 CONVERTERS: dict[str, Converter] = {}
@@ -442,9 +444,19 @@ def _eye_like(n: Node) -> Results:
     return n.constant(np.eye(rows, cols, k=n.attr("k", 0)), to)
 
 
+def runtime_dim(n: Node, what: str) -> str:
+    """A name for the run-time size of the node's first output (unique in the graph, as ONNX names are)."""
+    return f"{what}_" + re.sub(r"[^A-Za-z0-9_]", "_", n.proto.output[0])
+
+
 @converts("NonZero")
 def _nonzero(n: Node) -> Results:
-    return n.constant(np.array(np.nonzero(n.const(0)), dtype=np.int64))
+    if n.is_const(0):
+        return n.constant(np.array(np.nonzero(n.const(0)), dtype=np.int64))
+    x = n.input(0)
+    if rank(x) == 0:
+        raise ConversionError("NonZero of a scalar is not supported")
+    return graph.transpose(data_dependent.nonzero(x, runtime_dim(n, "nonzero")), perm=(1, 0))
 
 
 @converts("Reshape")

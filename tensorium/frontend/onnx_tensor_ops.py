@@ -1,7 +1,8 @@
-"""ONNX ops that reorder, accumulate or crop along an axis: TopK, CumProd, ReverseSequence, CenterCropPad.
+"""ONNX ops that reorder, accumulate or crop along an axis: TopK, Unique, CumProd, ReverseSequence, CenterCropPad.
 
 TopK ranks every element against every other one along its axis (n^2 comparisons, exact, ties to
 the lower index as ONNX asks), scatters values and indices to their ranks and keeps the first k;
+Unique is the frontend-neutral ``unique`` of :mod:`.data_dependent` (a size known at run time);
 CumProd reduces an n x n expansion of its axis where a constant triangle says which elements each
 output takes; ReverseSequence gathers each batch entry's first ``len`` steps in reverse.
 """
@@ -14,8 +15,9 @@ from ..ir.core import Value
 from ..ir.dialects import graph
 from ..ir.shapes import normalize_axis
 from ..ir.types import i1, i64
+from . import data_dependent
 from .onnx_context import ConversionError, Node
-from .onnx_ops import Results, cast, converts, rank, shape, static_dims
+from .onnx_ops import Results, cast, converts, rank, runtime_dim, shape, static_dims
 
 
 def _axis_size(n: Node, x: Value, axis: int) -> int:
@@ -99,3 +101,26 @@ def _center_crop_pad(n: Node) -> Results:
 
 
 __all__: list[str] = []
+
+
+@converts("Unique")
+def _unique(n: Node) -> Results:
+    x = n.input(0)
+    if "axis" in n.attrs:
+        raise ConversionError("Unique along an axis is not supported (only of the flattened input)")
+    values, inverse, counts = data_dependent.unique(x, runtime_dim(n, "unique"))
+    flat = graph.reshape(x, shape=(-1,))
+    size = _axis_size(n, flat, 0)
+    # each distinct value's first position: the least index holding it
+    positions = n.constant(np.arange(size, dtype=np.int64)[None, :])
+    holds = graph.eq(graph.unsqueeze(values, axes=(1,)), graph.unsqueeze(flat, axes=(0,)))
+    first = graph.reduce_min(graph.where(holds, positions, n.scalar(size, positions)), axes=(1,))
+    inverse = graph.reshape(inverse, shape=(-1,))
+    if n.attr("sorted", 1):
+        return values, first, inverse, counts
+    # in order of first appearance: distinct value k moves to the number of values that appear before it
+    order = graph.reduce_sum(
+        cast(graph.lt(graph.unsqueeze(first, axes=(0,)), graph.unsqueeze(first, axes=(1,))), i64), axes=(1,)
+    )
+    moved = [graph.scatter_elements(v, order, v, axis=0) for v in (values, first, counts)]
+    return moved[0], moved[1], graph.gather(order, inverse), moved[2]

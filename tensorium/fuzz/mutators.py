@@ -842,7 +842,7 @@ IR_MUTATORS: dict[str, tuple[IrMutator, float]] = {
     "attention": (attention_pattern, 0.8),
     "conv-batch-norm": (conv_batch_norm, 0.8),
     # near misses of the same patterns, which their passes must refuse
-    **{f"near-miss-{name}": (near_miss(name), 0.5) for name in NEAR_MISSES},
+    **{f"near-miss-{name}": (near_miss(name), 0.8) for name in NEAR_MISSES},
 }
 """Every IR mutator by name, with its weight in the random choice."""
 
