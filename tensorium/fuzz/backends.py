@@ -37,6 +37,7 @@ import numpy as np
 from ..errors import TensoriumError, VerifyError
 from ..ir.core import Operation
 from ..ir.types import FloatType, bf16
+from ..lowering.space import Config
 from ..targets import Target, TargetError, parse_target
 from .schedules import random_configs
 
@@ -117,8 +118,9 @@ def backend_notes(backends: Sequence[str]) -> list[str]:
     notes = []
     for name in backends:
         kind = kind_of(name)
-        if kind == "cpu" and compile_only(backend_target(name)) is not None:
-            notes.append(f"{name}: compiled and its assembly produced, not run ({compile_only(backend_target(name))})")
+        foreign = compile_only(backend_target(name)) if kind == "cpu" else None
+        if foreign is not None:
+            notes.append(f"{name}: compiled and its assembly produced, not run ({foreign})")
         elif kind == "cuda":
             from ..backends.cuda.ptx import ptxas_path
 
@@ -154,13 +156,12 @@ class BackendRun:
     def target(self) -> Target:
         return backend_target(self.name)
 
-    def configs(self) -> dict[str, Any] | None:
-        """Random points of every kernel's space when the case has a schedule seed (None: the defaults)."""
+    def configs(self) -> dict[str, Config] | None:
+        """Random points of every kernel's space when the case has a schedule seed (None: the defaults); call it
+        inside a guarded action (it raises what the spaces raise)."""
         if self.schedule_seed is None:
             return None
-        seed = self.schedule_seed
-        found = self.guarded(f"{self.name} schedule points", lambda: random_configs(self.optimized, self.target, seed))
-        return found  # type: ignore[no-any-return]
+        return random_configs(self.optimized, self.target, self.schedule_seed)
 
 
 APPROXIMATIONS: dict[str, FloatType] = {"loop.dot_u8i8": bf16}
@@ -199,10 +200,9 @@ def check_cpu(run: BackendRun) -> None:
             f"{stage} build", lambda: CpuExecutable.from_lowered(run.optimized, opt_level=run.opt_level, target=target)
         )
     else:
-        configs = run.configs()
         executable = run.guarded(
             f"{stage} build",
-            lambda: CpuExecutable.build(run.optimized, opt_level=run.opt_level, target=target, configs=configs),
+            lambda: CpuExecutable.build(run.optimized, opt_level=run.opt_level, target=target, configs=run.configs()),
         )
     if compile_only(target) is not None:
         assembly = run.guarded(f"{stage} assembly", executable.kernels.assembly)
