@@ -20,7 +20,7 @@ from typing import Any
 from ..ir.core import Value
 from ..ir.dialects import graph
 from ..ir.types import f64
-from .pytorch_ops import Context, cast, converts
+from .pytorch_ops import Context, ConversionError, cast, converts
 
 __all__: list[str] = []
 
@@ -195,20 +195,58 @@ def _bessel(cx: Context, x: Value) -> Value:
     return cast(out, cx.out_element())
 
 
-@converts("aten.frexp.Tensor")
-def _frexp(cx: Context, x: Value) -> tuple[Value, Value]:
-    """``x = mantissa * 2**exponent`` with ``0.5 <= |mantissa| < 1``: the exponent from log2 in f64, corrected
-    by one where rounding put the mantissa outside; zeros, infinities and NaN keep their value, exponent 0."""
-    v = cast(x, f64)
+def frexp_parts(cx: Context, v: Value) -> tuple[Value, Value, Value]:
+    """For f64 ``v``: the mantissa (0.5 <= |m| < 1) and exponent (f64) of its finite nonzero elements, from
+    log2 corrected by one where rounding put the mantissa outside, and where ``v`` is finite and nonzero."""
     magnitude = graph.abs(v)
     finite = graph.and_(graph.lt(magnitude, _c(cx, math.inf)), graph.gt(magnitude, _c(cx, 0.0)))
     safe = graph.where(finite, magnitude, _c(cx, 1.0))
     exponent = graph.add(graph.floor(graph.div(graph.log(safe), _c(cx, math.log(2.0)))), _c(cx, 1.0))
     for _ in range(2):  # at most one step each way is needed; two keep the rule simple
         scaled = graph.div(safe, graph.pow(_c(cx, 2.0), exponent))
-        exponent = graph.add(
-            exponent, graph.sub(cast(graph.ge(scaled, _c(cx, 1.0)), f64), cast(graph.lt(scaled, _c(cx, 0.5)), f64))
-        )
-    mantissa = graph.where(finite, graph.div(v, graph.pow(_c(cx, 2.0), exponent)), v)
+        up, down = cast(graph.ge(scaled, _c(cx, 1.0)), f64), cast(graph.lt(scaled, _c(cx, 0.5)), f64)
+        exponent = graph.add(exponent, graph.sub(up, down))
+    return graph.div(v, graph.pow(_c(cx, 2.0), exponent)), exponent, finite
+
+
+@converts("aten.frexp.Tensor")
+def _frexp(cx: Context, x: Value) -> tuple[Value, Value]:
+    """``x = mantissa * 2**exponent``; zeros, infinities and NaN keep their value, with exponent 0."""
+    v = cast(x, f64)
+    mantissa, exponent, finite = frexp_parts(cx, v)
+    mantissa = graph.where(finite, mantissa, v)
     exponent = graph.where(finite, exponent, _c(cx, 0.0))
     return cast(mantissa, cx.out_element(0)), cast(exponent, cx.out_element(1))
+
+
+_FLOAT_BITS = {"f32": (24, -149, 3.4028234663852886e38)}
+"""Per float type: the mantissa's bits, the exponent of the smallest subnormal and the largest finite value."""
+
+
+@converts("aten.nextafter.default")
+def _nextafter(cx: Context, x: Value, other: Value) -> Value:
+    """The next float after ``x`` toward ``other``: ``x`` plus or minus the spacing of its type at ``x`` (half
+    of it below a power of two, fixed among subnormals), computed exactly in f64 (f32 inputs only)."""
+    element = cx.out_element()
+    if str(element) not in _FLOAT_BITS:
+        raise ConversionError(f"nextafter of {element} is not supported (f32 is)")
+    bits, tiny, largest = _FLOAT_BITS[str(element)]
+    a, b = cast(x, f64), cast(other, f64)
+    mantissa, exponent, _ = frexp_parts(cx, a)
+    spacing = graph.pow(_c(cx, 2.0), graph.max(graph.sub(exponent, _c(cx, float(bits))), _c(cx, float(tiny))))
+    # toward zero from a power of two, the spacing below is half the one above
+    toward_zero = graph.lt(graph.mul(a, graph.sub(b, a)), _c(cx, 0.0))
+    power_of_two = graph.eq(graph.abs(mantissa), _c(cx, 0.5))
+    smaller = graph.max(graph.mul(spacing, _c(cx, 0.5)), _c(cx, 2.0**tiny))
+    spacing = graph.where(graph.and_(toward_zero, power_of_two), smaller, spacing)
+    step = graph.where(graph.lt(a, b), spacing, graph.neg(spacing))
+    out = graph.where(
+        graph.eq(a, _c(cx, 0.0)),
+        graph.where(graph.lt(a, b), _c(cx, 2.0**tiny), _c(cx, -(2.0**tiny))),
+        graph.add(a, step),
+    )
+    infinite = graph.eq(graph.abs(a), _c(cx, math.inf))  # an infinity steps to the largest finite value
+    out = graph.where(infinite, graph.where(graph.gt(a, _c(cx, 0.0)), _c(cx, largest), _c(cx, -largest)), out)
+    out = graph.where(graph.eq(a, b), b, out)
+    out = graph.where(graph.or_(graph.ne(a, a), graph.ne(b, b)), _c(cx, math.nan), out)
+    return cast(out, element)

@@ -221,3 +221,10 @@ def test_multinomial_without_replacement_draws_distinct_categories() -> None:
     drawn = tensorium.compile(module, target="cpu")(weights)
     assert drawn.shape == (4,) and drawn.dtype == torch.int64
     assert sorted(drawn.tolist()) == [0, 2, 3, 4]  # every category of positive weight, never the zero one
+
+
+def test_nextafter_steps_one_float_either_way() -> None:
+    edges = [0.0, -0.0, 1.0, -1.0, 0.5, 3.0, -5.5, 1e-45, -1e-45, 1e-40, 2.0**-126, 3.4e38, float("inf"), float("nan")]
+    x = torch.tensor(edges * 3)
+    toward = torch.tensor([10.0] * len(edges) + [-10.0] * len(edges) + edges)
+    _check(torch.nextafter, x, toward, rtol=0, atol=0)
