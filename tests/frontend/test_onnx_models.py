@@ -88,3 +88,28 @@ def test_exported_huggingface_model_matches_onnxruntime(build: Callable[[], torc
     got = np.asarray(out[0] if isinstance(out, (list, tuple)) else out)
     assert got.shape == expected.shape == (2, 6, 64)
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_data_dependent_sizes_compile_and_match_onnxruntime(tmp_path: Path) -> None:
+    """NonZero and Unique give outputs whose length the data decides; the compiled model sizes them at run time."""
+    from onnx import TensorProto, helper
+
+    nodes = [
+        helper.make_node("NonZero", ["x"], ["nz"]),
+        helper.make_node("Unique", ["x"], ["u", "first", "inverse", "counts"], sorted=0),
+    ]
+    outputs = [("nz", TensorProto.INT64, [2, None]), ("u", TensorProto.FLOAT, [None])]
+    outputs += [(name, TensorProto.INT64, [None]) for name in ("first", "inverse", "counts")]
+    graph = helper.make_graph(
+        nodes,
+        "data_dependent",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5])],
+        [helper.make_tensor_value_info(*o) for o in outputs],
+    )
+    path = tmp_path / "data_dependent.onnx"
+    path.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    compiled = tensorium.compile(str(path))
+    for x in (np.array([[0, 2, 2, 0, 1], [3, 0, 1, 1, 5]], np.float32), np.zeros((2, 5), np.float32)):
+        for expected, got in zip(session.run(None, {"x": x}), compiled(x)):
+            np.testing.assert_array_equal(np.asarray(got), expected)
