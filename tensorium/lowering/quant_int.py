@@ -2,7 +2,8 @@
 
 Once per call the activations are quantized per block of 32 along K (:func:`quantize_activations`): the
 block's scale is ``d = amax / 127`` (``amax`` its largest magnitude), each element becomes
-``xq = round_half_even(x * (127 / amax))`` in [-127, 127] (0 for a block of zeros), as llama.cpp's Q8 blocks.
+``xq = round_half_even(x * (127 / amax))`` in [-127, 127] (0 where ``amax <= 2**-100``), as llama.cpp's Q8
+blocks.
 The kernel then computes, per weight row ``n`` and activation row ``m``, exactly in integers per block
 ``b``: ``idot_b = sum_{j in b} q[n, j] xq[m, j]`` (the codes ``q`` are unsigned, below ``2**k``), and in f32
 one multiply-add per block, ``dot_g = sum_{b in g} d_b idot_b``, and per group ``g`` of the weight,
@@ -37,6 +38,8 @@ ROUNDER = 12582912.0
 """1.5 * 2**23: adding it to an f32 of magnitude below 2**22 rounds it to an integer, half to even, which is
 then the low bits of the sum's bit pattern (the pattern of ROUNDER itself ends in 22 zero bits)."""
 ROUNDER_BITS = 0x4B400000
+TINY = 2.0**-100
+"""A block whose largest magnitude is at most this is quantized to zeros (``127 / amax`` would overflow f32)."""
 WORD_MASK = 0xFFFFFFFF
 
 
@@ -131,8 +134,8 @@ def quantize_activations(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``x`` ([..., K], K a multiple of 32) as int8 codes and f32 scales per block of 32 (module docstring)."""
     blocks = np.asarray(x, np.float32).reshape(*x.shape[:-1], -1, BLOCK)
     amax = np.abs(blocks).max(axis=-1)
-    with np.errstate(divide="ignore"):
-        inverse = np.where(amax > 0, np.float32(127) / amax, np.float32(0)).astype(np.float32)
+    with np.errstate(divide="ignore", over="ignore"):
+        inverse = np.where(amax > TINY, np.float32(127) / amax, np.float32(0)).astype(np.float32)
     codes = np.rint(blocks * inverse[..., None]).astype(np.int8)
     return codes.reshape(x.shape), (amax / np.float32(127)).astype(np.float32)
 
@@ -241,7 +244,7 @@ def _quantize_block(
     for v in values[1:]:
         amax_bits = loop.max(amax_bits, loop.and_(loop.bitcast(v, dtype=i32), magnitude))
     amax = loop.bitcast(amax_bits, dtype=f32)
-    positive = loop.cmp(amax, k.const(0.0, f32), predicate="gt")
+    positive = loop.cmp(amax, k.const(TINY, f32), predicate="gt")
     inverse = loop.select(positive, loop.div(k.const(127.0, f32), amax), k.const(0.0, f32))
     d = loop.div(amax, k.const(127.0, f32))
     rounder = k.const(ROUNDER, f32)
