@@ -188,7 +188,8 @@ class SettraceTracer(CoverageTracer):
 class CTracerCoverage(CoverageTracer):
     """Line pairs recorded by coverage.py's C tracer (``coverage.tracer.CTracer``), driven directly: the
     per-line work happens in C, and a frame outside the package costs a C-level check of a cached
-    disposition. Raises ImportError where coverage.py or its C extension is missing."""
+    disposition. Raises ImportError where coverage.py or its C extension is missing, or where its tracer
+    does not take the settings this class gives it (another major version)."""
 
     kind = "ctracer"
 
@@ -198,11 +199,15 @@ class CTracerCoverage(CoverageTracer):
         super().__init__(root, excluded)
         self._disposition = CFileDisposition
         self._tracer_class = CTracer
-        self._data: dict[str, set[int]] = {}
+        self._data: dict[str, set[Any]] = {}
         """What the C tracer fills: per file, the arcs packed into integers (see :func:`_unpack`)."""
         self._cache: dict[str, Any] = {}
         self._tracer: Any = None
         self._previous: Any = None
+        try:
+            self._new_tracer()
+        except (AttributeError, TypeError) as e:
+            raise ImportError(f"coverage.py's C tracer has another interface than expected: {e}") from e
 
     def _should_trace(self, filename: str, frame: FrameType | None) -> Any:
         disposition = self._disposition()
@@ -214,20 +219,23 @@ class CTracerCoverage(CoverageTracer):
         disposition.has_dynamic_filename = False
         return disposition
 
-    def _begin(self) -> None:
-        self._previous = sys.gettrace()
+    def _new_tracer(self) -> Any:
+        """A C tracer set up as coverage.py's collector sets one up, recording arcs into ``_data``."""
         tracer: Any = self._tracer_class()
         tracer.data = self._data
         tracer.trace_arcs = True
         tracer.should_trace = self._should_trace
         tracer.should_trace_cache = self._cache
-        tracer.lock_data = tracer.unlock_data = _nothing
-        tracer.warn = _nothing
-        tracer.concur_id_func = None
-        tracer.file_tracers = {}
-        tracer.check_include = tracer.should_start_context = tracer.switch_context = tracer.disable_plugin = None
-        tracer.start()
-        self._tracer = tracer
+        tracer.lock_data = tracer.unlock_data = tracer.warn = _nothing
+        for optional, value in OPTIONAL_CTRACER_SETTINGS.items():
+            if hasattr(tracer, optional):  # as the collector does: not every version has all of them
+                setattr(tracer, optional, value() if callable(value) else value)
+        return tracer
+
+    def _begin(self) -> None:
+        self._previous = sys.gettrace()
+        self._tracer = self._new_tracer()
+        self._tracer.start()
 
     def _end(self) -> None:
         self._tracer.stop()
@@ -235,14 +243,28 @@ class CTracerCoverage(CoverageTracer):
         sys.settrace(self._previous)
 
     def _take(self) -> set[Edge]:
-        taken = {(name, *_unpack(packed)) for name, arcs in self._data.items() for packed in arcs}
+        taken = {(name, *_unpack(arc)) for name, arcs in self._data.items() for arc in arcs}
         for arcs in self._data.values():
             arcs.clear()  # in place: the C tracer keeps references to these sets
         return taken  # type: ignore[return-value]
 
 
-def _unpack(packed: int) -> tuple[int, int]:
-    """An arc as the C tracer packs it: two 28-bit line numbers, and their signs in bits 56 and 57."""
+OPTIONAL_CTRACER_SETTINGS: dict[str, Any] = {
+    "concur_id_func": None,
+    "file_tracers": dict,
+    "check_include": None,
+    "should_start_context": None,
+    "switch_context": None,
+    "disable_plugin": None,
+}
+"""Settings of coverage.py's C tracer that some of its versions lack (a callable value makes a fresh one)."""
+
+
+def _unpack(packed: int | tuple[int, int]) -> tuple[int, int]:
+    """An arc as the C tracer packs it: two 28-bit line numbers, and their signs in bits 56 and 57 (versions
+    of coverage.py that do not pack arcs record the pair itself)."""
+    if isinstance(packed, tuple):
+        return packed
     a, b = packed & 0xFFFFFFF, (packed >> 28) & 0xFFFFFFF
     return (-a if packed & (1 << 56) else a), (-b if packed & (1 << 57) else b)
 

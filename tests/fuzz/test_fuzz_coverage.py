@@ -174,3 +174,12 @@ def test_the_monitoring_tracer_on_a_stand_in_for_sys_monitoring(
     line(code, 6)
     assert tracer.commit() == 2 and tracer.line_percent() == 100.0
     assert (code.co_filename, 3, 6) in tracer.total
+
+
+def test_arcs_packed_by_the_c_tracer_unpack_with_their_signs() -> None:
+    from tensorium.fuzz.coverage import _unpack
+
+    assert _unpack(7 | (9 << 28)) == (7, 9)
+    assert _unpack(12 | (30 << 28) | (1 << 56)) == (-12, 30)  # entering a function defined on line 12
+    assert _unpack(30 | (12 << 28) | (1 << 57)) == (30, -12)  # leaving it
+    assert _unpack((4, 5)) == (4, 5)  # coverage.py versions that keep the pair
