@@ -39,6 +39,7 @@ import numpy as np
 
 from ..backends.interp import run
 from ..errors import SymbolError, TensoriumError, VerifyError
+from ..ir.attributes import DenseAttr
 from ..ir.core import Block, Operation
 from ..ir.dialects.builtin import func_body, func_type, lookup_func
 from ..ir.parser import parse_module
@@ -293,11 +294,13 @@ PERTURBATION = {"f16": 4e-3, "bf16": 3e-2}
 def ill_conditioned(
     module: Operation, inputs: Sequence[np.ndarray], expected: Sequence[np.ndarray], trials: int = 3
 ) -> list[np.ndarray]:
-    """Per output, the elements the reference itself changes when float inputs move by a few rounding errors.
+    """Per output, the elements the reference itself changes when float inputs and constants move by a few
+    rounding errors.
 
     Comparisons, ``floor``, ``argmax`` and float-to-int casts are discontinuous: an element that sits on a
-    tie or an integer boundary may flip under reassociated arithmetic without any pass being wrong. Such
-    elements are found by running the reference on slightly moved inputs.
+    tie or an integer boundary may flip under reassociated arithmetic without any pass being wrong; so may a
+    sum in which huge terms cancel (special values, in inputs or in constants). Such elements are found by
+    running the reference on slightly moved inputs and constants.
     """
     func = lookup_func(module, "main")
     assert func is not None
@@ -307,21 +310,43 @@ def ill_conditioned(
     rng = np.random.default_rng(0)
     masks = [np.zeros(e.shape, bool) for e in expected]
     for _ in range(trials):
-        moved = []
-        for x, t in zip(inputs, arg_types):
-            element = t.element if isinstance(t, TensorType) else None
-            if isinstance(element, FloatType):
-                eps = PERTURBATION.get(element.name, 1e-5)
-                x = coerce((x * (1 + eps * rng.uniform(-1, 1, x.shape))).astype(x.dtype), element)
-            moved.append(x)
+        moved = [_moved(x, t.element, rng) if isinstance(t, TensorType) else x for x, t in zip(inputs, arg_types)]
         try:
-            outputs = run(module, moved)
+            outputs = run(_with_moved_constants(module, rng), moved)
         except TensoriumError:
             continue
         for mask, want, have, result_type in zip(masks, expected, outputs, types):
             if have.shape == want.shape:
                 mask |= differing(want, np.asarray(have), result_type, precision)
     return masks
+
+
+def _moved(x: np.ndarray, element: object, rng: np.random.Generator) -> np.ndarray:
+    """Float ``x`` moved by a few rounding errors of its type (:data:`PERTURBATION`); others as they are."""
+    if not isinstance(element, FloatType):
+        return x
+    eps = PERTURBATION.get(element.name, 1e-5)
+    return coerce((x * (1 + eps * rng.uniform(-1, 1, x.shape))).astype(x.dtype), element)
+
+
+def _with_moved_constants(module: Operation, rng: np.random.Generator) -> Operation:
+    """A copy of ``module`` whose float constants are moved (:func:`_moved`); ``module`` when it has none."""
+    floats = [
+        op
+        for op in module.walk()
+        if op.name == "graph.constant"
+        and isinstance(op.attributes.get("value"), DenseAttr)
+        and isinstance(op.results[0].type, TensorType)
+        and isinstance(op.results[0].type.element, FloatType)
+    ]
+    if not floats:
+        return module
+    copy = module.clone()
+    for op in copy.walk():
+        value = op.attributes.get("value") if op.name == "graph.constant" else None
+        if isinstance(value, DenseAttr) and isinstance(value.type.element, FloatType):
+            op.attributes["value"] = DenseAttr(_moved(value.array, value.type.element, rng), value.type)
+    return copy
 
 
 def case_inputs(module: Operation, seed: int, specials: bool = False) -> list[np.ndarray]:
