@@ -5,8 +5,9 @@ The graph dialect has no control-flow ops, so a sub-graph converts inline (the i
 condition computes both branches and selects with ``graph.where`` (their outputs must have the
 same types); a Loop unrolls while its trip count and condition are known at import (each
 iteration's counter is a constant, so its body folds like any other constant computation), and a
-Scan unrolls over the static length of its scanned axis. A condition or trip count that is a
-graph input asks the caller for its value (the ONNX backend then imports once per value).
+Scan unrolls over the static length of its scanned axis (opset 8's batched Scan once per batch
+entry). A condition or trip count that is a graph input asks the caller for its value (the ONNX
+backend then imports once per value).
 """
 
 from __future__ import annotations
@@ -84,16 +85,11 @@ def _take(v: Value, axis: int, index: int) -> Value:
     return graph.squeeze(graph.slice(v, starts=(index,), ends=(index + 1,), axes=(axis,)), axes=(axis,))  # type: ignore[no-any-return]
 
 
-@converts("Scan")
-def _scan(n: Node) -> Results:
-    if n.opset < 9:
-        raise ConversionError("Scan before opset 9 (with a batch axis and sequence_lens) is not supported")
+def _scan_steps(
+    n: Node, states: list[Value], inputs: list[Value], in_axes: Sequence[int], in_reverse: Sequence[int]
+) -> tuple[list[Value], list[list[Value]]]:
+    """Run the body once per step of the scanned axes: the final states and each scan output's items."""
     body = n.attrs["body"]
-    scanned = int(n.attr("num_scan_inputs"))
-    values = [n.input(i) for i in range(len(n.proto.input))]
-    states, inputs = values[: len(values) - scanned], values[len(values) - scanned :]
-    in_axes = [normalize_axis(a, rank(v)) for a, v in zip(n.attr("scan_input_axes", (0,) * scanned), inputs)]
-    in_reverse = n.attr("scan_input_directions", (0,) * scanned)
     lengths = {static_dims(v, "Scan")[a] for v, a in zip(inputs, in_axes)}
     if len(lengths) != 1:
         raise ConversionError(f"Scan inputs of different lengths {sorted(lengths)}")
@@ -105,12 +101,40 @@ def _scan(n: Node) -> Results:
         states = outs[: len(states)]
         for k, v in enumerate(outs[len(states) :]):
             outputs[k].append(v)
+    return states, outputs
+
+
+@converts("Scan")
+def _scan(n: Node) -> Results:
+    if n.opset < 9:
+        return _scan_batched(n)
+    scanned = int(n.attr("num_scan_inputs"))
+    values = [n.input(i) for i in range(len(n.proto.input))]
+    states, inputs = values[: len(values) - scanned], values[len(values) - scanned :]
+    in_axes = [normalize_axis(a, rank(v)) for a, v in zip(n.attr("scan_input_axes", (0,) * scanned), inputs)]
+    states, outputs = _scan_steps(n, states, inputs, in_axes, n.attr("scan_input_directions", (0,) * scanned))
     out_axes: Sequence[int] = n.attr("scan_output_axes", (0,) * len(outputs))
     out_reverse = n.attr("scan_output_directions", (0,) * len(outputs))
     stacked = [
         _stack(n, items[::-1] if rev else items, axis) for items, axis, rev in zip(outputs, out_axes, out_reverse)
     ]
     return [*states, *stacked]
+
+
+def _scan_batched(n: Node) -> Results:
+    """Scan of opset 8: every input has a leading batch axis (scanned along axis 1), one scan per entry."""
+    if n.has(0):
+        raise ConversionError("Scan-8 with sequence_lens is not supported (only full-length sequences)")
+    scanned = int(n.attr("num_scan_inputs"))
+    values = [n.input(i) for i in range(1, len(n.proto.input))]
+    batch = static_dims(values[0], "Scan")[0]
+    per_entry = []
+    for b in range(batch):
+        entry = [_take(v, 0, b) for v in values]
+        states, inputs = entry[: len(entry) - scanned], entry[len(entry) - scanned :]
+        states, outputs = _scan_steps(n, states, inputs, (0,) * scanned, n.attr("directions", (0,) * scanned))
+        per_entry.append([*states, *(_stack(n, items) for items in outputs)])
+    return [_stack(n, [entry[k] for entry in per_entry]) for k in range(len(per_entry[0]))]
 
 
 __all__ = ["MAX_UNROLLED_ITERATIONS"]

@@ -1,4 +1,4 @@
-"""Pooling of any rank as a reduction over window offsets: 3-D pooling, dilated averages, LpPool.
+"""Pooling of any rank as a reduction over window offsets (3-D pooling, dilated averages, LpPool), and MaxUnpool.
 
 The graph dialect pools 1-D and 2-D windows (``graph.max_pool2d``, ``graph.avg_pool2d``). What they
 do not cover is written as one strided slice of the padded input per kernel offset, combined by max
@@ -16,8 +16,9 @@ import numpy as np
 
 from ..ir.core import Value
 from ..ir.dialects import graph
+from ..ir.types import i64
 from .onnx_context import ConversionError, Node
-from .onnx_ops import Results, converts, element, rank, static_dims
+from .onnx_ops import Results, cast, converts, element, rank, static_dims
 
 Combine = Callable[[Value, Value], Value]
 
@@ -166,3 +167,30 @@ def _lp_pool(n: Node) -> Results:
     if rank(x) < 3:
         raise ConversionError(f"LpPool needs an N x C x ... input, got rank {rank(x)}")
     return window_pool(n, x, "lp")
+
+
+@converts("MaxUnpool")
+def _max_unpool(n: Node) -> Results:
+    x, where = n.input(0), cast(n.input(1), i64)
+    dims = static_dims(x, "MaxUnpool")
+    kernel = n.attr("kernel_shape")
+    k = len(kernel)
+    strides, pads = n.attr("strides", (1,) * k), n.attr("pads", (0,) * (2 * k))
+    inferred = [
+        *dims[:2],
+        *(
+            (d - 1) * s - (pads[i] + pads[i + k]) + kern
+            for i, (d, s, kern) in enumerate(zip(dims[2:], strides, kernel))
+        ),
+    ]
+    # the indices are flat positions in the whole unpooled tensor, as MaxPool's Indices output gives them
+    zeros = n.constant(np.zeros(math.prod(inferred)), element(x))
+    flat = graph.scatter_elements(zeros, graph.reshape(where, shape=(-1,)), graph.reshape(x, shape=(-1,)), axis=0)
+    out = graph.reshape(flat, shape=tuple(inferred))
+    if not n.has(2):
+        return out
+    wanted = n.ints(2)
+    grow = [w - i for w, i in zip(wanted, inferred)]
+    if any(g < 0 for g in grow):
+        raise ConversionError(f"MaxUnpool output_shape {list(wanted)} is smaller than the unpooled {inferred}")
+    return graph.pad(out, pads=(0,) * len(grow) + tuple(grow))

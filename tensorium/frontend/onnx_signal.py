@@ -3,7 +3,8 @@
 Every DFT variant (forward, inverse, one-sided, the inverse of a one-sided transform, with padding
 or truncation to ``dft_length``) is real-linear in the real and imaginary parts of its input, so
 the importer takes numpy's FFT of the unit vectors to get the four real matrices of that map and
-applies them with matmuls. Hann, Hamming and Blackman windows are constants of their size.
+applies them with matmuls. Hann, Hamming and Blackman windows and the MelWeightMatrix filters are
+constants of their (constant) arguments.
 """
 
 from __future__ import annotations
@@ -119,3 +120,28 @@ def _hamming(n: Node) -> Results:
 @converts("BlackmanWindow")
 def _blackman(n: Node) -> Results:
     return _window(n, lambda i, span: 0.42 - 0.5 * np.cos(2 * np.pi * i / span) + 0.08 * np.cos(4 * np.pi * i / span))
+
+
+@converts("MelWeightMatrix")
+def _mel_weight_matrix(n: Node) -> Results:
+    bins, length, rate = (int(n.const(i).reshape(())) for i in range(3))
+    low, high = (float(n.const(i).reshape(())) for i in (3, 4))
+    to = scalar_type(n.attr("output_datatype")) if "output_datatype" in n.attrs else f32
+    return n.constant(mel_weights(bins, length, rate, low, high), to)
+
+
+def mel_weights(bins: int, length: int, rate: int, low: float, high: float) -> np.ndarray:
+    """The [length // 2 + 1, bins] triangular filters of ONNX's MelWeightMatrix (edges on the mel scale)."""
+    low_mel, high_mel = 2595 * np.log10(1 + low / 700), 2595 * np.log10(1 + high / 700)
+    edges_mel = np.arange(bins + 2) * ((high_mel - low_mel) / (bins + 2)) + low_mel
+    edges = ((length + 1) * (700 * (10 ** (edges_mel / 2595) - 1)) // rate).astype(int)
+    out = np.zeros((length // 2 + 1, bins))
+    for i in range(bins):
+        left, centre, right = edges[i], edges[i + 1], edges[i + 2]
+        if centre == left:
+            out[centre, i] = 1
+        else:
+            out[left : centre + 1, i] = (np.arange(left, centre + 1) - left) / (centre - left)
+        if right > centre:
+            out[centre:right, i] = (right - np.arange(centre, right)) / (right - centre)
+    return out
