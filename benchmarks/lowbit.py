@@ -239,7 +239,8 @@ def accuracy_table(args: argparse.Namespace) -> None:
 
     embed, model = minilm()
     texts = sentences()
-    calibration, evaluation = texts[1::4][:64], texts[::4]
+    evaluation = texts[::4]
+    calibration = (texts[1::4] + texts[2::4] + texts[3::4])[: args.calibration]
     reference = embed(evaluation)
     linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]  # type: ignore[attr-defined]
     originals = [m.weight.detach().clone() for m in linears]
@@ -327,6 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--accuracy", action="store_true", help="MiniLM accuracy per k instead of the GEMV timings")
     parser.add_argument("--methods", default="rtn", help="with --accuracy: rtn,gptq,awq (GPTQ takes a minute per k)")
+    parser.add_argument("--calibration", type=int, default=64, help="with --accuracy: calibration sentences (<= 300)")
     parser.add_argument("--sensitivity", action="store_true", help="MiniLM RTN cosine per kind of layer, per layer")
     args = parser.parse_args(argv)
     os.environ["TENSORIUM_NUM_THREADS"] = str(args.threads)

@@ -4,7 +4,11 @@ Columns of ``W`` [N, K] are rounded one at a time; the rounding error of column 
 diagonal of the inverse Hessian's Cholesky factor, is spread over the columns not yet rounded, so that the
 layer's output on the calibration inputs (``H = X^T X``) changes as little as the remaining columns allow.
 Scales and zero points are those of round to nearest, taken per group from the weights as updated when the
-group starts (per channel: from the original rows). Same result types as :func:`round_to_nearest`.
+group starts (per channel: from the original rows). With ``act_order`` (the default) the columns are rounded
+in order of decreasing Hessian diagonal (the inputs that carry the most energy first, while the most columns
+remain to absorb their error) and the scales are taken per group from the original weight ("static groups"),
+so the groups stay contiguous along K and inference needs no permutation. Same result types as
+:func:`round_to_nearest`.
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ def hessian(inputs: np.ndarray) -> np.ndarray:
     return x.T @ x / max(len(x), 1)
 
 
-def gptq(weight: np.ndarray, h: np.ndarray, bits: int, group: int, signed: bool) -> QuantizedWeight:
+def gptq(
+    weight: np.ndarray, h: np.ndarray, bits: int, group: int, signed: bool, act_order: bool = True
+) -> QuantizedWeight:
     """The codes, scales and zero points GPTQ gives ``weight`` [N, K] for inputs with Hessian ``h`` [K, K]."""
     rows, depth = weight.shape
     size = group or depth
@@ -32,25 +38,31 @@ def gptq(weight: np.ndarray, h: np.ndarray, bits: int, group: int, signed: bool)
     dead = np.diag(h) == 0
     h[dead, dead] = 1.0
     w[:, dead] = 0.0
+    scales = np.zeros((rows, depth // size))
+    zeros = np.zeros((rows, depth // size))
+    scale, zero, low, high = grid(w.reshape(rows, depth // size, size), bits, signed)
+    order = np.argsort(-np.diag(h), kind="stable") if act_order else np.arange(depth)
+    if act_order:
+        scales[:], zeros[:] = scale, zero
+    w, h = w[:, order], h[np.ix_(order, order)]
     h[np.diag_indices(depth)] += DAMP * np.mean(np.diag(h))
     inverse = np.linalg.inv(h)
     upper = np.linalg.cholesky(inverse).T  # the upper Cholesky factor of H^-1
     codes = np.zeros((rows, depth), np.int64)
-    scales = np.zeros((rows, depth // size))
-    zeros = np.zeros((rows, depth // size))
     for start in range(0, depth, size):
         stop = start + size
-        scale, zero, low, high = grid(w[:, start:stop][:, None, :], bits, signed)
-        scale, zero = scale[:, 0], zero[:, 0]
-        scales[:, start // size], zeros[:, start // size] = scale, zero
+        if not act_order:
+            scale, zero, low, high = grid(w[:, start:stop][:, None, :], bits, signed)
+            scales[:, start // size], zeros[:, start // size] = scale[:, 0], zero[:, 0]
         block = w[:, start:stop]
         errors = np.zeros_like(block)
         local = upper[start:stop, start:stop]
         for i in range(size):
             column = block[:, i]
-            code = np.clip(np.rint(column / scale + zero), low, high)
-            codes[:, start + i] = code
-            error = (column - (code - zero) * scale) / local[i, i]
+            s, z = scales[:, order[start + i] // size], zeros[:, order[start + i] // size]
+            code = np.clip(np.rint(column / s + z), low, high)
+            codes[:, order[start + i]] = code
+            error = (column - (code - z) * s) / local[i, i]
             block[:, i:] -= np.outer(error, local[i, i:])
             errors[:, i] = error
         w[:, stop:] -= errors @ upper[start:stop, stop:]

@@ -25,12 +25,14 @@ def correlated_inputs(rng: np.random.Generator, rows: int, depth: int, seed: int
     return (mixed + 0.05 * rng.standard_normal((rows, depth))).astype(np.float32)
 
 
+@pytest.mark.parametrize("act_order", [True, False])
 @pytest.mark.parametrize(("bits", "group", "signed"), [(4, 32, False), (3, 0, True)])
-def test_diagonal_hessian_is_round_to_nearest(bits: int, group: int, signed: bool) -> None:
+def test_diagonal_hessian_is_round_to_nearest(bits: int, group: int, signed: bool, act_order: bool) -> None:
     rng = np.random.default_rng(bits)
     weight = rng.standard_normal((12, 64)).astype(np.float32)
     h = np.diag(rng.uniform(0.5, 2.0, 64))
-    got, want = gptq(weight, h, bits, group, signed), round_to_nearest(weight, bits, group, signed)
+    got = gptq(weight, h, bits, group, signed, act_order=act_order)
+    want = round_to_nearest(weight, bits, group, signed)
     np.testing.assert_array_equal(got.codes, want.codes)
     np.testing.assert_allclose(got.scale, want.scale)
 
@@ -45,8 +47,12 @@ def test_gptq_beats_rtn_on_correlated_inputs(bits: int) -> None:
     def error(w: np.ndarray) -> float:
         return float(np.linalg.norm(held_out @ w.T - want))
 
-    ours = error(gptq(weight, hessian(calibration), bits, 32, False).dequantized())
-    assert ours < 0.8 * error(round_to_nearest(weight, bits, 32, False).dequantized())
+    rtn = round_to_nearest(weight, bits, 32, False)
+    for act_order in (True, False):
+        found = gptq(weight, hessian(calibration), bits, 32, False, act_order=act_order)
+        assert error(found.dequantized()) < 0.8 * error(rtn.dequantized())
+        if act_order:  # static groups: RTN's scales of the original weight, contiguous along K
+            np.testing.assert_allclose(found.scale, rtn.scale)
 
 
 def test_compile_with_gptq_and_bad_calibration() -> None:
