@@ -276,7 +276,7 @@ def _c(cx: Context, value: float) -> Value:
     return cx.const(value, f64)
 
 
-def _lgamma_positive(cx: Context, x: Value) -> Value:
+def lgamma_positive(cx: Context, x: Value) -> Value:
     """log(gamma(x)) for x >= 0.5 by Lanczos' approximation (g = 7, 9 terms; about 1e-15 relative)."""
     z = graph.sub(x, _c(cx, 1.0))
     series = _c(cx, _LANCZOS[0])
@@ -297,9 +297,9 @@ def _lgamma(cx: Context, x: Value) -> Value:
     # Reflection below 1/2: lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x); poles give +inf.
     reflected = graph.sub(
         graph.log(graph.div(_c(cx, math.pi), graph.abs(graph.sin(graph.mul(v, _c(cx, math.pi)))))),
-        _lgamma_positive(cx, graph.sub(_c(cx, 1.0), v)),
+        lgamma_positive(cx, graph.sub(_c(cx, 1.0), v)),
     )
-    direct = _lgamma_positive(cx, graph.max(v, half))
+    direct = lgamma_positive(cx, graph.max(v, half))
     out = graph.where(graph.lt(v, half), reflected, direct)
     pole = graph.and_(graph.le(v, _c(cx, 0.0)), graph.eq(v, graph.floor(v)))
     out = graph.where(pole, _c(cx, math.inf), out)

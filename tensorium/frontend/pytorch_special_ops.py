@@ -250,3 +250,68 @@ def _nextafter(cx: Context, x: Value, other: Value) -> Value:
     out = graph.where(graph.eq(a, b), b, out)
     out = graph.where(graph.or_(graph.ne(a, a), graph.ne(b, b)), _c(cx, math.nan), out)
     return cast(out, element)
+
+
+# regularized incomplete gamma functions ------------------------------------------------------------------
+GAMMA_TERMS = 80
+"""Terms of the series (x < a + 1) and of the continued fraction (beyond): enough for a and x up to ~100."""
+
+
+def _log_gamma(cx: Context, a: Value) -> Value:
+    """log(gamma(a)) for a > 0: Lanczos above 1/2, lgamma(a + 1) - log(a) below."""
+    from .pytorch_math_ops import lgamma_positive
+
+    shifted = graph.sub(lgamma_positive(cx, graph.add(a, _c(cx, 1.0))), graph.log(a))
+    return graph.where(graph.lt(a, _c(cx, 0.5)), shifted, lgamma_positive(cx, graph.max(a, _c(cx, 0.5))))
+
+
+def incomplete_gamma(cx: Context, a: Value, x: Value) -> tuple[Value, Value]:
+    """(P(a, x), Q(a, x)) for f64 ``a``, ``x``: the series of P where x < a + 1, else the continued fraction
+    of Q (modified Lentz), each with :data:`GAMMA_TERMS` terms; the edges as torch gives them."""
+    safe_a = graph.where(graph.gt(a, _c(cx, 0.0)), a, _c(cx, 1.0))
+    safe_x = graph.where(graph.gt(x, _c(cx, 0.0)), x, _c(cx, 1.0))
+    front = graph.exp(graph.sub(graph.sub(graph.mul(safe_a, graph.log(safe_x)), safe_x), _log_gamma(cx, safe_a)))
+    term = graph.reciprocal(safe_a)
+    total = term
+    for n in range(1, GAMMA_TERMS):
+        term = graph.mul(term, graph.div(safe_x, graph.add(safe_a, _c(cx, float(n)))))
+        total = graph.add(total, term)
+    series_p = graph.mul(total, front)
+    tiny = _c(cx, 1e-300)
+    b = graph.sub(graph.add(safe_x, _c(cx, 1.0)), safe_a)
+    c = _c(cx, 1e300)
+    d = graph.reciprocal(b)
+    h = d
+    for i in range(1, GAMMA_TERMS):
+        an = graph.mul(_c(cx, float(-i)), graph.sub(_c(cx, float(i)), safe_a))
+        b = graph.add(b, _c(cx, 2.0))
+        d = graph.add(graph.mul(an, d), b)
+        d = graph.reciprocal(graph.where(graph.lt(graph.abs(d), tiny), tiny, d))
+        c = graph.add(b, graph.div(an, c))
+        c = graph.where(graph.lt(graph.abs(c), tiny), tiny, c)
+        h = graph.mul(h, graph.mul(d, c))
+    fraction_q = graph.mul(front, h)
+    use_series = graph.lt(safe_x, graph.add(safe_a, _c(cx, 1.0)))
+    p = graph.where(use_series, series_p, graph.sub(_c(cx, 1.0), fraction_q))
+    q = graph.where(use_series, graph.sub(_c(cx, 1.0), series_p), fraction_q)
+    # edges: x = 0 gives P = 0; a = 0 (x > 0) or x = inf gives P = 1; a = inf gives P = 0; negative or NaN: NaN
+    zero, one, nan = _c(cx, 0.0), _c(cx, 1.0), _c(cx, math.nan)
+    for where_, value in (
+        (graph.eq(x, zero), zero),
+        (graph.eq(a, zero), one),
+        (graph.eq(x, _c(cx, math.inf)), one),
+        (graph.eq(a, _c(cx, math.inf)), zero),
+    ):
+        p, q = graph.where(where_, value, p), graph.where(where_, graph.sub(one, value), q)
+    invalid = graph.or_(
+        graph.or_(graph.lt(a, zero), graph.lt(x, zero)),
+        graph.or_(graph.and_(graph.eq(a, zero), graph.eq(x, zero)), graph.or_(graph.ne(a, a), graph.ne(x, x))),
+    )
+    return graph.where(invalid, nan, p), graph.where(invalid, nan, q)
+
+
+@converts("aten.igamma.default", "aten.igammac.default")
+def _igamma(cx: Context, a: Value, x: Value) -> Value:
+    assert cx.node is not None
+    p, q = incomplete_gamma(cx, cast(a, f64), cast(x, f64))
+    return cast(p if str(cx.node.target) == "aten.igamma.default" else q, cx.out_element())

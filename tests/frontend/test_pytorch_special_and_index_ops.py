@@ -228,3 +228,10 @@ def test_nextafter_steps_one_float_either_way() -> None:
     x = torch.tensor(edges * 3)
     toward = torch.tensor([10.0] * len(edges) + [-10.0] * len(edges) + edges)
     _check(torch.nextafter, x, toward, rtol=0, atol=0)
+
+
+def test_incomplete_gamma_both_ways_and_its_edges() -> None:
+    inf, nan = float("inf"), float("nan")
+    a = torch.tensor([0.0, 0.0, 1.0, 2.5, 0.3, 10.0, 50.0, 3.0, 1.0, -1.0, 2.0, inf, 2.0, 0.01, 80.0, 7.0])
+    x = torch.tensor([0.0, 2.0, 0.0, 1.0, 4.0, 12.0, 45.0, 0.1, inf, 1.0, -1.0, 3.0, nan, 0.5, 90.0, 30.0])
+    _check(lambda a, x: (torch.igamma(a, x), torch.igammac(a, x)), a, x)
