@@ -21,7 +21,7 @@ from ..backends import interp
 from ..ir.types import TensorType
 from .common import ImportedGraph, UnsupportedOpsError
 from .onnx_context import to_storage
-from .onnx_import import OnnxUnsupportedError, import_onnx
+from .onnx_import import OnnxError, OnnxUnsupportedError, import_onnx
 
 __all__ = ["TensoriumBackend", "TensoriumRep", "main", "run_node_case"]
 
@@ -52,6 +52,9 @@ class TensoriumRep(BackendRep):
         else:
             arrays = [inputs] if isinstance(inputs, np.ndarray) else list(inputs)
             by_name = dict(zip(self.input_names, arrays))
+        empty = [name for name in self.input_names if name in by_name and by_name[name] is None]
+        if empty:
+            raise OnnxError(f"graph input '{empty[0]}' is an empty optional, which is not supported")
         imported = self._specialized(by_name)
         args = []
         for name, arg in zip(imported.input_names, _main_args(imported)):

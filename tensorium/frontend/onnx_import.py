@@ -206,9 +206,12 @@ class Importer:
 
     # the model -----------------------------------------------------------------------------
     def _input_type(self, info: onnx.ValueInfoProto) -> TensorType:
-        if not info.type.HasField("tensor_type"):
+        kind = info.type
+        if kind.HasField("optional_type"):  # an optional tensor is given as that tensor
+            kind = kind.optional_type.elem_type
+        if not kind.HasField("tensor_type"):
             raise OnnxError(f"graph input '{info.name}' is not a tensor")
-        tt = info.type.tensor_type
+        tt = kind.tensor_type
         try:
             element = scalar_type(tt.elem_type)
         except ConversionError as e:

@@ -140,7 +140,7 @@ for _name, _op in _BINARY.items():
     CONVERTERS[_name] = _binary(getattr(graph, _op))
 
 
-@converts("Identity")
+@converts("Identity", "OptionalGetElement")  # an optional that holds a tensor is that tensor
 def _identity(n: Node) -> Results:
     return n.input(0)
 
@@ -845,11 +845,6 @@ def explicit_equation(equation: str, ranks: Sequence[int]) -> str:
 @converts("OptionalHasElement")
 def _optional_has_element(n: Node) -> Results:
     return n.constant(np.asarray(n.has(0)))
-
-
-@converts("OptionalGetElement")
-def _optional_get_element(n: Node) -> Results:
-    return n.input(0)
 
 
 # ai.onnx.ml ------------------------------------------------------------------------------------------

@@ -187,7 +187,9 @@ def test_every_unsupported_node_is_listed_at_once() -> None:
     with pytest.raises(UnsupportedOpsError) as info:
         import_onnx(model)
     text = str(info.value)
-    assert text.splitlines()[0] == "onnx: 3 unsupported op(s) of 3 kind(s): RandomNormalLike, RandomUniformLike, Reshape"
+    assert (
+        text.splitlines()[0] == "onnx: 3 unsupported op(s) of 3 kind(s): RandomNormalLike, RandomUniformLike, Reshape"
+    )
     assert "RandomUniformLike (node 'top'): no converter for this op type" in text
     assert "RandomNormalLike (node 'uniq'): no converter for this op type" in text
     assert "Reshape (node 'dyn_reshape'): input #1 ('shape') must be a constant" in text
@@ -242,3 +244,25 @@ def test_saved_model_path_round_trip(tmp_path: Path) -> None:
     x = RNG.standard_normal((3, 4)).astype(np.float32)
     (got,) = run(import_onnx(path).module, [x])
     np.testing.assert_allclose(got, _reference(model, {"x": x})[0], rtol=1e-4, atol=1e-6)
+
+
+def test_an_optional_tensor_input_is_that_tensor_and_an_empty_one_is_refused_by_name() -> None:
+    optional = helper.make_optional_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [3]))
+    graph = helper.make_graph(
+        [
+            helper.make_node("OptionalHasElement", ["opt"], ["has"]),
+            helper.make_node("OptionalGetElement", ["opt"], ["x"]),
+        ],
+        "optional",
+        [helper.make_value_info("opt", optional)],
+        [
+            helper.make_tensor_value_info("has", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [3]),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    rep = TensoriumBackend.prepare(model)
+    has, x = rep.run([np.array([1.0, 2.0, 3.0], np.float32)])
+    assert bool(has) and x.tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(OnnxError, match="graph input 'opt' is an empty optional"):
+        rep.run([None])
