@@ -11,6 +11,7 @@ running the reference op by op beside a mask per value.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -49,24 +50,90 @@ def _is_float(v: Value) -> bool:
     return isinstance(v.type, TensorType) and isinstance(v.type.element, FloatType)
 
 
-def sign_free(module: Operation, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Per output of ``@main`` on ``inputs``, the elements whose sign IEEE 754 leaves open (see the module
-    docstring); all False for non-float outputs."""
+HUGE = {"f16": 3e4}
+"""Magnitudes from which a float is special-sized (1e30 for types not listed): only special values and what
+overflows from them get there."""
+ORDER_FREE = frozenset(
+    f"graph.{n}" for n in ("reduce_max", "reduce_min", "argmax", "argmin", "max_pool2d", "global_max_pool2d")
+)
+"""Ops that are not elementwise but whose result does not depend on an order of evaluation."""
+
+
+@dataclass(frozen=True)
+class Freedoms:
+    """Per output of a program, the elements where two correct implementations may differ."""
+
+    sign_free: list[np.ndarray]
+    """Elements whose sign IEEE 754 leaves open (see the module docstring)."""
+    order_dependent: list[np.ndarray]
+    """Elements that depend on a sum (a reduction, contraction or normalization) whose terms include special-
+    sized or non-finite values and whose result is one too: where such a sum overflows, and whether +inf meets
+    -inf (NaN), depends on the order and the precision of its summation, and so does everything computed from
+    it."""
+
+
+def special_sized(array: np.ndarray, huge: float) -> np.ndarray:
+    """Where ``array`` is NaN, infinite or at least ``huge`` in magnitude."""
+    a = np.asarray(array)
+    if a.dtype.kind != "f":
+        return np.zeros(a.shape, bool)
+    with np.errstate(invalid="ignore"):
+        return ~np.isfinite(a) | (np.abs(a) >= huge)
+
+
+def huge_of(t: object) -> float:
+    """The :data:`HUGE` magnitude of a tensor type's element (1e30 for non-floats)."""
+    element = t.element if isinstance(t, TensorType) else None
+    return HUGE.get(element.name, 1e30) if isinstance(element, FloatType) else 1e30
+
+
+def freedoms(module: Operation, inputs: Sequence[np.ndarray]) -> Freedoms:
+    """Run ``@main`` on ``inputs`` op by op beside two masks per value (:class:`Freedoms`)."""
     func = lookup_func(module, "main")
     assert func is not None
     body = func_body(func)
     env: dict[int, np.ndarray] = {id(a): np.asarray(x) for a, x in zip(body.args, inputs)}
     free: dict[int, np.ndarray] = {id(a): np.zeros(np.shape(x), bool) for a, x in zip(body.args, inputs)}
+    order: dict[int, np.ndarray] = dict(free)
     for op in body.ops:
         if op.name == "func.return":
-            return [free[id(v)] for v in op.operands]
+            return Freedoms([free[id(v)] for v in op.operands], [order[id(v)] for v in op.operands])
         args = [env[id(v)] for v in op.operands]
-        results = evaluate_op(op, args)
+        with np.errstate(all="ignore"):  # NaN and overflow are what is being traced
+            results = evaluate_op(op, args)
         masks = _result_masks(op, args, [free[id(v)] for v in op.operands], results)
-        for r, array, mask in zip(op.results, results, masks):
+        orders = _order_masks(op, args, [order[id(v)] for v in op.operands], results)
+        for r, array, mask, dependent in zip(op.results, results, masks, orders):
             env[id(r)] = np.asarray(array)
             free[id(r)] = mask
+            order[id(r)] = dependent
     raise AssertionError("@main has no func.return")
+
+
+def sign_free(module: Operation, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Per output of ``@main`` on ``inputs``, the elements whose sign IEEE 754 leaves open (see the module
+    docstring); all False for non-float outputs."""
+    return freedoms(module, inputs).sign_free
+
+
+def _order_masks(
+    op: Operation, args: list[np.ndarray], masks: list[np.ndarray], results: Sequence[np.ndarray]
+) -> list[np.ndarray]:
+    outs = [np.asarray(r) for r in results]
+    inherited = any(m.any() for m in masks)
+    if op.has_trait("elementwise"):
+        out = np.zeros(outs[0].shape, bool)
+        for m in masks:
+            if m.any():
+                out |= np.broadcast_to(m, out.shape)
+        return [out]
+    if inherited or op.name in DATA_MOVEMENT or op.name in ORDER_FREE:
+        # moved elements keep their masks only approximately: everything a dependent element reaches
+        return [np.full(o.shape, inherited) for o in outs]
+    operands_special = any(special_sized(a, huge_of(v.type)).any() for a, v in zip(args, op.operands))
+    if not operands_special:
+        return [np.zeros(o.shape, bool) for o in outs]
+    return [special_sized(o, huge_of(r.type)) for o, r in zip(outs, op.results)]
 
 
 def _result_masks(

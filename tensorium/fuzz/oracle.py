@@ -50,7 +50,7 @@ from ..ir.verifier import verify
 from ..passes.pipeline import Pipeline, parse_pipeline
 from .backends import BackendRun, check_backend
 from .generator import random_inputs
-from .ieee import sign_free
+from .ieee import HUGE, freedoms
 from .quant import layout_problem
 from .special import sprinkle
 
@@ -201,12 +201,6 @@ def computed_precision(module: Operation) -> FloatType | None:
             ):
                 found = element
     return found
-
-
-HUGE = {"f16": 3e4}
-"""Magnitudes from which a float is special-sized (1e30 for types not listed; only special values and their
-overflowing products get there): left out of the absolute tolerance's scale, so that one such element does
-not make every other element of its output match anything, and allowed to meet an infinity of its sign."""
 
 
 def _overflowed(a: np.ndarray, b: np.ndarray, huge: float) -> np.ndarray:
@@ -516,11 +510,12 @@ def _judge(
     problem = compare(expected, got, types, precision=precision)
     if problem is None:
         return
-    free = sign_free(original, inputs)
-    problem = compare(expected, got, types, precision=precision, sign_free=free)
+    free = freedoms(original, inputs)
+    problem = compare(expected, got, types, free.order_dependent, precision, free.sign_free)
     if problem is None:
         return
-    if compare(expected, got, types, ill_conditioned(original, inputs, expected), precision, free) is None:
+    unstable = [a | b for a, b in zip(ill_conditioned(original, inputs, expected), free.order_dependent)]
+    if compare(expected, got, types, unstable, precision, free.sign_free) is None:
         reason = f"{stage}: differs only where the reference is ill-conditioned ({problem})"
         raise _Stop(Verdict("invalid", reason=reason))
     raise _Stop(Verdict("failure", Failure("mismatch", stage, problem, f"{problem}\n\nIR after the pipeline:\n{ir}")))

@@ -324,3 +324,31 @@ def test_huge_constants_that_cancel_in_a_sum_are_ill_conditioned() -> None:
     cancelled, plain = ill_conditioned(module, [x], expected)
     assert cancelled.all(), "the sum of +-3e38 and small terms depends on the order: not a bug of any pass"
     assert not plain.any()
+
+
+def test_sums_that_overflow_from_special_values_depend_on_their_order_and_nothing_else_does() -> None:
+    from tensorium.fuzz.ieee import freedoms
+
+    module = tm.parse_module(
+        _module(
+            "    %0 = graph.reduce_sum %x {axes = [1]} : (tensor<2x3xf32>) -> tensor<2xf32>\n"
+            "    %1 = graph.mul %0, %y : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
+            "    %2 = graph.reduce_max %x {axes = [1]} : (tensor<2x3xf32>) -> tensor<2xf32>\n"
+            "    func.return %0, %1, %2 : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>",
+            args="%x: tensor<2x3xf32>, %y: tensor<2xf32>",
+            result="(tensor<2xf32>, tensor<2xf32>, tensor<2xf32>)",
+        )
+    )
+    big = np.float32(3e38)
+    x = np.array([[big, big, -big], [1.0, 2.0, 3.0]], np.float32)  # inf, or 3e38 summed in another order
+    y = np.array([0.0, 2.0], np.float32)
+    summed, scaled, largest = freedoms(module, [x, y]).order_dependent
+    assert summed.tolist() == [True, False] and scaled.tolist() == [True, False]
+    assert not largest.any(), "a maximum does not depend on an order"
+    with np.errstate(all="ignore"):
+        expected = run_interp(module, [x, y])
+    t2 = TensorType((2,), f32)
+    other_order = [np.array([big, 6.0], np.float32), np.array([0.0, 12.0], np.float32), expected[2]]
+    assert compare(expected, other_order, [t2] * 3, forgiven=[summed, scaled, largest]) is None
+    wrong = [expected[0], expected[1], np.array([big, 2.0], np.float32)]
+    assert compare(expected, wrong, [t2] * 3, forgiven=[summed, scaled, largest]) is not None
