@@ -123,9 +123,8 @@ def _polynomial(cx: Context, coefficients: tuple[float, ...], x: Value) -> Value
     return out
 
 
-@converts("aten.erfinv.default")
-def _erfinv(cx: Context, x: Value) -> Value:
-    y = cast(x, f64)
+def erfinv(cx: Context, y: Value) -> Value:
+    """The inverse error function of f64 ``y``: +-inf at +-1, NaN beyond."""
     w = graph.neg(graph.log(graph.mul(graph.sub(_c(cx, 1.0), y), graph.add(_c(cx, 1.0), y))))
     central = _polynomial(cx, _ERFINV_CENTRAL, graph.sub(w, _c(cx, 2.5)))
     tail = _polynomial(cx, _ERFINV_TAIL, graph.sub(graph.sqrt(graph.max(w, _c(cx, 5.0))), _c(cx, 3.0)))
@@ -136,7 +135,72 @@ def _erfinv(cx: Context, x: Value) -> Value:
         guess = graph.sub(guess, graph.div(graph.sub(graph.erf(guess), y), derivative))
     edge = graph.mul(graph.div(y, graph.abs(y)), _c(cx, math.inf))  # +-inf at +-1
     out = graph.where(graph.eq(graph.abs(y), _c(cx, 1.0)), edge, guess)
-    out = graph.where(graph.gt(graph.abs(y), _c(cx, 1.0)), _c(cx, math.nan), out)
+    return graph.where(graph.gt(graph.abs(y), _c(cx, 1.0)), _c(cx, math.nan), out)
+
+
+@converts("aten.erfinv.default")
+def _erfinv(cx: Context, x: Value) -> Value:
+    return cast(erfinv(cx, cast(x, f64)), cx.out_element())
+
+
+@converts("aten.special_ndtri.default")
+def _ndtri(cx: Context, p: Value) -> Value:
+    """The standard normal quantile: sqrt(2) erfinv(2p - 1)."""
+    y = graph.sub(graph.mul(cast(p, f64), _c(cx, 2.0)), _c(cx, 1.0))
+    return cast(graph.mul(erfinv(cx, y), _c(cx, math.sqrt(2.0))), cx.out_element())
+
+
+LOG_NDTR_SWITCH = -5.0
+"""Below this x, log_ndtr uses the asymptotic series of the normal tail (1 - erf would lose the digits)."""
+
+
+@converts("aten.special_log_ndtr.default")
+def _log_ndtr(cx: Context, x: Value) -> Value:
+    """log of the standard normal CDF: log((1 + erf(x / sqrt 2)) / 2), and in the far left tail
+    -x^2/2 - log(-x) - log(2 pi)/2 + log(sum_k (-1)^k (2k - 1)!! / x^(2k))."""
+    v = cast(x, f64)
+    direct = graph.log(graph.mul(graph.add(_c(cx, 1.0), graph.erf(graph.mul(v, _c(cx, math.sqrt(0.5))))), _c(cx, 0.5)))
+    t = graph.min(v, _c(cx, LOG_NDTR_SWITCH))
+    inv2 = graph.reciprocal(graph.mul(t, t))
+    term, series = _c(cx, 1.0), _c(cx, 1.0)
+    for k in range(1, 12):
+        term = graph.mul(term, graph.mul(inv2, _c(cx, -(2.0 * k - 1.0))))
+        series = graph.add(series, term)
+    tail = graph.sub(graph.mul(graph.mul(t, t), _c(cx, -0.5)), graph.log(graph.neg(t)))
+    tail = graph.add(graph.sub(tail, _c(cx, 0.5 * math.log(2 * math.pi))), graph.log(series))
+    return cast(graph.where(graph.lt(v, _c(cx, LOG_NDTR_SWITCH)), tail, direct), cx.out_element())
+
+
+ERFCX_SWITCH = 2.0
+_ERFCX_TERMS = 60
+
+
+@converts("aten.special_erfcx.default")
+def _erfcx(cx: Context, x: Value) -> Value:
+    """exp(x^2) erfc(x): directly below :data:`ERFCX_SWITCH`, by the continued fraction of erfc above (no
+    exp, so no underflow), and 2 exp(x^2) - erfcx(-x) for negative x."""
+    v = cast(x, f64)
+    a = graph.abs(v)
+    direct = graph.mul(graph.exp(graph.mul(a, a)), graph.sub(_c(cx, 1.0), graph.erf(a)))
+    # erfc(x) exp(x^2) sqrt(pi) = 1 / (x + (1/2) / (x + 1 / (x + (3/2) / (x + 2 / (x + ...))))), from the inside
+    big = graph.max(a, _c(cx, ERFCX_SWITCH))
+    fraction = big
+    for k in range(_ERFCX_TERMS, 0, -1):
+        fraction = graph.add(big, graph.div(_c(cx, k / 2.0), fraction))
+    far = graph.div(_c(cx, 1.0 / math.sqrt(math.pi)), fraction)
+    positive = graph.where(graph.lt(a, _c(cx, ERFCX_SWITCH)), direct, far)
+    negative = graph.sub(graph.mul(_c(cx, 2.0), graph.exp(graph.mul(v, v))), positive)
+    return cast(graph.where(graph.lt(v, _c(cx, 0.0)), negative, positive), cx.out_element())
+
+
+@converts("aten.special_spherical_bessel_j0.default")
+def _spherical_bessel_j0(cx: Context, x: Value) -> Value:
+    """sin(x) / x: 1 at 0, 0 at +-inf."""
+    v = cast(x, f64)
+    edge = graph.or_(graph.eq(v, _c(cx, 0.0)), graph.eq(graph.abs(v), _c(cx, math.inf)))
+    safe = graph.where(edge, _c(cx, 1.0), v)
+    at_edge = graph.where(graph.eq(v, _c(cx, 0.0)), _c(cx, 1.0), _c(cx, 0.0))
+    out = graph.where(edge, at_edge, graph.div(graph.sin(safe), safe))
     return cast(out, cx.out_element())
 
 
@@ -176,6 +240,8 @@ def _bessel_scaled(cx: Context, x: Value, order: int) -> Value:
 
 _BESSEL = {
     "aten.i0.default": (0, False),
+    "aten.special_modified_bessel_i0.default": (0, False),
+    "aten.special_modified_bessel_i1.default": (1, False),
     "aten.special_i0e.default": (0, True),
     "aten.special_i1.default": (1, False),
     "aten.special_i1e.default": (1, True),

@@ -235,3 +235,12 @@ def test_incomplete_gamma_both_ways_and_its_edges() -> None:
     a = torch.tensor([0.0, 0.0, 1.0, 2.5, 0.3, 10.0, 50.0, 3.0, 1.0, -1.0, 2.0, inf, 2.0, 0.01, 80.0, 7.0])
     x = torch.tensor([0.0, 2.0, 0.0, 1.0, 4.0, 12.0, 45.0, 0.1, inf, 1.0, -1.0, 3.0, nan, 0.5, 90.0, 30.0])
     _check(lambda a, x: (torch.igamma(a, x), torch.igammac(a, x)), a, x)
+
+
+def test_normal_tail_functions_and_spherical_bessel() -> None:
+    inf, nan = float("inf"), float("nan")
+    x = torch.tensor([-30.0, -9.0, -5.1, -4.9, -1.0, 0.0, 0.5, 1.9, 2.1, 5.0, 30.0, 1e3, inf, -inf, nan])
+    p = torch.tensor([0.0, 1e-10, 0.02, 0.5, 0.97, 1.0, 1.2])
+    functions = (torch.special.erfcx, torch.special.log_ndtr, torch.special.spherical_bessel_j0)
+    _check(lambda x, p: (*(fn(x) for fn in functions), torch.special.ndtri(p)), x, p)
+    _check(lambda x: (torch.special.modified_bessel_i0(x), torch.special.modified_bessel_i1(x)), x[1:12])
