@@ -1,10 +1,12 @@
-"""ONNX ops over coordinates and small matrices: AffineGrid, GridSample, Col2Im, Det.
+"""ONNX ops over coordinates and small matrices: AffineGrid, GridSample, Col2Im, Det, NonMaxSuppression.
 
 AffineGrid multiplies a constant grid of normalized coordinates (with a column of ones) by each
 batch entry's affine matrix; GridSample is the frontend-neutral ``grid_sample`` decomposition
 (:mod:`.grid_sample`); Col2Im is linear with a constant 0/1 matrix saying which column element
 lands on which image pixel (overlaps add up); Det sums the n! signed products of the Leibniz
-formula, which suits the small matrices models carry.
+formula, which suits the small matrices models carry. NonMaxSuppression ranks each class's boxes,
+then walks the ranks greedily (one step per box, n x n overlaps: sized for tens or hundreds of
+boxes) and keeps the surviving (batch, class, box) rows with ``graph.compress``.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ import numpy as np
 
 from ..ir.core import Value
 from ..ir.dialects import graph
+from ..ir.types import i64
 from .grid_sample import grid_sample
 from .onnx_context import ConversionError, Node
-from .onnx_ops import Results, converts, element, rank, static_dims
+from .onnx_ops import Results, cast, converts, element, rank, runtime_dim, static_dims
 
 MAX_DET_SIZE = 5
 
@@ -138,3 +141,74 @@ def _grid_sample(n: Node) -> Results:
         )
     except ValueError as e:
         raise ConversionError(str(e)) from None
+
+
+def _corners(n: Node, boxes: Value) -> tuple[Value, Value, Value, Value]:
+    """(y_min, x_min, y_max, x_max) of B x N x 4 boxes, as corners (either order) or centres and sizes."""
+    parts = [graph.slice(boxes, starts=(k,), ends=(k + 1,), axes=(2,)) for k in range(4)]
+    if n.attr("center_point_box", 0):
+        x, y, w, h = parts
+        half_w, half_h = graph.mul(w, n.scalar(0.5, w)), graph.mul(h, n.scalar(0.5, h))
+        return graph.sub(y, half_h), graph.sub(x, half_w), graph.add(y, half_h), graph.add(x, half_w)
+    y1, x1, y2, x2 = parts
+    return graph.min(y1, y2), graph.min(x1, x2), graph.max(y1, y2), graph.max(x1, x2)
+
+
+def _overlaps(n: Node, boxes: Value, threshold: Value) -> Value:
+    """B x N x N: box i and box j overlap by an IoU above ``threshold`` (empty boxes overlap nothing)."""
+    y0, x0, y1, x1 = _corners(n, boxes)  # each B x N x 1
+    t = [graph.transpose(v, perm=(0, 2, 1)) for v in (y0, x0, y1, x1)]  # B x 1 x N
+    height = graph.sub(graph.min(y1, t[2]), graph.max(y0, t[0]))
+    width = graph.sub(graph.min(x1, t[3]), graph.max(x0, t[1]))
+    zero = n.scalar(0.0, height)
+    inter = graph.mul(graph.max(height, zero), graph.max(width, zero))
+    area = graph.mul(graph.sub(y1, y0), graph.sub(x1, x0))
+    union = graph.sub(graph.add(area, graph.transpose(area, perm=(0, 2, 1))), inter)
+    valid = graph.and_(graph.and_(graph.gt(inter, zero), graph.gt(union, zero)), graph.gt(area, zero))
+    valid = graph.and_(valid, graph.gt(graph.transpose(area, perm=(0, 2, 1)), zero))
+    iou = graph.div(inter, graph.where(valid, union, n.scalar(1.0, union)))
+    return graph.and_(valid, graph.gt(iou, graph.reshape(cast(threshold, element(iou)), shape=(1, 1, 1))))
+
+
+@converts("NonMaxSuppression")
+def _non_max_suppression(n: Node) -> Results:
+    boxes, scores = n.input(0), n.input(1)
+    batches, classes, count = static_dims(scores, "NonMaxSuppression")
+    if not n.has(2):
+        return n.constant(np.zeros((0, 3), np.int64))
+    limit = graph.reshape(cast(n.input(2), i64), shape=(1, 1))
+    iou_threshold = n.input(3) if n.has(3) else n.constant(np.zeros(1, np.float32))
+    overlaps = graph.cast(_overlaps(n, boxes, iou_threshold), dtype=element(scores))  # B x N x N
+    candidate = n.constant(np.ones((batches, classes, count), bool))
+    if n.has(4):
+        floor = graph.reshape(cast(n.input(4), element(scores)), shape=(1, 1, 1))
+        candidate = graph.gt(scores, floor)
+    # rank of each box in its class: higher scores first, ties to the lower index
+    a, b = graph.unsqueeze(scores, axes=(3,)), graph.unsqueeze(scores, axes=(2,))
+    earlier = n.constant((np.arange(count)[None, :] < np.arange(count)[:, None]).reshape(1, 1, count, count))
+    ahead = graph.or_(graph.gt(b, a), graph.and_(graph.eq(a, b), earlier))
+    rank = graph.reduce_sum(cast(ahead, i64), axes=(3,))  # B x C x N
+    positions = n.constant(np.arange(count, dtype=np.int64).reshape(1, 1, count))
+    kept = n.constant(np.zeros((batches, classes, count), bool))
+    taken = n.constant(np.zeros((batches, classes), np.int64))
+    keep_at, index_at = [], []
+    for p in range(count):  # greedy, best first: a box survives unless a kept box overlaps it
+        here = graph.eq(rank, n.scalar(p, rank))  # B x C x N, one true per class
+        row = graph.matmul(graph.cast(here, dtype=element(scores)), overlaps)  # its overlaps, B x C x N
+        hit = graph.reduce_max(graph.cast(graph.and_(kept, graph.gt(row, n.scalar(0.0, row))), dtype=i64), axes=(2,))
+        alive = graph.reduce_max(graph.cast(graph.and_(here, candidate), dtype=i64), axes=(2,))
+        keep = graph.and_(
+            graph.and_(graph.eq(alive, n.scalar(1, alive)), graph.eq(hit, n.scalar(0, hit))), graph.lt(taken, limit)
+        )
+        kept = graph.or_(kept, graph.and_(here, graph.unsqueeze(keep, axes=(2,))))
+        taken = graph.add(taken, cast(keep, i64))
+        keep_at.append(graph.unsqueeze(keep, axes=(2,)))
+        index_at.append(
+            graph.reduce_sum(graph.where(here, positions, n.scalar(0, positions)), axes=(2,), keepdims=True)
+        )
+    mask = graph.reshape(graph.concat(keep_at, axis=2), shape=(-1,))
+    grid = np.stack(np.meshgrid(np.arange(batches), np.arange(classes), np.arange(count), indexing="ij"), axis=-1)
+    batch_class = n.constant(grid[..., :2].reshape(-1, 2).astype(np.int64))
+    rows = graph.concat([batch_class, graph.reshape(graph.concat(index_at, axis=2), shape=(-1, 1))], axis=1)
+    selected, _ = graph.compress(mask, [rows], dim=runtime_dim(n, "selected"))
+    return selected
