@@ -2,8 +2,8 @@
 
 Each case is one node with random inputs: 3-D pooling in ceil mode, MaxPool indices in column-major
 order, dilated and Lp pooling, Resize modes (cubic, trilinear 5-D, axes, nearest rounding),
-bidirectional LSTM and GRU with sequence lengths, TopK with ties, 3-D convolutions, DFT variants
-and Col2Im.
+bidirectional LSTM and GRU with sequence lengths, TopK with ties, 3-D convolutions, DFT variants,
+Col2Im and NonMaxSuppression.
 """
 
 from __future__ import annotations
@@ -138,6 +138,18 @@ CASES: dict[str, tuple[str, dict[str, np.ndarray], list[str], dict[str, np.ndarr
         ["y"],
         {"w": _f32(2, 3, 3, 2, 2), "b": _f32(3)},
         {"strides": [2, 1, 2], "dilations": [2, 1, 1], "pads": [1, 0, 1, 0, 1, 0], "output_padding": [1, 0, 1]},
+    ),
+    "nms_centre_boxes": (
+        "NonMaxSuppression",
+        {
+            "boxes": np.concatenate([RNG.uniform(0, 10, (2, 8, 2)), RNG.uniform(1, 6, (2, 8, 2))], -1).astype(
+                np.float32
+            ),
+            "scores": RNG.uniform(0, 1, (2, 3, 8)).astype(np.float32),
+        },
+        ["selected"],
+        {"limit": np.array([3], np.int64), "iou": np.array([0.3], np.float32), "floor": np.array([0.2], np.float32)},
+        {"center_point_box": 1},
     ),
     "dft_onesided": ("DFT", {"x": _f32(2, 8, 1)}, ["y"], {"length": np.array(10, np.int64)}, {"onesided": 1}),
     "dft_inverse_complex": (
