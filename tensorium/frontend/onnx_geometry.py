@@ -1,12 +1,13 @@
-"""ONNX ops over coordinates and small matrices: AffineGrid, GridSample, Col2Im, Det, NonMaxSuppression.
+"""ONNX ops over coordinates and small matrices: AffineGrid, GridSample, DeformConv, Col2Im, Det, NMS.
 
 AffineGrid multiplies a constant grid of normalized coordinates (with a column of ones) by each
 batch entry's affine matrix; GridSample is the frontend-neutral ``grid_sample`` decomposition
-(:mod:`.grid_sample`); Col2Im is linear with a constant 0/1 matrix saying which column element
-lands on which image pixel (overlaps add up); Det sums the n! signed products of the Leibniz
-formula, which suits the small matrices models carry. NonMaxSuppression ranks each class's boxes,
-then walks the ranks greedily (one step per box, n x n overlaps: sized for tens or hundreds of
-boxes) and keeps the surviving (batch, class, box) rows with ``graph.compress``.
+(:mod:`.grid_sample`), which DeformConv also uses to read each kernel tap at its offset position
+before one matmul with the weights; Col2Im is linear with a constant 0/1 matrix saying which
+column element lands on which image pixel (overlaps add up); Det sums the n! signed products of
+the Leibniz formula, which suits the small matrices models carry. NonMaxSuppression ranks each
+class's boxes, then walks the ranks greedily (one step per box, n x n overlaps: sized for tens or
+hundreds of boxes) and keeps the surviving (batch, class, box) rows with ``graph.compress``.
 """
 
 from __future__ import annotations
@@ -212,3 +213,54 @@ def _non_max_suppression(n: Node) -> Results:
     rows = graph.concat([batch_class, graph.reshape(graph.concat(index_at, axis=2), shape=(-1, 1))], axis=1)
     selected, _ = graph.compress(mask, [rows], dim=runtime_dim(n, "selected"))
     return selected
+
+
+@converts("DeformConv")
+def _deform_conv(n: Node) -> Results:
+    x, w, offset = n.input(0), n.input(1), n.input(2)
+    if rank(x) != 4:
+        raise ConversionError(f"only 2-D DeformConv is supported, got {rank(x) - 2}-D")
+    batch, channels, height, width = static_dims(x, "DeformConv")
+    outs, per_group_in, kh, kw = static_dims(w, "DeformConv")
+    oh, ow = static_dims(offset, "DeformConv")[2:]
+    groups, offset_groups = n.attr("group", 1), n.attr("offset_group", 1)
+    sh, sw = n.attr("strides", (1, 1))
+    dh, dw = n.attr("dilations", (1, 1))
+    top, left = n.attr("pads", (0, 0, 0, 0))[:2]
+    taps, places, per_offset_group = kh * kw, oh * ow, channels // offset_groups
+    # where tap (a, b) of output (i, j) reads before its offset, as taps x places
+    a, b = np.divmod(np.arange(taps), kw)
+    i, j = np.divmod(np.arange(places), ow)
+    base_y = (i[None, :] * sh - top + a[:, None] * dh).astype(np.float64)
+    base_x = (j[None, :] * sw - left + b[:, None] * dw).astype(np.float64)
+    shifts = graph.reshape(offset, shape=(batch, offset_groups, taps, 2, places))
+    mask = n.optional(4)
+    weights = None if mask is None else graph.reshape(mask, shape=(batch, offset_groups, 1, taps, places))
+    sampled = []
+    for g in range(offset_groups):
+        coords = []
+        for axis, base, size in ((1, base_x, width), (0, base_y, height)):  # the grid lists x first
+            shift = graph.squeeze(
+                graph.slice(shifts, starts=(g, axis), ends=(g + 1, axis + 1), axes=(1, 3)), axes=(1, 3)
+            )
+            where = graph.add(shift, n.constant(base[None], element(offset)))
+            unit = graph.sub(graph.mul(where, n.scalar(2.0 / max(size - 1, 1), where)), n.scalar(1.0, where))
+            coords.append(graph.unsqueeze(unit, axes=(3,)))
+        part = graph.slice(x, starts=(g * per_offset_group,), ends=((g + 1) * per_offset_group,), axes=(1,))
+        taken = grid_sample(part, graph.concat(coords, axis=3), "bilinear", "zeros", True)  # N x C/G x taps x places
+        if weights is not None:
+            taken = graph.mul(
+                taken, graph.squeeze(graph.slice(weights, starts=(g,), ends=(g + 1,), axes=(1,)), axes=(1,))
+            )
+        sampled.append(taken)
+    columns = graph.concat(sampled, axis=1) if len(sampled) > 1 else sampled[0]  # N x C x taps x places
+    per_group_out = outs // groups
+    results = []
+    for g in range(groups):
+        rows = graph.slice(columns, starts=(g * per_group_in,), ends=((g + 1) * per_group_in,), axes=(1,))
+        rows = graph.reshape(rows, shape=(batch, per_group_in * taps, places))
+        kernel = graph.slice(w, starts=(g * per_group_out,), ends=((g + 1) * per_group_out,), axes=(0,))
+        results.append(graph.matmul(graph.reshape(kernel, shape=(per_group_out, per_group_in * taps)), rows))
+    out = graph.concat(results, axis=1) if len(results) > 1 else results[0]
+    out = graph.reshape(out, shape=(batch, outs, oh, ow))
+    return out if not n.has(3) else graph.add(out, graph.reshape(n.input(3), shape=(1, -1, 1, 1)))
