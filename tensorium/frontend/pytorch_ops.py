@@ -113,11 +113,13 @@ def lookup_converter(target: Any) -> Converter | None:
 def load_all_converters() -> dict[str, Converter]:
     """:data:`CONVERTERS` with the converters of the modules that extend it (pytorch_math_ops,
     pytorch_shape_ops, pytorch_pool_ops, pytorch_random_ops, pytorch_dynamic_ops, pytorch_index_ops,
-    pytorch_special_ops, pytorch_histogram_ops), imported on first use since they import this module."""
+    pytorch_special_ops, pytorch_histogram_ops, pytorch_polynomial_ops), imported on first use since they
+    import this module."""
     from . import (  # noqa: F401
         pytorch_dynamic_ops,
         pytorch_histogram_ops,
         pytorch_index_ops,
+        pytorch_polynomial_ops,
         pytorch_math_ops,
         pytorch_pool_ops,
         pytorch_random_ops,
