@@ -3,6 +3,7 @@
 TopK ranks every element against every other one along its axis (n^2 comparisons, exact, ties to
 the lower index as ONNX asks), scatters values and indices to their ranks and keeps the first k;
 Unique is the frontend-neutral ``unique`` of :mod:`.data_dependent` (a size known at run time);
+along an axis it compares whole slices lexicographically and keeps the first of each by compress;
 CumProd reduces an n x n expansion of its axis where a constant triangle says which elements each
 output takes; ReverseSequence gathers each batch entry's first ``len`` steps in reverse.
 """
@@ -107,7 +108,9 @@ __all__: list[str] = []
 def _unique(n: Node) -> Results:
     x = n.input(0)
     if "axis" in n.attrs:
-        raise ConversionError("Unique along an axis is not supported (only of the flattened input)")
+        if not n.attr("sorted", 1):
+            raise ConversionError("unsorted Unique along an axis is not supported")
+        return _unique_slices(n, x, normalize_axis(n.attr("axis"), rank(x)))
     values, inverse, counts = data_dependent.unique(x, runtime_dim(n, "unique"))
     flat = graph.reshape(x, shape=(-1,))
     size = _axis_size(n, flat, 0)
@@ -124,3 +127,47 @@ def _unique(n: Node) -> Results:
     )
     moved = [graph.scatter_elements(v, order, v, axis=0) for v in (values, first, counts)]
     return moved[0], moved[1], graph.gather(order, inverse), moved[2]
+
+
+def _unique_slices(n: Node, x: Value, axis: int) -> Results:
+    """Unique of the slices of ``x`` along ``axis``, sorted lexicographically (n^2 slice comparisons)."""
+    dims = static_dims(x, "Unique")
+    perm = (axis, *(d for d in range(len(dims)) if d != axis))
+    count = dims[axis]
+    rows = graph.reshape(graph.transpose(x, perm=perm), shape=(count, -1))  # slice i is row i
+    a, b = graph.unsqueeze(rows, axes=(1,)), graph.unsqueeze(rows, axes=(0,))  # [i, 1, k], [1, j, k]
+    zero, one = n.constant(np.asarray(0, np.int64)), n.constant(np.asarray(1, np.int64))
+    differ = cast(graph.ne(a, b), i64)
+    equal = graph.eq(graph.reduce_max(differ, axes=(2,)), zero)
+    # row i < row j where they first differ: the first k with a difference, and x_i[k] < x_j[k] there
+    first = graph.and_(graph.eq(differ, one), graph.eq(graph.cumsum(differ, axis=2), one))
+    less = graph.gt(graph.reduce_max(cast(graph.and_(first, graph.lt(a, b)), i64), axes=(2,)), zero)
+    earlier = n.constant(np.tri(count, count, -1, dtype=bool))  # [i, j]: j < i
+    leading = graph.eq(graph.reduce_max(cast(graph.and_(equal, earlier), i64), axes=(1,)), zero)
+    # the sorted position of each row among the distinct ones: distinct rows before it
+    ranks = graph.reduce_sum(
+        cast(graph.and_(graph.transpose(less, perm=(1, 0)), graph.unsqueeze(leading, axes=(0,))), i64), axes=(1,)
+    )
+    slots = n.constant(np.arange(count, dtype=np.int64))
+    select = graph.and_(
+        graph.eq(graph.unsqueeze(slots, axes=(1,)), graph.unsqueeze(ranks, axes=(0,))),
+        graph.unsqueeze(leading, axes=(0,)),
+    )
+    counts = graph.reduce_sum(cast(equal, i64), axes=(1,))
+    picked_rows = graph.reduce_sum(
+        graph.where(graph.unsqueeze(select, axes=(2,)), graph.unsqueeze(rows, axes=(0,)), n.scalar(0, rows)), axes=(1,)
+    )
+    picked_first = graph.reduce_sum(
+        graph.where(select, graph.unsqueeze(slots, axes=(0,)), n.scalar(0, slots)), axes=(1,)
+    )
+    picked_counts = graph.reduce_sum(
+        graph.where(select, graph.unsqueeze(counts, axes=(0,)), n.scalar(0, counts)), axes=(1,)
+    )
+    kept = graph.lt(slots, graph.reduce_sum(cast(leading, i64), axes=(0,)))
+    out_rows, out_first, out_counts, _ = graph.compress(
+        kept, [picked_rows, picked_first, picked_counts], dim=runtime_dim(n, "unique")
+    )
+    rest = [dims[d] for d in perm[1:]]
+    values = graph.reshape(out_rows, shape=(-1, *rest))
+    back = tuple(int(i) for i in np.argsort(perm))
+    return graph.transpose(values, perm=back), out_first, ranks, out_counts
