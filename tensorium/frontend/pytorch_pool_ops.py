@@ -270,3 +270,40 @@ def conv_transpose3d_as_conv2d(
     if bias is not None:
         out = graph.add(out, reshape_to(bias, [ttype(out).shape[1], 1, 1, 1]))
     return out
+
+
+def _antialias_weights(size: int, out: int, align_corners: bool, scale: float | None) -> np.ndarray:
+    """The [out, size] matrix of torch's antialiased bilinear resize along one axis: a triangle filter
+    widened by the downscale factor, each row normalized to sum 1."""
+    if align_corners:
+        ratio = (size - 1) / (out - 1) if out > 1 else 0.0
+    else:
+        ratio = 1.0 / scale if scale is not None and scale > 0 else size / out
+    support = ratio if ratio >= 1.0 else 1.0  # interpolation size 2, halved, times the scale when shrinking
+    invscale = 1.0 / ratio if ratio >= 1.0 else 1.0
+    weights = np.zeros((out, size))
+    for i in range(out):
+        center = ratio * (i + 0.5)
+        low = max(int(center - support + 0.5), 0)
+        high = min(int(center + support + 0.5), size)
+        taps = np.maximum(0.0, 1.0 - np.abs((np.arange(low, high) - center + 0.5) * invscale))
+        total = taps.sum()
+        weights[i, low:high] = taps / total if total else taps
+    return weights
+
+
+@converts("aten._upsample_bilinear2d_aa.default", "aten._upsample_bilinear2d_aa.vec")
+def _upsample_bilinear_aa(
+    cx: Context, x: Value, output_size: Any, align_corners: bool, *scales: Any, scale_factors: Any = None
+) -> Value:
+    """Antialiased bilinear resize as two matrix products with weights computed at compile time."""
+    t = ttype(x)
+    height, width = (static_dim(t, a, "antialiased resize") for a in (-2, -1))
+    out_h, out_w = cx.out_dims()[-2:]
+    if not (isinstance(out_h, int) and isinstance(out_w, int)):
+        raise ConversionError("antialiased resize to a symbolic size is not supported")
+    factors = list(scales if scales else scale_factors or [None, None])
+    factors += [None] * (2 - len(factors))
+    rows = cx.const(_antialias_weights(height, out_h, align_corners, factors[0]), t.element)
+    columns = cx.const(_antialias_weights(width, out_w, align_corners, factors[1]).T, t.element)
+    return graph.matmul(graph.matmul(rows, x), columns)

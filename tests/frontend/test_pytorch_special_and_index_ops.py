@@ -244,3 +244,10 @@ def test_normal_tail_functions_and_spherical_bessel() -> None:
     functions = (torch.special.erfcx, torch.special.log_ndtr, torch.special.spherical_bessel_j0)
     _check(lambda x, p: (*(fn(x) for fn in functions), torch.special.ndtri(p)), x, p)
     _check(lambda x: (torch.special.modified_bessel_i0(x), torch.special.modified_bessel_i1(x)), x[1:12])
+
+
+@pytest.mark.parametrize("size", [(3, 7), (5, 5), (14, 30)])
+def test_antialiased_bilinear_resize(size: tuple[int, int]) -> None:
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 10, 20)
+    _check(lambda x: torch.nn.functional.interpolate(x, size=size, mode="bilinear", antialias=True), x)
