@@ -13,6 +13,7 @@ the code LLVM compiles is the code it would have folded itself.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from llvmlite import ir
@@ -62,117 +63,73 @@ _SIGNED: dict[str, Callable[[int, int], bool]] = {
 }
 
 
+def _overflows(a: int, b: int, width: int) -> bool:
+    """Whether a signed division or remainder is undefined in LLVM: by zero, or ``MIN / -1``."""
+    return b == 0 or (b == -1 and a == -(1 << (width - 1)))
+
+
+@dataclass(frozen=True)
+class _Rule:
+    """How one binary integer operation folds: ``compute(a, b, width)`` on signed constants (None where LLVM
+    leaves the result undefined), and the constant that makes it return its other operand on either side."""
+
+    compute: Callable[[int, int, int], int | None]
+    right_identity: int | None = None
+    left_identity: int | None = None
+
+
+_RULES = {
+    "add": _Rule(lambda a, b, w: a + b, 0, 0),
+    "sub": _Rule(lambda a, b, w: a - b, 0),
+    "mul": _Rule(lambda a, b, w: a * b, 1, 1),
+    "and_": _Rule(lambda a, b, w: a & b, -1, -1),
+    "or_": _Rule(lambda a, b, w: a | b, 0, 0),
+    "xor": _Rule(lambda a, b, w: a ^ b, 0, 0),
+    "sdiv": _Rule(lambda a, b, w: None if _overflows(a, b, w) else _trunc_div(a, b)),
+    "srem": _Rule(lambda a, b, w: None if _overflows(a, b, w) else a - b * _trunc_div(a, b)),
+    "udiv": _Rule(lambda a, b, w: None if b == 0 else _unsigned(a, w) // _unsigned(b, w)),
+    "urem": _Rule(lambda a, b, w: None if b == 0 else _unsigned(a, w) % _unsigned(b, w)),
+}
+"""The binary operations :class:`FoldingBuilder` folds, by the name of their ``ir.IRBuilder`` method."""
+
+
+def _folding(op: str) -> Callable[..., ir.Value]:
+    """The ``ir.IRBuilder`` method ``op`` with its constants folded by ``_RULES[op]``."""
+    rule = _RULES[op]
+    build = getattr(ir.IRBuilder, op)
+
+    def method(self: ir.IRBuilder, lhs: ir.Value, rhs: ir.Value, name: str = "", flags: Any = ()) -> ir.Value:
+        if not flags:
+            a, b = int_constant(lhs), int_constant(rhs)
+            if a is not None and b is not None and lhs.type == rhs.type:
+                value = rule.compute(a, b, lhs.type.width)
+                if value is not None:
+                    return _constant(lhs.type, value)
+            if b is not None and b == rule.right_identity:
+                return lhs
+            if a is not None and a == rule.left_identity:
+                return rhs
+        return build(self, lhs, rhs, name, flags)  # type: ignore[no-any-return]
+
+    method.__name__ = op
+    method.__doc__ = f"``ir.IRBuilder.{op}``, folded for constant operands and identities."
+    return method
+
+
 class FoldingBuilder(ir.IRBuilder):
     """``ir.IRBuilder`` whose integer arithmetic, comparisons and selects fold constants (see the module
     docstring). Results may be ``ir.Constant`` or one of the operands rather than new instructions."""
 
-    def _fold(self, lhs: ir.Value, rhs: ir.Value, compute: Callable[[int, int], int | None]) -> ir.Value | None:
-        a, b = int_constant(lhs), int_constant(rhs)
-        if a is None or b is None or lhs.type != rhs.type:
-            return None
-        value = compute(a, b)
-        return None if value is None else _constant(lhs.type, value)
-
-    def add(self, lhs: ir.Value, rhs: ir.Value, name: str = "", flags: Any = ()) -> ir.Value:
-        """``lhs + rhs``."""
-        if not flags:
-            folded = self._fold(lhs, rhs, lambda a, b: a + b)
-            if folded is not None:
-                return folded
-            if int_constant(rhs) == 0:
-                return lhs
-            if int_constant(lhs) == 0:
-                return rhs
-        return super().add(lhs, rhs, name, flags)
-
-    def sub(self, lhs: ir.Value, rhs: ir.Value, name: str = "", flags: Any = ()) -> ir.Value:
-        """``lhs - rhs``."""
-        if not flags:
-            folded = self._fold(lhs, rhs, lambda a, b: a - b)
-            if folded is not None:
-                return folded
-            if int_constant(rhs) == 0:
-                return lhs
-        return super().sub(lhs, rhs, name, flags)
-
-    def mul(self, lhs: ir.Value, rhs: ir.Value, name: str = "", flags: Any = ()) -> ir.Value:
-        """``lhs * rhs``."""
-        if not flags:
-            folded = self._fold(lhs, rhs, lambda a, b: a * b)
-            if folded is not None:
-                return folded
-            if int_constant(rhs) == 1:
-                return lhs
-            if int_constant(lhs) == 1:
-                return rhs
-        return super().mul(lhs, rhs, name, flags)
-
-    def and_(self, lhs: ir.Value, rhs: ir.Value, name: str = "", flags: Any = ()) -> ir.Value:
-        """``lhs & rhs``."""
-        folded = self._fold(lhs, rhs, lambda a, b: a & b)
-        if folded is not None:
-            return folded
-        if int_constant(rhs) == -1:
-            return lhs
-        if int_constant(lhs) == -1:
-            return rhs
-        return super().and_(lhs, rhs, name, flags)
-
-    def or_(self, lhs: ir.Value, rhs: ir.Value, name: str = "", flags: Any = ()) -> ir.Value:
-        """``lhs | rhs``."""
-        folded = self._fold(lhs, rhs, lambda a, b: a | b)
-        if folded is not None:
-            return folded
-        if int_constant(rhs) == 0:
-            return lhs
-        if int_constant(lhs) == 0:
-            return rhs
-        return super().or_(lhs, rhs, name, flags)
-
-    def xor(self, lhs: ir.Value, rhs: ir.Value, name: str = "", flags: Any = ()) -> ir.Value:
-        """``lhs ^ rhs``."""
-        folded = self._fold(lhs, rhs, lambda a, b: a ^ b)
-        return folded if folded is not None else super().xor(lhs, rhs, name, flags)
-
-    def sdiv(self, lhs: ir.Value, rhs: ir.Value, name: str = "", flags: Any = ()) -> ir.Value:
-        """Signed division; folded only where LLVM's is defined (no zero divisor, no ``MIN / -1``)."""
-        width = lhs.type.width if isinstance(lhs.type, ir.IntType) else 0
-
-        def compute(a: int, b: int) -> int | None:
-            return None if b == 0 or (b == -1 and a == -(1 << (width - 1))) else _trunc_div(a, b)
-
-        folded = self._fold(lhs, rhs, compute)
-        return folded if folded is not None else super().sdiv(lhs, rhs, name, flags)
-
-    def srem(self, lhs: ir.Value, rhs: ir.Value, name: str = "", flags: Any = ()) -> ir.Value:
-        """Signed remainder (the sign of ``lhs``); folded where LLVM's is defined."""
-        width = lhs.type.width if isinstance(lhs.type, ir.IntType) else 0
-
-        def compute(a: int, b: int) -> int | None:
-            return None if b == 0 or (b == -1 and a == -(1 << (width - 1))) else a - b * _trunc_div(a, b)
-
-        folded = self._fold(lhs, rhs, compute)
-        return folded if folded is not None else super().srem(lhs, rhs, name, flags)
-
-    def udiv(self, lhs: ir.Value, rhs: ir.Value, name: str = "", flags: Any = ()) -> ir.Value:
-        """Unsigned division; folded for a nonzero constant divisor."""
-        width = lhs.type.width if isinstance(lhs.type, ir.IntType) else 0
-
-        def compute(a: int, b: int) -> int | None:
-            return None if b == 0 else _unsigned(a, width) // _unsigned(b, width)
-
-        folded = self._fold(lhs, rhs, compute)
-        return folded if folded is not None else super().udiv(lhs, rhs, name, flags)
-
-    def urem(self, lhs: ir.Value, rhs: ir.Value, name: str = "", flags: Any = ()) -> ir.Value:
-        """Unsigned remainder; folded for a nonzero constant divisor."""
-        width = lhs.type.width if isinstance(lhs.type, ir.IntType) else 0
-
-        def compute(a: int, b: int) -> int | None:
-            return None if b == 0 else _unsigned(a, width) % _unsigned(b, width)
-
-        folded = self._fold(lhs, rhs, compute)
-        return folded if folded is not None else super().urem(lhs, rhs, name, flags)
+    add = _folding("add")
+    sub = _folding("sub")
+    mul = _folding("mul")
+    and_ = _folding("and_")
+    or_ = _folding("or_")
+    xor = _folding("xor")
+    sdiv = _folding("sdiv")
+    srem = _folding("srem")
+    udiv = _folding("udiv")
+    urem = _folding("urem")
 
     def icmp_signed(self, cmpop: str, lhs: ir.Value, rhs: ir.Value, name: str = "") -> ir.Value:
         """A signed comparison; an ``i1`` constant for two constants."""
