@@ -21,7 +21,7 @@ from ..ir.dialects import graph
 from ..ir.shapes import normalize_axis
 from ..ir.types import i1, i64
 from .onnx_context import ConversionError, Node, constant_value
-from .onnx_ops import Results, converts, rank, static_dims
+from .onnx_ops import Results, converts, rank, static_dims, take
 
 MAX_UNROLLED_ITERATIONS = 4096
 
@@ -81,10 +81,6 @@ def _loop(n: Node) -> Results:
     return [*carried, *(_stack(n, s) for s in scans)]
 
 
-def _take(v: Value, axis: int, index: int) -> Value:
-    return graph.squeeze(graph.slice(v, starts=(index,), ends=(index + 1,), axes=(axis,)), axes=(axis,))  # type: ignore[no-any-return]
-
-
 def _scan_steps(
     n: Node, states: list[Value], inputs: list[Value], in_axes: Sequence[int], in_reverse: Sequence[int]
 ) -> tuple[list[Value], list[list[Value]]]:
@@ -96,7 +92,7 @@ def _scan_steps(
     steps = lengths.pop()
     outputs: list[list[Value]] = [[] for _ in range(len(body.output) - len(states))]
     for t in range(steps):
-        slices = [_take(v, a, steps - 1 - t if rev else t) for v, a, rev in zip(inputs, in_axes, in_reverse)]
+        slices = [take(v, a, steps - 1 - t if rev else t) for v, a, rev in zip(inputs, in_axes, in_reverse)]
         outs = n.importer.subgraph(body, [*states, *slices])
         states = outs[: len(states)]
         for k, v in enumerate(outs[len(states) :]):
@@ -130,7 +126,7 @@ def _scan_batched(n: Node) -> Results:
     batch = static_dims(values[0], "Scan")[0]
     per_entry = []
     for b in range(batch):
-        entry = [_take(v, 0, b) for v in values]
+        entry = [take(v, 0, b) for v in values]
         states, inputs = entry[: len(entry) - scanned], entry[len(entry) - scanned :]
         states, outputs = _scan_steps(n, states, inputs, (0,) * scanned, n.attr("directions", (0,) * scanned))
         per_entry.append([*states, *(_stack(n, items) for items in outputs)])

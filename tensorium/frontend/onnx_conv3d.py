@@ -16,12 +16,7 @@ import numpy as np
 from ..ir.core import Value
 from ..ir.dialects import graph
 from .onnx_context import Node
-from .onnx_ops import element, static_dims
-
-
-def _tap(w: Value, j: int) -> Value:
-    """Plane ``j`` of the weights' depth axis: O x I x kH x kW."""
-    return graph.squeeze(graph.slice(w, starts=(j,), ends=(j + 1,), axes=(2,)), axes=(2,))  # type: ignore[no-any-return]
+from .onnx_ops import element, static_dims, take
 
 
 def _unfold(v: Value, batch: int, depth: int) -> Value:
@@ -50,7 +45,7 @@ def conv3d_by_planes(
         start = j * dilation
         part = graph.slice(x, starts=(start,), ends=(start + (out - 1) * stride + 1,), axes=(2,), steps=(stride,))
         folded = graph.reshape(graph.transpose(part, perm=(0, 2, 1, 3, 4)), shape=(batch * out, channels, h, wd))
-        y = graph.conv2d(folded, _tap(w, j), **plane)
+        y = graph.conv2d(folded, take(w, 2, j), **plane)
         total = y if total is None else graph.add(total, y)
     assert total is not None
     return _with_bias(_unfold(total, batch, out), bias)
@@ -69,7 +64,7 @@ def conv_transpose3d_by_planes(
     full = spread + (taps - 1) * dilation + extra
     total: Value | None = None
     for j in range(taps):
-        y = graph.conv_transpose2d(folded, _tap(w, j), **plane)
+        y = graph.conv_transpose2d(folded, take(w, 2, j), **plane)
         _, o, h2, w2 = static_dims(y, "ConvTranspose")
         y = graph.reshape(y, shape=(batch, size, o, h2, w2))
         if stride > 1:  # planes i land at depth i * stride: interleave stride - 1 planes of zeros

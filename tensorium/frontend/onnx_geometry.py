@@ -23,7 +23,7 @@ from ..ir.dialects import graph
 from ..ir.types import i64
 from .grid_sample import grid_sample
 from .onnx_context import ConversionError, Node
-from .onnx_ops import Results, cast, converts, element, rank, runtime_dim, static_dims
+from .onnx_ops import Results, cast, converts, element, rank, runtime_dim, static_dims, take
 
 MAX_DET_SIZE = 5
 
@@ -249,9 +249,7 @@ def _deform_conv(n: Node) -> Results:
         part = graph.slice(x, starts=(g * per_offset_group,), ends=((g + 1) * per_offset_group,), axes=(1,))
         taken = grid_sample(part, graph.concat(coords, axis=3), "bilinear", "zeros", True)  # N x C/G x taps x places
         if weights is not None:
-            taken = graph.mul(
-                taken, graph.squeeze(graph.slice(weights, starts=(g,), ends=(g + 1,), axes=(1,)), axes=(1,))
-            )
+            taken = graph.mul(taken, take(weights, 1, g))
         sampled.append(taken)
     columns = graph.concat(sampled, axis=1) if len(sampled) > 1 else sampled[0]  # N x C x taps x places
     per_group_out = outs // groups

@@ -73,6 +73,12 @@ def spatial_rank(n: Node, v: Value) -> int:
     return k
 
 
+def take(v: Value, axis: int, index: int) -> Value:
+    """Entry ``index`` of ``v`` along ``axis``, that axis dropped."""
+    picked = graph.slice(v, starts=(index,), ends=(index + 1,), axes=(axis,))
+    return graph.squeeze(picked, axes=(axis,))  # type: ignore[no-any-return]
+
+
 def keep_axes(v: Value, axes: Sequence[int]) -> tuple[int, ...]:
     return normalize_axes(axes, rank(v))
 

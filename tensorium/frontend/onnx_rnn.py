@@ -18,7 +18,7 @@ from ..ir.core import Value
 from ..ir.dialects import graph
 from ..ir.types import i64
 from .onnx_context import ConversionError, Node
-from .onnx_ops import Results, cast, converts, element, static_dims
+from .onnx_ops import Results, cast, converts, element, static_dims, take
 
 Activation = Callable[[Node, Value, float, float], Value]
 
@@ -145,18 +145,13 @@ def _activations(n: Node, kind: str, directions: int) -> list[list[Callable[[Val
     return [built[d * per : (d + 1) * per] for d in range(directions)]
 
 
-def _direction(v: Value, d: int) -> Value:
-    """Entry ``d`` of the leading (directions) axis."""
-    return graph.squeeze(graph.slice(v, starts=(d,), ends=(d + 1,), axes=(0,)), axes=(0,))  # type: ignore[no-any-return]
-
-
 def _state(n: Node, index: int, d: int, batch: int, hidden: int, like: Value) -> Value:
     given = n.optional(index)
     if given is None:
         return n.constant(np.zeros((batch, hidden)), element(like))
     if n.attr("layout", 0):
         given = graph.transpose(given, perm=(1, 0, 2))
-    return _direction(given, d)
+    return take(given, 0, d)
 
 
 @converts("RNN", "GRU", "LSTM")
@@ -181,17 +176,17 @@ def _recurrent(n: Node) -> Results:
         masks = graph.lt(positions, graph.reshape(cast(lengths, i64), shape=(1, batch, 1)))
     ys, hs, cs = [], [], []
     for d in range(directions):
-        bias = _direction(n.input(3), d) if n.has(3) else None
+        bias = take(n.input(3), 0, d) if n.has(3) else None
         cell = Cell(
             n,
             kind,
-            _direction(n.input(1), d),
-            _direction(n.input(2), d),
+            take(n.input(1), 0, d),
+            take(n.input(2), 0, d),
             None if bias is None else graph.slice(bias, starts=(0,), ends=(gates * hidden,), axes=(0,)),
             None
             if bias is None
             else graph.slice(bias, starts=(gates * hidden,), ends=(2 * gates * hidden,), axes=(0,)),
-            _direction(n.input(7), d) if kind == "LSTM" and n.has(7) else None,
+            take(n.input(7), 0, d) if kind == "LSTM" and n.has(7) else None,
             activations[d],
             hidden,
         )
@@ -203,12 +198,12 @@ def _recurrent(n: Node) -> Results:
         reverse = direction == "reverse" or d == 1
         outputs: list[Value | None] = [None] * steps
         for t in reversed(range(steps)) if reverse else range(steps):
-            x_t = graph.squeeze(graph.slice(projected, starts=(t,), ends=(t + 1,), axes=(0,)), axes=(0,))
+            x_t = take(projected, 0, t)
             h_new, c_new = cell.step(x_t, h, c)
             if masks is None:
                 h, c, y = h_new, c_new, h_new
             else:
-                m = graph.squeeze(graph.slice(masks, starts=(t,), ends=(t + 1,), axes=(0,)), axes=(0,))
+                m = take(masks, 0, t)
                 h = graph.where(m, h_new, h)
                 if c is not None and c_new is not None:
                     c = graph.where(m, c_new, c)

@@ -18,7 +18,7 @@ from ..ir.dialects import graph
 from ..ir.shapes import normalize_axis
 from ..ir.types import f32
 from .onnx_context import ConversionError, Node, scalar_type
-from .onnx_ops import Results, converts, element, rank, static_dims
+from .onnx_ops import Results, converts, element, rank, static_dims, take
 
 Transform = Callable[[np.ndarray], np.ndarray]
 
@@ -51,9 +51,8 @@ def _complex_parts(x: Value) -> tuple[Value, Value | None]:
     channels = static_dims(x, "DFT")[-1]
     if channels not in (1, 2):
         raise ConversionError(f"the last dim of a DFT input must be 1 (real) or 2 (complex), got {channels}")
-    re = graph.squeeze(graph.slice(x, starts=(0,), ends=(1,), axes=(-1,)), axes=(-1,))
-    im = graph.squeeze(graph.slice(x, starts=(1,), ends=(2,), axes=(-1,)), axes=(-1,)) if channels == 2 else None
-    return re, im
+    last = rank(x) - 1
+    return take(x, last, 0), take(x, last, 1) if channels == 2 else None
 
 
 @converts("DFT")
