@@ -710,6 +710,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.fuzz_only:
         suite = results / "suite.jsonl"
         selection = Selection.load(results / "test-selection.json")
+        # the cheapest first: an interrupted run has judged as many mutants as it could
+        mutants = sorted(mutants, key=lambda m: len(selection.tests(m)))
         run_all(
             mutants, ResultsFile(suite), read_results(suite), lambda m, r: suite_verdict(m, r, budget, selection), slots
         )
@@ -786,12 +788,14 @@ def report(sample: dict[str, Any], suite: dict[str, dict[str, Any]], fuzz: dict[
     mutants = [Mutant(**m) for m in sample["mutants"]]
     judged = outcomes(mutants, suite, fuzz)
     at_init = Counter(d["why"] for d in sample["discarded"])
-    at_run = Counter(r["verdict"] for r in [*suite.values(), *fuzz.values()] if r.get("verdict") in DISCARDED_AT_RUN)
-    pending = (
-        len(mutants)
-        - len(judged)
-        - len({r["id"] for r in [*suite.values(), *fuzz.values()] if r.get("verdict") in DISCARDED_AT_RUN})
-    )
+    sampled_ids = {m.id for m in mutants}
+    dropped: dict[str, str] = {}
+    for rows in (suite, fuzz):
+        for r in rows.values():
+            if r["id"] in sampled_ids and r.get("verdict") in DISCARDED_AT_RUN:
+                dropped.setdefault(r["id"], r["verdict"])
+    at_run = Counter(dropped.values())
+    pending = len(mutants) - len(judged) - len(dropped)
     per_package = ", ".join(f"{n} in {p}" for p, n in sample["generated_per_package"].items())
     discarded = ", ".join(f"{n} {why}" for why, n in sorted({**at_init, **at_run}.items())) or "none"
     n = len(judged)
