@@ -1,11 +1,13 @@
-"""What IEEE 754 leaves open in a program's results: the sign of some zeros.
+"""What IEEE 754 leaves open in a program's results: the sign of some zeros, and sums that overflow.
 
 The differential oracle holds backends and passes to the reference's signed zeros, except where the
 standard lets two correct implementations differ: a zero that is a sum of zeros (``-0 + +0``, and every
 zero a reduction or contraction makes, whose order of summation is the backend's choice), the minimum or
 maximum of two zeros (``max(-0, +0)``, ``relu(-0)``), and whatever inherits such a zero's sign (``-x``,
-``x * c``, ``1 / x``: a zero, or an infinity made from one). :func:`sign_free` finds those elements by
-running the reference op by op beside a mask per value.
+``x * c``, ``1 / x``: a zero, or an infinity made from one). It also lets go of what is computed from a
+sum whose terms and result are special-sized or not finite, since where it overflows depends on the order
+of summation. :func:`freedoms` finds both kinds of elements by running the reference op by op beside two
+masks per value.
 """
 
 from __future__ import annotations
@@ -101,7 +103,7 @@ def freedoms(module: Operation, inputs: Sequence[np.ndarray]) -> Freedoms:
         args = [env[id(v)] for v in op.operands]
         with np.errstate(all="ignore"):  # NaN and overflow are what is being traced
             results = evaluate_op(op, args)
-        masks = _result_masks(op, args, [free[id(v)] for v in op.operands], results)
+        masks = _sign_masks(op, args, [free[id(v)] for v in op.operands], results)
         orders = _order_masks(op, args, [order[id(v)] for v in op.operands], results)
         for r, array, mask, dependent in zip(op.results, results, masks, orders):
             env[id(r)] = np.asarray(array)
@@ -136,7 +138,7 @@ def _order_masks(
     return [special_sized(o, huge_of(r.type)) for o, r in zip(outs, op.results)]
 
 
-def _result_masks(
+def _sign_masks(
     op: Operation, args: list[np.ndarray], masks: list[np.ndarray], results: Sequence[np.ndarray]
 ) -> list[np.ndarray]:
     outs = [np.asarray(r) for r in results]
