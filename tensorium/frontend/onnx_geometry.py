@@ -1,4 +1,4 @@
-"""ONNX ops over coordinates and small matrices: AffineGrid, GridSample, DeformConv, Col2Im, Det, NMS.
+"""ONNX ops over coordinates: AffineGrid, GridSample, DeformConv, RoiAlign, Col2Im, Det, NonMaxSuppression.
 
 AffineGrid multiplies a constant grid of normalized coordinates (with a column of ones) by each
 batch entry's affine matrix; GridSample is the frontend-neutral ``grid_sample`` decomposition
@@ -8,6 +8,8 @@ column element lands on which image pixel (overlaps add up); Det sums the n! sig
 the Leibniz formula, which suits the small matrices models carry. NonMaxSuppression ranks each
 class's boxes, then walks the ranks greedily (one step per box, n x n overlaps: sized for tens or
 hundreds of boxes) and keeps the surviving (batch, class, box) rows with ``graph.compress``.
+RoiAlign's bilinear sampling is separable: per box, one weight matrix for the rows and one for the
+columns of each neighbour, so each box's bins are two matmuls with its image.
 """
 
 from __future__ import annotations
@@ -262,3 +264,62 @@ def _deform_conv(n: Node) -> Results:
     out = graph.concat(results, axis=1) if len(results) > 1 else results[0]
     out = graph.reshape(out, shape=(batch, outs, oh, ow))
     return out if not n.has(3) else graph.add(out, graph.reshape(n.input(3), shape=(1, -1, 1, 1)))
+
+
+def _roi_taps(n: Node, start: Value, size: Value, bins: int, grid: int, extent: int) -> tuple[Value, Value]:
+    """For each roi, bin and sample along one axis: the weights (R x bins*grid x extent) of its lower
+    and upper neighbour, zero where the sample falls outside, as RoiAlign's bilinear reads them."""
+    steps = np.arange(bins)[:, None] + (np.arange(grid)[None, :] + 0.5) / grid  # bin + sample offset
+    offsets = n.constant(steps.reshape(1, -1), element(size))
+    where = graph.add(start, graph.mul(graph.div(size, n.scalar(float(bins), size)), offsets))
+    outside = graph.or_(graph.lt(where, n.scalar(-1.0, where)), graph.gt(where, n.scalar(float(extent), where)))
+    clamped = graph.max(where, n.scalar(0.0, where))
+    low = graph.floor(clamped)
+    at_edge = graph.ge(low, n.scalar(float(extent - 1), low))
+    low = graph.where(at_edge, n.scalar(float(extent - 1), low), low)
+    frac = graph.where(at_edge, n.scalar(0.0, low), graph.sub(clamped, low))
+    high = graph.where(at_edge, low, graph.add(low, n.scalar(1.0, low)))
+    keep = graph.where(outside, n.scalar(0.0, frac), n.scalar(1.0, frac))
+    cells = n.constant(np.arange(extent, dtype=np.float64).reshape(1, 1, extent), element(where))
+    picks = []
+    for corner, weight in ((low, graph.sub(n.scalar(1.0, frac), frac)), (high, frac)):
+        hit = cast(graph.eq(graph.unsqueeze(corner, axes=(2,)), cells), element(where))
+        picks.append(graph.mul(hit, graph.unsqueeze(graph.mul(weight, keep), axes=(2,))))
+    return picks[0], picks[1]
+
+
+@converts("RoiAlign")
+def _roi_align(n: Node) -> Results:
+    x, rois, batch_index = n.input(0), n.input(1), cast(n.input(2), i64)
+    _, channels, height, width = static_dims(x, "RoiAlign")
+    count = static_dims(rois, "RoiAlign")[0]
+    out_h, out_w, grid = n.attr("output_height", 1), n.attr("output_width", 1), n.attr("sampling_ratio", 0)
+    if grid <= 0:
+        raise ConversionError("RoiAlign with sampling_ratio 0 (a grid sized by each box) is not supported")
+    half_pixel = n.attr("coordinate_transformation_mode", "half_pixel") == "half_pixel"
+    scale, shift = n.attr("spatial_scale", 1.0), 0.5 if half_pixel else 0.0
+    coords = graph.sub(graph.mul(rois, n.scalar(scale, rois)), n.scalar(shift, rois))
+    edges = [graph.reshape(take(coords, 1, k), shape=(count, 1)) for k in range(4)]  # x1, y1, x2, y2
+    sizes = [graph.sub(edges[2], edges[0]), graph.sub(edges[3], edges[1])]
+    if not half_pixel:
+        sizes = [graph.max(s, n.scalar(1.0, s)) for s in sizes]
+    rows = _roi_taps(n, edges[1], sizes[1], out_h, grid, height)  # R x out_h*grid x H
+    cols = _roi_taps(n, edges[0], sizes[0], out_w, grid, width)  # R x out_w*grid x W
+    images = graph.gather(x, batch_index, axis=0)  # R x C x H x W
+    corners = [
+        graph.matmul(
+            graph.matmul(graph.unsqueeze(r, axes=(1,)), images), graph.unsqueeze(c, axes=(1,)), transpose_b=True
+        )
+        for r in rows
+        for c in cols
+    ]  # each R x C x out_h*grid x out_w*grid
+    shape = (count, channels, out_h, grid, out_w, grid)
+    if n.attr("mode", "avg") == "max":
+        best = corners[0]
+        for v in corners[1:]:
+            best = graph.max(best, v)
+        return graph.reduce_max(graph.reshape(best, shape=shape), axes=(3, 5))
+    total = corners[0]
+    for v in corners[1:]:
+        total = graph.add(total, v)
+    return graph.reduce_mean(graph.reshape(total, shape=shape), axes=(3, 5))

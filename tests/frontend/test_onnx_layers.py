@@ -3,7 +3,7 @@
 Each case is one node with random inputs: 3-D pooling in ceil mode, MaxPool indices in column-major
 order, dilated and Lp pooling, Resize modes (cubic, trilinear 5-D, axes, nearest rounding),
 bidirectional LSTM and GRU with sequence lengths, TopK with ties, 3-D convolutions, DFT variants,
-Col2Im and NonMaxSuppression.
+Col2Im, NonMaxSuppression and RoiAlign.
 """
 
 from __future__ import annotations
@@ -150,6 +150,16 @@ CASES: dict[str, tuple[str, dict[str, np.ndarray], list[str], dict[str, np.ndarr
         ["selected"],
         {"limit": np.array([3], np.int64), "iou": np.array([0.3], np.float32), "floor": np.array([0.2], np.float32)},
         {"center_point_box": 1},
+    ),
+    "roialign_two_images": (
+        "RoiAlign",
+        {"x": _f32(2, 3, 9, 11)},
+        ["y"],
+        {
+            "rois": np.array([[0.5, 1.0, 6.0, 7.5], [2.0, 0.0, 10.5, 8.0], [-1.0, 3.0, 4.0, 12.0]], np.float32),
+            "batch": np.array([1, 0, 1], np.int64),
+        },
+        {"output_height": 3, "output_width": 4, "sampling_ratio": 2, "spatial_scale": 0.9},
     ),
     "dft_onesided": ("DFT", {"x": _f32(2, 8, 1)}, ["y"], {"length": np.array(10, np.int64)}, {"onesided": 1}),
     "dft_inverse_complex": (
