@@ -68,10 +68,10 @@ class Freedoms:
     sign_free: list[np.ndarray]
     """Elements whose sign IEEE 754 leaves open (see the module docstring)."""
     order_dependent: list[np.ndarray]
-    """Elements that depend on a sum (a reduction, contraction or normalization) whose terms include special-
-    sized or non-finite values and whose result is one too: where such a sum overflows, and whether +inf meets
-    -inf (NaN), depends on the order and the precision of its summation, and so does everything computed from
-    it."""
+    """Elements that depend on a sum (a reduction, contraction or normalization) whose terms include finite
+    special-sized values and whose result is special-sized or not finite: where such a sum overflows, and
+    whether +inf meets -inf (NaN), depends on the order and the precision of its summation, and so does
+    everything computed from it."""
 
 
 def special_sized(array: np.ndarray, huge: float) -> np.ndarray:
@@ -132,10 +132,66 @@ def _order_masks(
     if inherited or op.name in DATA_MOVEMENT or op.name in ORDER_FREE:
         # moved elements keep their masks only approximately: everything a dependent element reaches
         return [np.full(o.shape, inherited) for o in outs]
-    operands_special = any(special_sized(a, huge_of(v.type)).any() for a, v in zip(args, op.operands))
-    if not operands_special:
+    # Only finite terms can overflow one way in one order and another way in another: infinities and NaN
+    # alone give the same result in every order (+inf and -inf meet as NaN whenever both are there), but
+    # in a factored einsum.
+    operands_huge = any(_risky(op, a, v).any() for a, v in zip(args, op.operands))
+    if not operands_huge:
         return [np.zeros(o.shape, bool) for o in outs]
-    return [special_sized(o, huge_of(r.type)) for o, r in zip(outs, op.results)]
+    special = [special_sized(o, huge_of(r.type)) for o, r in zip(outs, op.results)]
+    if op.name in SUMS_OF_PRODUCTS:
+        special[0] &= _reaches_huge_terms(op, args)
+    return special
+
+
+FACTORED = frozenset({"graph.einsum"})
+"""Ops an implementation may factor (sum an axis of one operand before multiplying), so that an infinite
+factor meets a zero in one form (NaN) and not in the other (inf): infinities count as risky factors."""
+
+
+def _risky(op: Operation, array: np.ndarray, value: Value) -> np.ndarray:
+    """The factors of ``op`` whose sums depend on an order: finite special-sized ones (and infinite ones for
+    :data:`FACTORED` ops); all False for non-floats."""
+    a = np.asarray(array)
+    if a.dtype.kind != "f":
+        return np.zeros(a.shape, bool)
+    special = special_sized(a, huge_of(value.type))
+    return special & ~np.isnan(a) if op.name in FACTORED else special & np.isfinite(a)
+
+
+SUMS_OF_PRODUCTS: dict[str, int] = {
+    **{f"graph.{n}": 1 for n in ("reduce_sum", "reduce_mean", "cumsum", "avg_pool2d", "global_avg_pool2d")},
+    **{f"graph.{n}": 2 for n in ("matmul", "einsum", "conv2d", "conv_transpose2d")},
+}
+"""Ops whose result elements are sums of products of this many operands (a bias after them added once): for
+these, only the elements whose terms have a finite special-sized factor depend on an order."""
+
+
+def _reaches_huge_terms(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    """Per result element of a :data:`SUMS_OF_PRODUCTS` op, whether one of its terms has a finite special-sized
+    factor and no zero one: the op evaluated on indicators (the huge factor's, the others' nonzero ones; an
+    added bias is its own term)."""
+    factors = SUMS_OF_PRODUCTS[op.name]
+    huge = [_risky(op, a, v).astype(a.dtype) for a, v in zip(args, op.operands)]
+    nonzero = [(a != 0).astype(a.dtype) if np.asarray(a).dtype.kind == "f" else a for a in args]
+    reached = None
+    for k in range(len(args)):
+        if k >= factors and not huge[k].any():
+            continue
+        if k >= factors:  # the bias: alone
+            operands = [np.zeros_like(a) for a in args[:factors]] + [
+                huge[k] if j == k else np.zeros_like(args[j]) for j in range(factors, len(args))
+            ]
+        else:
+            operands = [
+                huge[j] if j == k else nonzero[j] if j < factors else np.zeros_like(args[j]) for j in range(len(args))
+            ]
+        with np.errstate(all="ignore"):
+            (value,) = evaluate_op(op, operands)
+        found = np.asarray(value) != 0
+        reached = found if reached is None else reached | found
+    assert reached is not None
+    return reached
 
 
 def _sign_masks(

@@ -352,3 +352,26 @@ def test_sums_that_overflow_from_special_values_depend_on_their_order_and_nothin
     assert compare(expected, other_order, [t2] * 3, forgiven=[summed, scaled, largest]) is None
     wrong = [expected[0], expected[1], np.array([big, 2.0], np.float32)]
     assert compare(expected, wrong, [t2] * 3, forgiven=[summed, scaled, largest]) is not None
+
+
+def test_only_terms_with_huge_finite_factors_make_a_sum_order_dependent_but_in_a_factored_einsum() -> None:
+    from tensorium.fuzz.ieee import freedoms
+
+    mm = tm.parse_module(
+        _module(
+            "    %0 = graph.matmul %x, %y : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>\n"
+            '    %1 = graph.einsum %x, %y {equation = "ab,bc->ac"}'
+            " : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>\n"
+            "    func.return %0, %1 : tensor<2x2xf32>, tensor<2x2xf32>",
+            args="%x: tensor<2x2xf32>, %y: tensor<2x2xf32>",
+            result="(tensor<2x2xf32>, tensor<2x2xf32>)",
+        )
+    )
+    ones = np.ones((2, 2), np.float32)
+    huge = np.array([[3e38, 1.0], [1.0, 1.0]], np.float32)
+    product, _ = freedoms(mm, [huge, ones]).order_dependent
+    assert product.tolist() == [[True, True], [False, False]], "row 0 sums a huge term, row 1 does not"
+    infinite = np.array([[np.inf, 1.0], [1.0, 1.0]], np.float32)
+    product, factored = freedoms(mm, [infinite, ones]).order_dependent
+    assert not product.any(), "inf plus finite terms is inf in every order"
+    assert factored.tolist() == [[True, True], [False, False]], "an einsum may factor: inf * 0 or not"
