@@ -8,7 +8,8 @@ layers) in a fresh process, keeps its progress lines in ``progress.log`` and its
 ``summary.txt`` beside the failures the fuzzer writes under ``--out``. Run it from a snapshot of the
 source tree (``git worktree add /tmp/snap HEAD; cd /tmp/snap``) when the tree may change meanwhile: the
 campaign then fuzzes one fixed version. ``plot`` reads the progress lines (seconds, executions, edges,
-percentage of lines) and draws edges and executions against time.
+percentage of lines; a run with several workers prints the best worker's lines and no edges) and
+draws the share of lines covered and the executions against time.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import sys
 from pathlib import Path
 
 PROGRESS = re.compile(
-    r"\[\s*(?P<seconds>[\d.]+)s\]\s+execs (?P<execs>\d+).*?edges (?P<edges>\d+)\s+lines (?P<lines>[\d.]+)%"
+    r"\[\s*(?P<seconds>[\d.]+)s\].*?execs (?P<execs>\d+).*?(?:edges (?P<edges>\d+)\s+)?lines (?P<lines>[\d.]+)%"
 )
 
 
@@ -44,17 +45,18 @@ def read_progress(path: Path) -> list[tuple[float, int, int, float]]:
     for line in path.read_text().splitlines():
         m = PROGRESS.search(line)
         if m:
-            samples.append((float(m["seconds"]), int(m["execs"]), int(m["edges"]), float(m["lines"])))
+            edges = int(m["edges"]) if m["edges"] else 0
+            samples.append((float(m["seconds"]), int(m["execs"]), edges, float(m["lines"])))
     return samples
 
 
 def progress_svg(samples: list[tuple[float, int, int, float]], width: int = 720, height: int = 360) -> str:
-    """Edges covered (blue, left axis) and executions (grey, right axis) against seconds of fuzzing."""
+    """Percent of Tensorium's lines covered (blue, left axis) and executions (grey, right axis) against time."""
     if not samples:
         raise SystemExit("no progress lines to plot: was the campaign run with progress output?")
     left, right, top, bottom = 70, 70, 20, 50
     xmax = max(s[0] for s in samples) or 1.0
-    emax = max(s[2] for s in samples) * 1.05 or 1.0
+    emax = max(s[3] for s in samples) * 1.05 or 1.0
     nmax = max(s[1] for s in samples) * 1.05 or 1.0
 
     def x(t: float) -> float:
@@ -74,7 +76,7 @@ def progress_svg(samples: list[tuple[float, int, int, float]], width: int = 720,
     for i in range(6):
         t, e, n = xmax * i / 5, emax * i / 5, nmax * i / 5
         parts.append(f'<text x="{x(t):.0f}" y="{height - bottom + 16}" text-anchor="middle">{t / 60:.0f}</text>')
-        parts.append(f'<text x="{left - 6}" y="{y(e, emax) + 4:.0f}" text-anchor="end">{e:.0f}</text>')
+        parts.append(f'<text x="{left - 6}" y="{y(e, emax) + 4:.0f}" text-anchor="end">{e:.0f}%</text>')
         parts.append(f'<text x="{width - right + 6}" y="{y(n, nmax) + 4:.0f}">{n:.0f}</text>')
         parts.append(
             f'<line x1="{left}" y1="{y(e, emax):.1f}" x2="{width - right}" y2="{y(e, emax):.1f}" stroke="#eee"/>'
@@ -82,11 +84,11 @@ def progress_svg(samples: list[tuple[float, int, int, float]], width: int = 720,
     mid = (top + height - bottom) / 2
     parts += [
         f'<text x="{(left + width - right) / 2:.0f}" y="{height - 12}" text-anchor="middle">minutes</text>',
-        f'<text x="16" y="{mid:.0f}" text-anchor="middle" transform="rotate(-90 16 {mid:.0f})">edges covered</text>',
+        f'<text x="16" y="{mid:.0f}" text-anchor="middle" transform="rotate(-90 16 {mid:.0f})">lines covered</text>',
         f'<text x="{width - 12}" y="{mid:.0f}" text-anchor="middle" '
         f'transform="rotate(90 {width - 12} {mid:.0f})">executions</text>',
     ]
-    edges = " ".join(f"{x(s[0]):.1f},{y(s[2], emax):.1f}" for s in samples)
+    edges = " ".join(f"{x(s[0]):.1f},{y(s[3], emax):.1f}" for s in samples)
     execs = " ".join(f"{x(s[0]):.1f},{y(s[1], nmax):.1f}" for s in samples)
     parts.append(f'<polyline points="{execs}" fill="none" stroke="#999999" stroke-width="1.5"/>')
     parts.append(f'<polyline points="{edges}" fill="none" stroke="#1f5fbf" stroke-width="2"/>')
