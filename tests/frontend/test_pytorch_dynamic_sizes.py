@@ -4,6 +4,7 @@ whose run-time dim takes torch's symbol name, so later nodes that use the size l
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,19 +13,14 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the PyTorch frontend needs torch")
 
+sys.path.insert(0, str(Path(__file__).parent))  # the helpers beside this file
+
+from torch_functions import FunctionModule as _Fn  # noqa: E402
+
 import tensorium  # noqa: E402
 
 TARGETS = ("interp", "cpu")
 X = torch.tensor([[0.0, 1.5, 0.0, -2.0], [3.0, 0.0, 0.0, 1.5], [1.5, 1.5, -2.0, 0.0]])
-
-
-class _Fn(torch.nn.Module):
-    def __init__(self, fn: Any) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args: Any) -> Any:
-        return self.fn(*args)
 
 
 def _same(got: Any, want: Any) -> None:

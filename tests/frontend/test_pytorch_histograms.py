@@ -3,32 +3,18 @@ the edges and outside them, weights and densities, edges given as a tensor."""
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from pathlib import Path
 
 import pytest
 
 torch = pytest.importorskip("torch", reason="the PyTorch frontend needs torch")
 
-import tensorium  # noqa: E402
+sys.path.insert(0, str(Path(__file__).parent))  # the helpers beside this file
+
+from torch_functions import check_against_eager as _check  # noqa: E402
 
 DATA = torch.tensor([1.0, 2.0, 2.5, 7.0, 10.0, -3.0, 4.0, 4.0])
-
-
-class _Fn(torch.nn.Module):
-    def __init__(self, fn: Any) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args: Any) -> Any:
-        return self.fn(*args)
-
-
-def _check(fn: Any, *args: Any, target: str = "interp") -> None:
-    module = _Fn(fn).eval()
-    got = torch.utils._pytree.tree_leaves(tensorium.compile(module, target=target)(*args))
-    want = torch.utils._pytree.tree_leaves(module(*args))
-    for g, w in zip(got, want, strict=True):
-        torch.testing.assert_close(g, w)
 
 
 @pytest.mark.parametrize("target", ["interp", "cpu"])

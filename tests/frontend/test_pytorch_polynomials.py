@@ -4,24 +4,20 @@ forms beyond it, the ends of [-1, 1]."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 torch = pytest.importorskip("torch", reason="the PyTorch frontend needs torch")
 
+sys.path.insert(0, str(Path(__file__).parent))  # the helpers beside this file
+
+from torch_functions import FunctionModule as _Fn  # noqa: E402
+
 import tensorium  # noqa: E402
 from tensorium.frontend.pytorch_polynomial_ops import MAX_DEGREE, POLYNOMIALS  # noqa: E402
-
-
-class _Fn(torch.nn.Module):
-    def __init__(self, fn: Any) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args: Any) -> Any:
-        return self.fn(*args)
-
 
 X = torch.tensor([-1.0, -0.9, -0.3, 0.0, 0.25, 0.7, 1.0, 1.3, -2.0, 0.5, 0.95, 1.0])
 N = torch.tensor([3.0, 7.0, 12.0, 0.0, 1.0, 5.6, 9.0, 4.0, -1.5, 40.0, 30.0, 31.0])

@@ -4,34 +4,20 @@ edge cases included (poles, the ends of erfinv's domain, both sides of the Besse
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 torch = pytest.importorskip("torch", reason="the PyTorch frontend needs torch")
 
+sys.path.insert(0, str(Path(__file__).parent))  # the helpers beside this file
+
+from torch_functions import FunctionModule as _Fn  # noqa: E402
+from torch_functions import check_against_eager as _check  # noqa: E402
+
 import tensorium  # noqa: E402
-
-
-class _Fn(torch.nn.Module):
-    def __init__(self, fn: Any) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args: Any) -> Any:
-        return self.fn(*args)
-
-
-def _check(fn: Any, *args: Any, target: str = "interp", rtol: float = 1e-5, atol: float = 1e-5) -> None:
-    module = _Fn(fn).eval()
-    got, want = tensorium.compile(module, target=target)(*args), module(*args)
-    got_flat, want_flat = torch.utils._pytree.tree_leaves(got), torch.utils._pytree.tree_leaves(want)
-    for g, w in zip(got_flat, want_flat, strict=True):
-        assert g.shape == w.shape and g.dtype == w.dtype
-        finite = w[torch.isfinite(w)] if w.is_floating_point() else w[:0]
-        scale = max(1.0, float(finite.abs().max())) if finite.numel() else 1.0
-        torch.testing.assert_close(g, w, rtol=rtol, atol=atol * scale, equal_nan=True)
-
 
 X = torch.tensor([-7.3, -2.5, -1.5, -0.2, 0.0, 0.3, 1.0, 2.5, 8.9, 15.0, 42.0])
 
