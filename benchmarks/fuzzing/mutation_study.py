@@ -646,6 +646,9 @@ def fuzz_verdict(
                 break
         if found and row["verdict"] != "killed":
             row["verdict"] = "survived (failures also without the mutant)"
+            cases.mkdir(parents=True, exist_ok=True)  # real failures of the code under test: kept to look at
+            for n, case in enumerate(found, 1):
+                shutil.copy(case, cases / f"{mutant.id}-also-real-{n}.mlir")
     return row
 
 
@@ -710,8 +713,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.fuzz_only:
         suite = results / "suite.jsonl"
         selection = Selection.load(results / "test-selection.json")
-        # the cheapest first: an interrupted run has judged as many mutants as it could
-        mutants = sorted(mutants, key=lambda m: len(selection.tests(m)))
+        # the cheapest first (whole folders last): an interrupted run has judged as many mutants as it could
+        mutants = sorted(
+            mutants, key=lambda m: (all("::" not in t for t in selection.tests(m)), len(selection.tests(m)))
+        )
         run_all(
             mutants, ResultsFile(suite), read_results(suite), lambda m, r: suite_verdict(m, r, budget, selection), slots
         )
