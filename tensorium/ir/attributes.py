@@ -16,7 +16,7 @@ from typing import Any, TypeAlias, Union
 
 import numpy as np
 
-from .types import ScalarType, TensorType, Type
+from .types import FloatType, ScalarType, TensorType, Type
 
 Attr: TypeAlias = Union[bool, int, float, str, tuple, Type, "DenseAttr", None]
 
@@ -81,10 +81,17 @@ class DenseAttr:
 
     @property
     def is_splat(self) -> bool:
-        """True when every element has the same bits (so -0.0 and 0.0 differ; equal NaNs match)."""
+        """True when every element has the same bits (so -0.0 and 0.0 differ), or every element is a NaN.
+
+        NaNs match whatever their sign and payload: the text format has one ``nan``, so a constant of
+        NaNs with different bits (as folding may make) must print as the splat its parsed copy is."""
         flat = self.array.reshape(-1)
         if flat.size == 0:
             return False
+        if isinstance(self.type.element, FloatType):
+            nan = np.isnan(flat.astype(np.float32) if flat.dtype.kind != "f" else flat)
+            if nan.any():
+                return bool(nan.all())
         rows = np.ascontiguousarray(flat).view(np.uint8).reshape(flat.size, -1)
         if flat.size > 1 and not np.array_equal(rows[1], rows[0]):
             return False  # most constants differ at once: no scan of a whole weight

@@ -172,6 +172,16 @@ def test_splat_needs_identical_bits() -> None:
     assert not DenseAttr(np.zeros((0,)), TensorType((0,), FloatType("f64"))).is_splat
 
 
+def test_nans_of_any_sign_and_payload_are_one_splat() -> None:
+    """The text has one ``nan``: NaNs of other bits must print as the splat their parsed copy is."""
+    nans = np.array([np.nan, -np.nan, np.nan], dtype=np.float32)
+    nans.view(np.uint32)[2] |= 1  # another payload
+    attr = DenseAttr(nans, TensorType((3,), FloatType("f32")))
+    assert attr.is_splat
+    assert not DenseAttr(np.array([np.nan, 1.0]), TensorType((2,), FloatType("f64"))).is_splat
+    assert not DenseAttr(np.array([1.0, np.nan]), TensorType((2,), FloatType("f64"))).is_splat
+
+
 MULTI = """\
 module {
   func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
