@@ -901,7 +901,8 @@ _INT_CHOICES = (0, 1, 2, 3, 4, 8, 16, 32, 64)
 
 
 def _graph_passes() -> list[str]:
-    return [n for n in pass_names() if n not in TERMINAL_PASSES]
+    """The passes random pipelines draw from: graph-level ones that keep a program's results (not quantize)."""
+    return [n for n in pass_names() if n not in TERMINAL_PASSES and get_pass(n).exact]
 
 
 def random_pipeline(rng: Rng, max_length: int = 6) -> Pipeline:

@@ -37,6 +37,9 @@ class Pass:
     """Base of every pass: a named, immutable set of options with a ``run`` over a module."""
 
     name: ClassVar[str] = ""
+    exact: ClassVar[bool] = True
+    """False for a pass that changes what a program computes by design (quantization): the fuzzer, whose
+    oracles hold every pass to the original program's results, leaves such passes out of its pipelines."""
 
     def run(self, module: Operation) -> None:
         """Transform ``module`` in place."""

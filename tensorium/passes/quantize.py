@@ -204,6 +204,7 @@ class Quantize(Pass):
     left in float are named in one warning."""
 
     name: ClassVar[str] = "quantize"
+    exact: ClassVar[bool] = False
     bits: int = 4
     group: int = 128
     method: str = "rtn"
