@@ -230,7 +230,7 @@ def compile_graph(
                     info.memory_hits += 1
                 else:
                     info.disk_hits += 1
-            return found
+            return found.with_own_generator()
     from .passes import PassManager
 
     verify(module)
@@ -245,6 +245,7 @@ def compile_graph(
         info.compiles += 1
     if cache:
         _cache.store(key, artifact)
+        return artifact.with_own_generator()  # the cached one's counter stays at (0, 0)
     return artifact
 
 
@@ -375,6 +376,11 @@ class LoadedModel:
         """Write the artifact folder to ``path``."""
         return write_artifact(self.artifact, path)
 
+    def manual_seed(self, seed: int) -> None:
+        """Restart the random ops' draws at ``seed``: the calls that follow draw the same numbers every time
+        this is called with the same seed (see :meth:`Artifact.manual_seed`)."""
+        self.artifact.manual_seed(seed)
+
     def stats(self) -> dict[str, Any]:
         """Kernels per call and peak intermediate memory (see :func:`tensorium.runtime.artifact.artifact_stats`)."""
         return artifact_stats(self.artifact)
@@ -488,6 +494,13 @@ class CompiledModel:
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the most recent specialization as an artifact folder (see :func:`tensorium.load`)."""
         return write_artifact(self.artifact, path)
+
+    def manual_seed(self, seed: int) -> None:
+        """Restart the random ops' draws of every specialization at ``seed``: each call draws fresh numbers
+        (a call counter feeds Tensorium's generator), and the calls after ``manual_seed(seed)`` draw the same
+        numbers every time. Compiled models of the same graph share one artifact and so one counter."""
+        for spec in self._specs.values():
+            spec.artifact.manual_seed(seed)
 
     def stats(self) -> dict[str, Any]:
         """The most recent specialization's kernels per call and peak intermediate memory (for the shapes of

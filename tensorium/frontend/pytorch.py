@@ -203,6 +203,7 @@ def _translate_exported(exported: Any, params: str, sym_names: dict[str, str]) -
     arg_nodes = [n for n, _ in user] + [n for n, _, _ in lifted]
     arg_types = [t for _, t in user] + [_value_type(cx, n.meta["val"]) for n, _, _ in lifted]
     func = make_func("main", arg_types, arg_names=[n.name for n in arg_nodes])
+    cx.main = func
     env: dict[Any, Any] = dict(zip(arg_nodes, func_body(func).args))
     cx.dim_sources = dim_sources(func_body(func).args)
     if sym_names or any(isinstance(d, Sym) for t in arg_types if isinstance(t, TensorType) for d in t.shape):
@@ -219,21 +220,24 @@ def _translate_exported(exported: Any, params: str, sym_names: dict[str, str]) -
     ]
     set_results(func, [v for v, _ in user_outputs])
     out_spec = exported.call_spec.out_spec
+    input_names = [n.name for n in arg_nodes]
+    metadata = {
+        "framework": "torch",
+        "torch_version": torch.__version__,
+        "params": {n.name: a for n, a, _ in lifted},
+        "param_targets": {n.name: target for n, _, target in lifted},
+        "param_mode": params,
+        "in_spec": exported.call_spec.in_spec,
+        "user_input_positions": positions,
+        "output_tree_json": _tree_json(out_spec),
+    }
+    ops.bind_generator(cx, input_names, metadata)
     return ImportedGraph(
         module=make_module([func]),
-        input_names=[n.name for n in arg_nodes],
+        input_names=input_names,
         output_names=[spec.arg.name for _, spec in user_outputs],
         output_tree=out_spec,
-        metadata={
-            "framework": "torch",
-            "torch_version": torch.__version__,
-            "params": {n.name: a for n, a, _ in lifted},
-            "param_targets": {n.name: target for n, _, target in lifted},
-            "param_mode": params,
-            "in_spec": exported.call_spec.in_spec,
-            "user_input_positions": positions,
-            "output_tree_json": _tree_json(out_spec),
-        },
+        metadata=metadata,
     )
 
 
@@ -435,7 +439,17 @@ def _interpret(imported: ImportedGraph) -> Callable[[list[np.ndarray]], Sequence
     from ..passes import PassManager
 
     PassManager.parse("canonicalize,cse,fold,dce").run(imported.module)
-    return lambda arrays: interp.run(imported.module, arrays)
+    key = imported.metadata.get("generator")
+    if key is None:
+        return lambda arrays: interp.run(imported.module, arrays)
+    state = imported.metadata["params"][key]
+
+    def run(arrays: list[np.ndarray]) -> Sequence[np.ndarray]:
+        outs = interp.run(imported.module, [*arrays, state.copy()])
+        state[1] += 1  # the next call draws fresh numbers
+        return outs
+
+    return run
 
 
 dynamo_backend = make_dynamo_backend(_interpret)
@@ -461,14 +475,18 @@ def _import_subgraph(gm: Any, args: Sequence[Any]) -> ImportedGraph:
         [TensorType(tuple(a.shape), ops.ir_element(a.dtype)) for _, a in tensors],
         arg_names=[f"arg{i}" for i in range(len(tensors))],
     )
+    cx.main = func
     env: dict[Any, Any] = {n: v for (n, _), v in zip(tensors, func_body(func).args)}
     env.update({n: a for n, a in zip(placeholders, args) if not isinstance(a, torch.Tensor)})
     with InsertionPoint(func_body(func)):
         outputs = translate_graph(traced.graph, env, cx)
     set_results(func, outputs)
+    input_names = [f"arg{i}" for i in range(len(tensors))]
+    metadata: dict[str, Any] = {"framework": "torch", "torch_version": torch.__version__, "capture": "dynamo"}
+    ops.bind_generator(cx, input_names, metadata)
     return ImportedGraph(
         module=make_module([func]),
-        input_names=[f"arg{i}" for i in range(len(tensors))],
+        input_names=input_names,
         output_names=[f"out{i}" for i in range(len(outputs))],
-        metadata={"framework": "torch", "torch_version": torch.__version__, "capture": "dynamo"},
+        metadata=metadata,
     )

@@ -18,12 +18,14 @@ import numpy as np
 import torch
 
 from ..ir.attributes import DenseAttr
-from ..ir.core import Value
+from ..ir.core import Operation, Value
 from ..ir.dialects import graph
+from ..ir.dialects.builtin import func_body, func_type
 from ..ir.types import (
     DYN,
     Dim,
     FloatType,
+    FunctionType,
     ScalarType,
     Sym,
     TensorType,
@@ -57,6 +59,8 @@ IGNORED = frozenset(
 """Ops with no effect on values (runtime assertions); they convert to nothing."""
 
 INT64_MAX = 2**63 - 1
+GENERATOR_KEY = "rng_key"
+"""The name of @main's generator key argument in a model with random ops (see :meth:`Context.generator_key`)."""
 
 _TORCH_TO_IR: dict[torch.dtype, ScalarType] = {
     torch.float32: f32,
@@ -145,18 +149,39 @@ class Context:
     ``sym_names`` maps torch's shape symbols (``s0``) to the names the user gave them.
     """
 
-    def __init__(self, sym_names: dict[str, str] | None = None):
+    def __init__(self, sym_names: dict[str, str] | None = None, main: Operation | None = None):
         self.sym_names = dict(sym_names or {})
         self.node: torch.fx.Node | None = None
         self.random_ops = 0
+        self.main = main
+        """The @main being built (random ops add the generator key argument to it)."""
+        self.generator: Value | None = None
+        """@main's generator key argument, once a random op asked for it."""
+        self.dim_sources: dict[str, tuple[Value, int]] = {}
+        """Named symbolic dim -> a (value, axis) that has it (the graph's inputs), for broadcasts to it."""
 
     def next_seed(self) -> int:
         """The seed of the next ``graph.random`` op: 0, 1, 2, ... in graph order, so each random op of a
         model draws its own numbers and a model imported again draws the same ones."""
         self.random_ops += 1
         return self.random_ops - 1
-        self.dim_sources: dict[str, tuple[Value, int]] = {}
-        """Named symbolic dim -> a (value, axis) that has it (the graph's inputs), for broadcasts to it."""
+
+    def generator_key(self) -> Value:
+        """The run-time key of every ``graph.random`` op (tensor<2xi64>: a seed and a call counter): the
+        last argument of @main, :data:`GENERATOR_KEY`, added on first use. The importer lists it as a bound
+        parameter the runtime advances after each call (:func:`bind_generator`), so calls draw fresh numbers."""
+        if self.generator is None:
+            if self.main is None:
+                raise ConversionError("random ops need the @main being built (Context(main=...))")
+            block = func_body(self.main)
+            taken = {a.name_hint for a in block.args}
+            name = GENERATOR_KEY
+            while name in taken:
+                name = f"_{name}"
+            self.generator = block.add_arg(TensorType((2,), i64), name)
+            ftype = func_type(self.main)
+            self.main.attributes["function_type"] = FunctionType((*ftype.inputs, self.generator.type), ftype.results)
+        return self.generator
 
     # metadata ----------------------------------------------------------------------------------
     def meta(self, index: int | None = None) -> Any:
@@ -1179,3 +1204,17 @@ def _upsample_nearest(cx: Context, x: Value, *args: Any) -> Value:
 def _upsample_bilinear(cx: Context, x: Value, output_size: Any, align_corners: bool, *args: Any) -> Value:
     mode = "align_corners" if align_corners else "half_pixel"
     return graph.resize(x, size=_spatial_size(cx), mode="bilinear", coordinate_mode=mode)
+
+
+def bind_generator(cx: Context, input_names: list[str], metadata: dict[str, Any]) -> None:
+    """After an import whose random ops made the generator key (:meth:`Context.generator_key`): its name
+    goes last in ``input_names``, its value (0, 0) into ``metadata["params"]`` (so it becomes a bound
+    parameter) and ``metadata["generator"]`` names it for the runtime, which advances the counter after
+    every call (:meth:`tensorium.runtime.artifact.Artifact.manual_seed` restarts it)."""
+    if cx.generator is None:
+        return
+    name = cx.generator.name_hint
+    assert name is not None
+    input_names.append(name)
+    metadata["params"] = {**(metadata.get("params") or {}), name: np.zeros(2, np.int64)}
+    metadata["generator"] = name

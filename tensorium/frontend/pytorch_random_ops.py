@@ -1,11 +1,12 @@
 """ATen random ops on Tensorium's own generator (``graph.random``, tensorium/ir/dialects/graph/rng.py).
 
-Every random op gets its own seed (the import's count of random ops so far), so a compiled model draws
-the same numbers on every call, and they differ from torch's (which uses its global generator):
-results match torch in shape, dtype and distribution, not in value. Distributions are transforms of
-uniform (0, 1) or standard normal draws: ``bernoulli`` compares with p, ``exponential`` takes
--log(u) / lambda, ``cauchy`` tan(pi (u - 1/2)), ``geometric`` ceil(log(u) / log(1 - p)), ``randint``
-floor(low + u (high - low)). Registered into the converter table of :mod:`.pytorch_ops`.
+Every random op gets its own seed (the import's count of random ops so far) and reads @main's generator
+key (a seed and a call counter, a bound parameter the runtime advances after every call), so successive
+calls draw fresh numbers and ``manual_seed`` on the compiled model replays them. They differ from torch's
+(which uses its global generator): results match torch in shape, dtype and distribution, not in value.
+Distributions are transforms of uniform (0, 1) or standard normal draws: ``bernoulli`` compares with p,
+``exponential`` takes -log(u) / lambda, ``cauchy`` tan(pi (u - 1/2)), ``geometric`` ceil(log(u) / log(1 - p)),
+``randint`` floor(low + u (high - low)). Registered into the converter table of :mod:`.pytorch_ops`.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def _draw(cx: Context, distribution: str, element: ScalarType | None = None) -> 
         raise ConversionError("random numbers of a symbolic shape are not supported")
     target = element or cx.out_element(0 if isinstance(cx.meta(), tuple) else None)
     dtype = target if isinstance(target, FloatType) and target in (f32, f64) else f64
-    return graph.random(shape=shape, dtype=dtype, distribution=distribution, seed=cx.next_seed())
+    return graph.random(cx.generator_key(), shape=shape, dtype=dtype, distribution=distribution, seed=cx.next_seed())
 
 
 def _like(cx: Context, draws: Value) -> Value:
@@ -155,13 +156,15 @@ def _multinomial(
     weights = graph.reshape(cast(probs, f64), shape=[rows, k])
     if replacement:
         cdf = graph.div(graph.cumsum(weights, axis=1), graph.reduce_sum(weights, axes=[1], keepdims=True))
-        u = graph.random(shape=[rows, num_samples, 1], dtype=f64, distribution="uniform", seed=cx.next_seed())
+        u = graph.random(
+            cx.generator_key(), shape=[rows, num_samples, 1], dtype=f64, distribution="uniform", seed=cx.next_seed()
+        )
         below = graph.lt(graph.unsqueeze(cdf, axes=[1]), u)  # [rows, samples, k]
         picked = graph.min(graph.reduce_sum(cast(below, i64), axes=[2]), cx.const(k - 1, i64))
     else:
         if num_samples > k:
             raise ConversionError(f"cannot draw {num_samples} distinct categories out of {k}")
-        u = graph.random(shape=[rows, k], dtype=f64, distribution="uniform", seed=cx.next_seed())
+        u = graph.random(cx.generator_key(), shape=[rows, k], dtype=f64, distribution="uniform", seed=cx.next_seed())
         gumbel = graph.neg(graph.log(graph.neg(graph.log(u))))
         _, order = sorted_along(cx, graph.add(graph.log(weights), gumbel), 1, descending=True)
         picked = graph.slice(order, starts=[0], ends=[num_samples], axes=[1])

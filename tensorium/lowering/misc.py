@@ -243,10 +243,15 @@ def lower_einsum(op: Operation, k: Kernel) -> None:
 @lowering("graph.random")
 def lower_random(op: Operation, k: Kernel) -> None:
     """The counter-based generator of tensorium/ir/dialects/graph/rng.py, element by element in i64 (every
-    intermediate stays below 2**47), then Box-Muller in f64 for normal draws."""
+    intermediate stays below 2**48), then Box-Muller in f64 for normal draws. With a ``key`` operand the
+    seed is mixed with its two words once, before the loops."""
     out = k.outputs[0]
     attrs = op.opdef.attr_kwargs(op)
-    seed, normal = attrs["seed"], attrs["distribution"] == "normal"
+    normal = attrs["distribution"] == "normal"
+    seed: Value = k.const(attrs["seed"], i64)
+    if k.inputs:
+        for word in range(2):
+            seed = _mix(k, seed, loop.load(k.inputs[0], [k.index(word)]))
     rank = len(shape_of(out))
     with k.loops(k.sizes(out), _names(rank)) as ivs:
         flat = convert(linearize(ivs, k.sizes(out), k.index(0)), i64) if rank else k.const(0, i64)
@@ -258,11 +263,21 @@ def lower_random(op: Operation, k: Kernel) -> None:
         loop.store(convert(first, element_of(out)), out, ivs)
 
 
-def _uniform(k: Kernel, seed: int, stream: int, index: Value) -> Value:
-    """(hash(seed, stream, index) + 0.5) / (2**31 - 1) in f64."""
+def _mix(k: Kernel, seed: Value, word: Value) -> Value:
+    """rng.mix: the word added to the seed (both reduced mod 2**31 - 1), a Lehmer step, the xor shift."""
     modulus = k.const(rng.MODULUS, i64)
-    offset = k.const(rng.start_offset(seed, stream), i64)
-    x = loop.rem(loop.add(loop.mul(index, k.const(rng.INDEX_SCALE, i64)), offset), modulus)
+    scaled = loop.mul(loop.rem(convert(word, i64), modulus), k.const(rng.KEY_SCALE, i64))
+    x = loop.rem(loop.add(loop.add(loop.rem(seed, modulus), scaled), k.const(1, i64)), modulus)
+    x = loop.rem(loop.mul(x, k.const(rng.MULTIPLIER, i64)), modulus)
+    return loop.xor(x, loop.div(x, k.const(rng.SHIFT, i64)))
+
+
+def _uniform(k: Kernel, seed: Value, stream: int, index: Value) -> Value:
+    """(hash(seed, stream, index) + 0.5) / (2**31 - 1) in f64 (``seed`` an i64 value)."""
+    modulus = k.const(rng.MODULUS, i64)
+    offset = rng.start_offset(0, stream)
+    start = loop.add(loop.mul(loop.rem(seed, modulus), k.const(rng.SEED_SCALE, i64)), k.const(offset, i64))
+    x = loop.rem(loop.add(loop.mul(index, k.const(rng.INDEX_SCALE, i64)), start), modulus)
     for _ in range(rng.ROUNDS):
         x = loop.rem(loop.mul(x, k.const(rng.MULTIPLIER, i64)), modulus)
         x = loop.xor(x, loop.div(x, k.const(rng.SHIFT, i64)))

@@ -17,6 +17,7 @@ Nothing is pickled. Reading checks every piece and raises :class:`ArtifactError`
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -167,14 +168,50 @@ class Artifact:
     """Search-space points of kernels by kernel key (``tensorium.compile(schedules=...)``)."""
 
     def run(self, arrays: Sequence[np.ndarray], params: Sequence[np.ndarray] = ()) -> list[np.ndarray]:
-        """Execute on numpy arrays given in input order; ``params`` replace the first bound parameters."""
+        """Execute on numpy arrays given in input order; ``params`` replace the first bound parameters.
+
+        A model with random ops has a generator key among its bound parameters (``source["generator"]``
+        names it: a seed and a call counter); the counter advances after every run, so each call draws
+        fresh numbers."""
         bound = [a for _, a in self.params]
         bound[: len(params)] = params
         if self.executable is None:
             build_executable(self)
         if self.executable is not None:
-            return self.executable.run([*arrays, *bound])
-        return run(self.module, [*arrays, *bound])
+            outs = self.executable.run([*arrays, *bound])
+        else:
+            outs = run(self.module, [*arrays, *bound])
+        key = self._generator_key()
+        if key is not None:
+            key[1] += 1
+        return outs
+
+    def manual_seed(self, seed: int) -> None:
+        """Restart the random ops' draws: the next call draws what the first call after ``manual_seed(seed)``
+        always draws (a model without random ops has nothing to restart)."""
+        if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**63:
+            raise TensoriumError(f"manual_seed takes an int in [0, 2**63), got {seed!r}")
+        key = self._generator_key()
+        if key is not None:
+            key[:] = (seed, 0)
+
+    def with_own_generator(self) -> Artifact:
+        """This artifact with its own generator key at (0, 0), sharing the module and executable: what the
+        compile cache hands each compiled model, so models compiled alike draw alike and never advance each
+        other's counter (the artifact itself when it draws no random numbers)."""
+        if self._generator_key() is None:
+            return self
+        name = self.source["generator"]
+        params = [(n, np.zeros(2, np.int64) if n == name else a) for n, a in self.params]
+        return dataclasses.replace(self, params=params)
+
+    def _generator_key(self) -> np.ndarray | None:
+        """The bound generator key (int64 [seed, counter]), or None when the model draws no random numbers."""
+        name = self.source.get("generator")
+        for param, value in self.params:
+            if param == name:
+                return value
+        return None
 
     @property
     def input_names(self) -> list[str]:

@@ -7,7 +7,7 @@ import pytest
 
 from tensorium.backends import interp
 from tensorium.ir.dialects import graph
-from tensorium.ir.types import f32, f64, i32
+from tensorium.ir.types import TensorType, f32, f64, i32, i64
 from tensorium.testing import build_module, op_error
 
 
@@ -50,3 +50,24 @@ def test_the_seed_decides_the_numbers() -> None:
 )
 def test_bad_attributes_are_named(attrs: dict[str, object], message: str) -> None:
     assert message in op_error(graph.random, **attrs)
+
+
+def keyed(key: list[int], seed: int = 0) -> np.ndarray:
+    module = build_module(
+        [TensorType((2,), i64)], lambda k: graph.random(k, shape=[64], dtype=f32, distribution="uniform", seed=seed)
+    )
+    (out,) = interp.run(module, [np.array(key, np.int64)])
+    return out
+
+
+def test_the_key_gives_each_seed_and_call_its_own_numbers() -> None:
+    draws = [keyed([s, c], seed) for s in range(3) for c in range(3) for seed in range(2)]
+    np.testing.assert_array_equal(keyed([1, 2], 1), keyed([1, 2], 1))  # the same key draws the same numbers
+    assert len({d.tobytes() for d in draws}) == len(draws)
+    assert not np.array_equal(keyed([0, 0]), draw([64]))  # a key is not the keyless stream
+    u = np.concatenate([keyed([7, c]) for c in range(200)])
+    assert abs(u.mean() - 0.5) < 0.02 and abs(np.corrcoef(u[:-64], u[64:])[0, 1]) < 0.05  # calls uncorrelated
+
+
+def test_a_key_must_be_two_int64_words() -> None:
+    assert "random key must be tensor<2xi64>" in op_error(graph.random, TensorType((3,), i64), shape=[2], dtype=f32)
