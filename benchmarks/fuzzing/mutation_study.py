@@ -13,12 +13,13 @@ canonicalization patterns (``cosmic-ray init``), and draws ``--sample`` of them 
 discarded and counted. ``run`` applies each mutant in a copy of its own (one per job) and runs, with the
 copy first on ``PYTHONPATH``, (a) the unit tests of the mutated file (:data:`TEST_MAP`, never tests/fuzz)
 with ``-x`` and a time limit (a hang counts as killed), and (b) ``python -m tensorium fuzz`` with a fixed
-seed and a budget in executions; the fuzzer kills a mutant only with a failing case that passes once the
-mutant is removed, so a real bug found meanwhile is not credited. A mutant that does not import is
-discarded. Results are appended per mutant to JSON-lines files in ``--results`` (an interrupted run
-resumes), the suite's verdicts once (``--fuzz-only`` reuses them), the fuzzer's per ``--label``: rerun the
-fuzzer part whenever the fuzzer changes. ``regressions`` turns the reduced cases of the mutants only the
-fuzzer kills into regression cases (``tests/fuzz/mutation_kills/``), ``table`` prints the markdown report.
+seed and a budget in executions; the fuzzer kills a mutant only with a failing case (or the case it hung or
+died on) that passes once the mutant is removed, so a real bug found meanwhile is not credited. A mutant
+that does not import is discarded. Results are appended per mutant to JSON-lines files in ``--results``
+(an interrupted run resumes), the suite's verdicts once (``--fuzz-only`` reuses them), the fuzzer's per
+``--label``: rerun the fuzzer part whenever the fuzzer changes. ``regressions`` turns the reduced cases of
+the mutants only the fuzzer kills into regression cases (``tests/fuzz/mutation_kills/``), ``table`` prints
+the markdown report.
 """
 
 from __future__ import annotations
@@ -629,9 +630,7 @@ def fuzz_verdict(
             if not imports(mutant, root):
                 return {"id": mutant.id, "verdict": "not-importable"}
             code, tail, seconds = _run(cmd, root, budget.fuzz_seconds + 120)
-        found = sorted((out / "failures").glob("*.mlir")) if (out / "failures").is_dir() else []
-        if code is None and (out / "current.mlir").is_file():
-            found.append(out / "current.mlir")  # the case it hung on
+        found = failing_cases(out, code)
         execs = _execs(out)
         row: dict[str, Any] = {"id": mutant.id, "verdict": "survived", "seconds": round(seconds, 1), "execs": execs}
         row["failures"] = [p.stem for p in found]
@@ -650,6 +649,16 @@ def fuzz_verdict(
             for n, case in enumerate(found, 1):
                 shutil.copy(case, cases / f"{mutant.id}-also-real-{n}.mlir")
     return row
+
+
+def failing_cases(out: Path, code: int | None) -> list[Path]:
+    """The case files a fuzzer run that wrote to ``out`` and ended with ``code`` (None: killed at its time
+    limit) failed on: its reduced failures, and the case it was running when it hung or died of a signal
+    (SIGFPE from a division the mutant left unguarded, SIGSEGV), which no failure file records."""
+    found = sorted((out / "failures").glob("*.mlir")) if (out / "failures").is_dir() else []
+    if (code is None or code < 0) and (out / "current.mlir").is_file():
+        found.append(out / "current.mlir")
+    return found
 
 
 def _execs(out: Path) -> int | None:

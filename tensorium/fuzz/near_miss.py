@@ -5,8 +5,9 @@ Each :class:`NearMissPattern` names its pass, the values it grows from, the exac
 small builders that write the pattern out around a value ``x`` at the current insertion point with one
 thing wrong (a softmax over the queries, a mask on the other side of the ``where``, siblings that read
 different inputs, a batch norm along another axis, transposes whose permutations do not cancel, ``x * 0``
-of floats, ...). A builder returns the value that may stand in for ``x`` (same type) or None, and the
-values to return as extra outputs (what keeps an intermediate alive, or a result of another type).
+of floats, ``1 + x`` or ``x * -1`` of integers and floats, ...). A builder returns the value that may stand
+in for ``x`` (same type) or None, and the values to return as extra outputs (what keeps an intermediate
+alive, or a result of another type).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 from ..ir.attributes import DenseAttr
 from ..ir.core import Value
 from ..ir.dialects.graph.shape import INT64_MAX
-from ..ir.types import FloatType, TensorType, i1, storage_dtype
+from ..ir.types import FloatType, IntegerType, TensorType, i1, storage_dtype
 from .builder import build_op as op
 
 Built = tuple[Value | None, list[Value]]
@@ -295,6 +296,38 @@ def _equal_to_itself(m: Materials, x: Value) -> Built:
     return None, [op("graph.eq", x, x)]
 
 
+# --- canonicalize: the identities x + 0, x - 0, x * 1, x / 1 with another splat, or on the other side --------------
+def _arithmetic(t: TensorType) -> bool:
+    """Static, non-empty tensors of floats or of integers that are not bool (the identities' operands)."""
+    element = t.element
+    number = isinstance(element, FloatType) or (isinstance(element, IntegerType) and not element.is_bool)
+    return t.is_static and number and 0 not in t.static_shape
+
+
+def _splat(m: Materials, value: int, x: Value) -> Value:
+    """A splat of ``value`` of x's element type, rank 0 or x's shape: integers wrap to their width, so -1 of an
+    unsigned type is its maximum and 2 of ``i2`` is -2."""
+    t = _type(x)
+    element = t.element
+    if isinstance(element, IntegerType):
+        value %= 1 << element.width
+        if element.signed and value > element.max_value:
+            value -= 1 << element.width
+    shape = TensorType((), element) if m.rng.random() < 0.5 else t
+    return m.constant(shape, value)
+
+
+def _binary(name: str, lhs: int | None, rhs: int | None) -> Miss:
+    """``x op c`` (``rhs``) or ``c op x`` (``lhs``) with a splat c."""
+
+    def build(m: Materials, x: Value) -> Built:
+        a = x if lhs is None else _splat(m, lhs, x)
+        b = x if rhs is None else _splat(m, rhs, x)
+        return op(f"graph.{name}", a, b), []
+
+    return build
+
+
 NEAR_MISSES: MappingProxyType[str, NearMissPattern] = MappingProxyType(
     {
         "attention": NearMissPattern(
@@ -367,6 +400,24 @@ NEAR_MISSES: MappingProxyType[str, NearMissPattern] = MappingProxyType(
                     "minus-itself": _minus_itself,
                     "divided-by-itself": _divided_by_itself,
                     "equal-to-itself": _equal_to_itself,
+                }
+            ),
+        ),
+        "splat-identity": NearMissPattern(
+            "canonicalize",
+            _arithmetic,
+            _binary("add", None, 0),
+            MappingProxyType(
+                {
+                    "one-plus-x": _binary("add", 1, None),
+                    "x-plus-one": _binary("add", None, 1),
+                    "x-minus-one": _binary("sub", None, 1),
+                    "zero-minus-x": _binary("sub", 0, None),
+                    "x-times-minus-one": _binary("mul", None, -1),
+                    "minus-one-times-x": _binary("mul", -1, None),
+                    "x-times-two": _binary("mul", None, 2),
+                    "x-divided-by-minus-one": _binary("div", None, -1),
+                    "one-divided-by-x": _binary("div", 1, None),
                 }
             ),
         ),

@@ -13,7 +13,7 @@ from tensorium.fuzz.oracle import FuzzCase, check
 from tensorium.ir import InsertionPoint, func_body, make_func, make_module
 from tensorium.ir.core import Operation
 from tensorium.ir.dialects.builtin import set_results
-from tensorium.ir.types import TensorType, f32
+from tensorium.ir.types import IntegerType, ScalarType, TensorType, f32
 from tensorium.passes import PassManager
 
 SHAPES = {
@@ -22,13 +22,14 @@ SHAPES = {
     "batch-norm": (1, 3, 5, 4),
     "transpose": (2, 3, 4),
     "float-identity": (2, 3, 4),
+    "splat-identity": (2, 3, 4),
 }
 MISSES = [(pattern, miss) for pattern, p in NEAR_MISSES.items() for miss in p.misses]
 
 
-def _near_miss_module(pattern: str, miss: str, shape: tuple[int, ...]) -> Operation:
+def _near_miss_module(pattern: str, miss: str, shape: tuple[int, ...], element: ScalarType = f32) -> Operation:
     """@main(x) returning what ``miss`` (or the exact pattern, for ``miss == "exact"``) builds around x."""
-    func = make_func("main", [TensorType(shape, f32)], arg_names=["x"])
+    func = make_func("main", [TensorType(shape, element)], arg_names=["x"])
     (x,) = func_body(func).args
     chosen = NEAR_MISSES[pattern]
     build = chosen.exact if miss == "exact" else chosen.misses[miss]
@@ -108,3 +109,20 @@ def test_the_near_miss_mutators_write_their_misses_into_programs(pattern: str) -
         made += 1
         assert len(list(mutant[0].walk())) > len(list(module.walk()))
     assert made >= 4, f"{name} mutated only {made} of 12 programs"
+
+
+INTEGERS = [IntegerType(8), IntegerType(5, False), IntegerType(2), IntegerType(64)]
+
+
+@pytest.mark.parametrize("element", INTEGERS, ids=str)
+@pytest.mark.parametrize("miss", ["exact", *sorted(NEAR_MISSES["splat-identity"].misses)])
+def test_the_splat_identities_of_integers_fold_only_when_exact(miss: str, element: IntegerType) -> None:
+    """x + 0 of any integer width folds to x; 1 + x, x * -1 (the maximum of an unsigned type), x * 2 (-2 of
+    i2), x / -1 (INT_MIN / -1 among the special inputs), ... keep an op, and compute what they did."""
+    module = _near_miss_module("splat-identity", miss, (3, 5), element)
+    before = tm.print_module(module)
+    returned = next(op for op in _optimized(module, "canonicalize") if op.name == "func.return")
+    assert (returned.operands[0].defining_op() is None) == (miss == "exact"), miss
+    for specials in (False, True):
+        verdict = check(FuzzCase(before, "canonicalize", seed=2, backends=("interp", "cpu"), specials=specials))
+        assert verdict.status == "ok", (miss, specials, verdict)

@@ -238,3 +238,17 @@ def test_cosmic_ray_s_work_item_becomes_a_mutant(tmp_path: Path) -> None:
     unchanged, why = build_mutant(tmp_path, 4, item("core/ReplaceComparisonOperator_Lt_Gt"))  # no comparison
     assert unchanged is None and why == "no change"
     assert json.loads(json.dumps(mutant.__dict__)) == mutant.__dict__
+
+
+def test_the_fuzzer_is_credited_with_the_case_it_hung_or_died_on(tmp_path: Path) -> None:
+    from benchmarks.fuzzing.mutation_study import failing_cases
+
+    (tmp_path / "failures").mkdir()
+    (tmp_path / "failures" / "001-mismatch-cpu.mlir").write_text("module {}\n")
+    (tmp_path / "current.mlir").write_text("module {}\n")
+    reduced = [tmp_path / "failures" / "001-mismatch-cpu.mlir"]
+    assert failing_cases(tmp_path, 3) == reduced  # a run that ended normally: its failures
+    assert failing_cases(tmp_path, 0) == reduced
+    assert failing_cases(tmp_path, None) == [*reduced, tmp_path / "current.mlir"]  # hung: killed at its limit
+    assert failing_cases(tmp_path, -8) == [*reduced, tmp_path / "current.mlir"]  # died of SIGFPE
+    assert failing_cases(tmp_path / "nothing", -11) == []
