@@ -327,11 +327,23 @@ def _openmp_parallel_for() -> Any:
     return PARALLEL_FOR_TYPE(address)
 
 
-@pytest.mark.parametrize("implementation", ["python", "openmp"])
+def _pool_parallel_for() -> Any:
+    address = runtime._pool_address()
+    if address is None:
+        pytest.skip("Tensorium's pool runs on x86-64 Linux only")
+    return PARALLEL_FOR_TYPE(address)
+
+
+@pytest.mark.parametrize("implementation", ["python", "openmp", "pool"])
 def test_parallel_for_covers_the_iterations_once_and_reports_a_failed_chunk(implementation: str) -> None:
     """The Python pool splits into one chunk per thread; the OpenMP one into CHUNKS_PER_THREAD per thread,
-    claimed as threads get free. Either way the chunks tile [0, trips) and a nonzero status comes back."""
-    parallel_for = POOL.parallel_for if implementation == "python" else _openmp_parallel_for()
+    claimed as threads get free; Tensorium's pool into guided claims (half of what is left per thread, at
+    least one iteration). Either way the chunks tile [0, trips) and a nonzero status comes back."""
+    parallel_for = {
+        "python": lambda: POOL.parallel_for,
+        "openmp": _openmp_parallel_for,
+        "pool": _pool_parallel_for,
+    }[implementation]()
     calls: list[tuple[int, int, int]] = []
     lock = threading.Lock()
 
@@ -343,39 +355,82 @@ def test_parallel_for_covers_the_iterations_once_and_reports_a_failed_chunk(impl
     callback = BODY(body)
     address = ctypes.cast(callback, ctypes.c_void_p).value
     assert address is not None
-    for threads, trips in [(2, 10), (4, 3), (3, 0), (2, 1000)]:
+    for threads, trips in [(2, 10), (4, 3), (3, 0), (2, 1000), (1, 7)]:
         calls.clear()
         status = parallel_for(threads, address, 0, trips)
         assert status == (7 if trips > 5 else 0)
         chunks = sorted(c[:2] for c in calls)
         covered = [i for start, end in chunks for i in range(start, end)]
         if trips:
-            assert covered == list(range(trips)) or status == 7  # a failed chunk may stop the others early
+            assert covered == list(range(trips)) or (implementation == "openmp" and status == 7)
         if implementation == "python" and trips:
             assert len(chunks) == min(threads, trips)
         if implementation == "python" and threads == 2:
             assert len({c[2] for c in calls}) == 2  # the caller runs one chunk, a pool thread the other
+        if implementation == "pool" and threads == 1:
+            assert chunks == [(0, trips)]  # one thread asked for: the caller runs the loop in one call
+        if implementation == "pool" and trips == 1000:
+            assert max(end - start for start, end in chunks) <= 250  # the first claim: 1000 / (2 x 2)
+            assert min(end - start for start, end in chunks) == 1  # the last claims are single iterations
     if implementation == "openmp":
         calls.clear()
         assert parallel_for(2, address, 0, 16) == 7
         assert {end - start for start, end, _ in calls} <= {2}  # 16 trips / (2 threads x 4 chunks)
 
 
-def test_kernels_give_the_same_results_on_either_parallel_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_pool_finishes_without_a_worker_and_honours_the_thread_count() -> None:
+    """The caller claims iterations too, so a loop ends even when no worker gets to run (here every worker
+    is held inside an earlier chunk); a loop asking for 2 threads takes at most one worker; a second
+    caller finding the pool busy runs its loop alone."""
+    parallel_for = _pool_parallel_for()
+    release = threading.Event()
+    threads_seen: dict[str, set[int]] = {"outer": set(), "inner": set()}
+    lock = threading.Lock()
+
+    def inner(ctx: int, start: int, end: int) -> int:
+        with lock:
+            threads_seen["inner"].add(threading.get_ident())
+        return 0
+
+    inner_callback = BODY(inner)
+    inner_address = ctypes.cast(inner_callback, ctypes.c_void_p).value
+
+    def outer(ctx: int, start: int, end: int) -> int:
+        with lock:
+            threads_seen["outer"].add(threading.get_ident())
+        if start == 0:  # the first chunk starts a nested loop (the pool is busy: it runs serially) ...
+            assert parallel_for(4, inner_address, 0, 50) == 0
+        else:  # ... the others wait until it has finished
+            release.wait(5)
+        if start == 0:
+            release.set()
+        return 0
+
+    outer_callback = BODY(outer)
+    address = ctypes.cast(outer_callback, ctypes.c_void_p).value
+    assert parallel_for(2, address, 0, 40) == 0
+    assert len(threads_seen["outer"]) <= 2
+    assert len(threads_seen["inner"]) == 1
+    assert runtime.pool_workers() >= 1
+
+
+def test_kernels_give_the_same_results_on_every_parallel_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
     _openmp_parallel_for()
+    _pool_parallel_for()
     x = np.random.default_rng(3).standard_normal((37, 300)).astype(np.float32)
     module = tm.trace(lambda v: nn.softmax(v * 2.0, axis=-1), x).module
     results = {}
-    for implementation in ("python", "openmp"):
+    for implementation in runtime.RUNTIMES:
         monkeypatch.setenv(runtime.RUNTIME_ENV, implementation)
         assert runtime.parallel_runtime() == implementation
         results[implementation] = CpuExecutable.build(module).run([x], num_threads=2)[0]
     np.testing.assert_array_equal(results["python"], results["openmp"])
+    np.testing.assert_array_equal(results["python"], results["pool"])
     monkeypatch.setenv(runtime.RUNTIME_ENV, "fibers")
-    with pytest.raises(InterpreterError, match="TENSORIUM_PARALLEL_RUNTIME must be 'openmp' or 'python', got 'fibers'"):
+    with pytest.raises(InterpreterError, match="must be one of 'pool', 'openmp', 'python', got 'fibers'"):
         runtime.register_runtime()
     monkeypatch.delenv(runtime.RUNTIME_ENV)
-    assert runtime.parallel_runtime() == "openmp"
+    assert runtime.parallel_runtime() == "pool"
 
 
 def test_thread_count_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

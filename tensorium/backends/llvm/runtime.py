@@ -1,19 +1,24 @@
 """The run-time support of compiled kernels: the thread pool behind parallel loops and its size.
 
 A kernel calls ``tensorium_parallel_for(threads, body, ctx, trips)`` for each outermost parallel
-loop, which splits the iterations ``[0, trips)`` into one contiguous chunk per thread and runs the
-outlined ``body(ctx, start, end)`` on each. The symbol is bound when kernels are loaded, so object code
-does not depend on which implementation runs it:
+loop, which runs the outlined ``body(ctx, start, end)`` over chunks of the iterations ``[0, trips)`` on
+up to ``threads`` threads. The symbol is bound when kernels are loaded, so object code does not depend
+on which implementation runs it (``TENSORIUM_PARALLEL_RUNTIME`` picks one):
 
-- ``openmp`` (the default where the GNU OpenMP runtime, libgomp, loads): a few lines of LLVM IR built
-  here that run a worker on each thread of a ``GOMP_parallel`` team; the workers claim chunks of
-  iterations from an atomic counter (:data:`CHUNKS_PER_THREAD` per thread), and idle team threads spin
-  briefly before they sleep (:data:`SPIN_COUNT`), so a parallel loop costs microseconds;
+- ``pool`` (the default on x86-64 Linux): Tensorium's own pool, a few hundred lines of LLVM IR
+  (:mod:`tensorium.backends.llvm.pool`): threads claim guided chunks by compare-and-swap, the caller
+  claims too and waits only for iterations some thread has claimed, never for a thread that is not
+  running, so a worker the OS deschedules (another process on the core) does not stall the loop; idle
+  workers spin briefly, then sleep on a futex;
+- ``openmp`` (where the GNU OpenMP runtime, libgomp, loads): a worker on each thread of a
+  ``GOMP_parallel`` team claims chunks of iterations from an atomic counter (:data:`CHUNKS_PER_THREAD`
+  per thread); idle team threads spin briefly before they sleep (:data:`SPIN_COUNT`). The team's
+  closing barrier waits for every thread, running or not;
 - ``python`` (the fallback): a ctypes callback into a Python thread pool; ctypes releases the GIL around
   each chunk, so the chunks run at once, but each parallel loop costs tens of microseconds of GIL
   hand-offs.
 
-``TENSORIUM_PARALLEL_RUNTIME=python`` picks the fallback.
+A runtime that cannot load here falls back to the next one in that order.
 """
 
 from __future__ import annotations
@@ -32,8 +37,14 @@ from ...targets import TargetError, default_threads
 from .common import I32, I64, PTR
 from .emitter import PARALLEL_FOR
 from .machine import host_target_machine
+from .pool import ENTRY as POOL_ENTRY
+from .pool import FIELDS as POOL_FIELDS
+from .pool import STATE as POOL_STATE
+from .pool import pool_runtime_ir
 
 RUNTIME_ENV = "TENSORIUM_PARALLEL_RUNTIME"
+RUNTIMES = ("pool", "openmp", "python")
+"""The implementations of ``tensorium_parallel_for``, in the order of preference."""
 
 RUNTIME_FAILED = -1
 """The status a kernel returns when the runtime itself failed (see ``failures``)."""
@@ -159,6 +170,7 @@ def openmp_runtime_ir(triple: str) -> str:
 
 _OPENMP_ENGINE: llvm.ExecutionEngine | None = None
 _BOUND: str | None = None
+_WANTED: str | None = None
 
 
 def _openmp_address() -> int | None:
@@ -183,8 +195,47 @@ def _openmp_address() -> int | None:
     return int(_OPENMP_ENGINE.get_function_address(PARALLEL_FOR + "_openmp"))
 
 
+_POOL_ENGINE: llvm.ExecutionEngine | None = None
+
+
+def _pool_address() -> int | None:
+    """The address of the pool's ``tensorium_parallel_for``, compiled once; None off x86-64 Linux."""
+    global _POOL_ENGINE
+    if _POOL_ENGINE is None:
+        machine = host_target_machine()
+        if not machine.triple.startswith("x86_64") or "linux" not in machine.triple:
+            return None
+        module = llvm.parse_assembly(pool_runtime_ir(machine.triple))
+        module.verify()
+        engine = llvm.create_mcjit_compiler(module, machine)
+        engine.finalize_object()
+        _POOL_ENGINE = engine
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=_forget_pool_threads)
+    return int(_POOL_ENGINE.get_function_address(POOL_ENTRY))
+
+
+def _pool_words() -> ctypes.Array[ctypes.c_int64]:
+    """The pool's state as a ctypes array (see :data:`tensorium.backends.llvm.pool.FIELDS`)."""
+    assert _POOL_ENGINE is not None
+    address = _POOL_ENGINE.get_global_value_address(POOL_STATE)
+    return (ctypes.c_int64 * (POOL_FIELDS["thread_ids"] + 1)).from_address(address)
+
+
+def pool_workers() -> int:
+    """How many worker threads the pool has started in this process (0 before its first parallel loop)."""
+    return int(_pool_words()[POOL_FIELDS["workers"]]) if _POOL_ENGINE is not None else 0
+
+
+def _forget_pool_threads() -> None:
+    """In a forked child: the parent's workers do not exist here, so the pool starts its own when needed."""
+    words = _pool_words()
+    for name in ("workers", "busy", "sleepers"):
+        words[POOL_FIELDS[name]] = 0
+
+
 def parallel_runtime() -> str:
-    """Which implementation kernels compiled or loaded now call: ``openmp`` or ``python``."""
+    """Which implementation kernels compiled or loaded now call: ``pool``, ``openmp`` or ``python``."""
     register_runtime()
     assert _BOUND is not None
     return _BOUND
@@ -194,21 +245,25 @@ def register_runtime() -> None:
     """Make the runtime's symbols and the C library (malloc, and the libm calls LLVM emits) visible to JIT code.
 
     ``tensorium_parallel_for`` is bound to the implementation ``TENSORIUM_PARALLEL_RUNTIME`` asks for
-    (``openmp`` by default, ``python`` when libgomp is missing); engines finalized later use that one.
+    (``pool`` by default), or the next one of :data:`RUNTIMES` that loads here; engines finalized later use
+    that one.
     """
-    global _BOUND
-    wanted = os.environ.get(RUNTIME_ENV, "openmp").strip() or "openmp"
-    if wanted not in ("openmp", "python"):
-        raise InterpreterError(f"{RUNTIME_ENV} must be 'openmp' or 'python', got '{wanted}'")
-    if _BOUND is not None and wanted == _BOUND:
+    global _BOUND, _WANTED
+    wanted = os.environ.get(RUNTIME_ENV, RUNTIMES[0]).strip() or RUNTIMES[0]
+    if wanted not in RUNTIMES:
+        raise InterpreterError(f"{RUNTIME_ENV} must be one of {', '.join(map(repr, RUNTIMES))}, got '{wanted}'")
+    if _BOUND is not None and wanted == _WANTED:
         return
     for name in ("c", "m", "gcc_s"):  # gcc_s: f16 conversions (__truncsfhf2, ...) on CPUs without F16C
         path = ctypes.util.find_library(name)
         if path is not None:
             llvm.load_library_permanently(path)
-    address = _openmp_address() if wanted == "openmp" else None
-    _BOUND = "openmp" if address is not None else "python"
-    if address is None:
-        address = ctypes.cast(_CALLBACK, ctypes.c_void_p).value
+    loaders = {"pool": _pool_address, "openmp": _openmp_address}
+    address = None
+    for name in RUNTIMES[RUNTIMES.index(wanted) :]:
+        address = loaders[name]() if name in loaders else ctypes.cast(_CALLBACK, ctypes.c_void_p).value
+        if address is not None:
+            _BOUND, _WANTED = name, wanted
+            break
     assert address is not None
     llvm.add_symbol(PARALLEL_FOR, address)
