@@ -35,6 +35,7 @@ from . import pytorch_ops as ops
 from .export_advice import DataDependentExportError, TorchExportError
 from .fx_rewrites import unflatten_linear
 from .pytorch_export import decompose, export, widen_size_one
+from .pytorch_unsupported import missing_reason
 from .symbolic_dims import dim_sources
 
 __all__ = [
@@ -181,6 +182,7 @@ def _translate_exported(exported: Any, params: str, sym_names: dict[str, str]) -
     constants: dict[Any, np.ndarray] = {}
     fixed: dict[Any, Any] = {}
     positions: list[int] = []
+    tokens: dict[Any, Any] = {}
     for node, spec in zip(_placeholders(exported), exported.graph_signature.input_specs):
         if spec.kind == kinds.USER_INPUT:
             val = node.meta.get("val")
@@ -189,6 +191,9 @@ def _translate_exported(exported: Any, params: str, sym_names: dict[str, str]) -
                 user.append((node, _value_type(cx, val)))
             else:
                 fixed[node] = val
+            continue
+        if spec.kind == kinds.TOKEN:
+            tokens[node] = ops.EFFECT_TOKEN  # threaded through error checks (ops.with_effects)
             continue
         if spec.kind not in (kinds.PARAMETER, kinds.BUFFER, kinds.CONSTANT_TENSOR):
             raise TorchExportError(f"input '{node.name}' of kind {spec.kind.name} is not supported")
@@ -209,6 +214,7 @@ def _translate_exported(exported: Any, params: str, sym_names: dict[str, str]) -
     if sym_names or any(isinstance(d, Sym) for t in arg_types if isinstance(t, TensorType) for d in t.shape):
         unflatten_linear(exported.graph)
     env.update(fixed)
+    env.update(tokens)
     with InsertionPoint(func_body(func)):
         for node, array in constants.items():
             env[node] = cx.const(array, ops.ir_element(node.meta["val"].dtype))
@@ -279,7 +285,7 @@ def translate_graph(fx_graph: Any, env: dict[Any, Any], cx: ops.Context) -> list
     without a converter, or whose converter rejected its arguments, with its source line.
     """
     missing = [
-        _unsupported(node, "no converter")
+        _unsupported(node, missing_reason(ops.target_name(node.target)))
         for node in fx_graph.nodes
         if node.op == "call_function" and _needs_converter(node) and ops.lookup_converter(node.target) is None
     ]

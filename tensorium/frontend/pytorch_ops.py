@@ -58,6 +58,16 @@ IGNORED = frozenset(
 )
 """Ops with no effect on values (runtime assertions); they convert to nothing."""
 
+EFFECT_CHECKS = frozenset({"aten._linalg_check_errors.default"})
+"""Ops torch.export runs with effect tokens (``with_effects``) that only check for errors: dropped."""
+
+
+class _EffectToken:
+    """The value of torch.export's effect token (a TOKEN input, threaded through ``with_effects``)."""
+
+
+EFFECT_TOKEN = _EffectToken()
+
 INT64_MAX = 2**63 - 1
 GENERATOR_KEY = "rng_key"
 """The name of @main's generator key argument in a model with random ops (see :meth:`Context.generator_key`)."""
@@ -84,7 +94,8 @@ class ConversionError(Exception):
 def ir_element(dtype: torch.dtype) -> ScalarType:
     """The IR element type of a torch dtype; ConversionError for dtypes Tensorium lacks."""
     if dtype not in _TORCH_TO_IR:
-        raise ConversionError(f"dtype {dtype} has no Tensorium element type")
+        why = " (complex numbers are not supported)" if dtype.is_complex else ""
+        raise ConversionError(f"dtype {dtype} has no Tensorium element type{why}")
     return _TORCH_TO_IR[dtype]
 
 
@@ -1218,3 +1229,13 @@ def bind_generator(cx: Context, input_names: list[str], metadata: dict[str, Any]
     input_names.append(name)
     metadata["params"] = {**(metadata.get("params") or {}), name: np.zeros(2, np.int64)}
     metadata["generator"] = name
+
+
+@converts("torch.ops.higher_order.with_effects")
+def with_effects(cx: Context, token: Any, op: Any, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+    """An op torch.export threads an effect token through: error checks (:data:`EFFECT_CHECKS`) pass the token
+    on and compute nothing; any other effectful op is refused, named."""
+    name = target_name(op)
+    if name in EFFECT_CHECKS or name in IGNORED:
+        return (token,)
+    raise ConversionError(f"{name} has side effects (torch.export gives it an effect token); it is not supported")
