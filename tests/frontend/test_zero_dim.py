@@ -71,6 +71,16 @@ def test_dynamo_backend_keeps_zero_dim() -> None:
 
 
 @pytest.mark.parametrize("target", TARGETS)
+def test_dynamo_backend_for_a_target_keeps_zero_dim(target: str) -> None:
+    torch = _torch()
+    torch._dynamo.reset()
+    fn = torch.compile(lambda x, y: ((x * y).sum(), y + 1), backend="tensorium", options={"target": target})
+    total, scalar = fn(torch.ones(3), torch.tensor(2.0))
+    assert total.shape == () and total.item() == 6.0
+    assert scalar.shape == () and scalar.item() == 3.0
+
+
+@pytest.mark.parametrize("target", TARGETS)
 def test_onnx_keeps_zero_dim(target: str) -> None:
     onnx = pytest.importorskip("onnx", reason="the ONNX path needs onnx")
     from onnx import TensorProto, helper
