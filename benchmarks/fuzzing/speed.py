@@ -1,6 +1,7 @@
 """The fuzzer's speed: executions per second of ``tensorium fuzz`` now against a base commit, side by side.
 
     python -m benchmarks.fuzzing.speed --base d49c833 --seconds 60 --seeds 0,1 --jobs 1,2
+    python -m benchmarks.fuzzing.speed --base d49c833 --execs 100 --seeds 0,1 --jobs 1 --variants base,now
     python -m benchmarks.fuzzing.speed --kernel-repeats --seconds 150
 
 ``--kernel-repeats`` answers whether a cache of compiled kernels could help the CPU oracle: it fuzzes once in
@@ -14,7 +15,11 @@ and job count by job count, so that a change of the machine's load hits them ali
 ``now+kernel-cache`` (the kernel cache on, cold at the start of each run) and ``now+settrace`` (the old
 tracer). Executions per second are the report's executions over its wall-clock seconds (with ``--jobs 2``,
 both workers' executions over the run's seconds). Run it on a quiet machine: every other process on the
-cores shows up in the numbers. The table goes to stdout and the numbers to ``--json``.
+cores shows up in the numbers. On a shared one, CPU seconds per execution are steadier: the run's user and
+system time (the process and its workers, its imports included) over its executions; ``--execs N`` budgets
+each run in executions rather than seconds, so that every variant runs as many cases however loaded the
+machine is. ``now`` is a worktree of ``--now`` (HEAD), not the working tree, so that uncommitted edits do not
+count. The table goes to stdout and the numbers to ``--json``.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -54,36 +60,60 @@ VARIANTS = (
 )
 
 
-def run_once(tree: Path, variant: Variant, seconds: float, seed: int, jobs: int, scratch: Path) -> dict[str, float]:
-    """One ``tensorium fuzz`` run in ``tree``; its executions, seconds and executions per second."""
+def run_once(
+    tree: Path, variant: Variant, seconds: float, seed: int, jobs: int, scratch: Path, execs: int | None = None
+) -> dict[str, float]:
+    """One ``tensorium fuzz`` run in ``tree`` for ``seconds`` (or ``execs`` executions): its executions, seconds,
+    executions per second and CPU seconds per execution."""
     out = Path(tempfile.mkdtemp(dir=scratch))
     env = {**os.environ, "PYTHONPATH": str(tree), **variant.env}
     if "TENSORIUM_KERNEL_CACHE" in variant.env:
         env["TENSORIUM_CACHE_DIR"] = str(out / "cache")  # a cold cache per run: no run inherits another's kernels
-    command = [sys.executable, "-m", "tensorium", "fuzz", "--time", str(seconds), "--seed", str(seed)]
+    budget = ["--time", str(seconds)] if execs is None else ["--time", str(EXECS_TIME_CAP), "--max-execs", str(execs)]
+    command = [sys.executable, "-m", "tensorium", "fuzz", *budget, "--seed", str(seed)]
     command += ["--jobs", str(jobs), "--quiet", "--no-reduce", "--out", str(out / "run"), *variant.args]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(command, cwd=tree, env=env, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     report = json.loads((out / "run" / "report.json").read_text())
-    execs, wall = int(report["execs"]), float(report["seconds"])
-    return {"execs": execs, "seconds": wall, "rate": execs / wall if wall > 0 else 0.0}
+    n, wall = int(report["execs"]), float(report["seconds"])
+    return {"execs": n, "seconds": wall, "rate": n / wall if wall > 0 else 0.0, "cpu_per_exec": cpu / max(n, 1)}
 
 
-def measure(base: str, seconds: float, seeds: list[int], jobs: list[int], variants: list[Variant]) -> list[dict]:
+EXECS_TIME_CAP = 3600.0
+"""The time limit of a run budgeted in executions (``--execs``): a safety net, never the budget."""
+
+
+def measure(
+    base: str,
+    seconds: float,
+    seeds: list[int],
+    jobs: list[int],
+    variants: list[Variant],
+    execs: int | None = None,
+    now: str = "HEAD",
+) -> list[dict]:
     """Every variant for every seed and job count, interleaved; the rows of the result table."""
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="tensorium-speed-") as scratch:
-        base_tree = Path(scratch) / "base"
-        subprocess.run(["git", "worktree", "add", "--detach", str(base_tree), base], cwd=ROOT, check=True)
+        trees = {"base": Path(scratch) / "base", "now": Path(scratch) / "now"}
+        for name, commit in (("base", base), ("now", now)):
+            subprocess.run(["git", "worktree", "add", "--detach", str(trees[name]), commit], cwd=ROOT, check=True)
         try:
-            trees = {"base": base_tree, "now": ROOT}
             for n in jobs:
                 for seed in seeds:
                     for variant in variants:
-                        result = run_once(trees[variant.tree], variant, seconds, seed, n, Path(scratch))
+                        result = run_once(trees[variant.tree], variant, seconds, seed, n, Path(scratch), execs)
                         rows.append({"variant": variant.name, "jobs": n, "seed": seed, **result})
-                        print(f"{variant.name:22s} jobs {n} seed {seed}: {result['rate']:.2f}/s", file=sys.stderr)
+                        print(
+                            f"{variant.name:22s} jobs {n} seed {seed}: {result['rate']:.2f}/s, "
+                            f"{result['cpu_per_exec']:.3f} CPU s per execution",
+                            file=sys.stderr,
+                        )
         finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(base_tree)], cwd=ROOT, check=False)
+            for tree in trees.values():
+                subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False)
     return rows
 
 
@@ -120,16 +150,36 @@ def kernel_repeats(seconds: float, seed: int) -> list[tuple[int, int]]:
 
 
 def table(rows: list[dict]) -> str:
-    """The markdown table: executions per second by variant and job count, and the ratio to the base."""
-    lines = ["| variant | jobs | executions/s per seed | mean | vs base |", "| --- | ---: | --- | ---: | ---: |"]
-    means: dict[tuple[str, int], float] = {}
-    for key in dict.fromkeys((r["variant"], r["jobs"]) for r in rows):
-        means[key] = statistics.mean(r["rate"] for r in rows if (r["variant"], r["jobs"]) == key)
-    for (name, jobs), mean in means.items():
-        each = ", ".join(f"{r['rate']:.2f}" for r in rows if (r["variant"], r["jobs"]) == (name, jobs))
-        base = means.get(("base", jobs))
-        ratio = f"{mean / base:.2f}x" if base else ""
-        lines.append(f"| {name} | {jobs} | {each} | {mean:.2f} | {ratio} |")
+    """The markdown table: executions per second and CPU seconds per execution by variant and job count, and
+    their ratios to the base (speed-ups: the base's CPU seconds per execution over the variant's)."""
+    lines = [
+        "| variant | jobs | executions/s per seed | mean | vs base | CPU s per execution, per seed | mean | vs base |",
+        "| --- | ---: | --- | ---: | ---: | --- | ---: | ---: |",
+    ]
+    keys = list(dict.fromkeys((r["variant"], r["jobs"]) for r in rows))
+
+    def mean(key: tuple[str, int], field: str) -> float | None:
+        values = [r[field] for r in rows if (r["variant"], r["jobs"]) == key and field in r]
+        return statistics.mean(values) if values else None
+
+    for name, jobs in keys:
+        mine = [r for r in rows if (r["variant"], r["jobs"]) == (name, jobs)]
+        rate, base_rate = mean((name, jobs), "rate"), mean(("base", jobs), "rate")
+        cpu, base_cpu = mean((name, jobs), "cpu_per_exec"), mean(("base", jobs), "cpu_per_exec")
+        rate_ratio = f"{rate / base_rate:.2f}x" if rate and base_rate else ""
+        cpu_ratio = f"{base_cpu / cpu:.2f}x" if cpu and base_cpu else ""
+        each_cpu = ", ".join(f"{r['cpu_per_exec']:.3f}" for r in mine if "cpu_per_exec" in r)
+        cells = [
+            name,
+            str(jobs),
+            ", ".join(f"{r['rate']:.2f}" for r in mine),
+            f"{rate:.2f}",
+            rate_ratio,
+            each_cpu,
+            f"{cpu:.3f}" if cpu is not None else "",
+            cpu_ratio,
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -138,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", default=DEFAULT_BASE, help="the commit to compare with (the one before the work)")
     parser.add_argument("--seconds", type=float, default=60.0, help="fuzzing time per run (60)")
+    parser.add_argument("--execs", type=int, help="budget each run in executions instead of --seconds")
+    parser.add_argument("--now", default="HEAD", help="the commit measured as 'now' (HEAD)")
     parser.add_argument("--seeds", default="0,1", help="comma-separated seeds (0,1)")
     parser.add_argument("--jobs", default="1,2", help="comma-separated worker counts (1,2)")
     parser.add_argument(
@@ -157,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     variants = [v for v in VARIANTS if v.name in names]
     seeds = [int(s) for s in args.seeds.split(",")]
     jobs = [int(j) for j in args.jobs.split(",")]
-    rows = measure(args.base, args.seconds, seeds, jobs, variants)
+    rows = measure(args.base, args.seconds, seeds, jobs, variants, args.execs, args.now)
     print(table(rows))
     if args.json is not None:
         args.json.write_text(json.dumps(rows, indent=1))
