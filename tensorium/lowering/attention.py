@@ -32,7 +32,8 @@ def lower_attention(op: Operation, k: Kernel) -> None:
     shape = (*broadcast_shapes(q_shape[:-2], k_shape[:-2]), q_shape[-2], k_shape[-2])
     sizes = _sizes(op, k, shape, q, keys, out)
     dynamic = [s for s, d in zip(sizes, shape) if isinstance(d, Sym)]
-    scores = loop.alloc(*dynamic, type=BufferType(shape, element, "global"))
+    with k.prologue():  # before the GEMMs' prologue values, which read its sizes
+        scores = loop.alloc(*dynamic, type=BufferType(shape, element, "global"))
     # As the reference, for f16: the product rounds to the element type, then the scaled scores do.
     scale, minus_inf = convert(k.const(float(attrs["scale"]), element), acc_t), k.const(float("-inf"), acc_t)
 

@@ -5,7 +5,8 @@
 where ``scale`` is a multiplication or division by a scalar constant (or absent: scale 1); ``k^T`` is
 either the matmul's ``transpose_b`` or a transpose of the last two dims of k; the optional masking is
 ``where(tril, s, -inf)`` with a constant lower triangle (``causal``), ``where(m, s, -inf)`` with a boolean
-``m``, or ``s + m`` with a float ``m`` of rank at most 2; and reshapes that only add or drop dims of size 1
+``m`` that broadcasts to the scores (HuggingFace's padding masks are ``[batch, 1, Sq or 1, Sk]``), or ``s + m``
+with a float ``m`` of rank at most 2; and reshapes that only add or drop dims of size 1
 (as torch's bmm decomposition leaves them) may sit anywhere in between. Each intermediate value must have
 this chain as its only use. A division becomes a multiplication by the reciprocal, so results may differ
 by rounding.
@@ -161,8 +162,8 @@ def _mask(op: Operation, scores: Value) -> tuple[bool, Value | None, Value] | No
         if triangle is not None and isinstance(rows, int) and isinstance(cols, int) and triangle.ndim == 2:
             if triangle.shape == (rows, cols) and np.array_equal(triangle, np.tril(np.ones((rows, cols), np.bool_))):
                 return True, None, kept
-        if _tensor(cond).element == i1 and _tensor(cond).rank <= 2:
-            return False, cond, kept
+        if _tensor(cond).element == i1:
+            return False, cond, kept  # any rank: the op's type inference checks that it broadcasts
         return None
     a, b = op.operands
     for mask, kept in ((b, a), (a, b)):

@@ -13,7 +13,7 @@ from tensorium.backends import interp
 from tensorium.backends.cpu import CpuExecutable
 from tensorium.backends.plan_runner import run_plan
 from tensorium.ir import func_body, functions, graph
-from tensorium.ir.types import FloatType, TensorType, f32, f64, i1
+from tensorium.ir.types import FloatType, Sym, TensorType, f32, f64, i1
 from tensorium.lowering import lower_function
 from tensorium.testing import build_module
 
@@ -110,3 +110,21 @@ def test_the_encoder_attention_is_recognized_and_runs_as_one_kernel() -> None:
     kernels = [s.kernel for s in model.artifact.executable.steps]
     assert sum(1 for name in kernels if name.startswith("attention")) == 1
     assert not any("softmax" in name for name in kernels)
+
+
+def test_attention_with_symbolic_batch_and_length_and_a_padding_mask() -> None:
+    """HuggingFace's encoders compiled for any batch and length: q, k, v of [batch, heads, seq, dim] and a
+    padding mask of [batch, 1, 1, seq] (rank 4); one kernel whose scores buffer is sized at run time."""
+    batch, seq = Sym("batch"), Sym("seq")
+    heads = TensorType((batch, 2, seq, 8), f32)
+    types = [heads, heads, heads, TensorType((batch, 1, 1, seq), i1)]
+    module = build_module(types, lambda q, k, v, m: graph.attention(q, k, v, m, scale=0.35))
+    executable = CpuExecutable.build(module)
+    assert [s.kernel for s in executable.steps] == ["attention_0"]
+    for b, s in [(1, 1), (3, 13), (2, 40)]:
+        arrays = [RNG.standard_normal((b, 2, s, 8)).astype(np.float32) for _ in range(3)]
+        mask = np.ones((b, 1, 1, s), bool)
+        mask[1:, ..., s // 2 + 1 :] = False  # later sequences padded
+        (want,) = interp.run(module, [*arrays, mask])
+        (got,) = executable.run([*arrays, mask])
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

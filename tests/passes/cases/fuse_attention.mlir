@@ -68,3 +68,26 @@ module {
     func.return %0, %1, %2, %5, %4 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x4xf32>
   }
 }
+// -----
+// RUN: fuse-attention,dce
+// HuggingFace's BERT with a padding mask, as torch.export gives it: where(mask, scores * scale, -inf) with a
+// boolean mask of [batch, 1, seq, seq] (rank 4, broadcast over the heads), symbolic batch and sequence.
+module {
+  func.func @main(%q: tensor<[b]x2x[s]x8xf32>, %k: tensor<[b]x2x[s]x8xf32>, %v: tensor<[b]x2x[s]x8xf32>, %m: tensor<[b]x1x[s]x[s]xi1>) -> tensor<[b]x2x[s]x8xf32> {
+    %c = graph.constant {value = dense<0.25> : tensor<f32>} : () -> tensor<f32>
+    %ninf = graph.constant {value = dense<-inf> : tensor<f32>} : () -> tensor<f32>
+    %0 = graph.matmul %q, %k {transpose_b = true} : (tensor<[b]x2x[s]x8xf32>, tensor<[b]x2x[s]x8xf32>) -> tensor<[b]x2x[s]x[s]xf32>
+    %1 = graph.mul %0, %c : (tensor<[b]x2x[s]x[s]xf32>, tensor<f32>) -> tensor<[b]x2x[s]x[s]xf32>
+    %2 = graph.where %m, %1, %ninf : (tensor<[b]x1x[s]x[s]xi1>, tensor<[b]x2x[s]x[s]xf32>, tensor<f32>) -> tensor<[b]x2x[s]x[s]xf32>
+    %3 = graph.softmax %2 : (tensor<[b]x2x[s]x[s]xf32>) -> tensor<[b]x2x[s]x[s]xf32>
+    %4 = graph.matmul %3, %v : (tensor<[b]x2x[s]x[s]xf32>, tensor<[b]x2x[s]x8xf32>) -> tensor<[b]x2x[s]x8xf32>
+    func.return %4 : tensor<[b]x2x[s]x8xf32>
+  }
+}
+// EXPECTED:
+module {
+  func.func @main(%q: tensor<[b]x2x[s]x8xf32>, %k: tensor<[b]x2x[s]x8xf32>, %v: tensor<[b]x2x[s]x8xf32>, %m: tensor<[b]x1x[s]x[s]xi1>) -> tensor<[b]x2x[s]x8xf32> {
+    %0 = graph.attention %q, %k, %v, %m {scale = 0.25} : (tensor<[b]x2x[s]x8xf32>, tensor<[b]x2x[s]x8xf32>, tensor<[b]x2x[s]x8xf32>, tensor<[b]x1x[s]x[s]xi1>) -> tensor<[b]x2x[s]x8xf32>
+    func.return %0 : tensor<[b]x2x[s]x8xf32>
+  }
+}
