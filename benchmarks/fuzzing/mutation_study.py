@@ -797,6 +797,48 @@ def _breakdown(title: str, judged: list[Outcome], key: Callable[[Outcome], str])
     return rows
 
 
+def _unreached_line(judged: list[Outcome], fuzz: dict[str, dict[str, Any]]) -> str:
+    """How many of the mutants the fuzzer did not kill sit in functions its reach run never called."""
+    missed = [o for o in judged if not o.fuzz]
+    far = [o for o in missed if fuzz[o.mutant.id].get("why") == "not reached"]
+    by_package = Counter(package_of(o.mutant.path) for o in far)
+    where = ", ".join(f"{n} in {p}" for p, n in sorted(by_package.items()))
+    suite_killed = sum(o.suite for o in far)
+    return (
+        f"Of the {len(missed)} mutants the fuzzer did not kill, {len(far)} are in functions its reach run (the real "
+        f"code, twice the budget) never called"
+        + (f" ({where}; the suite kills {suite_killed} of them)" if far else "")
+        + "."
+    )
+
+
+def comparison(
+    sample: dict[str, Any], suite: dict[str, dict[str, Any]], runs: dict[str, dict[str, dict[str, Any]]]
+) -> str:
+    """The fuzzer's runs under several labels side by side, on the mutants every one of them judged (and the
+    suite): kills, score, ratio to the suite's, and the kills of each that the first run lacked."""
+    mutants = [Mutant(**m) for m in sample["mutants"]]
+    per_run = {label: {o.mutant.id: o for o in outcomes(mutants, suite, rows)} for label, rows in runs.items()}
+    common = set.intersection(*(set(judged) for judged in per_run.values())) if per_run else set()
+    first = next(iter(per_run.values()), {})
+    suite_kills = sum(first[m].suite for m in common) if first else 0
+    lines = [
+        f"On the {len(common)} mutants every run judged (the suite kills {suite_kills}):",
+        "",
+        "| fuzzer run | commit | executions per mutant | fuzzer kills | score | of the suite's | new kills |",
+        "| --- | --- | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for label, judged in per_run.items():
+        meta = runs[label].get("_meta", {})
+        kills = sorted(m for m in common if judged[m].fuzz)
+        new = [m for m in kills if not first[m].fuzz]
+        lines.append(
+            f"| {label} | {str(meta.get('commit', '?'))[:7]} | {meta.get('fuzz_execs', '?')} | {len(kills)} | "
+            f"{_ratio(len(kills), len(common))} | {_ratio(len(kills), suite_kills)} | {', '.join(new) or '-'} |"
+        )
+    return "\n".join(lines)
+
+
 def report(sample: dict[str, Any], suite: dict[str, dict[str, Any]], fuzz: dict[str, dict[str, Any]]) -> str:
     """The study's markdown report: the counts, the scores, the breakdowns and the mutants only the fuzzer kills."""
     mutants = [Mutant(**m) for m in sample["mutants"]]
@@ -832,6 +874,8 @@ def report(sample: dict[str, Any], suite: dict[str, dict[str, Any]], fuzz: dict[
         "",
         f"The fuzzer's score is {_ratio(fuzz_kills, suite_kills)} of the suite's (target: at least 0.8).",
         "",
+        _unreached_line(judged, fuzz),
+        "",
         *_breakdown("package", judged, lambda o: package_of(o.mutant.path)),
         "",
         *_breakdown("operator", judged, lambda o: o.mutant.operator_family),
@@ -851,10 +895,16 @@ def report(sample: dict[str, Any], suite: dict[str, dict[str, Any]], fuzz: dict[
 
 
 def cmd_table(args: argparse.Namespace) -> int:
-    """Print the report of the suite's verdicts and the fuzzer's under ``--label``."""
+    """Print the report of the suite's verdicts and the fuzzer's under ``--label`` (and its comparison with the
+    runs under ``--compare``)."""
     results = Path(args.results)
     sample, _ = load_sample(results)
-    text = report(sample, read_results(results / "suite.jsonl"), read_results(results / f"{args.label}.jsonl"))
+    suite = read_results(results / "suite.jsonl")
+    text = report(sample, suite, read_results(results / f"{args.label}.jsonl"))
+    if args.compare:
+        labels = [*args.compare, args.label]
+        runs = {label: read_results(results / f"{label}.jsonl") for label in labels}
+        text += "\n\n" + comparison(sample, suite, runs)
     print(text)
     if args.markdown:
         Path(args.markdown).write_text(text + "\n")
@@ -973,6 +1023,7 @@ def main(argv: list[str] | None = None) -> int:
     table = sub.add_parser("table", help="print the markdown report")
     table.add_argument("--label", default="fuzz")
     table.add_argument("--markdown", help="also write it to this file")
+    table.add_argument("--compare", nargs="*", help="earlier labels, shown beside --label on the mutants all judged")
     regress = sub.add_parser("regressions", help="write the cases of the mutants only the fuzzer kills")
     regress.add_argument("--label", default="fuzz")
     regress.add_argument("--to", default=str(REGRESSIONS))

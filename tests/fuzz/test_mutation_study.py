@@ -198,6 +198,28 @@ def test_the_report_gives_both_scores_their_ratio_and_the_mutants_only_the_fuzze
     assert "| ReplaceComparisonOperator | 4 | 2 | 2 | 1 | 1 | 1 | 1 |" in text
     row = next(line for line in text.splitlines() if line.startswith("| m002 |"))
     assert "passes/cse.py:7 (clamp)" in row and "`-    if x < lo:`" in row and "001-mismatch-interp" in row
+    assert "Of the 2 mutants the fuzzer did not kill, 0 are in functions its reach run" in text
+
+
+def test_the_report_counts_the_survivors_the_fuzzer_never_reached_and_compares_runs() -> None:
+    from benchmarks.fuzzing.mutation_study import comparison
+
+    ms = [
+        _mutant(f"m00{k}", path) for k, path in enumerate(["tensorium/passes/cse.py", "tensorium/lowering/nn.py"] * 2)
+    ]
+    suite = {m.id: {"id": m.id, "verdict": "killed"} for m in ms}
+    before = {"_meta": {"id": "_meta", "commit": "1111111aaaa", "fuzz_execs": 40}}
+    before |= {m.id: {"id": m.id, "verdict": "survived", "why": "not reached"} for m in ms[1:]}
+    before["m000"] = {"id": "m000", "verdict": "killed"}
+    after = {"_meta": {"id": "_meta", "commit": "2222222bbbb", "fuzz_execs": 40}}
+    after |= {m.id: {"id": m.id, "verdict": v} for m, v in zip(ms, ["killed", "killed", "survived", "stale"])}
+    text = report(_sample(ms), suite, before)
+    assert "Of the 3 mutants the fuzzer did not kill, 3 are in functions its reach run" in text
+    assert "(2 in lowering, 1 in passes; the suite kills 3 of them)" in text
+    lines = comparison(_sample(ms), suite, {"before": before, "after": after}).splitlines()
+    assert lines[0] == "On the 3 mutants every run judged (the suite kills 3):"  # m003 is stale after
+    assert lines[4] == "| before | 1111111 | 40 | 1 | 0.33 | 0.33 | - |"
+    assert lines[5] == "| after | 2222222 | 40 | 2 | 0.67 | 0.67 | m001 |"
 
 
 def test_a_regression_case_names_the_mutant_it_kills_and_keeps_what_replays_it() -> None:
