@@ -149,6 +149,8 @@ class WGSLEmitter(KernelEmitter):
         "loop.select": "emit_select",
         "loop.cast": "emit_cast",
         "loop.bitcast": "emit_bitcast",
+        "loop.shl": "emit_shift",
+        "loop.shr": "emit_shift",
         "loop.if": "emit_if",
         "loop.alloc": "emit_alloc",
         "loop.dim": "emit_dim",
@@ -448,6 +450,20 @@ class WGSLEmitter(KernelEmitter):
         """``bitcast<T>(a)`` between 32-bit types."""
         (a,) = self.operands(op)
         return self.let(op, f"bitcast<{self.type_of(op.results[0].type, op)}>({a})")
+
+    def emit_shift(self, op: Operation) -> str:
+        """``a << b`` / ``a >> b`` (arithmetic for ``i32``) with the loop dialect's meaning of amounts outside
+        ``[0, 32)``: 0, or the sign for a signed ``shr`` (WGSL would take the amount modulo 32)."""
+        a, b = self.operands(op)
+        t = self.type_of(op.results[0].type, op)
+        right = op.name == "loop.shr"
+        fill = f"({a} >> 31u)" if right and t == "i32" else _zero(t)
+        symbol = ">>" if right else "<<"
+        amount = op.operands[1].defining_op()
+        if amount is not None and amount.name == "loop.const":
+            value = int(amount.attr("value"))
+            return self.let(op, f"{a} {symbol} {value}u" if 0 <= value < 32 else fill)
+        return self.let(op, f"select({fill}, {a} {symbol} u32({b}), u32({b}) < 32u)")
 
 
 def _touches(op: Operation) -> bool:

@@ -38,6 +38,7 @@ from ...lowering import Step, View, plan_of
 from ...lowering.codegen import AfterStage, Codegen, run_codegen
 from ...lowering.space import Config
 from ...lowering.webgpu_limits import apply_limits, storage_bytes
+from ...lowering.webgpu_quant import DEFAULT_LAYOUT, Packing, pack_quantized
 from ...lowering.webgpu_schedule import gpu_configs, map_to_workgroups
 from ...lowering.webgpu_split import split_for_binding_size, split_for_storage_buffers
 from ...runtime.executable import Executable, ExecutableError, ExecutableKind, load_stored
@@ -97,6 +98,7 @@ class WebGPUExecutable(Executable):
         steps: tuple[Step, ...],
         target: Target,
         views: tuple[View, ...] = (),
+        packed: Mapping[int, Packing] | None = None,
     ) -> None:
         self.shaders = shaders
         self.buffers = buffers
@@ -106,6 +108,9 @@ class WebGPUExecutable(Executable):
         self.steps = steps
         self.views = views
         self.target = target
+        self.packed = dict(packed or {})
+        """k-bit tensors held packed (:mod:`tensorium.lowering.webgpu_quant`), by buffer: ``buffers`` holds
+        their words; inputs among them are given as codes and packed at each run."""
         self.memory = MemoryPlan.build(buffers, steps, outputs, views, reuse=False)
         self.last_bindings: dict[str, int] | None = None
         self._view_of = {v.buffer: v for v in views}
@@ -126,15 +131,20 @@ class WebGPUExecutable(Executable):
         configs: Mapping[str, Config] | None = None,
         disable: Collection[str] = (),
         after_stage: AfterStage | None = None,
+        quant_layout: str = DEFAULT_LAYOUT,
     ) -> WebGPUExecutable:
         """Run the codegen stages on ``@func`` for a WebGPU ``target`` (default: ``webgpu``, the spec's minimum
         limits); see the module docstring. ``memory_plan`` and ``opt_level`` do not apply (every buffer has
-        its own GPU memory; the driver optimizes WGSL)."""
+        its own GPU memory; the driver optimizes WGSL). k-bit tensors are held packed in ``quant_layout``
+        (one of :data:`~tensorium.lowering.webgpu_quant.SHADER_LAYOUTS`) and unpacked in the shaders."""
         target = target if target is not None else parse_target("webgpu")
         if target.kind != "webgpu":
             raise TargetError(f"the WebGPU executable compiles for 'webgpu' targets, not '{target}'")
 
+        packed: dict[int, Packing] = {}
+
         def emit(lowered: Operation, target: Target) -> dict[str, Shader]:
+            packed.update(pack_quantized(lowered, quant_layout))
             for kernel in functions(lowered):
                 map_to_workgroups(kernel, target)
             apply_limits(lowered, target)
@@ -152,12 +162,14 @@ class WebGPUExecutable(Executable):
             if not t.is_static:
                 raise CompileError(f"tensor #{number} ({t}) has dynamic dims; the WebGPU backend needs static shapes")
             storage_type(t.element, target, f"tensor #{number} ({t})")
-        return WebGPUExecutable(shaders, plan.buffers, plan.inputs, plan.outputs, constants, steps, target, plan.views)
+        return WebGPUExecutable(
+            shaders, plan.buffers, plan.inputs, plan.outputs, constants, steps, target, plan.views, packed
+        )
 
     @property
     def input_types(self) -> list[TensorType]:
-        """The types of the plan's inputs, in @main argument order."""
-        return [self.buffers[b] for b in self.inputs]
+        """The types of the plan's inputs, in @main argument order (k-bit ones as the codes they take)."""
+        return [self.packed[b].type if b in self.packed else self.buffers[b] for b in self.inputs]
 
     def peak_bytes(self, bindings: dict[str, int] | None = None) -> int:
         """The GPU memory of the intermediate buffers (each has its own)."""
@@ -201,15 +213,14 @@ class WebGPUExecutable(Executable):
         if len(inputs) != len(self.inputs):
             raise InterpreterError(f"the plan takes {len(self.inputs)} inputs, got {len(inputs)}")
         arrays = []
-        for n, (buffer, value) in enumerate(zip(self.inputs, inputs)):
-            t = self.buffers[buffer]
+        for n, (buffer, t, value) in enumerate(zip(self.inputs, self.input_types, inputs)):
             array = np.asarray(value)
             if array.dtype != storage_dtype(t.element):
                 raise InterpreterError(
                     f"input #{n}: expected dtype {storage_dtype(t.element)} for {t}, got {array.dtype}"
                 )
             check_value(array, t, f"input #{n}", {})
-            arrays.append(array)
+            arrays.append(self.packed[buffer].pack(array) if buffer in self.packed else array)
         self.last_bindings = {}
         with self._lock:
             if self._gpu is None:
@@ -258,7 +269,7 @@ class WebGPUExecutable(Executable):
             "format_version": EXECUTABLE_VERSION,
             "tensorium_version": __version__,
             "target": self.target.to_json(),
-            "buffers": [_buffer_json(t) for t in self.buffers],
+            "buffers": [_buffer_json(t, self.packed.get(b)) for b, t in enumerate(self.buffers)],
             "inputs": list(self.inputs),
             "outputs": list(self.outputs),
             "constants": constants,
@@ -285,23 +296,32 @@ class WebGPUExecutable(Executable):
         return load_stored(folder, PLAN_FILE, EXECUTABLE_FORMAT, EXECUTABLE_VERSION, what, _load)
 
 
-def _buffer_json(t: TensorType) -> dict[str, object]:
-    return {
+def _buffer_json(t: TensorType, packing: Packing | None) -> dict[str, object]:
+    data: dict[str, object] = {
         "type": str(t),
         "dtype": "bool" if _is_bool(t) else str(storage_dtype(t.element)),
         "shape": list(t.static_shape),
         "bytes": storage_bytes(t),
     }
+    if packing is not None:
+        data["packed"] = packing.to_json()
+    return data
 
 
 def _load(root: Path, meta: dict[str, Any]) -> WebGPUExecutable:
     target = Target.from_json(meta["target"])
     buffers = []
-    for entry in meta["buffers"]:
+    packed = {}
+    for number, entry in enumerate(meta["buffers"]):
         t = parse_type_text(entry["type"])
         if not isinstance(t, TensorType):
             raise ExecutableError(f"{root / PLAN_FILE}: buffer type {entry['type']} is not a tensor")
         buffers.append(t)
+        if "packed" in entry:
+            codes = parse_type_text(entry["packed"]["type"])
+            if not isinstance(codes, TensorType):
+                raise ExecutableError(f"{root / PLAN_FILE}: packed type {entry['packed']['type']} is not a tensor")
+            packed[number] = Packing(codes, str(entry["packed"]["layout"]), int(entry["packed"]["lanes"]), t)
     weights = (root / meta["weights"]).read_bytes()
     constants = []
     for entry in meta["constants"]:
@@ -332,7 +352,9 @@ def _load(root: Path, meta: dict[str, Any]) -> WebGPUExecutable:
     views = tuple(View(int(b), int(src), int(o)) for b, src, o in meta["views"])
     inputs = tuple(int(b) for b in meta["inputs"])
     outputs = tuple(int(b) for b in meta["outputs"])
-    return WebGPUExecutable(shaders, tuple(buffers), inputs, outputs, tuple(constants), tuple(steps), target, views)
+    return WebGPUExecutable(
+        shaders, tuple(buffers), inputs, outputs, tuple(constants), tuple(steps), target, views, packed
+    )
 
 
 if TYPE_CHECKING:

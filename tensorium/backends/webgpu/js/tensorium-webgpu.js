@@ -23,10 +23,20 @@ const ARRAYS = {
   int32: Int32Array,
   uint32: Uint32Array,
   bool: Uint8Array,
+  int8: Int8Array,
+  uint8: Uint8Array,
 };
 
 /** The dtypes of .npy descriptors the runtime reads and writes. */
-const NPY_DTYPES = { "<f4": "float32", "<f2": "float16", "<i4": "int32", "<u4": "uint32", "|b1": "bool" };
+const NPY_DTYPES = {
+  "<f4": "float32",
+  "<f2": "float16",
+  "<i4": "int32",
+  "<u4": "uint32",
+  "|b1": "bool",
+  "|i1": "int8",
+  "|u1": "uint8",
+};
 
 /** An error of the runtime: a malformed file, a wrong input, a device without what the model needs. */
 export class TensoriumError extends Error {
@@ -124,6 +134,86 @@ function toStorage(array, dtype) {
   return Uint32Array.from(array, (v) => (v ? 1 : 0));
 }
 
+/**
+ * Write `width`-bit fields `get(row, e)` of `rows` rows of `count` elements as dense bit streams into `out`:
+ * row r's stream starts at word `r * stride + start` (element e at bits [e w, e w + w), low bits first).
+ */
+function packStream(get, rows, count, width, out, stride, start) {
+  const mask = (1 << width) - 1;
+  for (let r = 0; r < rows; r++) {
+    for (let e = 0; e < count; e++) {
+      const value = get(r, e) & mask;
+      const offset = e * width;
+      const word = r * stride + start + (offset >>> 5);
+      const shift = offset & 31;
+      out[word] |= value << shift;
+      if (shift + width > 32) out[word + 1] |= value >>> (32 - shift);
+    }
+  }
+}
+
+/**
+ * The u32 words of k-bit `codes` (an Int8Array or Uint8Array of the tensor's shape) in the layout `packing`
+ * names (plan.json's `packed` entry: layout, bits, shape, lanes), as the Python runtime packs them
+ * (tensorium.ir.dialects.quant.layouts): stream, planes, shards or interleaved.
+ */
+export function packCodes(codes, packing) {
+  const { layout, bits, shape, lanes } = packing;
+  const count = shape[shape.length - 1];
+  const rows = product(shape.slice(0, -1));
+  const words = (width) => Math.ceil((count * width) / 32);
+  const code = (r, e) => codes[r * count + e] & ((1 << bits) - 1);
+  if (layout === "stream") {
+    const out = new Uint32Array(rows * words(bits));
+    packStream(code, rows, count, bits, out, words(bits), 0);
+    return out;
+  }
+  if (layout === "planes") {
+    const plane = rows * words(1);
+    const out = new Uint32Array(bits * plane);
+    for (let b = 0; b < bits; b++) {
+      packStream((r, e) => code(r, e) >>> b, rows, count, 1, out.subarray(b * plane), words(1), 0);
+    }
+    return out;
+  }
+  if (layout === "shards") {
+    const widths = bits === 8 ? [8] : [4, 2, 1].filter((w) => bits & w);
+    const stride = widths.reduce((total, w) => total + words(w), 0);
+    const out = new Uint32Array(rows * stride);
+    let start = 0;
+    let low = 0;
+    for (const width of widths) {
+      const from = low;
+      packStream((r, e) => code(r, e) >>> from, rows, count, width, out, stride, start);
+      start += words(width);
+      low += width;
+    }
+    return out;
+  }
+  if (layout === "interleaved") {
+    const [height] = shape;
+    const groups = Math.ceil(height / lanes);
+    const blocks = Math.ceil(count / 32);
+    const stride = blocks * bits;
+    const stream = new Uint32Array(groups * lanes * stride);
+    packStream(code, height, count, bits, stream, stride, 0);
+    const out = new Uint32Array(stream.length);
+    for (let g = 0; g < groups; g++)
+      for (let b = 0; b < blocks; b++)
+        for (let w = 0; w < bits; w++)
+          for (let l = 0; l < lanes; l++) out[((g * blocks + b) * bits + w) * lanes + l] = stream[(g * lanes + l) * stride + b * bits + w];
+    return out;
+  }
+  throw new TensoriumError(`unknown k-bit layout ${layout}`);
+}
+
+/** What a caller gives for plan buffer `buffer`: its own description, or for a packed k-bit one its codes'. */
+function inputOf(buffer) {
+  if (!buffer.packed) return buffer;
+  const { type, shape, signed } = buffer.packed;
+  return { type, shape, dtype: signed ? "int8" : "uint8", bytes: product(shape), packed: buffer.packed };
+}
+
 function fromStorage(bytes, buffer) {
   const count = product(buffer.shape);
   if (buffer.dtype === "bool") return Uint8Array.from(new Uint32Array(bytes, 0, count), (v) => (v ? 1 : 0));
@@ -137,7 +227,7 @@ export class Executable {
     this.plan = plan;
     this.variants = variants;
     this.choices = {};
-    this.inputs = plan.inputs.map((b) => plan.buffers[b]);
+    this.inputs = plan.inputs.map((b) => inputOf(plan.buffers[b]));
     this.outputs = plan.outputs.map((b) => plan.buffers[b]);
     this.usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
     this.buffers = plan.buffers.map((b) => device.createBuffer({ size: Math.max(4, ceil4(b.bytes)), usage: this.usage }));
@@ -269,7 +359,8 @@ export class Executable {
     this.check(arrays);
     const { device, plan } = this;
     arrays.forEach((array, n) => {
-      const data = toStorage(array, this.inputs[n].dtype);
+      const { dtype, packed } = this.inputs[n];
+      const data = packed ? packCodes(array, packed) : toStorage(array, dtype);
       const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
       const padded = bytes.byteLength % 4 ? Uint8Array.from({ length: ceil4(bytes.byteLength) }, (_, i) => bytes[i] ?? 0) : bytes;
       device.queue.writeBuffer(this.buffers[plan.inputs[n]], 0, padded);
@@ -445,6 +536,11 @@ export function randomInputs(model, seed = 1) {
     const count = product(input.shape);
     if (input.dtype === "float32") return Float32Array.from({ length: count }, normal);
     if (input.dtype === "bool") return Uint8Array.from({ length: count }, () => (uniform() < 0.5 ? 1 : 0));
+    if (input.packed) {
+      const { bits, signed } = input.packed;
+      const low = signed ? -(1 << (bits - 1)) : 0;
+      return cls.from({ length: count }, () => low + Math.floor(uniform() * (1 << bits)));
+    }
     return cls.from({ length: count }, () => Math.floor(uniform() * 10));
   });
 }
