@@ -5,11 +5,14 @@ numbers. Ops run through their declared ``reference`` semantics. Loops run their
 whatever their kind, except that the iterations of a ``gpu_thread`` loop run as threads in lockstep
 between barriers: each thread runs until its next ``loop.barrier``, and the next stretch starts
 only when every thread of the loop has arrived, so shared-memory kernels compute what a GPU computes.
+A ``loop.shuffle`` is such a meeting point too: when every thread of the loop has reached it, each gets
+the value of its source lane (see :mod:`tensorium.ir.dialects.loop.warp`) and runs on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,6 +20,7 @@ import numpy as np
 from ..errors import InterpreterError
 from ..ir.core import Block, Operation, Value
 from ..ir.dialects.builtin import func_body, func_name, pick_function
+from ..ir.dialects.loop.warp import WARP, source_lane
 from ..ir.evaluate import op_location
 from ..ir.storage import check_array, coerce
 from ..ir.types import BufferType, ScalarType
@@ -24,8 +28,9 @@ from ..ir.types import BufferType, ScalarType
 __all__ = ["run", "run_kernel"]
 
 Env = dict[int, Any]
-Steps = Iterator[None]
-"""A running block: it yields once at each barrier it reaches and returns when done."""
+Steps = Generator[Any, Any, None]
+"""A running block: it yields None at each barrier it reaches (a ``_Shuffle`` at each shuffle, and is sent its
+result) and returns when done."""
 
 
 def run_kernel(func: Operation, args: Sequence[Any]) -> list[np.ndarray]:
@@ -108,32 +113,56 @@ def _for(op: Operation, env: Env) -> Steps:
 
 
 def _threads(op: Operation, body: Block, iv: int, env: Env, ids: range) -> Steps:
-    """Run one thread per iteration, each with its own values, in lockstep between barriers."""
+    """Run one thread per iteration, each with its own values, in lockstep between barriers; a stop at a
+    ``loop.shuffle`` is answered here, each thread getting the value of its source lane."""
     threads = []
     for i in ids:
         own = dict(env)
         own[iv] = np.int64(i)
         threads.append(_run_block(body, own))
+    replies: list[Any] = [None] * len(threads)
     while threads:
-        waiting = [t for t in threads if _step(t)]
+        stops = [_step(t, r) for t, r in zip(threads, replies)]
+        waiting = [t for t, stop in zip(threads, stops) if stop is not _DONE]
         if not waiting:
             return
         if len(waiting) != len(threads):
+            what = "a loop.shuffle" if any(isinstance(s, _Shuffle) for s in stops) else "a loop.barrier"
             raise InterpreterError(
                 f"{op_location(op)}only {len(waiting)} of {len(threads)} threads of this gpu_thread loop "
-                "reached a loop.barrier; the others finished"
+                f"reached {what}; the others finished"
             )
-        threads = waiting
+        shuffles = [s for s in stops if isinstance(s, _Shuffle)]
+        if shuffles:
+            replies = _exchange(op, shuffles, len(stops))
+            continue
+        replies = [None] * len(threads)
         yield
 
 
-def _step(thread: Steps) -> bool:
-    """Run ``thread`` to its next barrier: True when it stopped there, False when it finished."""
+def _exchange(op: Operation, stops: list[_Shuffle], count: int) -> list[Any]:
+    """Each thread's result of the ``loop.shuffle`` all ``count`` threads of ``op`` stopped at."""
+    first = stops[0].op
+    if len(stops) != count or any(s.op is not first for s in stops):
+        raise InterpreterError(f"{op_location(first)}'loop.shuffle' needs every thread of its gpu_thread loop at it")
+    if count % WARP:
+        raise InterpreterError(f"{op_location(first)}'loop.shuffle' needs whole warps of {WARP}, not {count} threads")
+    mode, width = str(first.attr("mode")), int(first.attr("width"))
+    results = []
+    for lane, stop in enumerate(stops):
+        if not 0 <= stop.offset < width:
+            raise InterpreterError(f"{op_location(first)}'loop.shuffle' offset {stop.offset} is outside [0, {width})")
+        results.append(stops[source_lane(mode, lane % WARP, stop.offset, width) + lane - lane % WARP].value)
+    return results
+
+
+def _step(thread: Steps, reply: Any) -> Any:
+    """Run ``thread`` to its next stop, sending it ``reply`` (a shuffle's result): what it stopped at (None at a
+    barrier, a :class:`_Shuffle`), or ``_DONE`` when it finished."""
     try:
-        next(thread)
+        return thread.send(reply)
     except StopIteration:
-        return False
-    return True
+        return _DONE
 
 
 def _if(op: Operation, env: Env) -> Steps:
@@ -145,8 +174,30 @@ def _barrier(op: Operation, env: Env) -> Steps:
     yield
 
 
+@dataclass(frozen=True)
+class _Shuffle:
+    """A thread stopped at a ``loop.shuffle`` with its value and offset."""
+
+    op: Operation
+    value: Any
+    offset: int
+
+
+_DONE = object()
+"""What :func:`_step` returns for a thread that finished."""
+
+
+def _shuffle(op: Operation, env: Env) -> Steps:
+    value, offset = (env[id(v)] for v in op.operands)
+    result = yield _Shuffle(op, value, int(offset))  # type: ignore[misc]
+    if result is None:
+        raise InterpreterError(f"{op_location(op)}'loop.shuffle' ran outside a gpu_thread loop")
+    env[id(op.results[0])] = result
+
+
 _CONTROL: dict[str, Callable[[Operation, Env], Steps]] = {
     "loop.for": _for,
     "loop.if": _if,
     "loop.barrier": _barrier,
+    "loop.shuffle": _shuffle,
 }

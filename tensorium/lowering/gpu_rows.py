@@ -11,14 +11,16 @@ elements takes ``n / threads + log2(threads)`` steps instead of ``n``:
         acc = init; for c in [t, n, threads): acc = combine(acc, x[r, c])
         partial[t] = acc; barrier
         for s in threads/2, threads/4, ..., 1: if t < s: partial[t] = combine(partial[t], partial[t + s]); barrier
-        total = partial[0]; barrier
+        total = partial[0]; barrier                  (warp=true: xor shuffles 16, 8, .., 1 in each warp; lane 0
+                                                     writes partial[warp]; barrier; the warps' results by shuffles)
         if t == 0: out[r] = total                    (reduce_sum / mean / max / min)
         for c in [t, n, threads): out[r, c] = ...    (softmax: a max pass, then a sum pass; layer norm: a mean
                                                      pass, then a variance pass; RMS norm: a mean-square pass)
 
 f32 ops with static shapes whose reduced axes are the trailing ones (norms with all their optional operands or
 none); others keep their general family. The
-threads per block are the family's one knob.
+knobs: the threads per block, and on CUDA ``warp`` (shuffles within warps, shared memory only between them;
+the default).
 """
 
 from __future__ import annotations
@@ -84,15 +86,22 @@ def gpu_rows_space(op: Operation, target: Target) -> Space | None:
         return None
     arch = ARCHS.get(target.cpu)
     most = arch.max_threads if arch is not None else THREADS[-1]
-    return Space("gpu_rows", (Knob("threads", tuple(t for t in THREADS if t <= most), "threads per row"),))
+    return Space(
+        "gpu_rows",
+        (
+            Knob("threads", tuple(t for t in THREADS if t <= most), "threads per row"),
+            Knob("warp", (True, False), "combine within warps by shuffles (else a shared-memory tree throughout)"),
+        ),
+    )
 
 
 def gpu_rows_default(op: Operation, target: Target, space: Space) -> Config:
-    """A warp per 32 elements of a row, up to 256 threads."""
+    """A warp per 32 elements of a row, up to 256 threads; warp shuffles where the space has them."""
     split = row_split(op)
     assert split is not None
     threads = max(WARP, min(256, 1 << max(0, split[1] - 1).bit_length()))
-    return Config("gpu_rows", (("threads", threads),))
+    warp = (("warp", True),) if any(k.name == "warp" for k in space.knobs) else ()
+    return Config("gpu_rows", (("threads", threads), *warp))
 
 
 Combine = Callable[[Value, Value], Value]
@@ -107,6 +116,7 @@ def lower_gpu_rows(op: Operation, k: Kernel) -> None:
         return
     rows, cols, reduced = split
     threads = k.config.int("threads")
+    warp = bool(k.config.as_dict().get("warp", False))
     x = k.inputs[0]
     (out,) = k.outputs
     x_shape = x.type.static_shape  # type: ignore[attr-defined]
@@ -114,14 +124,16 @@ def lower_gpu_rows(op: Operation, k: Kernel) -> None:
     tail = [k.index(d) for d in x_shape[len(x_shape) - reduced :]]
     out_sizes = [k.index(d) for d in out.type.static_shape]  # type: ignore[attr-defined]
     with loop.for_(0, rows, kind="gpu_block", axis=0, name="row") as r:
-        partials = loop.alloc(type=BufferType((threads,), f32, "shared"))
+        # shuffles need shared memory only between warps: one partial result per warp
+        slots = threads // WARP if warp else threads
+        partials = loop.alloc(type=BufferType((slots,), f32, "shared")) if slots > 1 else None
         with loop.for_(0, threads, kind="gpu_thread", axis=0, name="t") as t:
             row = delinearize(r, lead) if lead else []
 
             def element(c: Value) -> Value:
                 return loop.load(x, *row, *delinearize(c, tail))  # type: ignore[no-any-return]
 
-            block = _BlockReduce(k, t, threads, cols, partials)
+            block = _BlockReduce(k, t, threads, cols, partials, warp)
             if op.name in REDUCTIONS:
                 how, init = REDUCTIONS[op.name]
                 total = block.reduce(how, init, element)
@@ -186,10 +198,11 @@ def _norm(
 
 
 class _BlockReduce:
-    """Reductions of one row by the threads of a block (built inside its ``gpu_thread`` loop)."""
+    """Reductions of one row by the threads of a block (built inside its ``gpu_thread`` loop): through a
+    shared-memory tree, or (``warp``) by shuffles within each warp and then across the warps' results."""
 
-    def __init__(self, k: Kernel, t: Value, threads: int, cols: int, partial: Value) -> None:
-        self.k, self.t, self.threads, self.cols, self.partial = k, t, threads, cols, partial
+    def __init__(self, k: Kernel, t: Value, threads: int, cols: int, partial: Value | None, warp: bool = False) -> None:
+        self.k, self.t, self.threads, self.cols, self.partial, self.warp = k, t, threads, cols, partial, warp
 
     def reduce(self, how: str, init: float, element: Callable[[Value], Value]) -> Value:
         """The row's ``how`` (add, max, min) of ``element(c)``, known to every thread afterwards."""
@@ -198,6 +211,9 @@ class _BlockReduce:
         loop.store(k.const(init, f32), acc)
         with loop.for_(t, self.cols, self.threads, name="c") as c:
             loop.store(combine(loop.load(acc), element(c)), acc)
+        if self.warp:
+            return self._by_shuffles(how, loop.load(acc))
+        assert self.partial is not None
         loop.store(loop.load(acc), self.partial, t)
         loop.barrier()
         half = self.threads // 2
@@ -210,6 +226,33 @@ class _BlockReduce:
         total = loop.load(self.partial, k.index(0))
         loop.barrier()  # every thread has read the total before the next reduction overwrites it
         return total  # type: ignore[no-any-return]
+
+    def _by_shuffles(self, how: str, value: Value) -> Value:
+        """A butterfly of ``xor`` shuffles in each warp; with several warps, lane 0 of each writes its warp's
+        result to shared memory and, after a barrier, every warp combines those the same way."""
+        k, t, combine = self.k, self.t, _COMBINE[how]
+        total = _butterfly(k, combine, value, WARP)
+        warps = self.threads // WARP
+        if warps == 1:
+            return total
+        assert self.partial is not None
+        lane = loop.rem(t, k.index(WARP))
+        with loop.if_(loop.cmp(lane, k.index(0), predicate="eq")):
+            loop.store(total, self.partial, loop.div(t, k.index(WARP)))
+        loop.barrier()
+        # lane l reads warp l % warps's result, so each run of `warps` lanes holds them all
+        total = _butterfly(k, combine, loop.load(self.partial, loop.rem(lane, k.index(warps))), warps)
+        loop.barrier()  # every warp has read the partial results before the next reduction overwrites them
+        return total
+
+
+def _butterfly(k: Kernel, combine: Combine, value: Value, lanes: int) -> Value:
+    """``value`` combined over each run of ``lanes`` lanes (a power of two) of a warp, in every lane of the run."""
+    offset = lanes // 2
+    while offset >= 1:
+        value = combine(value, loop.shuffle(value, k.index(offset), mode="xor", width=WARP))
+        offset //= 2
+    return value
 
 
 _FAMILY = Family("gpu_rows", (*REDUCTIONS, *SOFTMAX, *NORMS), gpu_rows_space, gpu_rows_default)

@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tensorium.backends import loop_interp
+from tensorium.backends import interp, loop_interp
 from tensorium.backends.cuda.ptx import NATIVE, compile_ptx
 from tensorium.backends.plan_runner import run_plan
 from tensorium.errors import ScheduleError
-from tensorium.ir import graph, parse_module
+from tensorium.ir import Operation, graph, parse_module
 from tensorium.ir.dialects.builtin import func_body, functions
 from tensorium.ir.types import TensorType, f32
 from tensorium.ir.verifier import verify
@@ -158,18 +158,69 @@ def test_gpu_gemm_space_keeps_to_whole_warps_and_shared_memory() -> None:
     assert fused_space is not None and fused_space.family == "gemm"
 
 
-@pytest.mark.parametrize(
-    "name", ["reduce_sum", "reduce_max", "reduce_all", "softmax", "log_softmax", "layer_norm", "rms_norm"]
-)
+ROWS = ["reduce_sum", "reduce_max", "reduce_all", "softmax", "log_softmax", "layer_norm", "rms_norm"]
+
+
+def _rows_with(name: str, warp: bool) -> tuple[Operation, int]:
+    """Suite program ``name`` lowered for the GPU with its row kernel's ``warp`` knob set; its threads."""
+    module = SUITE[name].module()
+    op = next(o for o in func_body(functions(module)[0]).ops if o.name.startswith("graph."))
+    config = default_config(op, SM90)
+    assert config is not None and config["warp"] is True  # shuffles are the default on CUDA
+    state = run_codegen(
+        Codegen(module, SM90, configs={kernel_key(op): config.replace(warp=warp)}, native=NATIVE), until="decompose"
+    )
+    assert state.lowered is not None
+    verify(state.lowered)
+    return state.lowered, config.int("threads")
+
+
+@pytest.mark.parametrize("name", ROWS)
 def test_row_reductions_use_a_block_per_row_and_a_shared_memory_tree(name: str) -> None:
-    lowered = lowered_for_gpu(SUITE[name].module())
+    lowered, threads = _rows_with(name, warp=False)
     (kernel,) = functions(lowered)
-    assert str(kernel.attributes["config"]).startswith("gpu_rows{threads=")
+    assert str(kernel.attributes["config"]) == f"gpu_rows{{threads={threads},warp=false}}"
     barriers = [op for op in kernel.walk() if op.name == "loop.barrier"]
-    threads = int(str(kernel.attributes["config"]).split("=")[1].rstrip("}"))
     passes = 2 if "softmax" in name or name == "layer_norm" else 1
     assert len(barriers) == passes * (threads.bit_length() + 1)  # after the partials, each halving, the total
+    assert not any(op.name == "loop.shuffle" for op in kernel.walk())
     ptx = compile_ptx(lowered, SM90)
     (launch,) = ptx.launches.values()
     assert launch.block == (threads, 1, 1) and launch.shared_bytes == 4 * threads
     assert "bar.sync" in ptx.ptx and "st.shared" in ptx.ptx
+    got = run_plan(lowered, SUITE[name].inputs())
+    for g, w in zip(got, interp.run(SUITE[name].module(), SUITE[name].inputs())):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ROWS)
+def test_row_reductions_combine_within_warps_by_shuffles(name: str) -> None:
+    lowered, threads = _rows_with(name, warp=True)
+    (kernel,) = functions(lowered)
+    warps = threads // 32
+    passes = 2 if "softmax" in name or name == "layer_norm" else 1
+    shuffles = [op for op in kernel.walk() if op.name == "loop.shuffle"]
+    barriers = [op for op in kernel.walk() if op.name == "loop.barrier"]
+    # five xor steps in each warp, log2(warps) across the warps' results, two barriers around those
+    assert len(shuffles) == passes * (5 + (warps.bit_length() - 1)) and {op.attr("mode") for op in shuffles} == {"xor"}
+    assert len(barriers) == (passes * 2 if warps > 1 else 0)
+    ptx = compile_ptx(lowered, SM90)
+    (launch,) = ptx.launches.values()
+    assert launch.block == (threads, 1, 1) and launch.shared_bytes == (4 * warps if warps > 1 else 0)
+    assert "shfl.sync.bfly.b32" in ptx.ptx
+    got = run_plan(lowered, SUITE[name].inputs())  # the loop interpreter runs the shuffles in lockstep
+    for g, w in zip(got, interp.run(SUITE[name].module(), SUITE[name].inputs())):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("threads", [32, 64, 256, 1024])
+def test_warp_reductions_of_long_rows_for_every_block_size(threads: int) -> None:
+    module = build_module([TensorType((3, 1500), f32)], lambda x: graph.softmax(x))
+    op = next(o for o in func_body(functions(module)[0]).ops if o.name == "graph.softmax")
+    config = Config("gpu_rows", (("threads", threads), ("warp", True)))
+    state = run_codegen(Codegen(module, SM90, configs={kernel_key(op): config}, native=NATIVE), until="decompose")
+    assert state.lowered is not None
+    x = np.random.default_rng(1).standard_normal((3, 1500)).astype(np.float32) * 4
+    (got,) = run_plan(state.lowered, [x])
+    (want,) = interp.run(module, [x])
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-7)

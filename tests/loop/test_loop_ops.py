@@ -71,6 +71,7 @@ SNIPPETS: dict[str, list[str]] = {
         "%r = loop.align_offset %buf, %i, %j {bytes = 64} : (buffer<4x8xf32, global>, index, index) -> index"
     ],
     "loop.barrier": thread_loop("loop.barrier : () -> ()"),
+    "loop.shuffle": thread_loop('%r = loop.shuffle %x, %t {mode = "down", width = 16} : (f32, index) -> f32'),
     "loop.for": thread_loop(kind="unroll", extra=", factor = 2"),
     "loop.yield": thread_loop(kind="serial", extra=""),
     "loop.if": [

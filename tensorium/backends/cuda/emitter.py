@@ -10,6 +10,7 @@ does differently; the scalar ops, loads, stores, packed loads and serial loops a
   ``tid`` through the ``llvm.nvvm.read.ptx.sreg.*`` intrinsics), scaled by the step and offset by the
   lower bound. Their trip counts must be constants: they are the launch's grid and block sizes
   (:class:`Launch`); a loop shorter than the launch along its axis guards its body.
+- ``loop.shuffle`` is ``shfl.sync`` over the full warp (``llvm.nvvm.shfl.sync.*``).
 - ``loop.barrier`` is ``llvm.nvvm.barrier0`` (``bar.sync 0``); ``shared`` buffers are module globals in
   address space 3; ``local`` buffers are stack slots (registers after LLVM's SROA).
 - ``parallel`` and ``vectorize`` loops run serially in each thread: a GPU kernel's parallelism is its
@@ -30,9 +31,10 @@ from llvmlite import ir
 from ...errors import CompileError
 from ...ir.core import Operation
 from ...ir.dialects.builtin import func_body, func_name
+from ...ir.dialects.loop.warp import WARP
 from ...ir.types import BufferType, FloatType, storage_dtype
 from ..emitter import op_error
-from ..llvm.common import F64, I32, I64, BufferRef, memory_type, register_type
+from ..llvm.common import F32, F64, I32, I64, BufferRef, memory_type, register_type
 from ..llvm.emitter import LLVMEmitter, kernel_info
 
 GLOBAL, SHARED = 1, 3
@@ -108,6 +110,7 @@ class NVPTXEmitter(LLVMEmitter):
         "gpu_block": "emit_gpu_loop",
         "gpu_thread": "emit_gpu_loop",
     }
+    OPS: ClassVar[dict[str, str]] = {**LLVMEmitter.OPS, "loop.shuffle": "emit_shuffle"}
 
     def __init__(self, triple: str = "", data_layout: str = "") -> None:
         super().__init__(triple, data_layout)
@@ -177,6 +180,34 @@ class NVPTXEmitter(LLVMEmitter):
         """``bar.sync 0``: the block's threads wait for each other; shared writes become visible."""
         self.builder.call(self.intrinsic("llvm.nvvm.barrier0", ir.VoidType(), []), [])
 
+    def emit_shuffle(self, op: Operation) -> ir.Value:
+        """``shfl.sync.<mode>`` over the full warp (``llvm.nvvm.shfl.sync.*``): f32 and i32 as they are, narrower
+        values widened to i32, 64-bit ones as two 32-bit halves."""
+        value, offset = self.operands(op)
+        mode, width = str(op.attr("mode")), int(op.attr("width"))
+        bl = self.builder
+        # c: the segment mask (32 - width) in bits 8..12 and the clamp lane (0 for up, 31 otherwise) in bits 0..4
+        clamp = I32(((WARP - width) << 8) | (0 if mode == "up" else WARP - 1))
+        lane = bl.trunc(offset, I32)
+
+        def shuffle(word: ir.Value) -> ir.Value:
+            kind = "f32" if word.type == F32 else "i32"
+            name = f"llvm.nvvm.shfl.sync.{_SHUFFLE[mode]}.{kind}"
+            fn = self.intrinsic(name, word.type, [I32, word.type, I32, I32])
+            return bl.call(fn, [I32(0xFFFFFFFF), word, lane, clamp])
+
+        kind = value.type
+        if kind == F32 or kind == I32:
+            return shuffle(value)
+        bits = kind.width if isinstance(kind, ir.IntType) else 64
+        word = value if isinstance(kind, ir.IntType) else bl.bitcast(value, ir.IntType(bits))
+        if bits <= 32:
+            return bl.trunc(shuffle(bl.zext(word, I32)), kind)
+        low = shuffle(bl.trunc(word, I32))
+        high = shuffle(bl.trunc(bl.lshr(word, I64(32)), I32))
+        joined = bl.or_(bl.zext(low, I64), bl.shl(bl.zext(high, I64), I64(32)))
+        return joined if isinstance(kind, ir.IntType) else bl.bitcast(joined, kind)
+
     def emit_alloc(self, op: Operation) -> BufferRef:
         """Shared buffers as address-space-3 globals, local ones as stack slots; sizes must be static."""
         t = op.attr("type")
@@ -214,6 +245,8 @@ class NVPTXEmitter(LLVMEmitter):
         return bool(op.operands) and isinstance(op.operands[-1].type, FloatType)
 
 
+_SHUFFLE = {"xor": "bfly", "down": "down", "up": "up", "idx": "idx"}
+"""PTX's name of each ``loop.shuffle`` mode."""
 _F64_LIBM = frozenset({"loop.exp", "loop.log", "loop.tanh", "loop.erf", "loop.pow", "loop.rem"})
 """f64 math that LLVM would call the C library for, which a GPU kernel cannot reach (f32 exp, log, tanh and
 erf are decomposed; f32 rem goes through LLVM's NVPTX lowering)."""

@@ -14,7 +14,7 @@ with its body and insert into it::
 from __future__ import annotations
 
 from ...opdef import OpDef, lookup
-from . import bits, control, memory, scalar
+from . import bits, control, memory, scalar, warp
 from .control import GPU_KINDS, KINDS, as_index, build_for, for_, if_
 from .memory import PACKED_WORD_WIDTHS, pack_bits
 from .scalar import PREDICATES
@@ -33,6 +33,7 @@ __all__ = [
     "memory",
     "pack_bits",
     "scalar",
+    "warp",
 ]
 
 
