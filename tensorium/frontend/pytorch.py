@@ -23,7 +23,7 @@ from ..errors import TensoriumError
 from ..ir.builder import InsertionPoint
 from ..ir.core import Value
 from ..ir.dialects.builtin import func_body, make_func, make_module, set_results
-from ..ir.types import Sym, TensorType, Type
+from ..ir.types import Sym, TensorType, Type, f64, i1, i64
 from .common import ImportedGraph, Unsupported, UnsupportedOpsError
 
 try:
@@ -98,7 +98,10 @@ def import_module(
 
 
 def unflatten_outputs(imported: ImportedGraph, flat: Sequence[Any]) -> Any:
-    """Rebuild the model's output structure (tuples, dicts, model-output classes) from flat results."""
+    """Rebuild the model's output structure (tuples, dicts, model-output classes) from flat results; results
+    torch gives as Python numbers (``x.item()``, sizes) come back as numbers."""
+    numbers = set(imported.metadata.get("number_outputs") or ())
+    flat = [v.item() if i in numbers and hasattr(v, "item") else v for i, v in enumerate(flat)]
     if imported.output_tree is None:
         return list(flat)
     return torch.utils._pytree.tree_unflatten(list(flat), imported.output_tree)
@@ -225,6 +228,13 @@ def _translate_exported(exported: Any, params: str, sym_names: dict[str, str]) -
         if spec.kind == torch.export.graph_signature.OutputKind.USER_OUTPUT
     ]
     set_results(func, [v for v, _ in user_outputs])
+    user_kind = torch.export.graph_signature.OutputKind.USER_OUTPUT
+    returned = [
+        arg
+        for arg, spec in zip(exported.graph.output_node().args[0], exported.graph_signature.output_specs)
+        if spec.kind == user_kind
+    ]
+    numbers = [i for i, arg in enumerate(returned) if not isinstance(_node_value(arg), torch.Tensor)]
     out_spec = exported.call_spec.out_spec
     input_names = [n.name for n in arg_nodes]
     metadata = {
@@ -236,6 +246,7 @@ def _translate_exported(exported: Any, params: str, sym_names: dict[str, str]) -
         "in_spec": exported.call_spec.in_spec,
         "user_input_positions": positions,
         "output_tree_json": _tree_json(out_spec),
+        "number_outputs": numbers,
     }
     ops.bind_generator(cx, input_names, metadata)
     return ImportedGraph(
@@ -245,6 +256,13 @@ def _translate_exported(exported: Any, params: str, sym_names: dict[str, str]) -
         output_tree=out_spec,
         metadata=metadata,
     )
+
+
+def _node_value(arg: Any) -> Any:
+    """An FX output argument's example value (the argument itself when it is a constant)."""
+    if isinstance(arg, torch.fx.Node):
+        return arg.meta.get("val", arg.meta.get("example_value"))
+    return arg
 
 
 def _tree_json(spec: Any) -> str | None:
@@ -308,10 +326,23 @@ def translate_graph(fx_graph: Any, env: dict[Any, Any], cx: ops.Context) -> list
             problems.append(_unsupported(node, f"FX '{node.op}' nodes are not supported"))
     if problems:
         raise UnsupportedOpsError("torch", problems)
-    bad = [v for v in outputs if not isinstance(v, Value)]
+    outputs = [_number_output(cx, v) for v in outputs]  # at the caller's insertion point
+    bad = [v for v in outputs if not isinstance(v, Value) and v is not ops.EFFECT_TOKEN]
     if bad:
         raise UnsupportedOpsError("torch", [Unsupported("output", "output", None, f"non-tensor output {bad[0]!r}")])
     return outputs
+
+
+def _number_output(cx: ops.Context, value: Any) -> Any:
+    """A Python number the graph returns (``torch.broadcast_shapes``' sizes) as a 0-d constant (int64, float64
+    or bool); :func:`unflatten_outputs` gives it back as a number."""
+    if isinstance(value, bool):
+        return cx.const(value, i1)
+    if isinstance(value, int):
+        return cx.const(value, i64)
+    if isinstance(value, float):
+        return cx.const(value, f64)
+    return value
 
 
 def _needs_converter(node: Any) -> bool:

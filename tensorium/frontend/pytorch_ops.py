@@ -629,6 +629,16 @@ def _fill(cx: Context, x: Value, value: Any) -> Value:
     return _filled(cx, value, x)
 
 
+@converts("aten._local_scalar_dense.default")
+def _item(cx: Context, x: Value) -> Value:
+    """``x.item()``: the one element as a 0-d tensor (a model output comes back as a Python number; a number
+    used as a size or index is data-dependent and refused where it is used)."""
+    t = ttype(x)
+    if t.num_elements != 1:
+        raise ConversionError(f"item() of a tensor of shape {list(t.shape)}: needs exactly one element")
+    return graph.reshape(x, shape=[])
+
+
 @converts("aten.scalar_tensor.default")
 def _scalar_tensor(cx: Context, value: Any, **kwargs: Any) -> Value:
     return cx.const(value, cx.out_element())

@@ -565,3 +565,26 @@ def test_put_pdist_and_narrow_copy() -> None:
         )
 
     check(fn, gen(4, 5), torch.tensor([0, -1, 7]))
+
+
+def test_python_numbers_come_back_as_numbers() -> None:
+    import tensorium
+
+    def fn(x: Any) -> Any:
+        return x.sum().item(), (x > 0).any().item(), x.argmax().item(), torch.broadcast_shapes(x.shape, (3, 1)), x * 2
+
+    compiled = tensorium.compile(fn, target="cpu")
+    x = torch.tensor([1.5, -2.0, 4.0])
+    total, positive, where, shape, doubled = compiled(x)
+    assert (total, positive, where, tuple(shape)) == (3.5, True, 2, (3, 3))
+    assert type(total) is float and type(positive) is bool and type(where) is int
+    assert torch.equal(doubled, x * 2)
+    assert compiled(-x)[:3] == (-3.5, True, 1)
+
+
+def test_item_used_as_a_size_is_refused_where_it_is_used() -> None:
+    from tensorium.frontend.common import UnsupportedOpsError
+    from tensorium.frontend.pytorch import import_module
+
+    with pytest.raises(UnsupportedOpsError, match=r"aten.slice.Tensor .*slice with symbolic bounds"):
+        import_module(lambda x, i: x[: i.item()], (torch.ones(4), torch.tensor(2)))
