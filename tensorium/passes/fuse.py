@@ -19,6 +19,13 @@ So a matmul or convolution takes its epilogue (bias, activation, residual add, s
 fusion into the producer), a softmax or layer norm takes the elementwise ops that feed it, and
 elementwise chains become one loop nest. ``epilogues=false`` and ``producers=false`` turn the two kinds
 of anchor fusion off; ``max-ops=1`` turns fusion off.
+
+Before planning, elementwise ops move above the reshapes that feed them (``sink-reshapes``): torch.export
+writes a linear layer on ``[batch, seq, d]`` as a reshape to ``[batch * seq, d]``, a 2-D matmul and a reshape
+back, so ``gelu(reshape(matmul(x, w)))`` would keep the GELU out of the GEMM's epilogue. A reshape keeps the
+elements in order, so ``f(reshape(x), y)`` is ``reshape(f(x, y'))`` where ``y'`` is ``y`` reshaped to ``x``'s
+shape (a view), or ``y`` itself when it broadcasts over trailing dims that the two shapes share (a bias);
+``reshape(reshape(x))`` becomes one reshape, or ``x`` when the shapes are equal.
 """
 
 from __future__ import annotations
@@ -102,6 +109,7 @@ class Fuse(Pass):
     max_ops: int = 32
     epilogues: bool = True
     producers: bool = True
+    sink_reshapes: bool = True
 
     def __post_init__(self) -> None:
         if self.max_ops < 1:
@@ -110,6 +118,8 @@ class Fuse(Pass):
     def run(self, module: Operation) -> None:
         for func in functions(module):
             block = func_body(func)
+            if self.sink_reshapes and self.max_ops > 1 and self.epilogues:
+                _sink_reshapes(block)
             for group in self.plan(block):
                 if len(group.ops) > 1 and not all(is_unit_reshape(op) for op in group.ops):
                     _outline(group)
@@ -168,6 +178,74 @@ class Fuse(Pass):
             return False
         others = [s for s in graph.successors(theirs) if s != mine]
         return not any(nx.has_path(graph, s, mine) for s in others)
+
+
+def _static_shape(value: Value) -> tuple[int, ...] | None:
+    t = value.type
+    return t.static_shape if isinstance(t, TensorType) and t.is_static else None
+
+
+def _sunk_operands(op: Operation) -> list[Value | tuple[int, ...]] | None:
+    """The operands of elementwise ``op`` computed on the shape of ``x`` for a single-use ``reshape(x)`` among
+    them: ``x`` itself (for each reshape of that shape), a shape to reshape an operand of ``op``'s shape to, or
+    an operand broadcasting over trailing dims both shapes share; None when ``op`` reads no such reshape or an
+    operand fits no case. Static shapes only."""
+    outer = _static_shape(op.result) if len(op.results) == 1 and op.has_trait("elementwise") else None
+    if outer is None:
+        return None
+    reshapes = [p for p in (v.defining_op() for v in op.operands) if p is not None and p.name == "graph.reshape"]
+    sunk = [p for p in reshapes if len(p.result.uses) == 1 and not is_unit_reshape(p)]
+    inner = _static_shape(sunk[0].operands[0]) if sunk else None
+    if inner is None:
+        return None
+    out: list[Value | tuple[int, ...]] = []
+    for v in op.operands:
+        producer, shape = v.defining_op(), _static_shape(v)
+        if shape is None:
+            return None
+        if producer is not None and producer.name == "graph.reshape" and _static_shape(producer.operands[0]) == inner:
+            out.append(producer.operands[0])
+        elif shape == outer:
+            out.append(inner)
+        elif len(shape) <= min(len(inner), len(outer)) and (not shape or inner[-len(shape) :] == outer[-len(shape) :]):
+            out.append(v)
+        else:
+            return None
+    return out
+
+
+def _sink_reshapes(block: Block) -> None:
+    """Move elementwise ops above the reshapes that feed them (see the module docstring), in program order so
+    that chains move up together; then fold the reshapes of reshapes this leaves."""
+    rewriter = PatternRewriter()
+    for op in list(block.ops):
+        operands = _sunk_operands(op)
+        if operands is None:
+            continue
+        values = []
+        for v, new in zip(op.operands, operands):
+            if isinstance(new, tuple):
+                new = rewriter.create_before(op, "graph.reshape", [v], {"shape": new}).result
+            values.append(new)
+        inner = rewriter.create_before(op, op.name, values, dict(op.attributes))
+        outer = rewriter.create_before(op, "graph.reshape", [inner.result], {"shape": _static_shape(op.result)})
+        producers = [v.defining_op() for v in op.operands]
+        rewriter.replace_op(op, outer.results)
+        for old in producers:
+            if old is not None and old.parent is not None and old.name == "graph.reshape" and not old.result.uses:
+                rewriter.erase_op(old)
+    for op in list(block.ops):
+        producer = op.operands[0].defining_op() if op.name == "graph.reshape" and op.parent is not None else None
+        if producer is None or producer.name != "graph.reshape":
+            continue
+        source = producer.operands[0]
+        if source.type == op.result.type:
+            rewriter.replace_all_uses_with(op.result, source)
+            rewriter.erase_op(op)
+        else:
+            op.set_operand(0, source)
+        if not producer.result.uses:
+            rewriter.erase_op(producer)
 
 
 def _outline(group: Group) -> None:

@@ -182,3 +182,50 @@ module {
   }
 }
 // ERROR: max-ops must be at least 1, got 0
+// -----
+// RUN: fuse
+// torch.export's linear layers on [batch, seq, d]: reshape to 2-D, matmul, reshape back. The GELU, the bias (a
+// trailing broadcast) and the residual add (reshaped to the matmul's shape, a view) move above the reshapes
+// and join the matmuls' epilogues; the reshape back and the one to 2-D fold away; the layer norm reads a view.
+module {
+  func.func @main(%x: tensor<2x3x4xf32>, %w: tensor<4x8xf32>, %w2: tensor<8x4xf32>, %b: tensor<4xf32>) -> tensor<2x3x4xf32> {
+    %0 = graph.reshape %x {shape = [6, 4]} : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+    %1 = graph.matmul %0, %w : (tensor<6x4xf32>, tensor<4x8xf32>) -> tensor<6x8xf32>
+    %2 = graph.reshape %1 {shape = [2, 3, 8]} : (tensor<6x8xf32>) -> tensor<2x3x8xf32>
+    %3 = graph.gelu %2 : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+    %4 = graph.reshape %3 {shape = [6, 8]} : (tensor<2x3x8xf32>) -> tensor<6x8xf32>
+    %5 = graph.matmul %4, %w2 : (tensor<6x8xf32>, tensor<8x4xf32>) -> tensor<6x4xf32>
+    %6 = graph.reshape %5 {shape = [2, 3, 4]} : (tensor<6x4xf32>) -> tensor<2x3x4xf32>
+    %7 = graph.add %6, %b : (tensor<2x3x4xf32>, tensor<4xf32>) -> tensor<2x3x4xf32>
+    %8 = graph.add %7, %x : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+    %9 = graph.layer_norm %8 {eps = 1e-5} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+    func.return %9 : tensor<2x3x4xf32>
+  }
+}
+// EXPECTED:
+module {
+  func.func @main(%x: tensor<2x3x4xf32>, %w: tensor<4x8xf32>, %w2: tensor<8x4xf32>, %b: tensor<4xf32>) -> tensor<2x3x4xf32> {
+    %0 = graph.reshape %x {shape = [6, 4]} : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+    %1 = graph.fused %0, %w (
+      {
+      ^bb0(%arg0: tensor<6x4xf32>, %arg1: tensor<4x8xf32>):
+        %2 = graph.matmul %arg0, %arg1 : (tensor<6x4xf32>, tensor<4x8xf32>) -> tensor<6x8xf32>
+        %3 = graph.gelu %2 : (tensor<6x8xf32>) -> tensor<6x8xf32>
+        graph.yield %3 : (tensor<6x8xf32>) -> ()
+      }
+    ) : (tensor<6x4xf32>, tensor<4x8xf32>) -> tensor<6x8xf32>
+    %4 = graph.reshape %x {shape = [6, 4]} : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+    %5 = graph.fused %1, %w2, %b, %4 (
+      {
+      ^bb0(%arg2: tensor<6x8xf32>, %arg3: tensor<8x4xf32>, %arg4: tensor<4xf32>, %arg5: tensor<6x4xf32>):
+        %6 = graph.matmul %arg2, %arg3 : (tensor<6x8xf32>, tensor<8x4xf32>) -> tensor<6x4xf32>
+        %7 = graph.add %6, %arg4 : (tensor<6x4xf32>, tensor<4xf32>) -> tensor<6x4xf32>
+        %8 = graph.add %7, %arg5 : (tensor<6x4xf32>, tensor<6x4xf32>) -> tensor<6x4xf32>
+        graph.yield %8 : (tensor<6x4xf32>) -> ()
+      }
+    ) : (tensor<6x8xf32>, tensor<8x4xf32>, tensor<4xf32>, tensor<6x4xf32>) -> tensor<6x4xf32>
+    %9 = graph.reshape %5 {shape = [2, 3, 4]} : (tensor<6x4xf32>) -> tensor<2x3x4xf32>
+    %10 = graph.layer_norm %9 : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+    func.return %10 : tensor<2x3x4xf32>
+  }
+}
