@@ -122,7 +122,10 @@ class TuningDB:
             return
         try:
             text = self.path.read_text()
-        except (OSError, UnicodeDecodeError) as e:
+        except UnicodeDecodeError:  # not text at all: another program's file (an SQLite database, say)
+            self._set_aside(None)
+            return
+        except OSError as e:
             raise TensoriumError(f"{self.path}: cannot read the tuning records: {e}") from None
         lines = text.splitlines()
         if not lines:

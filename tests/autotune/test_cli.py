@@ -76,3 +76,65 @@ def test_a_foreign_records_file_is_one_warning_line(tmp_path: Path, capsys: pyte
     err = capsys.readouterr().err
     assert "tensorium: warning: " in err and "not a Tensorium tuning records file" in err
     assert (tmp_path / "r.jsonl.foreign").read_text() == "not a records file\n"
+
+
+class _Fake:
+    """A stand-in for the measuring worker: ``seconds`` per trial after ``delay`` seconds of wall time, and
+    Ctrl-C (KeyboardInterrupt) at trial ``interrupt_at``."""
+
+    delay = 0.0
+    interrupt_at: int | None = None
+
+    def __init__(self) -> None:
+        self.jobs = 0
+
+    def measure(self, job: object) -> object:
+        import time
+
+        from tensorium.autotune.measure import Measurement
+
+        if self.jobs == self.interrupt_at:
+            raise KeyboardInterrupt
+        self.jobs += 1
+        time.sleep(self.delay)
+        return Measurement(1e-4 * (1 + self.jobs % 5), None, (1e-4,), 0.0, 1.0)
+
+    def close(self) -> None:
+        pass
+
+
+def test_ctrl_c_in_tune_keeps_the_records_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tensorium.autotune.tuning
+
+    (tmp_path / "gemm_model.py").write_text(FACTORY)
+
+    class Interrupted(_Fake):
+        interrupt_at = 4
+
+    monkeypatch.setattr(tensorium.autotune.tuning, "Measurer", Interrupted)
+    db = tmp_path / "r.jsonl"
+    with pytest.raises(SystemExit) as stop:
+        main(["tune", f"{tmp_path / 'gemm_model.py'}:factory", "--budget", "600", "--db", str(db), "--seed", "1"])
+    assert stop.value.code == 130
+    assert "interrupted: the 4 records measured so far are kept" in capsys.readouterr().err
+    assert len(TuningDB(db)) == 4
+
+
+def test_a_budget_under_one_measurement_is_reported_by_tune(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tensorium.autotune.tuning
+
+    (tmp_path / "gemm_model.py").write_text(FACTORY)
+
+    class Slow(_Fake):
+        delay = 0.2
+
+    monkeypatch.setattr(tensorium.autotune.tuning, "Measurer", Slow)
+    db = tmp_path / "r.jsonl"
+    assert main(["tune", f"{tmp_path / 'gemm_model.py'}:factory", "--budget", "0.05", "--db", str(db)]) == 0
+    out, err = capsys.readouterr()
+    assert "the budget of 0.05 s is under the time of measuring each kernel once" in err
+    assert "(1 trials, 0 failed)" in out and len(TuningDB(db)) == 1

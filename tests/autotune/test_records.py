@@ -125,3 +125,18 @@ def test_new_records_mean_a_new_compile_not_a_stale_cached_one(
     after = tensorium.compile(gemm_model, tuning_db=path)
     after(*gemm_inputs())
     assert after.artifact.configs == {gemm_kernel.key: chosen}
+
+
+def test_a_binary_file_is_set_aside_and_compile_runs_at_the_defaults(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "r.db"
+    with sqlite3.connect(path) as connection:  # another tool's records at the path: not text at all
+        connection.execute("create table records (kernel text, seconds real)")
+    original = path.read_bytes()
+    with pytest.warns(TuningRecordsWarning, match="not a Tensorium tuning records file"):
+        compiled = tensorium.compile(gemm_model, tuning_db=path, cache=False)
+        compiled(*gemm_inputs())
+    assert compiled.artifact.configs == {}  # nothing applied: the default points
+    assert (tmp_path / "r.db.foreign").read_bytes() == original  # set aside, never deleted
+    assert not path.exists() or len(TuningDB(path)) == 0
