@@ -64,11 +64,12 @@ TARGET_PASSES = {
     "interp": "",
     "cpu": "layout,fuse-siblings,fuse-attention,pack-quant,pack-weights,fuse",
     "webgpu": "fuse",
-    "cuda": "fuse",
+    "cuda": "fuse,pack-quant-gpu",
 }
 """Passes each target kind appends to every pipeline, what its code generator relies on: for the CPU, constant
 matmul weights packed into the GEMM micro-kernel's panel layout at compile time instead of at every run, and
-ops grouped into fused kernels. Passes that read the target get it as their ``target`` option."""
+ops grouped into fused kernels; for CUDA, constant k-bit matmul weights left unfused packed for a warp's 32 lanes
+(fused ones keep the simple dequantizing kernel). Passes that read the target get it as their ``target`` option."""
 TARGET_AWARE_PASSES = ("pack-quant", "pack-weights")
 CODEGEN_STAGES = ("schedule", "decompose", "memory-plan")
 """Stages of code generation that ``disable=`` can turn off besides passes: ``schedule`` (default schedules

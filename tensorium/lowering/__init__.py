@@ -14,6 +14,7 @@ from . import (  # noqa: F401  (registers the lowerings)
     elementwise,
     fused,
     gpu_gemm,
+    gpu_qgemv,
     gpu_rows,
     indexing,
     linalg,

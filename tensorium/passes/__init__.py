@@ -1,7 +1,8 @@
 """Passes over modules: the Pass base and registry, pipeline text, the PassManager and the passes.
 
 Importing this package registers every pass shipped with Tensorium (canonicalize, cse, dce, fold,
-fold-batch-norm, layout, fuse-siblings, fuse-attention, pack-weights, fuse, lower-to-loops, quantize, pack-quant).
+fold-batch-norm, layout, fuse-siblings, fuse-attention, pack-weights, fuse, lower-to-loops, quantize, pack-quant,
+pack-quant-gpu).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from . import (  # noqa: F401  (registers the passes)
     layout,
     lower_to_loops,
     pack_quant,
+    pack_quant_gpu,
     pack_weights,
     quantize,
 )

@@ -1,0 +1,144 @@
+"""The ``gpu_qgemv`` kernel family: k-bit matrix-vector products (k = 1..8) on GPUs, weights packed for a warp.
+
+``quant.matmul_packed`` with its weight in the ``interleaved`` layout of 32 lanes (what ``pack-quant-gpu`` packs
+for CUDA targets: ``[panels, K / 32, k, 32]`` u32 words, the 32 rows of a panel side by side) maps one panel to
+one block and one weight row to one lane of a warp: the warp's 32 loads of word ``i`` of a block of 32 codes are
+32 adjacent words (one coalesced 128-byte transaction), and every lane reads the same activation (a broadcast).
+``warps`` warps split the contraction's blocks between them and add their results through shared memory:
+
+    for p in [0, panels) gpu_block 0:
+      partial = shared[warps - 1, rows, 32]
+      for t in [0, 32 warps) gpu_thread 0:
+        lane = t % 32, w = t / 32, n = 32 p + lane; acc[m] = 0
+        for kb in [w, K / 32, warps):
+          words = packed[p, kb, 0..k, lane]                  (k loads, each coalesced across the warp)
+          c_j = (words >> (j k mod 32)) & (2^k - 1) as f32   (a code straddling two words takes bits of both)
+          for each activation row m: d = sum_j c_j x[m, 32 kb + j], e = sum_j x[m, 32 kb + j]
+            acc[m] += scale[g, n] (d - zero[g, n] e)         (g = kb's group: zero points fold into e)
+        warps > 0 write acc to partial; barrier; warp 0 adds them and writes out[m, n] for n < cols
+
+The codes are unsigned (pack-quant stores signed ones shifted, with shifted zero points), so one form serves
+every k. Products with at most :data:`MAX_ROWS` activation rows (decode and small batches), f32 activations,
+static shapes and 32 lanes take this family; others keep the ``qgemv`` family, bound to the grid.
+"""
+
+from __future__ import annotations
+
+from ..ir.core import Operation, Value
+from ..ir.dialects import loop
+from ..ir.types import BufferType, IntegerType, TensorType, f32
+from ..targets import Target
+from ..targets.cuda import WARP
+from .kernel import LOWERINGS, Kernel, delinearize, register_target_lowering
+from .space import Config, Family, Knob, Space, register_target_family
+
+BLOCK = 32
+"""Codes per block of the interleaved layout: 32 k-bit codes are k 32-bit words."""
+MAX_ROWS = 8
+"""The most activation rows the family takes: each thread keeps one accumulator per row."""
+WARPS = (1, 2, 4, 8, 16)
+U32 = IntegerType(32, False)
+
+
+def qgemv_split(op: Operation) -> tuple[int, int] | None:
+    """(activation rows, blocks of 32 along the contraction) of a product this family builds, or None."""
+    if op.name != "quant.matmul_packed" or int(op.attr("lanes")) != WARP:
+        return None
+    x, out = op.operands[0].type, op.results[0].type
+    if not all(isinstance(t, TensorType) and t.is_static and t.element == f32 for t in (x, out)):
+        return None
+    assert isinstance(x, TensorType)
+    rows = 1
+    for d in x.static_shape[:-1]:
+        rows *= d
+    if not 1 <= rows <= MAX_ROWS:
+        return None
+    return rows, -(-x.static_shape[-1] // BLOCK)
+
+
+def gpu_qgemv_space(op: Operation, target: Target) -> Space | None:
+    """The warps that split the contraction (at most one per block of 32 codes)."""
+    split = qgemv_split(op)
+    if split is None:
+        return None
+    values = tuple(w for w in WARPS if w <= max(1, split[1]))
+    return Space("gpu_qgemv", (Knob("warps", values, "warps per panel of 32 rows, splitting the contraction"),))
+
+
+def gpu_qgemv_default(op: Operation, target: Target, space: Space) -> Config:
+    """Eight warps (a panel's loads spread over 256 threads) where each gets at least two blocks, else fewer."""
+    split = qgemv_split(op)
+    assert split is not None
+    legal = [int(v) for v in space.knobs[0].values]
+    warps = max([w for w in legal if w <= 8 and 2 * w <= split[1]] or [1])
+    return Config("gpu_qgemv", (("warps", warps),))
+
+
+def lower_gpu_qgemv(op: Operation, k: Kernel) -> None:
+    """The kernel of the module docstring at ``k``'s config; the CPU-shaped ``qgemv`` for other families."""
+    split = qgemv_split(op)
+    if k.config is None or k.config.family != "gpu_qgemv" or split is None:
+        LOWERINGS[op.name](op, k)
+        return
+    rows, blocks = split
+    warps = k.config.int("warps")
+    bits, group, cols = (int(op.attr(n)) for n in ("bits", "group", "cols"))
+    x, packed, scale, zero = k.inputs
+    (out,) = k.outputs
+    x_shape, out_shape = x.type.static_shape, out.type.static_shape  # type: ignore[attr-defined]
+    panels = packed.type.static_shape[0]  # type: ignore[attr-defined]
+    i = k.index
+    lead = [i(d) for d in x_shape[:-1]]
+    out_lead = [i(d) for d in out_shape[:-1]]
+    with loop.for_(0, panels, kind="gpu_block", axis=0, name="p") as p:
+        partial = loop.alloc(type=BufferType((warps - 1, rows, WARP), f32, "shared")) if warps > 1 else None
+        with loop.for_(0, WARP * warps, kind="gpu_thread", axis=0, name="t") as t:
+            lane, w = loop.rem(t, i(WARP)), loop.div(t, i(WARP))
+            n = loop.add(loop.mul(p, i(WARP)), lane)
+            acc = loop.alloc(type=BufferType((rows,), f32, "local"))
+            for m in range(rows):
+                loop.store(k.const(0.0, f32), acc, i(m))
+            at = [delinearize(i(m), lead) if lead else [] for m in range(rows)]
+            with loop.for_(w, blocks, warps, name="kb") as kb:
+                words = [loop.load(packed, p, kb, i(word), lane) for word in range(bits)]
+                codes = [_code(k, words, j, bits) for j in range(BLOCK)]
+                g = loop.div(kb, i(group // BLOCK))
+                s, z = loop.load(scale, g, n), loop.load(zero, g, n)
+                base = loop.mul(kb, i(BLOCK))
+                for m in range(rows):
+                    dot, total = k.const(0.0, f32), k.const(0.0, f32)
+                    for j, code in enumerate(codes):
+                        value = loop.load(x, *at[m], loop.add(base, i(j)))
+                        dot, total = loop.fma(code, value, dot), loop.add(total, value)
+                    corrected = loop.fma(loop.neg(z), total, dot)
+                    loop.store(loop.fma(s, corrected, loop.load(acc, i(m))), acc, i(m))
+            inside = loop.cmp(n, i(cols), predicate="lt")
+            if partial is None:
+                with loop.if_(inside):
+                    for m in range(rows):
+                        loop.store(loop.load(acc, i(m)), out, *delinearize(i(m), out_lead), n)
+                return
+            with loop.if_(loop.cmp(w, i(0), predicate="gt")):
+                for m in range(rows):
+                    loop.store(loop.load(acc, i(m)), partial, loop.sub(w, i(1)), i(m), lane)
+            loop.barrier()
+            with loop.if_(loop.and_(loop.cmp(w, i(0), predicate="eq"), inside)):
+                for m in range(rows):
+                    total = loop.load(acc, i(m))
+                    for other in range(warps - 1):
+                        total = loop.add(total, loop.load(partial, i(other), i(m), lane))
+                    loop.store(total, out, *delinearize(i(m), out_lead), n)
+
+
+def _code(k: Kernel, words: list[Value], j: int, bits: int) -> Value:
+    """Code ``j`` of a block of 32 ``bits``-bit codes held in ``words``, as f32."""
+    word, shift = divmod(j * bits, 32)
+    mask = k.const((1 << bits) - 1, U32)
+    low = loop.shr(words[word], k.const(shift, U32)) if shift else words[word]
+    if shift + bits > 32:  # the code's high bits start the next word
+        low = loop.or_(low, loop.shl(words[word + 1], k.const(32 - shift, U32)))
+    return loop.cast(loop.and_(low, mask), dtype=f32)  # type: ignore[no-any-return]
+
+
+register_target_family("cuda", Family("gpu_qgemv", ("quant.matmul_packed",), gpu_qgemv_space, gpu_qgemv_default))
+register_target_lowering("cuda", "quant.matmul_packed", lower_gpu_qgemv)

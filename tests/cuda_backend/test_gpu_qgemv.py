@@ -1,0 +1,114 @@
+"""The k-bit GEMV on the GPU (``gpu_qgemv``) for every k in 1..8: packed for a warp, proven on the loop
+interpreter against the graph interpreter, and assembled by ptxas."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tensorium.api import TARGET_PASSES
+from tensorium.backends import interp
+from tensorium.backends.cuda.ptx import NATIVE, assemble, compile_ptx
+from tensorium.backends.plan_runner import run_plan
+from tensorium.ir import Operation, graph
+from tensorium.ir.attributes import DenseAttr
+from tensorium.ir.dialects.builtin import func_body, functions
+from tensorium.ir.types import TensorType, f32
+from tensorium.lowering.codegen import Codegen, run_codegen
+from tensorium.lowering.space import Config, default_config, kernel_key, kernel_space
+from tensorium.passes import PassManager
+from tensorium.targets import parse_target
+from tensorium.testing import build_module
+
+from .conftest import SM90, needs_ptxas
+
+
+def _quantized(rows: tuple[int, ...], n: int, depth: int, bits: int, group: int, signed: bool = False) -> Operation:
+    """``x @ W.T`` for a constant W of ``n x depth``, quantized to ``bits`` and packed as the CUDA pipeline does."""
+    weight = np.random.default_rng(bits).standard_normal((n, depth)).astype(np.float32)
+
+    def body(x: object) -> object:
+        w = graph.constant(value=DenseAttr.adopt(weight, TensorType((n, depth), f32)))
+        return graph.matmul(x, w, transpose_b=True)
+
+    module = build_module([TensorType((*rows, depth), f32)], body)
+    quantize = f"quantize{{bits={bits},group={group},min-elements=0{',signed=true' if signed else ''}}}"
+    PassManager.parse(f"{quantize},{TARGET_PASSES['cuda']}").run(module)
+    return module
+
+
+def _packed_op(module: Operation) -> Operation:
+    return next(op for op in func_body(functions(module)[0]).ops if op.name == "quant.matmul_packed")
+
+
+def _check(module: Operation, configs: dict[str, Config] | None = None, seed: int = 0) -> Operation:
+    """``module`` lowered for the GPU (with ``configs``), run on the loop interpreter against the graph
+    interpreter; the lowered module."""
+    state = run_codegen(Codegen(module, SM90, configs=configs or {}, native=NATIVE), until="decompose")
+    assert state.lowered is not None
+    (kernel,) = functions(state.lowered)
+    assert str(kernel.attributes["config"]).startswith("gpu_qgemv{")
+    x_type = func_body(functions(module)[0]).args[0].type
+    x = np.random.default_rng(seed).standard_normal(x_type.static_shape).astype(np.float32)  # type: ignore[attr-defined]
+    (got,) = run_plan(state.lowered, [x])
+    (want,) = interp.run(module, [x])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+    return state.lowered
+
+
+@pytest.mark.parametrize("bits", range(1, 9))
+def test_every_k_from_1_to_8_matches_the_graph_interpreter(bits: int) -> None:
+    module = _quantized((1,), 40, 64, bits, 32)  # two panels of 32 rows, the second mostly padding
+    op = _packed_op(module)
+    assert op.attr("lanes") == 32
+    lowered = _check(module)
+    kernel = functions(lowered)[0]
+    assert {o.attr("kind") for o in kernel.walk() if o.name == "loop.for"} >= {"gpu_block", "gpu_thread"}
+
+
+@pytest.mark.parametrize(("bits", "signed"), [(3, False), (5, True), (7, False)])
+def test_warps_split_the_contraction_and_add_through_shared_memory(bits: int, signed: bool) -> None:
+    module = _quantized((2,), 33, 128, bits, 64, signed)  # codes straddle words for k = 3, 5, 7
+    op = _packed_op(module)
+    space = kernel_space(op, SM90)
+    assert space is not None and [k.values for k in space.knobs] == [(1, 2, 4)]
+    config = Config("gpu_qgemv", (("warps", 4),))
+    lowered = _check(module, {kernel_key(op): config}, seed=bits)
+    launch = compile_ptx(lowered, SM90).launches[functions(lowered)[0].attributes["sym_name"]]  # type: ignore[index]
+    assert launch.block == (128, 1, 1) and launch.grid == (2, 1, 1) and launch.shared_bytes == 3 * 2 * 32 * 4
+
+
+def test_the_default_takes_eight_warps_when_each_gets_two_blocks() -> None:
+    module = _quantized((1,), 32, 512, 4, 128)
+    assert default_config(_packed_op(module), SM90) == Config("gpu_qgemv", (("warps", 8),))
+    small = _quantized((1,), 32, 64, 4, 32)
+    assert default_config(_packed_op(small), SM90) == Config("gpu_qgemv", (("warps", 1),))
+
+
+def test_products_with_many_rows_or_fused_epilogues_keep_the_general_kernels() -> None:
+    many = _quantized((16,), 32, 64, 4, 32)
+    space = kernel_space(_packed_op(many), SM90)
+    assert space is not None and space.family == "qgemv"
+    weight = np.ones((8, 32), np.float32)
+
+    def body(x: object, b: object) -> object:
+        w = graph.constant(value=DenseAttr.adopt(weight, TensorType((8, 32), f32)))
+        return graph.relu(graph.add(graph.matmul(x, w, transpose_b=True), b))
+
+    fused = build_module([TensorType((1, 32), f32), TensorType((8,), f32)], body)
+    PassManager.parse(f"quantize{{bits=4,group=32,min-elements=0}},{TARGET_PASSES['cuda']}").run(fused)
+    ops = [op.name for op in func_body(functions(fused)[0]).ops]
+    assert "graph.fused" in ops and "quant.matmul_packed" not in ops  # the dequantizing kernel, in the epilogue's
+
+
+@needs_ptxas
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_90"])
+def test_every_k_assembles_for_ptxas(arch: str) -> None:
+    target = parse_target(f"cuda:{arch}")
+    for bits in range(1, 9):
+        module = _quantized((1,), 64, 256, bits, 128)
+        state = run_codegen(Codegen(module, target, native=NATIVE), until="decompose")
+        assert state.lowered is not None
+        ptx = compile_ptx(state.lowered, target)
+        assert ptx.ptx.count("ld.global") >= bits + 32  # k words and 32 activations per block
+        assemble(ptx.ptx, arch)
