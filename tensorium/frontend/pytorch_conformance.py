@@ -73,6 +73,8 @@ SHAPE_ONLY_OPS = frozenset(
         "nn.functional.feature_alpha_dropout.with_train",
         "nn.functional.feature_alpha_dropout.without_train",
         "nn.functional.rrelu",
+        "nn.functional.fractional_max_pool2d",  # windows placed by random samples
+        "nn.functional.fractional_max_pool3d",
         "randn",
         "rand",
         "uniform",

@@ -20,7 +20,7 @@ import numpy as np
 from ..ir.core import Value
 from ..ir.dialects import graph
 from ..ir.types import i1, i64
-from .pytorch_ops import Context, ConversionError, converts, reshape_to, static_dim, ttype
+from .pytorch_ops import Context, ConversionError, cast, converts, reshape_to, static_dim, ttype
 
 __all__ = ["conv3d_as_conv2d", "conv_transpose3d_as_conv2d", "window_avg_pool", "window_max_pool"]
 
@@ -307,3 +307,61 @@ def _upsample_bilinear_aa(
     rows = cx.const(_antialias_weights(height, out_h, align_corners, factors[0]), t.element)
     columns = cx.const(_antialias_weights(width, out_w, align_corners, factors[1]).T, t.element)
     return graph.matmul(graph.matmul(rows, x), columns)
+
+
+@converts("aten.fractional_max_pool2d.default", "aten.fractional_max_pool3d.default")
+def _fractional_max_pool(
+    cx: Context, x: Value, kernel: Sequence[int], output_size: Sequence[int], samples: Value
+) -> tuple[Value, Value]:
+    """Fractional max pooling: per plane and axis a window start from the plane's random sample u as torch
+    computes it (``trunc((o + u) alpha) - trunc(u alpha)``, alpha = (in - k) / (out - 1) in the input's
+    float type, the last window at ``in - k``); the windows' flat positions, one ``gather_elements``, then
+    ``reduce_max`` and the flat index of the argmax. ``samples`` holds one value per plane and axis, in
+    torch's order (2-D: width, height; 3-D: depth, height, width)."""
+    n = len(kernel)
+    t = ttype(x)
+    if t.rank not in (n + 1, n + 2):
+        raise ConversionError(f"fractional max pooling in {n} dims needs a rank-{n + 1} or rank-{n + 2} input, got {t}")
+    lead = [static_dim(t, a, "fractional max pooling") for a in range(t.rank - n)]
+    sizes = [static_dim(t, a, "fractional max pooling") for a in range(t.rank - n, t.rank)]
+    outs, ks = [int(o) for o in output_size], [int(k) for k in kernel]
+    if any(o + k - 1 > s or o < 1 for o, k, s in zip(outs, ks, sizes)):
+        raise ConversionError(f"fractional max pooling of sizes {sizes} to {outs} with kernel {ks}: windows do not fit")
+    element = t.element
+    u_all = reshape_to(cast(samples, element), [*lead, n])
+    column = [1, 0] if n == 2 else list(range(n))  # torch's sample for each spatial axis
+    rank = len(lead) + 2 * n
+    flat_index: Value | None = None
+    stride = 1
+    for axis in reversed(range(n)):
+        size, out, k = sizes[axis], outs[axis], ks[axis]
+        u = graph.slice(u_all, starts=[column[axis]], ends=[column[axis] + 1], axes=[len(lead)])  # [*lead, 1]
+        if out > 1:
+            alpha = cx.const(np.array(size - k, np.float64) / (out - 1), element)
+            steps = cx.const(np.arange(out, dtype=np.float64), element)
+            ends = cast(graph.mul(graph.add(steps, u), alpha), i64)
+            starts = graph.sub(ends, cast(graph.mul(u, alpha), i64))
+            last = cx.const(np.arange(out) == out - 1, i1)
+            starts = graph.where(last, cx.const(size - k, i64), starts)
+        else:
+            starts = cx.const(np.full(lead + [1], size - k, np.int64), i64)
+        shape = [*lead] + [1] * (2 * n)
+        shape[len(lead) + axis] = out
+        offsets = [1] * rank
+        offsets[len(lead) + n + axis] = k
+        positions = graph.add(reshape_to(starts, shape), cx.const(np.arange(k).reshape(offsets), i64))
+        term = graph.mul(positions, cx.const(stride, i64))
+        flat_index = term if flat_index is None else graph.add(flat_index, term)
+        stride *= size
+    assert flat_index is not None
+    cells, window = math.prod(outs), math.prod(ks)
+    full = [*lead, *outs, *ks]
+    index = reshape_to(graph.broadcast_to(flat_index, shape=full), [*lead, cells * window])
+    windows = graph.gather_elements(reshape_to(x, [*lead, math.prod(sizes)]), index, axis=len(lead))
+    windows = reshape_to(windows, [*lead, cells, window])
+    index = reshape_to(index, [*lead, cells, window])
+    last_axis = len(lead) + 1
+    values = graph.reduce_max(windows, axes=[last_axis])
+    which = graph.argmax(windows, axis=last_axis, keepdims=True)
+    indices = graph.squeeze(graph.gather_elements(index, which, axis=last_axis), axes=[last_axis])
+    return reshape_to(values, [*lead, *outs]), reshape_to(indices, [*lead, *outs])

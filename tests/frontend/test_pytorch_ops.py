@@ -588,3 +588,30 @@ def test_item_used_as_a_size_is_refused_where_it_is_used() -> None:
 
     with pytest.raises(UnsupportedOpsError, match=r"aten.slice.Tensor .*slice with symbolic bounds"):
         import_module(lambda x, i: x[: i.item()], (torch.ones(4), torch.tensor(2)))
+
+
+@pytest.mark.parametrize("target", ["interp", "cpu"])
+def test_fractional_max_pooling_with_given_samples_matches_eager(target: str) -> None:
+    import tensorium
+
+    def fn(x: Any, x3: Any, s: Any, s1: Any, s3: Any) -> Any:
+        return (
+            F.fractional_max_pool2d(x, 3, output_size=(2, 3), return_indices=True, _random_samples=s),
+            F.fractional_max_pool2d(x[0], (2, 3), output_size=(4, 1), return_indices=True, _random_samples=s1),
+            F.fractional_max_pool3d(x3, (2, 3, 2), output_size=(3, 2, 4), return_indices=True, _random_samples=s3),
+        )
+
+    args = (gen(2, 3, 9, 9), gen(1, 2, 6, 7, 8), torch.rand(2, 3, 2), torch.rand(1, 3, 2), torch.rand(1, 2, 3))
+    got, want = tensorium.compile(fn, target=target)(*args), fn(*args)
+    for g, w in zip(torch.utils._pytree.tree_leaves(got), torch.utils._pytree.tree_leaves(want)):
+        assert torch.equal(g, w)
+
+
+def test_fractional_max_pooling_draws_its_own_windows() -> None:
+    import tensorium
+
+    compiled = tensorium.compile(lambda x: F.fractional_max_pool2d(x, 2, output_size=3), target="cpu")
+    x = torch.arange(64.0).reshape(1, 1, 8, 8)
+    out = compiled(x)
+    assert out.shape == (1, 1, 3, 3) and set(out.flatten().tolist()) <= set(x.flatten().tolist())
+    assert (out.diff(dim=-1) > 0).all() and (out.diff(dim=-2) > 0).all()  # windows move right and down
