@@ -16,13 +16,23 @@ reductions, softmax and norms, GEMM, convolution, fused groups) so that it runs 
 
 A kernel with no independent outer loop (a whole reduction to one scalar, say) runs in one invocation of
 one workgroup: correct, and reported by the ``gpu_mapping`` attribute (``"single"``; ``"grid"`` otherwise)
-so coverage can count it. Trip counts must be static (dynamic shapes are a CompileError naming the kernel).
+so coverage can count it.
+
+Dynamic shapes: where the band's trip count ``N`` is only known at run time (it reads buffer sizes through
+``loop.dim``, which the emitter reads from a uniform buffer of sizes), the grid is computed twice from the
+same formula: by the host before each launch, from :attr:`dispatch` (``N`` as an expression over the
+kernel's argument sizes, the ``gpu_dispatch`` attribute, :func:`evaluate_dispatch`), and by the kernel,
+which needs ``gx`` to number its workgroups: ``B = ceil(N / W)`` workgroups, ``gx = min(max(B, 1), L)``
+along x and ``gy = ceil(B / gx)`` along y (``L`` the per-dimension limit; more than ``L * L`` workgroups
+is a run-time error naming the kernel).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
+from typing import Any
 
 from ..errors import CompileError, ScheduleError
 from ..ir.builder import InsertionPoint, current_insertion_point
@@ -103,10 +113,9 @@ def map_to_workgroups(kernel: Operation, target: Target, workgroup: int | None =
         top = _collapse_band(kernel, top)
         trips = trip_count(top)
         if trips is None:
-            raise CompileError(
-                f"@{func_name(kernel)}: the WebGPU backend needs static shapes (a loop has dynamic bounds)"
-            )
-        _bind_grid(kernel, top, trips, target, workgroup)
+            _bind_dynamic_grid(kernel, top, target, workgroup)
+        else:
+            _bind_grid(kernel, top, trips, target, workgroup)
         kernel.attributes["gpu_mapping"] = "grid"
         return
     _bind_single(kernel)
@@ -121,7 +130,7 @@ def _collapse_band(kernel: Operation, top: Operation) -> Operation:
         if len(loops) != 1 or any(o is not loops[0] and not o.has_trait("pure") for o in inner_ops):
             return top
         inner = loops[0]
-        if not _independent(inner) or trip_count(inner) is None or trip_count(top) is None:
+        if not _independent(inner):
             return top
         top.regions[0].block.args[0].name_hint = "gpu_a"
         inner.regions[0].block.args[0].name_hint = "gpu_b"
@@ -152,6 +161,100 @@ def _bind_grid(kernel: Operation, top: Operation, trips: int, target: Target, wo
     body.args[0].replace_all_uses_with(iv)
     _move_ops(body, guard.regions[0].block)
     top.erase()
+
+
+def _bind_dynamic_grid(kernel: Operation, top: Operation, target: Target, workgroup: int | None) -> None:
+    """Replace ``top`` (a run-time number of independent iterations) by a 2-D grid of workgroups sized at run
+    time (see the module docstring); the trip count's expression becomes the ``gpu_dispatch`` attribute."""
+    cap = min(
+        target.limit("max_compute_invocations_per_workgroup"),
+        target.limit("max_compute_workgroup_size_x"),
+    )
+    size = max(1, min(workgroup or DEFAULT_WORKGROUP, cap))
+    per_dimension = target.limit("max_compute_workgroups_per_dimension")
+    lower, upper, step = top.operands
+    with InsertionPoint.before_op(top):
+        trips = loop.div(loop.add(loop.sub(upper, lower), loop.sub(step, _c(1))), step)
+        kernel.attributes["gpu_dispatch"] = json.dumps(dispatch_expression(trips, kernel))
+        blocks = loop.div(loop.add(trips, _c(size - 1)), _c(size))
+        gx = loop.min(loop.max(blocks, _c(1)), _c(per_dimension))
+        gy = loop.div(loop.add(blocks, loop.sub(gx, _c(1))), gx)
+    with InsertionPoint.before_op(top), ExitStack() as stack:
+        y = stack.enter_context(loop.for_(_c(0), gy, _c(1), kind="gpu_block", axis=1, name="by"))
+        x = stack.enter_context(loop.for_(_c(0), gx, _c(1), kind="gpu_block", axis=0, name="bx"))
+        thread = stack.enter_context(loop.for_(0, size, 1, kind="gpu_thread", axis=0, name="t"))
+        linear = loop.add(loop.mul(loop.add(loop.mul(y, gx), x), _c(size)), thread)
+        guard = stack.enter_context(loop.if_(loop.cmp(linear, trips, predicate="lt")))
+        iv = loop.add(lower, loop.mul(linear, step))
+    body = top.regions[0].block
+    body.args[0].replace_all_uses_with(iv)
+    _move_ops(body, guard.regions[0].block)
+    top.erase()
+
+
+_FOLDS = ("loop.add", "loop.sub", "loop.mul", "loop.div", "loop.rem", "loop.min", "loop.max")
+
+
+def dispatch_expression(value: Value, kernel: Operation) -> Any:
+    """``value`` (an index built from constants and ``loop.dim`` of ``kernel``'s arguments by index arithmetic)
+    as JSON the runtimes evaluate: an int, ``["dim", argument, axis]`` or ``[op, a, b]`` for the ops of
+    :data:`_FOLDS` (named without ``loop.``); CompileError naming what else it depends on."""
+    op = value.defining_op()
+    if op is not None and op.name == "loop.const":
+        return int(op.attr("value"))
+    if op is not None and op.name == "loop.dim":
+        args = list(func_body(kernel).args)
+        buffer = op.operands[0]
+        if buffer in args:
+            return ["dim", args.index(buffer), int(op.attr("axis"))]
+    if op is not None and op.name in _FOLDS:
+        a, b = (dispatch_expression(v, kernel) for v in op.operands)
+        expression = [op.name.removeprefix("loop."), a, b]
+        if isinstance(a, int) and isinstance(b, int):
+            return evaluate_dispatch(expression, ())  # constants folded
+        if (b == 0 and expression[0] in ("add", "sub")) or (b == 1 and expression[0] in ("mul", "div")):
+            return a
+        return expression
+    what = f"'{op.name}'" if op is not None else "a loop variable"
+    raise CompileError(f"@{func_name(kernel)}: the size of its grid depends on {what}, which the host cannot compute")
+
+
+def evaluate_dispatch(expression: Any, shapes: Sequence[Sequence[int]]) -> int:
+    """The value of a :func:`dispatch_expression` for arguments of ``shapes`` (loop semantics: division
+    truncates, and gives 0 for a divisor of 0)."""
+    if isinstance(expression, int):
+        return expression
+    name, a, b = expression
+    if name == "dim":
+        return int(shapes[a][b])
+    x, y = evaluate_dispatch(a, shapes), evaluate_dispatch(b, shapes)
+    if name in ("div", "rem"):
+        if y == 0:
+            return 0 if name == "div" else x
+        quotient = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
+        return quotient if name == "div" else x - quotient * y
+    folds: dict[str, Callable[[int, int], int]] = {
+        "add": lambda p, q: p + q,
+        "sub": lambda p, q: p - q,
+        "mul": lambda p, q: p * q,
+        "min": min,
+        "max": max,
+    }
+    return folds[name](x, y)
+
+
+def dynamic_grid(trips: int, workgroup: int, per_dimension: int, kernel: str) -> tuple[int, int, int]:
+    """The grid of a kernel mapped by :func:`_bind_dynamic_grid` for ``trips`` iterations (as the kernel computes
+    it); CompileError naming ``kernel`` when it needs more than ``per_dimension`` workgroups along y."""
+    blocks = -(-max(trips, 0) // workgroup)
+    gx = min(max(blocks, 1), per_dimension)
+    gy = -(-blocks // gx)
+    if gy > per_dimension:
+        raise CompileError(
+            f"kernel @{kernel}: {blocks} workgroups do not fit a 2-D grid of max_compute_workgroups_per_dimension "
+            f"= {per_dimension}"
+        )
+    return gx, gy, 1
 
 
 def workgroup_loops(stack: ExitStack, grid: tuple[int, int, int]) -> Value:

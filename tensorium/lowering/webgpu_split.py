@@ -59,7 +59,11 @@ def split_for_binding_size(module: Operation, target: Target, func: str = "main"
     (views, copied out of the large buffer), the op runs per band, and a concat along axis 0 (buffer copies,
     no binding) joins the bands into the large result. Row-wise ops are cut (elementwise ops, softmax over a
     later axis, reductions that keep axis 0, matmuls of a 2-D A by its rows); fused groups binding a large
-    tensor are split into their ops first. What cannot be cut is left to the limit pass, which names it."""
+    tensor are split into their ops first. A matmul by a 2-D B over the limit (a weight: an LM head, say) is
+    cut along B's rows, which are contiguous, so each band is a view: with ``transpose_b`` (B stored [N, K])
+    each band makes a band of the result's columns, joined by a concat along the last axis; otherwise (B stored
+    [K, N]) each band multiplies the matching slice of A's last axis and the partial products are added.
+    What cannot be cut is left to the limit pass, which names it."""
     limit = target.limit("max_storage_buffer_binding_size")
     main = lookup_func(module, func)
     if main is None or not any(_too_large(op, limit) for op in func_body(main).ops):
@@ -71,10 +75,13 @@ def split_for_binding_size(module: Operation, target: Target, func: str = "main"
         if op.name == "graph.fused" and _too_large(op, limit):
             _split_fused(op, 1)
     for op in list(func_body(main).ops):
+        if op.name == "graph.matmul" and _bytes(op.operands[1]) > limit and op.operands[1].type.rank == 2:  # type: ignore[attr-defined]
+            _cut_weight(op, limit)
+    for op in list(func_body(main).ops):
         cut = _row_operands(op)
         if cut is not None and _too_large(op, limit):
             _cut_rows(op, cut, limit)
-    return module
+    return split_for_storage_buffers(module, target, func)
 
 
 def _too_large(op: Operation, limit: int) -> bool:
@@ -138,6 +145,43 @@ def _cut_rows(op: Operation, cut: list[bool], limit: int) -> None:
         joined = point.insert(graph.concat.build(parts, {"axis": 0}, loc=op.loc))
     joined.results[0].name_hint = op.results[0].name_hint
     op.results[0].replace_all_uses_with(joined.results[0])
+    op.erase()
+
+
+def _cut_weight(op: Operation, limit: int) -> None:
+    """Replace matmul ``op`` by matmuls by bands of rows of its B (see split_for_binding_size)."""
+    a, b = op.operands
+    b_type, result = b.type, op.results[0].type
+    assert isinstance(b_type, TensorType) and isinstance(result, TensorType)
+    rows = b_type.static_shape[0]
+    band = limit // max(1, _bytes(b) // rows)
+    if not 1 <= band < rows:
+        return  # a row of B alone is over the limit: the limit pass names it
+    attrs = {k: v for k, v in op.opdef.attr_kwargs(op).items() if v is not None} if op.opdef is not None else {}
+    transposed = bool(attrs.get("transpose_b"))
+    if attrs.get("transpose_a") and not transposed:
+        return
+    a_rank = a.type.rank  # type: ignore[attr-defined]
+    parts: list[Value] = []
+    with InsertionPoint.before_op(op) as point:
+        for start in range(0, rows, band):
+            end = min(rows, start + band)
+            rows_of_b = {"starts": [start], "ends": [end], "axes": [0], "steps": [1]}
+            piece = point.insert(graph.slice_.build([b], rows_of_b, loc=op.loc)).results[0]
+            lhs = a
+            if not transposed:
+                columns = {"starts": [start], "ends": [end], "axes": [a_rank - 1], "steps": [1]}
+                lhs = point.insert(graph.slice_.build([a], columns, loc=op.loc)).results[0]
+            parts.append(point.insert(graph.matmul.build([lhs, piece], attrs, loc=op.loc)).results[0])
+        joined: Value
+        if transposed:
+            joined = point.insert(graph.concat.build(parts, {"axis": result.rank - 1}, loc=op.loc)).results[0]
+        else:
+            joined = parts[0]
+            for part in parts[1:]:
+                joined = point.insert(graph.add.build([joined, part], {}, loc=op.loc)).results[0]
+    joined.name_hint = op.results[0].name_hint
+    op.results[0].replace_all_uses_with(joined)
     op.erase()
 
 

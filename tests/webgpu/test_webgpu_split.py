@@ -167,3 +167,51 @@ def test_a_row_over_the_binding_size_is_named() -> None:
     module = trace_function(lambda x: nn.tanh(x), [np.zeros((2, 400), np.float32)]).module
     with pytest.raises(CompileError, match=r"tensor<2x400xf32>, 3200 bytes\) is over the limit max_storage_buffer_bin"):
         WebGPUExecutable.build(module, target=parse_target(BINDING))
+
+
+def weight_module(transpose_b: bool) -> Operation:
+    """``x @ w`` (or ``x @ w^T``) with an f32 weight of 24 x 40 (3840 bytes, over BINDING's 1024) that A is not."""
+    depth, cols = (40, 24) if transpose_b else (24, 40)
+    return parse_module(f"""
+module {{
+  func.func @main(%x: tensor<3x{depth}xf32>, %w: tensor<24x40xf32>) -> tensor<3x{cols}xf32> {{
+    %0 = graph.matmul %x, %w {{transpose_b = {str(transpose_b).lower()}}}
+      : (tensor<3x{depth}xf32>, tensor<24x40xf32>) -> tensor<3x{cols}xf32>
+    %1 = graph.tanh %0 : (tensor<3x{cols}xf32>) -> tensor<3x{cols}xf32>
+    func.return %1 : tensor<3x{cols}xf32>
+  }}
+}}""")
+
+
+def _weight_inputs(module: Operation) -> list[np.ndarray]:
+    main = lookup_func(module, "main")
+    assert main is not None
+    return [RNG.standard_normal(a.type.static_shape).astype(np.float32) for a in func_body(main).args]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("transpose_b", [False, True])
+def test_a_large_weight_is_cut_into_bands_of_its_rows(transpose_b: bool) -> None:
+    module = weight_module(transpose_b)
+    split = split_for_binding_size(module, parse_target(BINDING))
+    verify(split)
+    ops = [op.name for op in _ops(split)]
+    assert ops.count("graph.matmul") == 4  # 24 rows of 160 bytes in bands of 6
+    assert ("graph.concat" in ops) == transpose_b and ("graph.add" in ops) != transpose_b
+    inputs = _weight_inputs(module)
+    for got, want in zip(interp.run(split, inputs), interp.run(module, inputs)):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.usefixtures("gpu")
+@pytest.mark.parametrize("transpose_b", [False, True])
+def test_a_large_weight_runs_in_views_of_its_rows_on_lavapipe_and_dawn(transpose_b: bool, tmp_path: Path) -> None:
+    module = weight_module(transpose_b)
+    executable = WebGPUExecutable.build(module, target=parse_target(BINDING))
+    assert max(_bound_bytes(executable)) <= 1024 and len(executable.views) == 4
+    inputs = _weight_inputs(module)
+    want = interp.run(module, inputs)
+    for got, w in zip(executable.run(inputs), want):
+        np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-5)
+    require_dawn()
+    for got, w in zip(node_outputs(executable.to_files(tmp_path / "exe"), inputs, tmp_path), want):
+        np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-5)

@@ -4,12 +4,15 @@ A text subclass of :class:`~tensorium.backends.emitter.KernelEmitter`: each ``fu
 one WGSL module whose entry point ``main`` runs one invocation.
 
 - A buffer argument the kernel touches is a storage binding ``@group(0) @binding(n)``, in argument order,
-  ``read`` unless the kernel stores into it; its elements are a flat ``array<T>`` indexed row-major
-  (shapes are static). Arguments the kernel never touches get no binding (:attr:`Shader.bindings` lists
-  the argument positions bound).
+  ``read`` unless the kernel stores into it; its elements are a flat ``array<T>`` indexed row-major.
+  Arguments the kernel never touches get no binding (:attr:`Shader.bindings` lists the argument positions
+  bound). Dynamic dims (dynamic shapes) are read from one uniform buffer of sizes, bound last
+  (``var<uniform> dims: array<vec4<i32>, n>``, slot ``k`` at ``dims[k / 4][k % 4]``); :attr:`Shader.dims`
+  says which argument dim each slot holds, and the runtimes fill it before each launch.
 - ``gpu_block`` loops are ``workgroup_id`` and ``gpu_thread`` loops ``local_invocation_id`` along their
   axis, scaled by the step and offset by the lower bound; their trip counts are constants (the grid and
-  the ``@workgroup_size``). Other loop kinds (serial, unroll, vectorize, parallel) are WGSL ``for`` loops
+  the ``@workgroup_size``), except for a grid sized at run time (:attr:`Shader.dispatch`, grid 0 on
+  those axes). Other loop kinds (serial, unroll, vectorize, parallel) are WGSL ``for`` loops
   in each invocation.
 - ``loop.barrier`` is ``workgroupBarrier()``; ``shared`` buffers are module-scope ``var<workgroup>``
   arrays, ``local`` ones function-scope arrays.
@@ -24,6 +27,7 @@ one WGSL module whose entry point ``main`` runs one invocation.
 
 from __future__ import annotations
 
+import json
 import math
 import struct
 from dataclasses import dataclass
@@ -78,6 +82,11 @@ class Shader:
     pieces: tuple[int, ...] | None = None
     """For a concat whose inputs are contiguous runs of its result, their byte offsets there: the runtimes copy
     buffers instead of running the shader (:func:`~tensorium.lowering.webgpu_limits.concat_pieces`)."""
+    dims: tuple[tuple[int, int], ...] = ()
+    """The (argument position, axis) of each slot of the uniform buffer of dynamic sizes (bound last)."""
+    dispatch: str | None = None
+    """For a grid sized at run time: the JSON of its trip count's expression
+    (:func:`~tensorium.lowering.webgpu_schedule.dispatch_expression`)."""
 
     def to_json(self) -> dict[str, object]:
         """The shader's launch data as JSON (its WGSL is stored beside it)."""
@@ -90,6 +99,10 @@ class Shader:
         }
         if self.pieces is not None:
             data["pieces"] = list(self.pieces)
+        if self.dims:
+            data["dims"] = [list(d) for d in self.dims]
+        if self.dispatch is not None:
+            data["dispatch"] = json.loads(self.dispatch)
         return data
 
 
@@ -172,6 +185,9 @@ class WGSLEmitter(KernelEmitter):
         self.grid = [1, 1, 1]
         self.scratch: list[int] = []
         self.bound = 0
+        self.dims: dict[tuple[int, int], int] = {}
+        self.positions: dict[int, int] = {}
+        self.dynamic_grid = False
 
     def output(self) -> dict[str, Shader]:
         """The shaders emitted so far, by kernel name."""
@@ -181,9 +197,10 @@ class WGSLEmitter(KernelEmitter):
     def emit_function(self, func: Operation) -> None:
         """Emit one kernel as a WGSL module with entry point ``main``."""
         name = func_name(func)
+        self.dynamic_grid = "gpu_dispatch" in func.attributes
         self.lines, self.globals, self.depth, self.counter = [], [], 1, 0
         self.workgroup, self.grid = [1, 1, 1], [1, 1, 1]
-        self.env, self.buffers, self.scratch = {}, {}, []
+        self.env, self.buffers, self.scratch, self.dims, self.positions = {}, {}, [], {}, {}
         args = func_body(func).args
         used = {id(op.operands[1 if op.name == "loop.store" else 0]) for op in func.walk() if _touches(op)}
         stored = {id(op.operands[1]) for op in func.walk() if op.name == "loop.store"}
@@ -193,10 +210,12 @@ class WGSLEmitter(KernelEmitter):
             t = arg.type
             if not isinstance(t, BufferType):
                 raise CompileError(f"@{name}: argument #{position} is a scalar ({t}); WebGPU kernels take buffers only")
-            if not t.is_static:
-                raise CompileError(f"@{name}: argument #{position} ({t}) has dynamic dims; WebGPU needs static shapes")
             if id(arg) not in used:
                 continue
+            for axis, d in enumerate(t.shape):
+                if not isinstance(d, int):
+                    self.dims[(position, axis)] = len(self.dims)
+            self.positions[id(arg)] = position
             wgsl = storage_type(t.element, self.target, f"@{name} argument #{position} ({t})")
             access = "read_write" if id(arg) in stored else "read"
             if id(arg) in stored:
@@ -207,6 +226,10 @@ class WGSLEmitter(KernelEmitter):
             self.buffers[id(arg)] = (var, t)
         self.bound = len(bindings)
         self.emit_block(func_body(func))
+        if self.dims:
+            number = self.bound + len(self.scratch)
+            vectors = -(-len(self.dims) // 4)
+            self.globals.append(f"@group(0) @binding({number}) var<uniform> dims: array<vec4<i32>, {vectors}>;")
         header = ["enable f16;"] if any("f16" in line for line in (*self.globals, *self.lines)) else []
         if any(NONFINITE_FN in line for line in self.lines):
             self.globals.append(NONFINITE_HELPER)
@@ -232,6 +255,8 @@ class WGSLEmitter(KernelEmitter):
             tuple(self.grid),  # type: ignore[arg-type]
             tuple(self.scratch),
             concat_pieces(func),
+            tuple(sorted(self.dims, key=self.dims.__getitem__)),
+            str(func.attributes["gpu_dispatch"]) if "gpu_dispatch" in func.attributes else None,
         )
 
     # --- text helpers -----------------------------------------------------------------------------
@@ -268,10 +293,10 @@ class WGSLEmitter(KernelEmitter):
         """A ``gpu_block`` or ``gpu_thread`` loop: the workgroup or invocation id along its axis."""
         kind, axis = op.attr("kind"), int(op.attr("axis"))
         trips = trip_count(op)
-        if trips is None:
+        if trips is None and (kind != "gpu_block" or not self.dynamic_grid):
             raise op_error(op, f'of kind "{kind}" needs a constant trip count in the WebGPU backend')
         sizes = self.grid if kind == "gpu_block" else self.workgroup
-        sizes[axis] = trips
+        sizes[axis] = 0 if trips is None else trips
         lower, _, step = self.operands(op)
         builtin = "wid" if kind == "gpu_block" else "lid"
         name = f"{builtin}_{AXES[axis]}"
@@ -318,18 +343,28 @@ class WGSLEmitter(KernelEmitter):
                 self.scratch.append(size * 4 if element in ("u32", "i32", "f32") else size * 2)
         self.buffers[id(op.results[0])] = (name, t)
 
-    def emit_dim(self, op: Operation) -> str:
-        """A static size as a constant."""
-        t = op.operands[0].type
+    def size(self, op: Operation, buffer: Value, axis: int) -> str:
+        """The size of ``buffer`` along ``axis``: a constant, or its slot of the uniform sizes."""
+        t = buffer.type
         assert isinstance(t, BufferType)
-        return f"{t.static_shape[int(op.attr('axis'))]}"
+        d = t.shape[axis]
+        if isinstance(d, int):
+            return f"{d}"
+        slot = self.dims.get((self.positions.get(id(buffer), -1), axis))
+        if slot is None:
+            raise op_error(op, f"reads a dynamic dim of {t}, which is not a kernel argument")
+        return f"dims[{slot // 4}][{slot % 4}]"
+
+    def emit_dim(self, op: Operation) -> str:
+        """A size: a constant, or read from the uniform buffer of dynamic sizes."""
+        return self.size(op, op.operands[0], int(op.attr("axis")))
 
     def address(self, op: Operation, buffer: Value, indices: tuple[Value, ...]) -> tuple[str, BufferType]:
         """``name[linear index]`` of an element of ``buffer`` and its type."""
         name, t = self.buffers[id(buffer)]
         linear = ""
-        for size, i in zip(t.static_shape, self.values(indices)):
-            linear = str(i) if not linear else f"({linear}) * {size} + {i}"
+        for axis, i in enumerate(self.values(indices)):
+            linear = str(i) if not linear else f"({linear}) * {self.size(op, buffer, axis)} + {i}"
         return f"{name}[{linear or '0'}]", t
 
     def emit_load(self, op: Operation) -> str:

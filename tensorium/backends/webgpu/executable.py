@@ -33,13 +33,13 @@ from ...errors import CompileError, InterpreterError
 from ...ir.core import Operation
 from ...ir.dialects.builtin import functions
 from ...ir.parser import parse_type_text
-from ...ir.types import IntegerType, TensorType, storage_dtype
+from ...ir.types import IntegerType, Sym, TensorType, storage_dtype
 from ...lowering import Step, View, plan_of
 from ...lowering.codegen import AfterStage, Codegen, run_codegen
 from ...lowering.space import Config
-from ...lowering.webgpu_limits import apply_limits, storage_bytes
+from ...lowering.webgpu_limits import INDEX_LIMIT, apply_limits, storage_bytes
 from ...lowering.webgpu_quant import DEFAULT_LAYOUT, Packing, pack_quantized
-from ...lowering.webgpu_schedule import gpu_configs, map_to_workgroups
+from ...lowering.webgpu_schedule import dynamic_grid, evaluate_dispatch, gpu_configs, map_to_workgroups
 from ...lowering.webgpu_split import split_for_binding_size, split_for_storage_buffers
 from ...runtime.executable import Executable, ExecutableError, ExecutableKind, load_stored
 from ...runtime.memory import MemoryPlan
@@ -75,11 +75,17 @@ def _write(device: Any, buffer: Any, data: bytes) -> None:
         device.queue.write_buffer(buffer, 0, data)
 
 
-def _from_storage(data: Any, t: TensorType) -> np.ndarray:
-    shape = t.static_shape
+def _itemsize(t: TensorType) -> int:
+    """Bytes per element in WebGPU storage (``i1`` as ``u32``)."""
+    return 4 if _is_bool(t) else storage_dtype(t.element).itemsize
+
+
+def _from_storage(data: Any, t: TensorType, shape: tuple[int, ...] | None = None) -> np.ndarray:
+    shape = t.static_shape if shape is None else shape
+    count = int(np.prod(shape, dtype=np.int64))
     if _is_bool(t):
-        return np.frombuffer(data, np.uint32, count=t.num_elements or 0).reshape(shape) != 0
-    return np.frombuffer(data, storage_dtype(t.element), count=t.num_elements or 0).reshape(shape).copy()
+        return np.frombuffer(data, np.uint32, count=count).reshape(shape) != 0
+    return np.frombuffer(data, storage_dtype(t.element), count=count).reshape(shape).copy()
 
 
 class WebGPUExecutable(Executable):
@@ -158,10 +164,14 @@ class WebGPUExecutable(Executable):
         shaders: dict[str, Shader] = state.compiled
         steps = tuple(Step(s.kernel, s.inputs, s.outputs, shaders[s.kernel].grid) for s in plan.steps)
         constants = tuple((b, np.asarray(c.array)) for b, c in plan.constants)
+        viewed = {b for v in plan.views for b in (v.buffer, v.source)}
         for number, t in enumerate(plan.buffers):
-            if not t.is_static:
-                raise CompileError(f"tensor #{number} ({t}) has dynamic dims; the WebGPU backend needs static shapes")
-            storage_type(t.element, target, f"tensor #{number} ({t})")
+            what = f"tensor #{number} ({t})"
+            if any(isinstance(d, Sym) and d.name is None for d in t.shape):
+                raise CompileError(f"{what} has an anonymous dynamic dim; the host sizes named dims only ([batch])")
+            if not t.is_static and (number in viewed or plan.dims):
+                raise CompileError(f"{what}: dynamic shapes with views or dims computed at run time are not supported")
+            storage_type(t.element, target, what)
         return WebGPUExecutable(
             shaders, plan.buffers, plan.inputs, plan.outputs, constants, steps, target, plan.views, packed
         )
@@ -177,59 +187,116 @@ class WebGPUExecutable(Executable):
         return sum(storage_bytes(t) for b, t in enumerate(self.buffers) if b not in kept)
 
     # --- running ----------------------------------------------------------------------------------
-    def _prepare(self) -> dict[str, Any]:
-        """Device, GPU buffers, constants, pipelines and bind groups: made at the first run, kept after."""
+    def shapes(self, bindings: Mapping[str, int]) -> list[tuple[int, ...]]:
+        """The shape of every buffer with the named dims ``bindings`` gives (the static ones as they are)."""
+        return [tuple(d if isinstance(d, int) else bindings[d.name] for d in t.shape) for t in self.buffers]  # type: ignore[index]
+
+    def _check_sizes(self, shapes: list[tuple[int, ...]]) -> None:
+        """At run time, what the compiler proves for static shapes: every tensor's elements fit 32-bit indices
+        and its bytes the binding and buffer sizes (an InterpreterError naming the tensor and the limit)."""
+        binding = self.target.limit("max_storage_buffer_binding_size")
+        largest = self.target.limit("max_buffer_size")
+        for number, (t, shape) in enumerate(zip(self.buffers, shapes)):
+            if t.is_static:
+                continue
+            count = int(np.prod(shape, dtype=np.int64))
+            size = count * _itemsize(t)
+            for name, limit in (("max_storage_buffer_binding_size", binding), ("max_buffer_size", largest)):
+                if size > limit:
+                    raise InterpreterError(
+                        f"tensor #{number} ({t}) of shape {shape} takes {size} bytes, over {name} = {limit}"
+                    )
+            if count >= INDEX_LIMIT:
+                raise InterpreterError(
+                    f"tensor #{number} ({t}) of shape {shape} has {count} elements; WebGPU indices are 32-bit"
+                )
+
+    def _pipelines(self, device: Any) -> list[Any]:
+        """One compute pipeline per step (None for a concat that is buffer copies)."""
+        pipelines: list[Any] = []
+        for step in self.steps:
+            shader = self.shaders[step.kernel]
+            if shader.pieces is not None:
+                pipelines.append(None)
+                continue
+            module = device.create_shader_module(code=shader.wgsl)
+            pipelines.append(
+                device.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
+            )
+        return pipelines
+
+    def _allocate(self, device: Any, pipelines: list[Any], shapes: list[tuple[int, ...]]) -> dict[str, Any]:
+        """GPU buffers of ``shapes``, the constants uploaded, and each step's bind group, sizes and grid."""
         wgpu = wgpu_module()
-        device = device_for(self.target)
         usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
-        gpu = [device.create_buffer(size=max(4, -(-storage_bytes(t) // 4) * 4), usage=usage) for t in self.buffers]
+        sizes = [int(np.prod(shape, dtype=np.int64)) * _itemsize(t) for t, shape in zip(self.buffers, shapes)]
+        gpu = [device.create_buffer(size=max(4, -(-n // 4) * 4), usage=usage) for n in sizes]
         for b, array in self.constants:
             _write(device, gpu[b], _to_storage(array, self.buffers[b]))
         launches: list[tuple[Any, Any, tuple[int, int, int] | None, list[View], list[tuple[int, int, int, int]] | None]]
         launches = []
-        for step in self.steps:
+        per_dimension = self.target.limit("max_compute_workgroups_per_dimension")
+        for step, pipeline in zip(self.steps, pipelines):
             shader = self.shaders[step.kernel]
             args = (*step.inputs, *step.outputs)
             views = [self._view_of[b] for b in args if b in self._view_of]
-            if shader.pieces is not None:
+            if pipeline is None:
                 (result,) = step.outputs
-                pieces = [(b, result, at, storage_bytes(self.buffers[b])) for b, at in zip(step.inputs, shader.pieces)]
+                pieces = [(b, result, at, sizes[b]) for b, at in zip(step.inputs, shader.pieces or ())]
                 launches.append((None, None, shader.grid, views, pieces))
                 continue
-            pipeline = device.create_compute_pipeline(
-                layout="auto", compute={"module": device.create_shader_module(code=shader.wgsl), "entry_point": "main"}
-            )
             bound = [gpu[args[p]] for p in shader.bindings]
             bound += [device.create_buffer(size=-(-n // 4) * 4, usage=usage) for n in shader.scratch]
+            if shader.dims:
+                values = np.zeros(-(-len(shader.dims) // 4) * 4, np.int32)
+                values[: len(shader.dims)] = [shapes[args[p]][axis] for p, axis in shader.dims]
+                uniform = device.create_buffer(
+                    size=values.nbytes, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
+                )
+                _write(device, uniform, values.tobytes())
+                bound.append(uniform)
             entries = [
                 {"binding": n, "resource": {"buffer": b, "offset": 0, "size": b.size}} for n, b in enumerate(bound)
             ]
             group = device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=entries)
-            launches.append((pipeline, group, shader.grid, views, None))
-        return {"device": device, "buffers": gpu, "launches": launches}
+            grid = shader.grid
+            if shader.dispatch is not None:
+                trips = evaluate_dispatch(json.loads(shader.dispatch), [shapes[b] for b in args])
+                grid = dynamic_grid(trips, shader.workgroup[0], per_dimension, step.kernel)
+            launches.append((pipeline, group, grid, views, None))
+        return {"buffers": gpu, "launches": launches, "shapes": shapes}
 
     def run(self, inputs: Sequence[Any]) -> list[np.ndarray]:
-        """Run the plan on numpy ``inputs`` (in @main argument order); returns new output arrays."""
+        """Run the plan on numpy ``inputs`` (in @main argument order); returns new output arrays. With dynamic
+        shapes the inputs bind the named dims; GPU buffers are made again when the shapes change."""
         if len(inputs) != len(self.inputs):
             raise InterpreterError(f"the plan takes {len(self.inputs)} inputs, got {len(inputs)}")
         arrays = []
+        bindings: dict[str, int] = {}
         for n, (buffer, t, value) in enumerate(zip(self.inputs, self.input_types, inputs)):
             array = np.asarray(value)
             if array.dtype != storage_dtype(t.element):
                 raise InterpreterError(
                     f"input #{n}: expected dtype {storage_dtype(t.element)} for {t}, got {array.dtype}"
                 )
-            check_value(array, t, f"input #{n}", {})
+            check_value(array, t, f"input #{n}", bindings)
             arrays.append(self.packed[buffer].pack(array) if buffer in self.packed else array)
-        self.last_bindings = {}
+        self.last_bindings = dict(bindings)
+        shapes = self.shapes(bindings)
+        self._check_sizes(shapes)
         with self._lock:
             if self._gpu is None:
-                self._gpu = self._prepare()
-            device, gpu = self._gpu["device"], self._gpu["buffers"]
+                device = device_for(self.target)
+                self._gpu = {"device": device, "pipelines": self._pipelines(device), "state": None}
+            device = self._gpu["device"]
+            state = self._gpu["state"]
+            if state is None or state["shapes"] != shapes:
+                state = self._gpu["state"] = self._allocate(device, self._gpu["pipelines"], shapes)
+            gpu = state["buffers"]
             for buffer, array in zip(self.inputs, arrays):
                 _write(device, gpu[buffer], _to_storage(array, self.buffers[buffer]))
             encoder = device.create_command_encoder()
-            for pipeline, group, grid, views, pieces in self._gpu["launches"]:
+            for pipeline, group, grid, views, pieces in state["launches"]:
                 for view in views:
                     t = self.buffers[view.buffer]
                     itemsize = storage_bytes(t) // max(1, t.num_elements or 1)
@@ -239,13 +306,15 @@ class WebGPUExecutable(Executable):
                     for source, result, at, size in pieces:
                         encoder.copy_buffer_to_buffer(gpu[source], 0, gpu[result], at, size)
                     continue
+                if 0 in grid:
+                    continue  # an empty dynamic dispatch
                 compute = encoder.begin_compute_pass()
                 compute.set_pipeline(pipeline)
                 compute.set_bind_group(0, group)
                 compute.dispatch_workgroups(*grid)
                 compute.end()
             device.queue.submit([encoder.finish()])
-            return [_from_storage(device.queue.read_buffer(gpu[b]), self.buffers[b]) for b in self.outputs]
+            return [_from_storage(device.queue.read_buffer(gpu[b]), self.buffers[b], shapes[b]) for b in self.outputs]
 
     # --- files ------------------------------------------------------------------------------------
     def to_files(self, folder: str | os.PathLike[str]) -> Path:
@@ -300,8 +369,8 @@ def _buffer_json(t: TensorType, packing: Packing | None) -> dict[str, object]:
     data: dict[str, object] = {
         "type": str(t),
         "dtype": "bool" if _is_bool(t) else str(storage_dtype(t.element)),
-        "shape": list(t.static_shape),
-        "bytes": storage_bytes(t),
+        "shape": [d if isinstance(d, int) else str(d.name) for d in t.shape],
+        "bytes": storage_bytes(t) if t.is_static else _itemsize(t),
     }
     if packing is not None:
         data["packed"] = packing.to_json()
@@ -340,6 +409,8 @@ def _load(root: Path, meta: dict[str, Any]) -> WebGPUExecutable:
             tuple(int(n) for n in k["grid"]),  # type: ignore[arg-type]
             tuple(int(n) for n in k.get("scratch", ())),
             tuple(int(n) for n in k["pieces"]) if "pieces" in k else None,
+            tuple((int(p), int(a)) for p, a in k.get("dims", ())),
+            json.dumps(k["dispatch"]) if "dispatch" in k else None,
         )
     steps = []
     for s in meta["steps"]:

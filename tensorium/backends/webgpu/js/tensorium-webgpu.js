@@ -410,6 +410,10 @@ export class Executable {
 export async function loadExecutable(source, gpu) {
   const read = fileReader(source);
   const plan = await readJSON(read, "plan.json", EXECUTABLE_FORMAT, "a Tensorium WebGPU executable");
+  const dynamic = plan.buffers.find((b) => b.shape.some((d) => typeof d !== "number"));
+  if (dynamic) {
+    throw new TensoriumError(`tensor ${dynamic.type} has dynamic dims: the JavaScript runtime runs static shapes only`);
+  }
   const weights = await read(plan.weights);
   const sources = {};
   await Promise.all(

@@ -1,0 +1,113 @@
+"""Dynamic shapes on WebGPU: named dims as uniforms, grids computed by the host at each run.
+
+One executable (its shaders compiled once) runs elementwise, row-wise (softmax, a sum over rows) and GEMM
+kernels for several sizes of the named dims, on lavapipe against the interpreter, at the default limits and
+at artificially low ones where the run-time grid is 2-D; a grid over the limits and an anonymous dim are
+errors naming the kernel or the tensor.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tensorium.backends.interp import run
+from tensorium.backends.webgpu import WebGPUExecutable
+from tensorium.errors import CompileError, InterpreterError
+from tensorium.ir.parser import parse_module
+from tensorium.lowering.webgpu_schedule import dynamic_grid, evaluate_dispatch
+from tensorium.targets import parse_target
+
+from .js_harness import require_dawn, run_node
+
+MODEL = """
+module {
+  func.func @main(%a: tensor<[n]x40xf32>, %w: tensor<40x8xf32>, %b: tensor<[b]x[m]x12xf32>, %v: tensor<12x[k]xf32>)
+      -> (tensor<[n]x8xf32>, tensor<[n]xf32>, tensor<[b]x[m]x[k]xf32>) {
+    %0 = graph.tanh %a : (tensor<[n]x40xf32>) -> tensor<[n]x40xf32>
+    %1 = graph.matmul %0, %w : (tensor<[n]x40xf32>, tensor<40x8xf32>) -> tensor<[n]x8xf32>
+    %2 = graph.softmax %1 {axis = 1} : (tensor<[n]x8xf32>) -> tensor<[n]x8xf32>
+    %3 = graph.reduce_sum %a {axes = [1]} : (tensor<[n]x40xf32>) -> tensor<[n]xf32>
+    %4 = graph.matmul %b, %v : (tensor<[b]x[m]x12xf32>, tensor<12x[k]xf32>) -> tensor<[b]x[m]x[k]xf32>
+    %5 = graph.relu %4 : (tensor<[b]x[m]x[k]xf32>) -> tensor<[b]x[m]x[k]xf32>
+    func.return %2, %3, %5 : tensor<[n]x8xf32>, tensor<[n]xf32>, tensor<[b]x[m]x[k]xf32>
+  }
+}"""
+
+
+def inputs(n: int, b: int, m: int, k: int, seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    shapes = [(n, 40), (40, 8), (b, m, 12), (12, k)]
+    return [rng.standard_normal(s).astype(np.float32) for s in shapes]
+
+
+def check(executable: WebGPUExecutable, arrays: list[np.ndarray]) -> None:
+    got = executable.run(arrays)
+    want = [np.asarray(r) for r in run(parse_module(MODEL), arrays)]
+    assert [g.shape for g in got] == [w.shape for w in want]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_dispatch_expressions_and_grids() -> None:
+    assert evaluate_dispatch(["mul", ["dim", 1, 0], 40], [(9, 3), (7,)]) == 280
+    assert evaluate_dispatch(["div", ["add", ["dim", 0, 0], 5], 6], [(13,)]) == 3
+    assert evaluate_dispatch(["rem", 7, 0], []) == 7 and evaluate_dispatch(["div", 7, 0], []) == 0
+    assert dynamic_grid(1000, 4, 16, "k") == (16, 16, 1)
+    assert dynamic_grid(0, 64, 65535, "k") == (1, 0, 1)
+    with pytest.raises(CompileError, match="kernel @k: 1001 workgroups do not fit a 2-D grid"):
+        dynamic_grid(1001 * 4, 4, 16, "k")
+
+
+@pytest.mark.usefixtures("gpu")
+def test_one_executable_runs_every_size() -> None:
+    executable = WebGPUExecutable.build(parse_module(MODEL))
+    assert all(s.dims and s.dispatch for s in executable.shaders.values())
+    assert all("var<uniform> dims" in s.wgsl for s in executable.shaders.values())
+    for n, b, m, k in [(3, 2, 5, 7), (1, 1, 1, 1), (70, 3, 33, 40), (0, 1, 0, 3), (5, 2, 5, 7)]:
+        check(executable, inputs(n, b, m, k, seed=n))
+    assert executable.last_bindings == {"n": 5, "b": 2, "m": 5, "k": 7}
+
+
+@pytest.mark.usefixtures("gpu")
+def test_two_dimensional_run_time_grids_at_low_limits() -> None:
+    target = parse_target("webgpu:max_compute_invocations_per_workgroup=4,max_compute_workgroups_per_dimension=16")
+    executable = WebGPUExecutable.build(parse_module(MODEL), target=target)
+    check(executable, inputs(6, 2, 9, 5))  # tanh: 240 iterations in 60 workgroups of 4, a 16 x 4 grid
+    with pytest.raises(CompileError, match=r"kernel @tanh_\d+: 1000 workgroups do not fit"):
+        executable.run(inputs(100, 1, 1, 1))
+
+
+@pytest.mark.usefixtures("gpu")
+def test_dynamic_plans_round_trip_through_files(tmp_path: Path) -> None:
+    executable = WebGPUExecutable.build(parse_module(MODEL))
+    folder = executable.to_files(tmp_path / "exe")
+    plan = json.loads((folder / "plan.json").read_text())
+    assert plan["buffers"][0]["shape"] == ["n", 40]
+    check(WebGPUExecutable.from_files(folder), inputs(4, 2, 3, 6))
+
+
+def test_javascript_runtime_refuses_dynamic_plans_by_name(tmp_path: Path) -> None:
+    require_dawn()
+    folder = WebGPUExecutable.build(parse_module(MODEL)).to_files(tmp_path / "exe")
+    done = run_node(folder, inputs(2, 1, 2, 3), tmp_path)
+    assert done.returncode == 1 and "tensor<[n]x40xf32> has dynamic dims" in done.stderr
+
+
+def test_sizes_past_the_limits_and_anonymous_dims_are_named() -> None:
+    anonymous = parse_module("""
+module {
+  func.func @main(%a: tensor<?x4xf32>) -> tensor<?x4xf32> {
+    %0 = graph.exp %a : (tensor<?x4xf32>) -> tensor<?x4xf32>
+    func.return %0 : tensor<?x4xf32>
+  }
+}""")
+    with pytest.raises(CompileError, match=r"tensor #0 \(tensor<\?x4xf32>\) has an anonymous dynamic dim"):
+        WebGPUExecutable.build(anonymous)
+    small = parse_target("webgpu:max_storage_buffer_binding_size=2048")
+    executable = WebGPUExecutable.build(parse_module(MODEL), target=small)
+    with pytest.raises(InterpreterError, match=r"tensor #0 \(tensor<\[n\]x40xf32>\) of shape \(13, 40\) takes 2080"):
+        executable.run(inputs(13, 1, 1, 1))
