@@ -142,6 +142,7 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter, BitsEmitter):
         "loop.load_packed": "emit_load_packed",
         "loop.barrier": "emit_barrier",
         "loop.align_offset": "emit_align_offset",
+        "loop.prefetch": "emit_prefetch",
     }
 
     BUFFER_POINTER: ClassVar[ir.Type] = PTR
@@ -366,17 +367,20 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter, BitsEmitter):
     def loop_hints(self, op: Operation) -> ir.MDValue | None:
         """The ``llvm.loop`` metadata of a vectorize or unroll loop (a self-referencing loop id)."""
         kind, factor = op.attr("kind", "serial"), op.attr("factor")
-        hints: list[tuple[str, ir.Constant | None]]
         if kind == "vectorize":
             # A width alone enables vectorization without forcing it: forced vectorization that LLVM
             # cannot perform prints "loop not vectorized" warnings on the user's stderr.
             if not factor:
                 return None
-            hints = [("llvm.loop.vectorize.width", I32(factor))]
-        elif kind == "unroll":
-            hints = [("llvm.loop.unroll.count", I32(factor))] if factor else [("llvm.loop.unroll.full", None)]
-        else:
-            return None
+            return self.loop_metadata([("llvm.loop.vectorize.width", I32(factor))])
+        if kind == "unroll":
+            return self.loop_metadata(
+                [("llvm.loop.unroll.count", I32(factor))] if factor else [("llvm.loop.unroll.full", None)]
+            )
+        return None
+
+    def loop_metadata(self, hints: list[tuple[str, ir.Constant | None]]) -> ir.MDValue:
+        """A self-referencing ``llvm.loop`` id carrying ``hints`` (name, optional value) for a loop's latch."""
         nodes = [
             self.module.add_metadata([ir.MetaDataString(self.module, name), *([value] if value is not None else [])])
             for name, value in hints
@@ -514,6 +518,22 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter, BitsEmitter):
         element = ref.type.element
         raw = self.builder.load(self.address(ref, self.values(op.operands[1:])), typ=memory_type(element))
         return self.from_memory(raw, element)
+
+    def emit_prefetch(self, op: Operation) -> None:
+        """``llvm.prefetch`` (read, keep in every cache level) of the element's address, computed without
+        ``inbounds``: the indices may point past the buffer, and a prefetch never faults. Left out for GPUs
+        (NVPTX), whose caches this hint does not fit."""
+        if "nvptx" in self.triple:
+            return
+        ref = self.buffer(op.operands[0])
+        bl = self.builder
+        indices = self.values(op.operands[1:])
+        offset: ir.Value = indices[0] if indices else I64(0)
+        for size, i in zip(ref.sizes[1:], indices[1:]):
+            offset = bl.add(bl.mul(offset, size), i)
+        address = bl.gep(ref.ptr, [offset], source_etype=memory_type(ref.type.element))
+        prefetch = self.intrinsic("llvm.prefetch.p0", ir.VoidType(), [address.type, I32, I32, I32])
+        bl.call(prefetch, [address, I32(0), I32(3), I32(1)])
 
     def emit_align_offset(self, op: Operation) -> ir.Value:
         """Elements from an element's address to the next multiple of ``bytes`` (from the address's low bits)."""

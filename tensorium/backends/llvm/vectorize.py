@@ -1,7 +1,8 @@
 """Explicit vectorization of ``vectorize`` loops: the body is emitted once for ``W`` consecutive iterations.
 
 A ``loop.for`` of kind ``vectorize`` with factor ``W`` and step 1 becomes a main loop that runs the body on
-LLVM vectors of ``W`` lanes while ``W`` iterations remain, then the ordinary scalar loop for the rest. Every
+LLVM vectors of ``W`` lanes while ``W`` iterations remain, then the ordinary scalar loop for the rest (which
+LLVM is told not to vectorize or unroll again: :meth:`VectorEmitter.remainder_hints`). Every
 value of the body is one of
 
 - *uniform*: it does not depend on the loop; emitted once as a scalar;
@@ -176,7 +177,17 @@ class VectorEmitter:
         iv.add_incoming(bl.add(iv, I64(width)), bl.block)
         bl.branch(header)
         bl.position_at_end(done)
-        self.emit_loop(body, iv, upper, I64(1), None)  # type: ignore[attr-defined]
+        self.emit_loop(body, iv, upper, I64(1), self.remainder_hints())  # type: ignore[attr-defined]
+
+    def remainder_hints(self) -> ir.MDValue:
+        """``llvm.loop`` metadata for the scalar remainder of a vector loop (fewer than ``W`` iterations): not
+        to be vectorized or unrolled again. Left to itself, LLVM's O3 gave every remainder a vector loop and
+        an epilogue of its own that never run that long: the tiny GPT-2's attention score kernel with a
+        symbolic sequence has two dozen remainders, which took about 60% of its optimization and code
+        generation time and doubled its object code."""
+        return self.loop_metadata(  # type: ignore[attr-defined, no-any-return]
+            [("llvm.loop.vectorize.enable", ir.Constant(ir.IntType(1), 0)), ("llvm.loop.unroll.disable", None)]
+        )
 
     def emit_block_vectorized(self, block: Block) -> None:
         """Emit the (straight-line) ops of a planned vector body."""
