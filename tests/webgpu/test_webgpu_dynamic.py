@@ -2,8 +2,9 @@
 
 One executable (its shaders compiled once) runs elementwise, row-wise (softmax, a sum over rows) and GEMM
 kernels for several sizes of the named dims, on lavapipe against the interpreter, at the default limits and
-at artificially low ones where the run-time grid is 2-D; a grid over the limits and an anonymous dim are
-errors naming the kernel or the tensor.
+at artificially low ones where the run-time grid is 2-D, and under Node on Dawn (the JavaScript runtime sizes
+the grids the same way); a grid over the limits and an anonymous dim are errors naming the kernel or the
+tensor.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from tensorium.ir.parser import parse_module
 from tensorium.lowering.webgpu_schedule import dynamic_grid, evaluate_dispatch
 from tensorium.targets import parse_target
 
-from .js_harness import require_dawn, run_node
+from .js_harness import node_outputs, require_dawn
 
 MODEL = """
 module {
@@ -90,11 +91,19 @@ def test_dynamic_plans_round_trip_through_files(tmp_path: Path) -> None:
     check(WebGPUExecutable.from_files(folder), inputs(4, 2, 3, 6))
 
 
-def test_javascript_runtime_refuses_dynamic_plans_by_name(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "spec", ["webgpu", "webgpu:max_compute_invocations_per_workgroup=4,max_compute_workgroups_per_dimension=16"]
+)
+def test_javascript_runtime_runs_dynamic_plans_on_dawn(spec: str, tmp_path: Path) -> None:
     require_dawn()
-    folder = WebGPUExecutable.build(parse_module(MODEL)).to_files(tmp_path / "exe")
-    done = run_node(folder, inputs(2, 1, 2, 3), tmp_path)
-    assert done.returncode == 1 and "tensor<[n]x40xf32> has dynamic dims" in done.stderr
+    folder = WebGPUExecutable.build(parse_module(MODEL), target=parse_target(spec)).to_files(tmp_path / "exe")
+    for sizes in [(6, 2, 9, 5), (1, 1, 3, 1)]:
+        arrays = inputs(*sizes, seed=sizes[0])
+        got = node_outputs(folder, arrays, tmp_path / str(sizes[0]))
+        want = [np.asarray(r) for r in run(parse_module(MODEL), arrays)]
+        assert [g.shape for g in got] == [w.shape for w in want]
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
 
 
 def test_sizes_past_the_limits_and_anonymous_dims_are_named() -> None:

@@ -34,7 +34,8 @@ async function main(argv) {
   const inputs = [];
   for (const file of inputFiles) {
     const data = await readFile(file);
-    inputs.push(parseNpy(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength)).data);
+    const { data: array, shape } = parseNpy(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength));
+    inputs.push({ data: array, shape });
   }
   if (budgetMs !== null) {
     const report = await model.tune({ budgetMs });
@@ -44,7 +45,7 @@ async function main(argv) {
   mkdirSync(outDir, { recursive: true });
   await Promise.all(
     outputs.map((array, n) =>
-      writeFile(join(outDir, `out${n}.npy`), new Uint8Array(toNpy(array, model.outputs[n].dtype, model.outputs[n].shape))),
+      writeFile(join(outDir, `out${n}.npy`), new Uint8Array(toNpy(array, model.outputs[n].dtype, model.outputShapes[n]))),
     ),
   );
   (isArtifact ? model.executable : model).device.destroy();

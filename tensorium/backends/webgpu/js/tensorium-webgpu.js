@@ -214,8 +214,8 @@ function inputOf(buffer) {
   return { type, shape, dtype: signed ? "int8" : "uint8", bytes: product(shape), packed: buffer.packed };
 }
 
-function fromStorage(bytes, buffer) {
-  const count = product(buffer.shape);
+function fromStorage(bytes, buffer, shape = buffer.shape) {
+  const count = product(shape);
   if (buffer.dtype === "bool") return Uint8Array.from(new Uint32Array(bytes, 0, count), (v) => (v ? 1 : 0));
   return new (arrayClass(buffer.dtype, buffer.type))(bytes, 0, count);
 }
@@ -227,14 +227,50 @@ export class Executable {
     this.plan = plan;
     this.variants = variants;
     this.choices = {};
+    this.weights = weights;
     this.inputs = plan.inputs.map((b) => inputOf(plan.buffers[b]));
     this.outputs = plan.outputs.map((b) => plan.buffers[b]);
     this.usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
-    this.buffers = plan.buffers.map((b) => device.createBuffer({ size: Math.max(4, ceil4(b.bytes)), usage: this.usage }));
-    for (const c of plan.constants) {
-      device.queue.writeBuffer(this.buffers[c.buffer], 0, weights, c.offset, ceil4(c.bytes));
-    }
     this.modules = {};
+    for (const step of plan.steps) {
+      if (!plan.kernels[step.kernel].pieces) {
+        this.modules[step.kernel] ??= device.createShaderModule({ code: sources[step.kernel], label: step.kernel });
+      }
+    }
+    this.pipelines = {};
+    this.shapesKey = null;
+    if (!plan.buffers.some((b) => b.shape.some((d) => typeof d !== "number"))) this.allocate({});
+  }
+
+  /** Every plan buffer's shape with the named dims `bindings` gives. */
+  shapes(bindings) {
+    return this.plan.buffers.map((b) => b.shape.map((d) => (typeof d === "number" ? d : bindings[d])));
+  }
+
+  /**
+   * GPU buffers for the sizes `bindings` gives the named dims (all of them for static plans), the constants
+   * uploaded, and every step's launch; done again only when the shapes change.
+   */
+  allocate(bindings) {
+    const { device, plan } = this;
+    const shapes = this.shapes(bindings);
+    const key = JSON.stringify(shapes);
+    if (key === this.shapesKey) return;
+    for (const buffer of [...(this.buffers ?? []), ...(this.readback ?? [])]) buffer.destroy();
+    this.shapesKey = key;
+    this.current = shapes;
+    const limits = Object.fromEntries(plan.target?.limits ?? []);
+    this.perDimension = limits.max_compute_workgroups_per_dimension ?? 65535;
+    this.sizes = plan.buffers.map((b, n) => (b.shape.every((d) => typeof d === "number") ? b.bytes : b.bytes * product(shapes[n])));
+    for (const [n, b] of plan.buffers.entries()) {
+      if (product(shapes[n]) >= 2 ** 31) {
+        throw new TensoriumError(`tensor #${n} (${b.type}) of shape [${shapes[n]}] has too many elements for WebGPU's 32-bit indices`);
+      }
+    }
+    this.buffers = this.sizes.map((bytes) => device.createBuffer({ size: Math.max(4, ceil4(bytes)), usage: this.usage }));
+    for (const c of plan.constants) {
+      device.queue.writeBuffer(this.buffers[c.buffer], 0, this.weights, c.offset, ceil4(c.bytes));
+    }
     const viewOf = new Map(plan.views.map(([buffer, source, offset]) => [buffer, { buffer, source, offset }]));
     this.launches = plan.steps.map((step) => {
       const kernel = plan.kernels[step.kernel];
@@ -242,37 +278,85 @@ export class Executable {
       if (kernel.pieces) {
         // a concat of contiguous runs of its result: buffer copies, no shader
         const result = step.args[step.inputs];
-        const pieces = kernel.pieces.map((at, n) => ({ source: step.args[n], result, at, bytes: plan.buffers[step.args[n]].bytes }));
+        const pieces = kernel.pieces.map((at, n) => ({ source: step.args[n], result, at, bytes: this.sizes[step.args[n]] }));
         return { pieces, copies };
       }
-      this.modules[step.kernel] ??= device.createShaderModule({ code: sources[step.kernel], label: step.kernel });
-      return this.shaderLaunch(step, kernel, this.modules[step.kernel], copies);
+      const choice = this.choices[step.kernel] ?? -1;
+      const chosen = choice < 0 ? kernel : this.variants[step.kernel][choice];
+      return this.shaderLaunch(step, chosen, this.moduleOf(step.kernel, choice), copies);
     });
     this.readback = plan.outputs.map((b) =>
-      device.createBuffer({
-        size: Math.max(4, ceil4(plan.buffers[b].bytes)),
-        usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
-      }),
+      device.createBuffer({ size: Math.max(4, ceil4(this.sizes[b])), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }),
     );
+  }
+
+  /** The shader module of kernel `name` (choice -1) or of its variant `choice`. */
+  moduleOf(name, choice) {
+    if (choice < 0) return this.modules[name];
+    const variant = this.variants[name][choice];
+    variant.module ??= this.device.createShaderModule({ code: variant.wgsl, label: name });
+    return variant.module;
+  }
+
+  /**
+   * The grid of `kernel` for `step`: its static one, or for a grid sized at run time the one its dispatch
+   * expression gives for the current shapes (as webgpu_schedule.dynamic_grid computes it).
+   */
+  gridOf(step, kernel) {
+    if (!kernel.dispatch) return kernel.grid;
+    const shapes = step.args.map((b) => this.current[b]);
+    const value = (e) => {
+      if (typeof e === "number") return e;
+      const [name, a, b] = e;
+      if (name === "dim") return shapes[a][b];
+      const x = value(a);
+      const y = value(b);
+      const ops = {
+        add: () => x + y,
+        sub: () => x - y,
+        mul: () => x * y,
+        div: () => (y === 0 ? 0 : Math.trunc(x / y)),
+        rem: () => (y === 0 ? x : x - Math.trunc(x / y) * y),
+        min: () => Math.min(x, y),
+        max: () => Math.max(x, y),
+      };
+      return ops[name]();
+    };
+    const blocks = Math.ceil(Math.max(value(kernel.dispatch), 0) / kernel.workgroup[0]);
+    const gx = Math.min(Math.max(blocks, 1), this.perDimension);
+    const gy = Math.ceil(blocks / gx);
+    if (gy > this.perDimension) {
+      throw new TensoriumError(`kernel ${step.kernel}: ${blocks} workgroups do not fit a 2-D grid of max_compute_workgroups_per_dimension = ${this.perDimension}`);
+    }
+    return [gx, gy, 1];
   }
 
   /** The launch of `step` with `kernel`'s launch data (the plan's or a variant's) and shader `module`. */
   shaderLaunch(step, kernel, module, copies) {
     const { device } = this;
-    const pipeline = device.createComputePipeline({ label: step.kernel, layout: "auto", compute: { module, entryPoint: "main" } });
+    const key = `${step.kernel}/${this.variants[step.kernel]?.indexOf(kernel) ?? -1}`;
+    this.pipelines[key] ??= device.createComputePipeline({ label: step.kernel, layout: "auto", compute: { module, entryPoint: "main" } });
+    const pipeline = this.pipelines[key];
     const bound = kernel.bindings.map((p) => this.buffers[step.args[p]]);
     for (const bytes of kernel.scratch) bound.push(device.createBuffer({ size: ceil4(bytes), usage: this.usage }));
+    if (kernel.dims) {
+      const values = new Int32Array(Math.ceil(kernel.dims.length / 4) * 4);
+      kernel.dims.forEach(([p, axis], n) => (values[n] = this.current[step.args[p]][axis]));
+      const uniform = device.createBuffer({ size: values.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+      device.queue.writeBuffer(uniform, 0, values);
+      bound.push(uniform);
+    }
     const group = device.createBindGroup({
       layout: pipeline.getBindGroupLayout(0),
       entries: bound.map((buffer, binding) => ({ binding, resource: { buffer } })),
     });
-    return { pipeline, group, grid: kernel.grid, copies };
+    return { pipeline, group, grid: this.gridOf(step, kernel), copies };
   }
 
   /** The launches of kernel `name`'s steps with candidate `choice` (-1: the plan's shader, else a variant). */
   async candidate(name, choice) {
     const kernel = choice < 0 ? this.plan.kernels[name] : this.variants[name][choice];
-    const module = choice < 0 ? this.modules[name] : this.device.createShaderModule({ code: kernel.wgsl, label: name });
+    const module = this.moduleOf(name, choice);
     this.device.pushErrorScope("validation");
     const launches = new Map();
     this.plan.steps.forEach((step, n) => {
@@ -337,26 +421,56 @@ export class Executable {
     }
   }
 
-  /** Check `arrays` against the plan's inputs: their number, array class and element count. */
-  check(arrays) {
-    if (arrays.length !== this.inputs.length) {
-      throw new TensoriumError(`the model takes ${this.inputs.length} inputs, got ${arrays.length}`);
+  /**
+   * Check `inputs` against the plan's inputs: their number, array class and element count; an input is a
+   * typed array, or {data, shape} (needed where its type has more than one dynamic dim). Returns the typed
+   * arrays and the sizes they give the named dims.
+   */
+  check(inputs) {
+    if (inputs.length !== this.inputs.length) {
+      throw new TensoriumError(`the model takes ${this.inputs.length} inputs, got ${inputs.length}`);
     }
-    arrays.forEach((array, n) => {
+    const bindings = {};
+    const arrays = inputs.map((input, n) => {
       const want = this.inputs[n];
+      const array = input?.data ?? input;
       const cls = arrayClass(want.dtype, want.type);
       if (!(array instanceof cls)) {
         throw new TensoriumError(`input #${n}: expected a ${cls.name} for ${want.type}, got ${array?.constructor?.name}`);
       }
-      if (array.length !== product(want.shape)) {
-        throw new TensoriumError(`input #${n}: expected ${product(want.shape)} elements for ${want.type}, got ${array.length}`);
+      const named = want.shape.filter((d) => typeof d !== "number");
+      let shape = named.length ? input?.shape : want.shape; // a static input is checked by its length
+      if (!shape && named.length === 1) {
+        const known = product(want.shape.filter((d) => typeof d === "number"));
+        shape = want.shape.map((d) => (typeof d === "number" ? d : known ? array.length / known : 0));
       }
+      shape ??= want.shape;
+      if (shape.length !== want.shape.length || want.shape.some((d, a) => typeof d === "number" && d !== shape[a])) {
+        throw new TensoriumError(`input #${n}: shape [${shape}] does not fit ${want.type}`);
+      }
+      want.shape.forEach((d, a) => {
+        if (typeof d === "number") return;
+        if (d in bindings && bindings[d] !== shape[a]) {
+          throw new TensoriumError(`input #${n}: dim ${d} is ${shape[a]} here but ${bindings[d]} in an earlier input`);
+        }
+        bindings[d] = shape[a];
+      });
+      if (array.length !== product(shape) || !shape.every(Number.isInteger)) {
+        throw new TensoriumError(`input #${n}: expected ${product(shape)} elements for ${want.type}, got ${array.length}`);
+      }
+      return array;
     });
+    return { arrays, bindings };
   }
 
-  /** Run on typed `arrays` (plan input order); resolves to new typed arrays, one per output. */
-  async run(arrays) {
-    this.check(arrays);
+  /**
+   * Run on `inputs` (plan input order: typed arrays, or {data, shape}); resolves to new typed arrays, one per
+   * output (their shapes, with dynamic dims bound, in `outputShapes`).
+   */
+  async run(inputs) {
+    const { arrays, bindings } = this.check(inputs);
+    this.allocate(bindings);
+    this.outputShapes = this.plan.outputs.map((b) => this.current[b]);
     const { device, plan } = this;
     arrays.forEach((array, n) => {
       const { dtype, packed } = this.inputs[n];
@@ -376,6 +490,7 @@ export class Executable {
         for (const p of pieces) encoder.copyBufferToBuffer(this.buffers[p.source], 0, this.buffers[p.result], p.at, p.bytes);
         continue;
       }
+      if (grid.includes(0)) continue; // an empty dynamic dispatch
       const pass = encoder.beginComputePass();
       pass.setPipeline(pipeline);
       pass.setBindGroup(0, group);
@@ -390,7 +505,7 @@ export class Executable {
     return Promise.all(
       this.readback.map(async (buffer, n) => {
         await buffer.mapAsync(GPUMapMode.READ);
-        const out = fromStorage(buffer.getMappedRange().slice(0), this.outputs[n]);
+        const out = fromStorage(buffer.getMappedRange().slice(0), this.outputs[n], this.outputShapes[n]);
         buffer.unmap();
         return out;
       }),
@@ -410,10 +525,6 @@ export class Executable {
 export async function loadExecutable(source, gpu) {
   const read = fileReader(source);
   const plan = await readJSON(read, "plan.json", EXECUTABLE_FORMAT, "a Tensorium WebGPU executable");
-  const dynamic = plan.buffers.find((b) => b.shape.some((d) => typeof d !== "number"));
-  if (dynamic) {
-    throw new TensoriumError(`tensor ${dynamic.type} has dynamic dims: the JavaScript runtime runs static shapes only`);
-  }
   const weights = await read(plan.weights);
   const sources = {};
   await Promise.all(
@@ -497,6 +608,11 @@ export class Model {
     this.inputs = metadata.inputs.map((input, n) => ({ ...input, ...executable.inputs[n] }));
     this.outputs = metadata.outputs.map((output, n) => ({ ...output, ...executable.outputs[n] }));
     this.userInputs = user;
+  }
+
+  /** The shapes of the outputs of the last run (dynamic dims bound). */
+  get outputShapes() {
+    return this.executable.outputShapes;
   }
 
   /** Tune the kernels within a time budget (see Executable.tune). */
