@@ -34,3 +34,21 @@ def test_histogram_with_a_bin_count() -> None:
 
 def test_histogram_with_edges() -> None:
     _check(lambda x, e: torch.histogram(x, bins=e), DATA, torch.tensor([-1.0, 2.0, 4.0, 7.0]))
+
+
+@pytest.mark.parametrize("target", ["interp", "cpu"])
+def test_histogramdd(target: str) -> None:
+    points = torch.tensor([[0.5, -1.0, 2.0], [1.5, 0.0, 2.0], [-2.0, 1.0, 2.0], [3.0, 1.0, 2.0], [1.5, 0.5, 2.0]])
+    weight = torch.tensor([1.0, 2.0, 0.5, 1.0, 3.0])
+    edges = (torch.tensor([-3.0, 0.0, 1.5, 3.0]), torch.tensor([-1.0, 1.0]), torch.tensor([0.0, 1.0, 2.0]))
+
+    def fn(x: object, w: object, e0: object, e1: object, e2: object) -> object:
+        return (
+            torch.histogramdd(x, [2, 3, 1]),  # the third column is constant: its range widens by 0.5
+            torch.histogramdd(x, 3, weight=w, density=True),
+            torch.histogramdd(x, [2, 2, 2], range=[-1.0, 1.0, -2.0, 2.0, 0.0, 1.0]),  # some points outside
+            torch.histogramdd(x, [e0, e1, e2], weight=w),  # points on the last edges count in the last bins
+            torch.histogramdd(x[:, :2].reshape(5, 1, 2), (4, 2)),
+        )
+
+    _check(fn, points, weight, *edges, target=target)
