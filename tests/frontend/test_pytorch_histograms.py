@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,7 +43,7 @@ def test_histogramdd(target: str) -> None:
     weight = torch.tensor([1.0, 2.0, 0.5, 1.0, 3.0])
     edges = (torch.tensor([-3.0, 0.0, 1.5, 3.0]), torch.tensor([-1.0, 1.0]), torch.tensor([0.0, 1.0, 2.0]))
 
-    def fn(x: object, w: object, e0: object, e1: object, e2: object) -> object:
+    def fn(x: Any, w: Any, e0: Any, e1: Any, e2: Any) -> Any:
         return (
             torch.histogramdd(x, [2, 3, 1]),  # the third column is constant: its range widens by 0.5
             torch.histogramdd(x, 3, weight=w, density=True),
