@@ -3,7 +3,7 @@
 The kernel is the CUDA backend's (``bm x bk`` and ``bk x bn`` tiles in workgroup memory, copied by all the
 workgroup's invocations between barriers, a ``tm x tn`` register tile per invocation), and so are the knobs;
 only the legal points differ: those whose invocations fit ``max_compute_invocations_per_workgroup``, whose
-tiles fit ``max_compute_workgroup_storage_size`` (16 KiB by default) and whose grid (column tiles, row
+tiles (times their ``stages``) fit ``max_compute_workgroup_storage_size`` (16 KiB by default) and whose grid (column tiles, row
 tiles, batch) fits ``max_compute_workgroups_per_dimension``, with no warp to fill. Products smaller than
 :data:`MIN_OUTPUT` elements keep the ``gemm`` family (one invocation per register tile).
 """
@@ -38,7 +38,8 @@ def webgpu_gemm_space(op: Operation, target: Target) -> Space | None:
     def valid(values: Mapping[str, Setting]) -> bool:
         bm, bn, bk = (int(values[n]) for n in ("bm", "bn", "bk"))
         fits_grid = max(-(-shape.n // bn), -(-shape.m // bm), shape.batch) <= grid
-        return _invocations(values) <= most and 4 * bk * (bm + bn) <= storage and fits_grid
+        tiles = 4 * bk * (bm + bn) * int(values.get("stages", 1))  # double-buffered tiles take twice the storage
+        return _invocations(values) <= most and tiles <= storage and fits_grid
 
     cuda = gpu_gemm_space(op, target)
     assert cuda is not None

@@ -62,6 +62,10 @@ def test_knob_values_follow_the_targets_limits() -> None:
     for point in spaces["gpu_gemm"].points():
         v = point.as_dict()
         assert (int(v["bm"]) // int(v["tm"])) * (int(v["bn"]) // int(v["tn"])) <= 32
+    storage = "webgpu:max_compute_workgroup_storage_size=4096"
+    points = next(k.space for k in tunable_kernels(_module(), parse_target(storage)) if k.space.family == "gpu_gemm")
+    sizes = [4 * p.int("bk") * (p.int("bm") + p.int("bn")) * p.int("stages") for p in points.points()]
+    assert max(sizes) <= 4096 < max(4 * p.int("bk") * (p.int("bm") + p.int("bn")) * 2 for p in points.points())
     tiny = "webgpu:max_compute_invocations_per_workgroup=16,max_compute_workgroup_storage_size=64"
     assert "gpu_rows" not in _families(tiny).values(), "no workgroup fits: the general family stays"
     assert "gpu_gemm" not in _families("webgpu:max_compute_workgroups_per_dimension=1").values()
