@@ -135,9 +135,9 @@ def accumulate(
         # instead of lanes, which for short rows (attention's 128 keys: 8 vectors) was a third of the time.
         width = lanes // 2
         while width >= 1 and lanes & (lanes - 1) == 0:
-            for lane in range(width):
-                pair = [loop.load(partial, [k.index(lane)]), loop.load(partial, [k.index(lane + width)])]
-                loop.store(combine(*pair), partial, [k.index(lane)])
+            for n in range(width):
+                pair = [loop.load(partial, [k.index(n)]), loop.load(partial, [k.index(n + width)])]
+                loop.store(combine(*pair), partial, [k.index(n)])
             width //= 2
         count = 1 if lanes & (lanes - 1) == 0 else lanes
         with loop.for_(k.index(0), k.index(count), k.index(1), kind="unroll", name=f"{base}_lanes") as lane:

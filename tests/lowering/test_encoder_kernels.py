@@ -9,14 +9,15 @@ import numpy as np
 from tensorium.backends import interp
 from tensorium.backends.cpu import CpuExecutable
 from tensorium.ir import graph
+from tensorium.ir.core import Operation
 from tensorium.ir.types import FloatType, TensorType, f32
 from tensorium.lowering import lower_function
 from tensorium.targets import host_target
 from tensorium.testing import build_module
 
 
-def _ops(module: object, name: str) -> int:
-    return sum(1 for op in module.walk() if op.name == name)  # type: ignore[attr-defined]
+def _ops(module: Operation, name: str) -> int:
+    return sum(1 for op in module.walk() if op.name == name)
 
 
 def test_softmax_keeps_each_exp_in_its_output_and_sums_lanes_as_a_tree() -> None:
