@@ -5,8 +5,8 @@ consecutive source elements in row-major order: their positions are a running co
 (``cumsum - 1``) read by a ``gather`` (masked_scatter, index_put with a boolean mask and one value
 per selected row) or written by a ``scatter_elements`` (nonzero_static, whose rows past ``size`` go to a
 spare row that is cut off). Max pooling's backward pass scatter-adds the gradient at the pooled indices,
-``_trilinear`` (bilinear layers) is a broadcast product summed over its contracted dims, and grid sampling
-goes through :mod:`.grid_sample`.
+``_trilinear`` (bilinear layers) is a broadcast product summed over its contracted dims, grid sampling
+goes through :mod:`.grid_sample`, and ``lu_unpack`` turns given LU factors and pivots into P, L and U.
 """
 
 from __future__ import annotations
@@ -301,3 +301,40 @@ def _segment_reduce(
         fallback = cx.const(math.nan if initial is None else float(initial), element)
         out = graph.where(empty, fallback, graph.div(out, graph.max(sizes, cx.const(1.0, element))))
     return out
+
+
+@converts("aten.lu_unpack.default")
+def _lu_unpack(
+    cx: Context, lu: Value, pivots: Value, unpack_data: bool = True, unpack_pivots: bool = True
+) -> tuple[Value, Value, Value]:
+    """``torch.lu_unpack`` of LU factors (no decomposition: the factors are given): L is the strict lower
+    triangle plus the identity, U the upper triangle; the permutation applies the 1-based row swaps of
+    ``pivots`` in order to 0..m-1 (one ``gather_elements`` and two ``where`` per swap) and P has a one in
+    row ``perm[c]`` of each column c. What is not unpacked is an empty tensor, as torch gives."""
+    t = ttype(lu)
+    if not t.is_static or t.rank < 2:
+        raise ConversionError(f"lu_unpack needs static LU factors [..., m, n], got {t}")
+    m, n = int(t.shape[-2]), int(t.shape[-1])  # type: ignore[arg-type]
+    k, rank, element = min(m, n), t.rank, t.element
+    empty = cx.const(np.zeros(0), element)
+    lower = upper = permutation = empty
+    if unpack_data:
+        lower = graph.add(
+            graph.tril(graph.slice(lu, starts=[0], ends=[k], axes=[rank - 1]), k=-1),
+            cx.const(np.eye(m, k), element),
+        )
+        upper = graph.triu(graph.slice(lu, starts=[0], ends=[k], axes=[rank - 2]))
+    if unpack_pivots:
+        lead = [int(d) for d in t.shape[:-2]]  # type: ignore[arg-type]
+        swaps = graph.sub(cast(pivots, i64), cx.const(1, i64))  # [..., k], 0-based
+        rows = cx.const(np.arange(m), i64)
+        perm = broadcast_to(rows, [*lead, m])
+        for i in range(k):
+            target = graph.slice(swaps, starts=[i], ends=[i + 1], axes=[rank - 2])  # [..., 1]
+            here = graph.slice(perm, starts=[i], ends=[i + 1], axes=[rank - 2])
+            there = graph.gather_elements(perm, target, axis=rank - 2)
+            perm = graph.where(graph.eq(rows, cx.const(i, i64)), there, graph.where(graph.eq(rows, target), here, perm))
+        permutation = cast(
+            graph.eq(graph.unsqueeze(perm, axes=[rank - 2]), cx.const(np.arange(m)[:, None], i64)), element
+        )
+    return permutation, lower, upper

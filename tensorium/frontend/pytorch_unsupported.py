@@ -31,7 +31,6 @@ DECOMPOSITIONS = {
     "linalg_lu": "LU decomposition (lu)",
     "linalg_lu_factor_ex": "LU decomposition (lu_factor)",
     "linalg_lu_solve": "LU decomposition (lu_solve)",
-    "lu_unpack": "LU decomposition (lu_unpack)",
     "_linalg_solve_ex": "linear solve (solve)",
     "linalg_solve_triangular": "triangular solve (solve_triangular)",
     "triangular_solve": "triangular solve (triangular_solve)",

@@ -615,3 +615,16 @@ def test_fractional_max_pooling_draws_its_own_windows() -> None:
     out = compiled(x)
     assert out.shape == (1, 1, 3, 3) and set(out.flatten().tolist()) <= set(x.flatten().tolist())
     assert (out.diff(dim=-1) > 0).all() and (out.diff(dim=-2) > 0).all()  # windows move right and down
+
+
+def test_lu_unpack_of_given_factors() -> None:
+    def fn(lu: Any, piv: Any, lu2: Any, piv2: Any) -> Any:
+        return (
+            torch.lu_unpack(lu, piv),
+            torch.lu_unpack(lu2, piv2),
+            torch.lu_unpack(lu, piv, unpack_data=False)[0],
+            torch.lu_unpack(lu2, piv2, unpack_pivots=False)[1:],
+        )
+
+    wide, batched = torch.linalg.lu_factor(gen(4, 6)), torch.linalg.lu_factor(gen(2, 5, 3, seed=1))
+    check(fn, *wide, *batched, rtol=0, atol=0)
