@@ -13,6 +13,7 @@ from . import (  # noqa: F401  (registers the lowerings)
     dynamic,
     elementwise,
     fused,
+    gpu_conv,
     gpu_gemm,
     gpu_qgemv,
     gpu_rows,

@@ -80,6 +80,11 @@ def gpu_gemm_space(op: Operation, target: Target) -> Space | None:
     and whose shared tiles fit the target's shared memory."""
     if GpuGemmShape.of(op) is None:
         return None
+    return tile_space("gpu_gemm", target)
+
+
+def tile_space(family: str, target: Target) -> Space:
+    """The tile knobs of :func:`emit_tiled_gemm` as the space of kernel family ``family`` on ``target``."""
     arch = ARCHS.get(target.cpu)
     most_threads = arch.max_threads if arch is not None else 1024
     shared = target.l1d or 48 * 1024
@@ -98,7 +103,7 @@ def gpu_gemm_space(op: Operation, target: Target) -> Space | None:
         Knob("tn", REGISTER_TILES, "columns of each thread's register tile"),
         Knob("stages", (1, 2), "shared-memory tile stages (2: the next step's copy overlaps this one's multiply)"),
     )
-    return Space("gpu_gemm", knobs, valid)
+    return Space(family, knobs, valid)
 
 
 DEFAULT_TILES: tuple[tuple[int, dict[str, Setting]], ...] = (
@@ -115,9 +120,36 @@ def gpu_gemm_default(op: Operation, target: Target, space: Space) -> Config:
     """The point :data:`DEFAULT_TILES` gives for the size of C (:data:`LARGE_TILES` beyond them)."""
     shape = GpuGemmShape.of(op)
     assert shape is not None
-    size = shape.m * shape.n
+    return tile_default("gpu_gemm", shape.m, shape.n, shape.k)
+
+
+def tile_default(family: str, m: int, n: int, k: int) -> Config:
+    """The tiles :data:`DEFAULT_TILES` gives for an ``m x n`` C (two stages when ``k`` takes several steps)."""
+    size = m * n
     values = next((tiles for most, tiles in DEFAULT_TILES if size <= most), LARGE_TILES)
-    return Config("gpu_gemm", (*values.items(), ("stages", 2 if shape.k > int(values["bk"]) else 1)))
+    return Config(family, (*values.items(), ("stages", 2 if k > int(values["bk"]) else 1)))
+
+
+Operand = Callable[[Value, Value, Value], Value]
+"""An element of a GEMM operand (or a predicate) at (batch ``z``, row, column) of its matrix."""
+Store = Callable[[Value, Value, Value, Value], None]
+"""Writes the finished element ``value`` of C at (batch ``z``, row, column), all inside C."""
+
+
+@dataclass(frozen=True)
+class TiledOperands:
+    """What a GEMM-shaped kernel multiplies: ``batch`` products of ``m x k`` by ``k x n``, their elements read
+    through ``a`` and ``b`` (only where ``a_valid`` holds, zero elsewhere: the padding of an implicit GEMM), and C
+    written through ``store``. The convolution family of :mod:`.gpu_conv` builds its kernel from it."""
+
+    batch: int
+    m: int
+    n: int
+    k: int
+    a: Operand
+    b: Operand
+    store: Store
+    a_valid: Operand | None = None
 
 
 def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
@@ -126,16 +158,35 @@ def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
     if k.config is None or k.config.family != "gpu_gemm" or shape is None:
         LOWERINGS["graph.matmul"](op, k)
         return
-    bm, bn, bk, tm, tn = (k.config.int(n) for n in ("bm", "bn", "bk", "tm", "tn"))
     a, b = k.inputs
     (c,) = k.outputs
-    threads = _threads(k.config.as_dict())
+
+    def store(z: Value, row: Value, col: Value, value: Value) -> None:
+        loop.store(value, c, *_batch(c, z), row, col)
+
+    operands = TiledOperands(
+        shape.batch,
+        shape.m,
+        shape.n,
+        shape.k,
+        lambda z, r, q: _a_at(a, z, r, q),
+        lambda z, q, col: _b_at(b, z, shape, q, col),
+        store,
+    )
+    emit_tiled_gemm(k, k.config, operands)
+
+
+def emit_tiled_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
+    """The shared-memory and register tiles of the module docstring for ``operands`` at ``config`` (the knobs
+    ``bm``, ``bn``, ``bk``, ``tm``, ``tn``, ``stages``)."""
+    bm, bn, bk, tm, tn = (config.int(n) for n in ("bm", "bn", "bk", "tm", "tn"))
+    threads = _threads(config.as_dict())
     across = bn // tn
     zero = k.const(0.0, f32)
     i = k.index
-    blocks = (-(-shape.n // bn), -(-shape.m // bm), shape.batch)
-    steps = -(-shape.k // bk)
-    stages = k.config.int("stages")
+    blocks = (-(-operands.n // bn), -(-operands.m // bm), operands.batch)
+    steps = -(-operands.k // bk)
+    stages = config.int("stages")
     with (
         loop.for_(0, blocks[2], kind="gpu_block", axis=2, name="z") as z,
         loop.for_(0, blocks[1], kind="gpu_block", axis=1, name="y") as y,
@@ -151,6 +202,10 @@ def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
             with loop.for_(0, tm, kind="unroll", name="zi") as zi, loop.for_(0, tn, kind="unroll", name="zj") as zj:
                 loop.store(zero, acc, zi, zj)
 
+            def a_inside(r: Value, q: Value) -> Value:
+                inside = _inside(k, r, operands.m, q, operands.k)
+                return inside if operands.a_valid is None else loop.and_(inside, operands.a_valid(z, r, q))
+
             def copy(step: Value, slot: Value) -> None:
                 """Copy the A and B tiles of contraction step ``step`` into stage ``slot`` of the shared tiles."""
                 k0 = loop.mul(step, i(bk))
@@ -161,8 +216,8 @@ def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
                     tile_a,
                     slot,
                     (bm, bk),
-                    lambda r, q: _a_at(a, z, loop.add(row0, r), loop.add(k0, q)),
-                    lambda r, q: _inside(k, loop.add(row0, r), shape.m, loop.add(k0, q), shape.k),
+                    lambda r, q: operands.a(z, loop.add(row0, r), loop.add(k0, q)),
+                    lambda r, q: a_inside(loop.add(row0, r), loop.add(k0, q)),
                 )
                 _copy_tile(
                     k,
@@ -171,8 +226,8 @@ def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
                     tile_b,
                     slot,
                     (bk, bn),
-                    lambda r, q: _b_at(b, z, shape, loop.add(k0, r), loop.add(col0, q)),
-                    lambda r, q: _inside(k, loop.add(k0, r), shape.k, loop.add(col0, q), shape.n),
+                    lambda r, q: operands.b(z, loop.add(k0, r), loop.add(col0, q)),
+                    lambda r, q: _inside(k, loop.add(k0, r), operands.k, loop.add(col0, q), operands.n),
                 )
 
             def multiply(slot: Value) -> None:
@@ -206,8 +261,8 @@ def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
             with loop.for_(0, tm, kind="unroll", name="wi") as wi, loop.for_(0, tn, kind="unroll", name="wj") as wj:
                 row = loop.add(row0, loop.add(loop.mul(ty, i(tm)), wi))
                 col = loop.add(col0, loop.add(loop.mul(tx, i(tn)), wj))
-                with loop.if_(_inside(k, row, shape.m, col, shape.n)):
-                    loop.store(loop.load(acc, wi, wj), c, *_batch(c, z), row, col)
+                with loop.if_(_inside(k, row, operands.m, col, operands.n)):
+                    operands.store(z, row, col, loop.load(acc, wi, wj))
 
 
 def _copy_tile(
