@@ -33,8 +33,20 @@ Runner = Callable[[int], object]
 """Runs layer ``i`` (of the cycled weight sets) once."""
 
 
-def best_median(runners: dict[str, Runner], layers: int, rounds: int, reps: int) -> dict[str, float]:
-    """Seconds per call of each runner: the median of ``reps`` passes over all layers, best over rounds."""
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
+"""``--clock``: wall time, or the CPU time of the process's threads (divided by the threads): on a machine
+shared with other work, wall time measures the scheduler as much as the kernel, while CPU time counts only
+the time the threads ran (memory stalls included). Every thread busy for the whole call (OpenMP and
+onnxruntime workers spin while they wait) makes the two equal on an idle machine."""
+
+
+def best_median(
+    runners: dict[str, Runner], layers: int, rounds: int, reps: int, clock: str = "wall", threads: int = 1
+) -> dict[str, float]:
+    """Seconds per call of each runner: the median of ``reps`` passes over all layers, best over rounds (on
+    ``clock``: see :data:`CLOCKS`)."""
+    now = CLOCKS[clock]
+    share = threads if clock == "cpu" else 1
     best = dict.fromkeys(runners, float("inf"))
     for _ in range(rounds):
         for name, run in runners.items():
@@ -42,15 +54,15 @@ def best_median(runners: dict[str, Runner], layers: int, rounds: int, reps: int)
                 run(i)
             times = []
             for _ in range(reps):
-                start = time.perf_counter()
+                start = now()
                 for i in range(layers):
                     run(i)
-                times.append((time.perf_counter() - start) / layers)
+                times.append((now() - start) / layers / share)
             best[name] = min(best[name], statistics.median(times))
     return best
 
 
-def read_bandwidth(rounds: int) -> float:
+def read_bandwidth(rounds: int, clock: str = "wall", threads: int = 1) -> float:
     """Bytes per second a compiled ``reduce_sum`` reads from a 256 MiB f32 array."""
     from tensorium.backends.cpu import CpuExecutable
     from tensorium.ir.dialects import graph
@@ -61,13 +73,15 @@ def read_bandwidth(rounds: int) -> float:
     data = np.ones((rows, rows), np.float32)
     module = build_module([TensorType(data.shape, f32)], lambda x: graph.reduce_sum(x, axes=(1,)), check_text=False)
     exe = CpuExecutable.build(module)
-    seconds = best_median({"read": lambda i: exe.run([data])}, 1, rounds, 3)["read"]
+    seconds = best_median({"read": lambda i: exe.run([data])}, 1, rounds, 3, clock, threads)["read"]
     return data.nbytes / seconds
 
 
-def tensorium_runner(bits: int, n: int, k: int, group: int, batch: int, layers: int, path: str) -> tuple[Runner, int]:
-    """The qgemv kernel on ``path`` (float or int; the other knobs by the default rule) over ``layers`` random
-    weight sets, and the weight bytes one layer reads."""
+def tensorium_runner(
+    bits: int, n: int, k: int, group: int, batch: int, layers: int, path: str, **knobs: int | str
+) -> tuple[Runner, int]:
+    """The qgemv kernel on ``path`` (float or int; the other knobs by the default rule unless ``knobs`` names
+    them) over ``layers`` random weight sets, and the weight bytes one layer reads."""
     from tensorium.backends.cpu import CpuExecutable
     from tensorium.ir.dialects import quant
     from tensorium.ir.dialects.builtin import func_body, functions
@@ -92,7 +106,7 @@ def tensorium_runner(bits: int, n: int, k: int, group: int, batch: int, layers: 
     op = func_body(functions(module)[0]).ops[0]
     default = default_config(op, host_target())
     assert default is not None
-    exe = CpuExecutable.build(module, configs={kernel_key(op): default.replace(path=path)})
+    exe = CpuExecutable.build(module, configs={kernel_key(op): default.replace(path=path, **knobs)})
     return (lambda i: exe.run(sets[i])), sum(a.nbytes for a in sets[0][1:])
 
 
@@ -132,6 +146,8 @@ def onnxruntime_runner(bits: int, n: int, k: int, group: int, batch: int, layers
     model.ir_version = 10
     options = ort.SessionOptions()
     options.intra_op_num_threads = int(os.environ.get("TENSORIUM_NUM_THREADS", "2"))
+    if os.environ.get("OMP_WAIT_POLICY") == "PASSIVE":  # --clock cpu: no thread spins between calls
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
     feeds = {"A": rng.standard_normal((batch, k)).astype(np.float32)}
     # One run computes every layer: call it on layer 0 only so that best_median divides by the layers.
@@ -168,8 +184,9 @@ def _row(shape: str, batch: int, name: str, seconds: float, rate: float, bandwid
 
 
 def gemv_table(args: argparse.Namespace) -> None:
-    bandwidth = read_bandwidth(args.rounds)
+    bandwidth = read_bandwidth(args.rounds, args.clock, args.threads)
     threads = os.environ["TENSORIUM_NUM_THREADS"]
+    print(f"{args.clock} clock; load {os.getloadavg()[0]:.1f}", end="; ")
     print(f"read bandwidth {bandwidth / 1e9:.1f} GB/s ({threads} threads)", end="; ")
     print(f"group {args.group}; {args.layers} layers cycled")
     print(f"{'shape':>12} {'batch':>5} {'runner':<28} {'time':>10} {'GB/s':>7} {'of read bw':>10}")
@@ -190,12 +207,12 @@ def gemv_table(args: argparse.Namespace) -> None:
                         peer = torch_runner(n, k, args.group, batch, args.layers, dtype)
                         if peer is not None:
                             runners[f"torch int4 {dtype}"] = peer
-                times = best_median(runners, args.layers, args.rounds, args.reps)
+                times = best_median(runners, args.layers, args.rounds, args.reps, args.clock, args.threads)
                 for name, seconds in times.items():
                     rate = nbytes / seconds
                     print(_row(shape, batch, name, seconds, rate, bandwidth))
         floats = {"numpy f32": numpy_runner(n, k, 1, args.layers)}
-        seconds = best_median(floats, args.layers, args.rounds, args.reps)["numpy f32"]
+        seconds = best_median(floats, args.layers, args.rounds, args.reps, args.clock, args.threads)["numpy f32"]
         print(_row(shape, 1, "numpy f32", seconds, n * k * 4 / seconds, bandwidth))
 
 
@@ -325,6 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--paths", default="float,int", help="the qgemv kernel's paths to time, comma-separated")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--clock", choices=tuple(CLOCKS), default="wall", help="wall time, or CPU time / threads")
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--accuracy", action="store_true", help="MiniLM accuracy per k instead of the GEMV timings")
     parser.add_argument("--methods", default="rtn", help="with --accuracy: rtn,gptq,awq (GPTQ takes a minute per k)")
@@ -332,6 +350,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sensitivity", action="store_true", help="MiniLM RTN cosine per kind of layer, per layer")
     args = parser.parse_args(argv)
     os.environ["TENSORIUM_NUM_THREADS"] = str(args.threads)
+    if args.clock == "cpu":  # idle worker threads sleep, so that CPU time counts only the work
+        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
     if args.sensitivity:
         sensitivity_table(args)
     elif args.accuracy:

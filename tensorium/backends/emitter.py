@@ -42,7 +42,7 @@ class KernelEmitter:
 
     NAME: ClassVar[str] = "this"
     """The backend's name in error messages (``'loop.erf' is not supported by the LLVM backend``)."""
-    OPS: ClassVar[dict[str, str]] = {"loop.for": "emit_for"}
+    OPS: ClassVar[dict[str, str]] = {"loop.for": "emit_for", "loop.prefetch": "emit_prefetch"}
     LOOP_KINDS: ClassVar[dict[str, str]] = {}
     NATIVE: ClassVar[frozenset[str]] = frozenset()
 
@@ -95,6 +95,9 @@ class KernelEmitter:
         result = getattr(self, method)(op)
         if result is not None:
             self.bind(op.results[0], result)
+
+    def emit_prefetch(self, op: Operation) -> None:
+        """A ``loop.prefetch``: a hint, which a backend without cache prefetches leaves out."""
 
     def emit_for(self, op: Operation) -> None:
         """A ``loop.for``: the method ``LOOP_KINDS`` names for its kind."""

@@ -38,6 +38,9 @@ BLOCK = 32
 """Codes per block: 32 k-bit codes are exactly k 32-bit words."""
 MR_VALUES = (1, 2, 4, 8)
 CHAIN_VALUES = (1, 2, 4, 8)
+PREFETCH_VALUES = (0, 2048, 4096, 8192)
+"""Bytes of packed weights ahead of the block in use that the kernel asks the CPU to fetch (0: none)."""
+PREFETCH_DEFAULT = 4096
 IN_FLIGHT = 8
 """Independent multiply-adds the default rule keeps in flight per lane vector (latency 4 x 2 FMA pipes)."""
 U32 = IntegerType(32, False)
@@ -112,6 +115,7 @@ def qgemv_space(op: Operation, target: Target) -> Space:
             Knob("path", tuple(PATHS), "float (unpack, scale, FMA) or int (8-bit activations, integer dots)"),
             Knob("mr", values, "activation rows per decoded weight vector"),
             Knob("chains", CHAIN_VALUES, "independent accumulators per row within a block"),
+            Knob("prefetch", PREFETCH_VALUES, "bytes of weights ahead to prefetch (0: leave it to the hardware)"),
         ),
     )
 
@@ -125,7 +129,8 @@ def qgemv_default(op: Operation, target: Target, space: Space) -> Config:
     bits = int(op.attr("bits"))
     costs = {name: path.cost(target, bits, mr) for name, path in PATHS.items()}
     path = min((c, name) for name, c in costs.items() if c is not None)[1]
-    return Config("qgemv", (("path", path), ("mr", mr), ("chains", max(1, IN_FLIGHT // mr))))
+    knobs = (("path", path), ("mr", mr), ("chains", max(1, IN_FLIGHT // mr)), ("prefetch", PREFETCH_DEFAULT))
+    return Config("qgemv", knobs)
 
 
 register_family(Family("qgemv", ("quant.matmul_packed",), qgemv_space, qgemv_default))
@@ -143,6 +148,7 @@ def lower_matmul_packed(op: Operation, k: Kernel) -> None:
     path = PATHS[str(k.knob("qgemv", "path", "float"))]
     mr = int(k.knob("qgemv", "mr", 1))
     chains = int(k.knob("qgemv", "chains", IN_FLIGHT))
+    ahead = int(k.knob("qgemv", "prefetch", 0)) if k.target.kind == "cpu" else 0
     slots = path.slots(chains)
     out = k.outputs[0]
     lead = k.sizes(x)[:-1]
@@ -164,6 +170,8 @@ def lower_matmul_packed(op: Operation, k: Kernel) -> None:
                 partial = zeros(k, mr * slots, lanes, "p")
                 start = loop.mul(g, k.index(group // BLOCK))
                 with loop.for_(start, loop.add(start, k.index(group // BLOCK)), k.index(1), name="kb") as kb:
+                    if ahead:
+                        prefetch(k, packed, nb, kb, bits, lanes, ahead)
                     path.block(k, BlockStep(packed, prepared, partial, nb, kb, ms, bits, lanes, chains))
                 with lane_loop(k, lanes) as lane:
                     n = loop.add(n0, lane)
@@ -181,6 +189,15 @@ def lower_matmul_packed(op: Operation, k: Kernel) -> None:
                 with vector_columns(k, width, lanes, f"o{r}") as lane:
                     value = loop.load(acc, [k.index(r), lane])
                     loop.store(value, out, [*delinearize(m, lead), loop.add(n0, lane)])
+
+
+def prefetch(k: Kernel, packed: Value, nb: Value, kb: Value, bits: int, lanes: int, ahead: int) -> None:
+    """Prefetch the cache lines of the packed weights about ``ahead`` bytes past block ``kb`` of panel ``nb``
+    (one per 64 bytes of the block; past the panel's last block the next panel's, which follows it in memory)."""
+    block_bytes = bits * lanes * 4
+    blocks = k.index(max(1, -(-ahead // block_bytes)))
+    for w in range(0, bits, max(1, 64 // (lanes * 4))):
+        loop.prefetch(packed, nb, loop.add(kb, blocks), k.index(w), k.index(0))
 
 
 def _ceil(k: Kernel, size: Value, by: int) -> Value:

@@ -66,6 +66,7 @@ SNIPPETS: dict[str, list[str]] = {
     "loop.dim": ["%r = loop.dim %buf {axis = 1} : (buffer<4x8xf32, global>) -> index"],
     "loop.load": ["%r = loop.load %buf, %i, %j : (buffer<4x8xf32, global>, index, index) -> f32"],
     "loop.store": ["loop.store %x, %buf, %i, %j : (f32, buffer<4x8xf32, global>, index, index) -> ()"],
+    "loop.prefetch": ["loop.prefetch %buf, %i, %j : (buffer<4x8xf32, global>, index, index) -> ()"],
     "loop.load_packed": ["%r = loop.load_packed %p, %i, %j {bits = 2} : (buffer<2x4xu8, global>, index, index) -> i32"],
     "loop.align_offset": [
         "%r = loop.align_offset %buf, %i, %j {bytes = 64} : (buffer<4x8xf32, global>, index, index) -> index"

@@ -58,7 +58,15 @@ def _run(target: Target, bits: int, rows: int, cols: int, depth: int, group: int
 def test_every_width_matches_the_integer_reference(
     bits: int, rows: int, cols: int, depth: int, group: int, mr: int, chains: int
 ) -> None:
-    _run(parse_target("cpu"), bits, rows, cols, depth, group, f"qgemv{{path=int,mr={mr},chains={chains}}}")
+    _run(
+        parse_target("cpu"),
+        bits,
+        rows,
+        cols,
+        depth,
+        group,
+        f"qgemv{{path=int,mr={mr},chains={chains},prefetch={2048 * (chains % 4)}}}",
+    )
 
 
 @pytest.mark.parametrize("cpu", ["znver4", "alderlake", "skylake-avx512", "haswell", "x86-64"])
@@ -69,7 +77,7 @@ def test_each_isa_computes_the_same(cpu: str, bits: int) -> None:
     target = parse_target(f"cpu:{cpu}")
     if not target.runs_here():
         pytest.skip(f"this host cannot run code for {cpu}")
-    _run(target, bits, 2, 21, 96, 32, "qgemv{path=int,mr=2,chains=4}")
+    _run(target, bits, 2, 21, 96, 32, "qgemv{path=int,mr=2,chains=4,prefetch=4096}")
 
 
 @pytest.mark.parametrize(
@@ -86,7 +94,7 @@ def test_each_target_gets_its_dot_instruction(cpu: str, bits: int, present: list
     """Cross-compiled (LLVM's CPU names: the host's ISA plays no part)."""
     target = parse_target(f"cpu:{cpu}")
     module, _ = packed_case(bits, 1, 2 * target.lanes(), 128, 128, target.lanes())
-    configs = {kernel_key(_op(module)): Config.parse("qgemv{path=int,mr=1,chains=8}")}
+    configs = {kernel_key(_op(module)): Config.parse("qgemv{path=int,mr=1,chains=8,prefetch=0}")}
     text = CpuExecutable.build(module, target=target, configs=configs).kernels.assembly()
     for pattern in present:
         assert re.search(pattern, text), f"{cpu}: no {pattern!r}"
@@ -97,7 +105,7 @@ def test_each_target_gets_its_dot_instruction(cpu: str, bits: int, present: list
 def test_loop_interpreter_runs_the_int_kernel() -> None:
     module, inputs = packed_case(5, 3, 9, 64, 32, 4)
     want, _, _ = _expected(inputs, 5, 9, 32, 4)
-    configs = {kernel_key(_op(module)): Config.parse("qgemv{path=int,mr=2,chains=2}")}
+    configs = {kernel_key(_op(module)): Config.parse("qgemv{path=int,mr=2,chains=2,prefetch=8192}")}
     (got,) = run_plan(lower_function(module, configs=configs), inputs)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 

@@ -53,7 +53,10 @@ def test_every_width_matches_the_interpreter(bits: int, rows: int, cols: int, de
     target = host_target()
     module, inputs = packed_case(bits, rows, cols, depth, group, target.lanes())
     (want,) = interp.run(module, inputs)
-    config = Config("qgemv", (("path", "float"), ("mr", mr), ("chains", max(1, 8 // mr // (bits % 2 + 1)))))
+    config = Config(
+        "qgemv",
+        (("path", "float"), ("mr", mr), ("chains", max(1, 8 // mr // (bits % 2 + 1))), ("prefetch", 4096 * (bits % 2))),
+    )
     space = kernel_space(_op(module), target)
     assert space is not None and space.check(config) == config
     (got,) = CpuExecutable.build(module, configs={kernel_key(_op(module)): config}).run(inputs)
@@ -63,7 +66,7 @@ def test_every_width_matches_the_interpreter(bits: int, rows: int, cols: int, de
 def test_loop_interpreter_runs_the_same_kernel() -> None:
     module, inputs = packed_case(3, 3, 9, 64, 32, 4)
     (want,) = interp.run(module, inputs)
-    configs = {kernel_key(_op(module)): Config.parse("qgemv{path=float,mr=2,chains=2}")}
+    configs = {kernel_key(_op(module)): Config.parse("qgemv{path=float,mr=2,chains=2,prefetch=2048}")}
     (got,) = run_plan(lower_function(module, configs=configs), inputs)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
@@ -78,14 +81,14 @@ def test_space_and_default_rule(cpu: str, bits: int, path: str) -> None:
     target = parse_target(f"cpu:{cpu}")
     decode, _ = packed_case(bits, 1, 16, 64, 32, target.lanes())
     batch, _ = packed_case(bits, 3, 16, 64, 32, target.lanes())
-    assert str(default_config(_op(decode), target)) == f"qgemv{{path={path},mr=1,chains=8}}"
-    assert str(default_config(_op(batch), target)) == f"qgemv{{path={path},mr=2,chains=4}}"
+    assert str(default_config(_op(decode), target)) == f"qgemv{{path={path},mr=1,chains=8,prefetch=4096}}"
+    assert str(default_config(_op(batch), target)) == f"qgemv{{path={path},mr=2,chains=4,prefetch=4096}}"
     space = kernel_space(_op(batch), target)
-    assert space is not None and space.size() == 16
+    assert space is not None and space.size() == 64
     assert [str(p) for p in space.points()][:3] == [
-        "qgemv{path=float,mr=1,chains=1}",
-        "qgemv{path=float,mr=1,chains=2}",
-        "qgemv{path=float,mr=1,chains=4}",
+        "qgemv{path=float,mr=1,chains=1,prefetch=0}",
+        "qgemv{path=float,mr=1,chains=1,prefetch=2048}",
+        "qgemv{path=float,mr=1,chains=1,prefetch=4096}",
     ]
 
 
@@ -120,3 +123,34 @@ def test_unpacked_quant_ops_on_the_cpu(
     got = CpuExecutable.build(module).run(inputs)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(("cpu", "bits"), [("x86-64-v3", 3), ("skylake-avx512", 4), ("skylake-avx512", 5)])
+def test_prefetch_knob_fetches_one_line_per_64_bytes_of_a_block(cpu: str, bits: int) -> None:
+    """``prefetch`` > 0: one ``prefetcht0`` per 64 bytes of a block's words (k words of ``lanes`` rows) in the
+    block loop, the distance in the address; 0: none. Cross-compiled, so the host's ISA plays no part."""
+    target = parse_target(f"cpu:{cpu}")
+    lanes = target.lanes()
+    module, _ = packed_case(bits, 1, 2 * lanes, 128, 128, lanes)
+    counts = {}
+    for ahead in (0, 4096):
+        config = Config.parse(f"qgemv{{path=float,mr=1,chains=4,prefetch={ahead}}}")
+        text = CpuExecutable.build(module, target=target, configs={kernel_key(_op(module)): config}).kernels.assembly()
+        counts[ahead] = text.count("prefetcht0")
+    per_block = -(-bits // max(1, 64 // (lanes * 4)))
+    assert counts[0] == 0
+    assert counts[4096] % per_block == 0 and counts[4096] >= per_block  # the block loop may be unrolled
+
+
+def test_prefetch_is_a_hint_that_reads_nothing() -> None:
+    """The interpreter runs ``loop.prefetch`` as nothing, its indices past the buffer included; the compiled
+    kernel with the knob on computes what it computes with it off."""
+    module, inputs = packed_case(4, 1, 37, 256, 64, host_target().lanes())
+    results = []
+    for ahead in (0, 8192):
+        config = Config.parse(f"qgemv{{path=float,mr=1,chains=8,prefetch={ahead}}}")
+        configs = {kernel_key(_op(module)): config}
+        results.append(CpuExecutable.build(module, configs=configs).run(inputs)[0])
+        (got,) = run_plan(lower_function(module, configs=configs), inputs)
+        np.testing.assert_allclose(got, results[-1], rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(results[0], results[1])

@@ -261,3 +261,21 @@ align_offset = define(
     "are aligned; any value in that range is correct, and targets that cannot tell (or whose buffers are always "
     "aligned) give 0 through the decomposition.",
 )
+
+
+def _prefetch_infer(buffer: Type, indices: list[Type]) -> list[Type]:
+    b = expect_buffer(buffer)
+    check_indices(b, indices)
+    return []
+
+
+prefetch = define(
+    "loop.prefetch",
+    operands=("buffer", "*indices"),
+    infer=_prefetch_infer,
+    reference=lambda buffer, indices: None,
+    num_results=0,
+    doc="A hint that the element at the row-major offset the indices give will be read soon: the CPU fetches its "
+    "cache line. Nothing is read and nothing can fault, so the indices may lie past their dimensions (an offset "
+    "past the buffer's end fetches nothing useful); targets without prefetches emit nothing.",
+)
