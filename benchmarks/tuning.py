@@ -5,6 +5,9 @@ cost model's quality on held-out measurements (a benchmark, not a test; run it o
     python benchmarks/tuning.py gemm mlp --budget 20 --smoke
     python benchmarks/tuning.py --random-vs-learned --trials 40 gemm
     python benchmarks/tuning.py --train --db runs.jsonl  # train the shipped warm-start model from records
+    python benchmarks/tuning.py --collect 40 --db runs.jsonl   # random points of the corpus's kernels
+    python benchmarks/tuning.py --evaluate --db runs.jsonl     # cost-model quality, k-fold by kernel
+    python benchmarks/tuning.py --tinygrad 2 --gemm 512x512x512  # against tinygrad's BEAM=2, same time
 
 For each workload: the model compiled at the default points (``tuning_db=False``), tuned for ``--budget``
 seconds into a fresh records file (``--db`` to keep it), compiled again with the records, and both timed
@@ -27,12 +30,24 @@ from typing import Any
 import numpy as np
 
 import tensorium
-from tensorium.autotune.measure import Measurer
-from tensorium.autotune.model import Dataset, MLPRanker, lightgbm_available, new_model, quality, save_warm_start
-from tensorium.autotune.records import TuningDB
+from tensorium.autotune.features import candidate_features
+from tensorium.autotune.measure import Job, Measurement, Measurer, build_job, lowered_kernel
+from tensorium.autotune.model import (
+    Dataset,
+    MLPRanker,
+    lightgbm_available,
+    new_model,
+    quality,
+    save_warm_start,
+    score_quality,
+)
+from tensorium.autotune.records import Record, TuningDB
 from tensorium.autotune.search import SearchOptions, Tuner
 from tensorium.autotune.tuning import tune_kernels
+from tensorium.backends.llvm.emitter import LLVMEmitter
 from tensorium.bench.workloads import WORKLOADS
+from tensorium.errors import TensoriumError
+from tensorium.lowering.space import Config
 
 
 def _interleaved(fns: list[Any], inputs: tuple[Any, ...], rounds: int = 15) -> list[tuple[float, float]]:
@@ -100,6 +115,258 @@ def random_vs_learned(names: list[str], trials: int, smoke: bool, seed: int, kee
                 )
 
 
+CORPUS: list[tuple[str, dict[str, int]]] = [
+    ("gemm", {"m": 256, "n": 256, "k": 256}),
+    ("gemm", {"m": 512, "n": 512, "k": 512}),
+    ("gemm", {"m": 128, "n": 1024, "k": 384}),
+    ("gemm", {"m": 64, "n": 768, "k": 768}),
+    ("gemm", {"m": 1024, "n": 96, "k": 256}),
+    ("gemm", {"m": 200, "n": 300, "k": 500}),
+    ("gemv", {"m": 1024, "n": 1024}),
+    ("gemv", {"m": 4096, "n": 512}),
+    ("mlp", {"d0": 256, "d1": 1024, "d2": 1024, "d3": 256, "batch": 16}),
+    ("resnet_block", {"channels": 32, "size": 28}),
+    ("encoder", {"d": 128, "heads": 4, "ffn": 512, "seq": 64}),
+    ("encoder", {"d": 256, "heads": 4, "ffn": 1024, "seq": 128}),
+]
+"""The models whose kernels ``--collect`` samples: the benchmark workloads at sizes whose kernels take
+tens of microseconds to a few milliseconds, so that many points can be measured."""
+
+
+class _Fastest:
+    """Measures as a :class:`Measurer` does but reports the fastest of the repeats instead of the median:
+    on a loaded machine other processes only ever add time, so the minimum is the least noisy estimate."""
+
+    def __init__(self, measurer: Measurer) -> None:
+        self.measurer = measurer
+
+    def measure(self, job: Job) -> Measurement:
+        m = self.measurer.measure(job)
+        if not m.ok or not m.runs:
+            return m
+        return Measurement(min(m.runs), None, m.runs, m.compile_seconds, m.checksum)
+
+
+def collect(points: int, db_path: Path, seed: int) -> None:
+    """Measure the default and ``points`` random legal points of every kernel of :data:`CORPUS` (points
+    already in ``db_path`` count), each the fastest of 9 repeats, into ``db_path``: unbiased samples of
+    each kernel's space, for judging cost models offline (``--evaluate``)."""
+    import random
+
+    db = TuningDB(db_path)
+    rng = random.Random(seed)
+    seen: set[str] = set()
+    with Measurer(repeats=9) as measurer:
+        fastest = _Fastest(measurer)
+        for name, sizes in CORPUS:
+            inst = WORKLOADS[name].build(sizes)
+            compiled = tensorium.compile(inst.module, tuning_db=False, cache=False)
+            compiled(*inst.inputs)
+            target = compiled.target
+            for kernel in compiled.tunable_kernels():
+                if kernel.key in seen:
+                    continue
+                seen.add(kernel.key)
+                done = {r.config for r in db.of(kernel.key, target.key())}
+                wanted: dict[str, Config] = {
+                    str(kernel.default): kernel.default
+                }  # first: its checksum is the reference
+                for _ in range(points * 20):
+                    if len(wanted) > points or len(done | set(wanted)) >= kernel.space.size():
+                        break
+                    config = kernel.space.sample(rng)
+                    if str(config) not in done:
+                        wanted.setdefault(str(config), config)
+                reference: float | None = None
+                started = time.perf_counter()
+                for config in wanted.values():
+                    try:
+                        lowered = lowered_kernel(kernel.op, target, config, LLVMEmitter.NATIVE)
+                    except TensoriumError:
+                        continue
+                    features = candidate_features(lowered, config)
+                    m = fastest.measure(build_job(kernel.op, target, config, lowered))
+                    if m.ok and reference is not None and abs(m.checksum - reference) > 1e-3 * abs(reference):
+                        m = Measurement(None, f"wrong result (checksum {m.checksum:.6g}, default {reference:.6g})")
+                    elif m.ok and reference is None and str(config) == str(kernel.default):
+                        reference = m.checksum
+                    record = Record(
+                        kernel.key,
+                        target.key(),
+                        str(config),
+                        m.seconds,
+                        m.error,
+                        kernel.space.family,
+                        tuple(float(f) for f in features),
+                    )
+                    db.add([record])
+                _log(
+                    f"{name} {kernel.space.family} {kernel.key[:8]}: {len(wanted)} points in "
+                    f"{time.perf_counter() - started:.0f} s ({len(db.of(kernel.key, target.key()))} recorded)"
+                )
+
+
+TINYGRAD = """
+import json, os, sys, time
+import numpy as np
+from tinygrad import Device, Tensor, TinyJit
+m, n, k = map(int, sys.argv[1:4])
+rng = np.random.default_rng(0)
+a = Tensor(rng.standard_normal((m, k), dtype=np.float32)).realize()
+b = Tensor(rng.standard_normal((k, n), dtype=np.float32)).realize()
+device = Device[Device.DEFAULT]
+
+@TinyJit
+def mm(a, b):
+    return (a @ b).realize()
+
+start = time.perf_counter()
+for _ in range(3):  # the JIT captures on the second call; with BEAM set, the kernels are searched here
+    mm(a, b)
+device.synchronize()
+search = time.perf_counter() - start
+runs = []
+for _ in range(15):
+    start = time.perf_counter()
+    mm(a, b)
+    device.synchronize()
+    runs.append(time.perf_counter() - start)
+print(json.dumps({"device": Device.DEFAULT, "search": search, "median": float(np.median(runs)), "min": min(runs)}))
+"""
+"""Times tinygrad's GEMM (in a child process, its settings from the environment: DEV, BEAM)."""
+
+
+def _tinygrad(m: int, n: int, k: int, beam: int) -> dict[str, Any]:
+    import json
+    import os
+    import subprocess
+
+    env = {**os.environ, "DEV": os.environ.get("DEV", "CPU"), "CACHELEVEL": "0"}  # no BEAM results from its disk cache
+    if beam:
+        env["BEAM"] = str(beam)
+    done = subprocess.run(
+        [sys.executable, "-c", TINYGRAD, str(m), str(n), str(k)], env=env, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"tinygrad failed: {done.stderr.strip()[-600:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def against_tinygrad(m: int, n: int, k: int, beam: int, db_path: Path) -> None:
+    """tinygrad's GEMM at its default and after its BEAM search, then Tensorium's at the default and after
+    tuning for as long as BEAM searched (each timed as the median and fastest of 15 calls)."""
+    import importlib.util
+
+    if importlib.util.find_spec("tinygrad") is None:
+        raise SystemExit("tinygrad is not installed (pip install tinygrad; its CPU device needs clang)")
+    plain = _tinygrad(m, n, k, 0)
+    searched = _tinygrad(m, n, k, beam)
+    inst = WORKLOADS["gemm"].build({"m": m, "n": n, "k": k})
+    default = tensorium.compile(inst.module, tuning_db=False, cache=False)
+    default(*inst.inputs)
+    budget = searched["search"] - plain["search"]
+    started = time.perf_counter()
+    tune_kernels(default.tunable_kernels(), default.target, budget, db_path, progress=_log)
+    tuned_seconds = time.perf_counter() - started
+    tuned = tensorium.compile(inst.module, tuning_db=db_path, cache=False)
+    (d_med, d_min), (t_med, t_min) = _interleaved([default, tuned], inst.inputs)
+    print(f"GEMM {m}x{n}x{k}, float32; ms per call (median / fastest of 15)")
+    print("| runner | search s | default ms | searched ms | speed-up (fastest) |")
+    print("| --- | --- | --- | --- | --- |")
+    print(
+        f"| tinygrad {plain['device']} BEAM={beam} | {budget:.0f} | {plain['median'] * 1e3:.2f} / "
+        f"{plain['min'] * 1e3:.2f} | {searched['median'] * 1e3:.2f} / {searched['min'] * 1e3:.2f} | "
+        f"{plain['min'] / searched['min']:.2f}x |"
+    )
+    print(
+        f"| Tensorium tune | {tuned_seconds:.0f} | {d_med * 1e3:.2f} / {d_min * 1e3:.2f} | {t_med * 1e3:.2f} / "
+        f"{t_min * 1e3:.2f} | {d_min / t_min:.2f}x |",
+        flush=True,
+    )
+
+
+def corpus_kernels() -> dict[str, tuple[Any, Any]]:
+    """The kernels of :data:`CORPUS` on the host, by structural key: (kernel, target)."""
+    found: dict[str, tuple[Any, Any]] = {}
+    for name, sizes in CORPUS:
+        inst = WORKLOADS[name].build(sizes)
+        compiled = tensorium.compile(inst.module, tuning_db=False, cache=False)
+        compiled(*inst.inputs)
+        for kernel in compiled.tunable_kernels():
+            found.setdefault(kernel.key, (kernel, compiled.target))
+    return found
+
+
+def dataset(db_path: Path, stored: bool = False) -> Dataset:
+    """The successful records of ``db_path`` as a Dataset grouped by (target, kernel), each config's
+    fastest record. Features are computed again by the current code for the corpus's kernels on this
+    host (so a change of features is judged on old measurements); ``stored`` keeps the recorded ones."""
+    db = TuningDB(db_path)
+    kernels = {} if stored else corpus_kernels()
+    best: dict[tuple[str, str, str], Record] = {}
+    for r in db.records:
+        if r.seconds is None:
+            continue
+        key = (r.target, r.kernel, r.config)
+        if key not in best or r.seconds < (best[key].seconds or 0.0):
+            best[key] = r
+    rows = []
+    for (target, kernel, config), r in best.items():
+        features: Any = r.features
+        if kernel in kernels and kernels[kernel][1].key() == target:
+            op = kernels[kernel][0].op
+            parsed = Config.parse(config)
+            features = candidate_features(lowered_kernel(op, kernels[kernel][1], parsed, LLVMEmitter.NATIVE), parsed)
+        if len(features):
+            rows.append((f"{target}/{kernel}", features, float(r.seconds or 0.0)))
+    return Dataset.of(rows)
+
+
+def cross_validate(data: Dataset, kind: str, folds: int, seed: int, seen: int = 0) -> dict[str, float]:
+    """Quality of a ``kind`` model over ``folds`` folds of whole kernels: each kernel is held out once and
+    scored by a model trained on the others (and on ``seen`` of its own points, chosen at random, as in a
+    search that has measured that many; they are then left out of the scoring). The metrics are averaged
+    over kernels."""
+    rng = np.random.default_rng(seed)
+    ids = np.unique(data.groups)
+    order = rng.permutation(ids)
+    scores = np.zeros(len(data))
+    scored = np.zeros(len(data), dtype=bool)
+    for fold in range(folds):
+        test = np.isin(data.groups, order[fold::folds])
+        given = np.zeros(len(data), dtype=bool)
+        for g in order[fold::folds]:
+            rows = np.flatnonzero(data.groups == g)
+            given[rng.choice(rows, size=min(seen, len(rows) - 2), replace=False)] = True
+        model = new_model(kind, seed)
+        model.fit(data.subset(~test | given))
+        held = test & ~given
+        scores[held] = model.predict(data.features[held])
+        scored |= held
+    return score_quality(scores[scored], data.subset(scored))
+
+
+def evaluate(db_path: Path, seed: int, folds: int, stored: bool) -> None:
+    """Print each model kind's quality on ``db_path``'s measurements, k-fold by whole kernels."""
+    data = dataset(db_path, stored)
+    kinds = ["lightgbm", "mlp"] if lightgbm_available() else ["mlp"]
+    print(f"{len(data)} configs of {len(np.unique(data.groups))} kernels, {folds} folds by kernel")
+    print("| model | points of the kernel seen | Kendall tau | top-1 recall | top-10 recall | R2 (within kernel) |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for seen in (0, 16):
+        sizes = [max(int((data.groups == g).sum()) - seen, 2) for g in np.unique(data.groups)]
+        top1, top10 = np.mean([1 / n for n in sizes]), np.mean([min(10, n) / n for n in sizes])
+        print(f"| random order (expected) | {seen} | 0.000 | {top1:.3f} | {top10:.3f} | 0.000 |")
+        for kind in kinds:
+            q = cross_validate(data, kind, folds, seed, seen)
+            print(
+                f"| {kind} | {seen} | {q['kendall_tau']:.3f} | {q['top1_recall']:.3f} | {q['top10_recall']:.3f} | "
+                f"{q['r2']:.3f} |",
+                flush=True,
+            )
+
+
 def train(db_path: Path, seed: int) -> None:
     """Train the shipped models on ``db_path``'s records and report their quality on held-out kernels."""
     db = TuningDB(db_path)
@@ -138,8 +405,28 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--random-vs-learned", action="store_true", help="compare searches at equal trials")
     parser.add_argument("--trials", type=int, default=40, help="trials per kernel for --random-vs-learned")
     parser.add_argument("--train", action="store_true", help="train the warm-start model from --db")
+    parser.add_argument("--evaluate", action="store_true", help="cost-model quality on --db, k-fold by kernel")
+    parser.add_argument("--folds", type=int, default=5, help="folds for --evaluate (default 5)")
+    parser.add_argument("--stored-features", action="store_true", help="--evaluate on the recorded features")
+    parser.add_argument(
+        "--tinygrad", type=int, metavar="BEAM", help="GEMM against tinygrad's BEAM search of width BEAM"
+    )
+    parser.add_argument("--gemm", default="512x512x512", help="the GEMM MxNxK of --tinygrad (default 512x512x512)")
+    parser.add_argument("--collect", type=int, metavar="N", help="measure N random points of each corpus kernel")
     args = parser.parse_args(argv)
-    if args.train:
+    if args.tinygrad is not None:
+        m, n, k = (int(x) for x in args.gemm.split("x"))
+        with tempfile.TemporaryDirectory() as folder:
+            against_tinygrad(m, n, k, args.tinygrad, args.db or Path(folder) / "records.jsonl")
+    elif args.collect is not None:
+        if args.db is None:
+            raise SystemExit("--collect needs --db FILE")
+        collect(args.collect, args.db, args.seed)
+    elif args.evaluate:
+        if args.db is None:
+            raise SystemExit("--evaluate needs --db FILE")
+        evaluate(args.db, args.seed, args.folds, args.stored_features)
+    elif args.train:
         if args.db is None:
             raise SystemExit("--train needs --db FILE")
         train(args.db, args.seed)
