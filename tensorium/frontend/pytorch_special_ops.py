@@ -1,5 +1,5 @@
 """Special functions as f64 graph math, rounded to the result type: Hurwitz zeta and polygamma, erfinv, and
-the modified Bessel functions of order 0 and 1 (plain and exponentially scaled).
+the Bessel functions of order 0 and 1 (J, Y, and the modified I and K, plain and exponentially scaled).
 
 Registered into the converter table of :mod:`.pytorch_ops` on import. Each follows a textbook method
 with enough terms for f64 accuracy over the range it is used on, so the float32 result matches torch's:
@@ -9,7 +9,10 @@ with enough terms for f64 accuracy over the range it is used on, so the float32 
   ``polygamma(n, x) = (-1)**(n + 1) n! zeta(n + 1, x)``;
 - ``erfinv``: Giles' single-precision approximation, then two Newton steps on f64 ``erf``;
 - ``i0``, ``i1`` and their ``e`` forms: the power series up to :data:`BESSEL_SWITCH`, the asymptotic
-  series beyond.
+  series beyond;
+- ``bessel_j0/j1/y0/y1``: the power series (Y's logarithmic form) below :data:`JY_SWITCH`, Hankel's
+  expansion beyond; ``modified_bessel_k0/k1`` and their scaled forms: the power series below
+  :data:`K_SWITCH`, the asymptotic series beyond.
 """
 
 from __future__ import annotations
@@ -381,3 +384,145 @@ def _igamma(cx: Context, a: Value, x: Value) -> Value:
     assert cx.node is not None
     p, q = incomplete_gamma(cx, cast(a, f64), cast(x, f64))
     return cast(p if str(cx.node.target) == "aten.igamma.default" else q, cx.out_element())
+
+
+# Bessel functions of the first and second kind, modified ones of the second kind -----------------------
+JY_SWITCH = 20.0
+"""Below this |x| the power series of J and Y, above it Hankel's asymptotic expansion."""
+K_SWITCH = 8.0
+"""Below this x the power series of K (it cancels like exp(x) against exp(-x)), above it the asymptotic one."""
+_JY_TERMS = 70
+_K_TERMS = 40
+_HANKEL_TERMS = 16
+_EULER_GAMMA = 0.57721566490153286061
+
+
+def _hankel_coefficients(order: int) -> list[float]:
+    """a_k(order) = prod_{j <= k} (4 order^2 - (2j - 1)^2) / (k! 8^k), k = 0 .. _HANKEL_TERMS - 1."""
+    out, a = [1.0], 1.0
+    for k in range(1, _HANKEL_TERMS):
+        a *= (4.0 * order * order - (2 * k - 1) ** 2) / (k * 8.0)
+        out.append(a)
+    return out
+
+
+def _power_series(cx: Context, q: Value, order: int, sign: float, terms: int) -> tuple[Value, Value, Value]:
+    """For q = x^2 / 4: (sum_k t_k, sum_k H_k t_k, sum_k (H_k + H_{k+1}) t_k) with t_k = (sign q)^k / (k! (k +
+    order)!), H_k the harmonic numbers (the series of J, I and the logarithmic parts of Y and K)."""
+    term = _c(cx, 1.0 / math.factorial(order))
+    plain, harmonic, pair = term, _c(cx, 0.0), _c(cx, 1.0 / math.factorial(order))  # H_0 = 0, H_1 = 1
+    h = 0.0
+    for k in range(1, terms):
+        term = graph.mul(term, graph.mul(q, _c(cx, sign / (k * (k + order)))))
+        h += 1.0 / k
+        plain = graph.add(plain, term)
+        harmonic = graph.add(harmonic, graph.mul(term, _c(cx, h)))
+        pair = graph.add(pair, graph.mul(term, _c(cx, 2 * h + 1.0 / (k + 1))))
+    return plain, harmonic, pair
+
+
+def _bessel_jy(cx: Context, x: Value, order: int) -> tuple[Value, Value]:
+    """(J_order(|x|), Y_order(|x|)) of f64 ``x`` for order 0 or 1."""
+    ax = graph.abs(x)
+    small_x = graph.min(ax, _c(cx, JY_SWITCH))
+    half = graph.mul(small_x, _c(cx, 0.5))
+    plain, harmonic, pair = _power_series(cx, graph.mul(half, half), order, -1.0, _JY_TERMS)
+    log_half = graph.log(half)
+    if order == 0:
+        j = plain
+        y = graph.mul(graph.sub(graph.mul(graph.add(log_half, _c(cx, _EULER_GAMMA)), j), harmonic), _c(cx, 2 / math.pi))
+    else:
+        j = graph.mul(plain, half)
+        log_part = graph.mul(graph.mul(log_half, j), _c(cx, 2 / math.pi))
+        sums = graph.mul(graph.sub(pair, graph.mul(plain, _c(cx, 2 * _EULER_GAMMA))), half)
+        y = graph.sub(
+            graph.sub(log_part, graph.div(_c(cx, 2 / math.pi), small_x)), graph.mul(sums, _c(cx, 1 / math.pi))
+        )
+    # Hankel: sqrt(2 / (pi x)) (P cos chi - Q sin chi) and (P sin chi + Q cos chi), chi = x - (2 order + 1) pi / 4
+    big_x = graph.max(ax, _c(cx, JY_SWITCH))
+    inverse = graph.reciprocal(big_x)
+    p, q, power = _c(cx, 0.0), _c(cx, 0.0), _c(cx, 1.0)
+    for k, a in enumerate(_hankel_coefficients(order)):
+        term = graph.mul(power, _c(cx, a * (-1.0) ** (k // 2)))
+        if k % 2 == 0:
+            p = graph.add(p, term)
+        else:
+            q = graph.add(q, term)
+        power = graph.mul(power, inverse)
+    chi = graph.sub(big_x, _c(cx, (2 * order + 1) * math.pi / 4))
+    scale = graph.sqrt(graph.div(_c(cx, 2 / math.pi), big_x))
+    cos, sin = graph.cos(chi), graph.sin(chi)
+    j_far = graph.mul(scale, graph.sub(graph.mul(p, cos), graph.mul(q, sin)))
+    y_far = graph.mul(scale, graph.add(graph.mul(p, sin), graph.mul(q, cos)))
+    near = graph.lt(ax, _c(cx, JY_SWITCH))
+    return graph.where(near, j, j_far), graph.where(near, y, y_far)
+
+
+def _bessel_k_scaled(cx: Context, x: Value, order: int) -> Value:
+    """exp(x) K_order(x) of f64 ``x`` > 0, order 0 or 1."""
+    small_x = graph.min(x, _c(cx, K_SWITCH))
+    half = graph.mul(small_x, _c(cx, 0.5))
+    plain, harmonic, pair = _power_series(cx, graph.mul(half, half), order, 1.0, _K_TERMS)
+    log_half = graph.log(half)
+    if order == 0:
+        k = graph.sub(harmonic, graph.mul(graph.add(log_half, _c(cx, _EULER_GAMMA)), plain))
+    else:
+        i1 = graph.mul(plain, half)
+        sums = graph.mul(graph.sub(pair, graph.mul(plain, _c(cx, 2 * _EULER_GAMMA))), half)
+        k = graph.sub(graph.add(graph.reciprocal(small_x), graph.mul(log_half, i1)), graph.mul(sums, _c(cx, 0.5)))
+    near = graph.mul(k, graph.exp(small_x))
+    # asymptotic: sqrt(pi / (2 x)) sum_k a_k / x^k
+    big_x = graph.max(x, _c(cx, K_SWITCH))
+    inverse = graph.reciprocal(big_x)
+    total, power = _c(cx, 0.0), _c(cx, 1.0)
+    for a in _hankel_coefficients(order):
+        total = graph.add(total, graph.mul(power, _c(cx, a)))
+        power = graph.mul(power, inverse)
+    far = graph.mul(graph.sqrt(graph.div(_c(cx, math.pi / 2), big_x)), total)
+    return graph.where(graph.lt(x, _c(cx, K_SWITCH)), near, far)
+
+
+@converts("aten.special_bessel_j0.default", "aten.special_bessel_j1.default")
+def _bessel_j(cx: Context, x: Value) -> Value:
+    """J0 (even) and J1 (odd); NaN at +-inf, as torch gives."""
+    assert cx.node is not None
+    order = 1 if "j1" in str(cx.node.target) else 0
+    v = cast(x, f64)
+    j, _ = _bessel_jy(cx, v, order)
+    if order:
+        j = graph.where(graph.lt(v, _c(cx, 0.0)), graph.neg(j), j)
+    return cast(j, cx.out_element())
+
+
+@converts("aten.special_bessel_y0.default", "aten.special_bessel_y1.default")
+def _bessel_y(cx: Context, x: Value) -> Value:
+    """Y0 and Y1: -inf at 0, NaN below 0 and at +inf, as torch gives."""
+    assert cx.node is not None
+    v = cast(x, f64)
+    _, y = _bessel_jy(cx, v, 1 if "y1" in str(cx.node.target) else 0)
+    y = graph.where(graph.eq(v, _c(cx, 0.0)), _c(cx, -math.inf), y)
+    y = graph.where(graph.lt(v, _c(cx, 0.0)), _c(cx, math.nan), y)
+    return cast(y, cx.out_element())
+
+
+_BESSEL_K = {
+    "aten.special_modified_bessel_k0.default": (0, False),
+    "aten.special_modified_bessel_k1.default": (1, False),
+    "aten.special_scaled_modified_bessel_k0.default": (0, True),
+    "aten.special_scaled_modified_bessel_k1.default": (1, True),
+}
+
+
+@converts(*_BESSEL_K)
+def _bessel_k(cx: Context, x: Value) -> Value:
+    """K0, K1 and their exp(x)-scaled forms: inf at 0, NaN below 0, 0 at +inf."""
+    assert cx.node is not None
+    order, scaled = _BESSEL_K[str(cx.node.target)]
+    v = cast(x, f64)
+    out = _bessel_k_scaled(cx, v, order)
+    if not scaled:
+        out = graph.mul(out, graph.exp(graph.neg(v)))
+    out = graph.where(graph.eq(v, _c(cx, math.inf)), _c(cx, 0.0), out)
+    out = graph.where(graph.eq(v, _c(cx, 0.0)), _c(cx, math.inf), out)
+    out = graph.where(graph.lt(v, _c(cx, 0.0)), _c(cx, math.nan), out)
+    return cast(out, cx.out_element())

@@ -232,6 +232,26 @@ def test_normal_tail_functions_and_spherical_bessel() -> None:
     _check(lambda x: (torch.special.modified_bessel_i0(x), torch.special.modified_bessel_i1(x)), x[1:12])
 
 
+@pytest.mark.parametrize("target", ["interp", "cpu"])
+def test_bessel_functions_of_the_first_and_second_kind(target: str) -> None:
+    inf, nan = float("inf"), float("nan")
+    x = torch.tensor([0.0, 1e-3, 0.5, 2.0, 5.0, 7.9, 8.1, 12.0, 19.9, 20.1, 30.0, 100.0, -2.0, -30.0, inf, -inf, nan])
+    special = torch.special
+    functions = (
+        special.bessel_j0,
+        special.bessel_j1,
+        special.bessel_y0,
+        special.bessel_y1,
+        special.modified_bessel_k0,
+        special.modified_bessel_k1,
+        special.scaled_modified_bessel_k0,
+        special.scaled_modified_bessel_k1,
+    )
+    _check(lambda x: tuple(fn(x) for fn in functions), x, target=target)
+    grid = torch.linspace(-40, 40, 801)  # both sides of both switches, near many zeros of J and Y
+    _check(lambda x: tuple(fn(x) for fn in functions[:4]), grid, target=target)
+
+
 @pytest.mark.parametrize("size", [(3, 7), (5, 5), (14, 30)])
 def test_antialiased_bilinear_resize(size: tuple[int, int]) -> None:
     torch.manual_seed(0)
