@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import InterpreterError
 from ..ir.core import Block, Operation, Value
 from ..ir.dialects.builtin import func_body, func_name, pick_function
-from ..ir.dialects.loop.warp import WARP, source_lane
+from ..ir.dialects.loop.warp import MMA_SHAPE, WARP, accumulator_position, source_lane
 from ..ir.evaluate import op_location
 from ..ir.storage import check_array, coerce
 from ..ir.types import BufferType, ScalarType
@@ -127,7 +127,7 @@ def _threads(op: Operation, body: Block, iv: int, env: Env, ids: range) -> Steps
         if not waiting:
             return
         if len(waiting) != len(threads):
-            what = "a loop.shuffle" if any(isinstance(s, _Shuffle) for s in stops) else "a loop.barrier"
+            what = next((f"a {s.op.name}" for s in stops if isinstance(s, (_Shuffle, _Mma))), "a loop.barrier")
             raise InterpreterError(
                 f"{op_location(op)}only {len(waiting)} of {len(threads)} threads of this gpu_thread loop "
                 f"reached {what}; the others finished"
@@ -135,6 +135,10 @@ def _threads(op: Operation, body: Block, iv: int, env: Env, ids: range) -> Steps
         shuffles = [s for s in stops if isinstance(s, _Shuffle)]
         if shuffles:
             replies = _exchange(op, shuffles, len(stops))
+            continue
+        products = [s for s in stops if isinstance(s, _Mma)]
+        if products:
+            replies = _multiply(op, products, len(stops))
             continue
         replies = [None] * len(threads)
         yield
@@ -154,6 +158,29 @@ def _exchange(op: Operation, stops: list[_Shuffle], count: int) -> list[Any]:
             raise InterpreterError(f"{op_location(first)}'loop.shuffle' offset {stop.offset} is outside [0, {width})")
         results.append(stops[source_lane(mode, lane % WARP, stop.offset, width) + lane - lane % WARP].value)
     return results
+
+
+def _multiply(op: Operation, stops: list[_Mma], count: int) -> list[Any]:
+    """Each warp's ``loop.mma``, run when all ``count`` threads of ``op`` stopped at it (True for each)."""
+    first = stops[0].op
+    if len(stops) != count or any(s.op is not first for s in stops):
+        raise InterpreterError(f"{op_location(first)}'loop.mma' needs every thread of its gpu_thread loop at it")
+    if count % WARP:
+        raise InterpreterError(f"{op_location(first)}'loop.mma' needs whole warps of {WARP}, not {count} threads")
+    rows, cols, depth = MMA_SHAPE
+    for start in range(0, count, WARP):
+        warp = stops[start : start + WARP]
+        ar, ac, br, bc = warp[0].at
+        if any(s.at != warp[0].at for s in warp):
+            raise InterpreterError(f"{op_location(first)}'loop.mma' tile positions differ between the lanes of a warp")
+        a, b = warp[0].a[ar : ar + rows, ac : ac + depth], warp[0].b[br : br + depth, bc : bc + cols]
+        if a.shape != (rows, depth) or b.shape != (depth, cols):
+            raise InterpreterError(f"{op_location(first)}'loop.mma' tiles reach past their buffers")
+        product = a.astype(np.float32) @ b.astype(np.float32)
+        for lane, stop in enumerate(warp):
+            for i in range(4):
+                stop.acc[i] += product[accumulator_position(lane, i)]
+    return [True] * count
 
 
 def _step(thread: Steps, reply: Any) -> Any:
@@ -187,6 +214,24 @@ _DONE = object()
 """What :func:`_step` returns for a thread that finished."""
 
 
+@dataclass(frozen=True)
+class _Mma:
+    """A thread stopped at a ``loop.mma`` with its accumulator, tiles and tile positions."""
+
+    op: Operation
+    acc: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    at: tuple[int, int, int, int]
+
+
+def _mma(op: Operation, env: Env) -> Steps:
+    acc, a, ar, ac, b, br, bc = (env[id(v)] for v in op.operands)
+    done = yield _Mma(op, acc, a, b, (int(ar), int(ac), int(br), int(bc)))  # type: ignore[misc]
+    if done is not True:
+        raise InterpreterError(f"{op_location(op)}'loop.mma' ran outside a gpu_thread loop")
+
+
 def _shuffle(op: Operation, env: Env) -> Steps:
     value, offset = (env[id(v)] for v in op.operands)
     result = yield _Shuffle(op, value, int(offset))  # type: ignore[misc]
@@ -200,4 +245,5 @@ _CONTROL: dict[str, Callable[[Operation, Env], Steps]] = {
     "loop.if": _if,
     "loop.barrier": _barrier,
     "loop.shuffle": _shuffle,
+    "loop.mma": _mma,
 }

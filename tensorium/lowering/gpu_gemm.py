@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 from ..ir.core import Operation, Value
 from ..ir.dialects import loop
-from ..ir.types import BufferType, TensorType, f32, index
+from ..ir.dialects.loop.warp import MMA_SHAPE
+from ..ir.types import BufferType, ScalarType, TensorType, f16, f32, index
 from ..targets import Target
 from ..targets.cuda import ARCHS, WARP
 from .kernel import LOWERINGS, Kernel, register_target_lowering
@@ -38,6 +39,9 @@ from .space import Config, Family, Knob, Setting, Space, register_target_family
 TILES = (16, 32, 64, 128)
 STEPS = (8, 16, 32)
 REGISTER_TILES = (1, 2, 4, 8)
+MMA_M, MMA_N, MMA_K = MMA_SHAPE
+MMA_ARCH = 80
+"""The first architecture with ``mma.sync`` m16n8k16 on f16 (Ampere)."""
 
 
 @dataclass(frozen=True)
@@ -51,14 +55,16 @@ class GpuGemmShape:
     k: int
     transpose_b: bool
     batched_b: bool
+    element: ScalarType = f32
 
     @staticmethod
-    def of(op: Operation) -> GpuGemmShape | None:
-        """The shape of ``graph.matmul`` op ``op``, or None when this family does not build it."""
+    def of(op: Operation, element: ScalarType = f32) -> GpuGemmShape | None:
+        """The shape of ``graph.matmul`` op ``op`` on ``element`` operands, or None when this family does not build
+        it (f16 products only on CUDA targets of sm_80 and later: :func:`gemm_shape`)."""
         if op.name != "graph.matmul" or op.attr("transpose_a", False):
             return None
         types = [v.type for v in (*op.operands, *op.results)]
-        if not all(isinstance(t, TensorType) and t.element == f32 and t.is_static for t in types):
+        if not all(isinstance(t, TensorType) and t.element == element and t.is_static for t in types):
             return None
         a, b, _ = (t.static_shape for t in types if isinstance(t, TensorType))
         if len(a) < 2 or len(b) < 2 or (len(b) > 2 and b[:-2] != a[:-2]):
@@ -68,34 +74,67 @@ class GpuGemmShape:
         batch = 1
         for d in a[:-2]:
             batch *= d
-        return GpuGemmShape(batch, a[-2], n, a[-1], transpose_b, len(b) > 2)
+        return GpuGemmShape(batch, a[-2], n, a[-1], transpose_b, len(b) > 2, element)
+
+
+def gemm_shape(op: Operation, target: Target) -> GpuGemmShape | None:
+    """The shape of an f32 product, or of an f16 one where the target has ``mma.sync`` m16n8k16 (sm_80 on)."""
+    shape = GpuGemmShape.of(op)
+    if shape is None and target.kind == "cuda" and _arch_number(target) >= MMA_ARCH:
+        shape = GpuGemmShape.of(op, f16)
+    return shape
+
+
+def _arch_number(target: Target) -> int:
+    digits = target.cpu.removeprefix("sm_").rstrip("a")
+    return int(digits) if digits.isdigit() else 0
+
+
+def _warps(values: Mapping[str, Setting]) -> tuple[int, int]:
+    """Warps along the rows and columns of a block tile with ``mma``: each a ``16 tm x 8 tn`` tile of C."""
+    bm, bn, tm, tn = (int(values[n]) for n in ("bm", "bn", "tm", "tn"))
+    return bm // (MMA_M * tm), bn // (MMA_N * tn)
 
 
 def _threads(values: Mapping[str, Setting]) -> int:
+    if values.get("mma", False):
+        rows, cols = _warps(values)
+        return WARP * rows * cols
     return (int(values["bm"]) // int(values["tm"])) * (int(values["bn"]) // int(values["tn"]))
+
+
+def _mma_fits(values: Mapping[str, Setting]) -> bool:
+    """Whether the block tile splits into whole warp tiles of whole ``mma`` tiles, ``bk`` into steps of 16."""
+    bm, bn, bk, tm, tn = (int(values[n]) for n in ("bm", "bn", "bk", "tm", "tn"))
+    return bk % MMA_K == 0 and bm % (MMA_M * tm) == 0 and bn % (MMA_N * tn) == 0
 
 
 def gpu_gemm_space(op: Operation, target: Target) -> Space | None:
     """The family's space for ``op`` on ``target``: tiles whose threads fill whole warps within the block limit
     and whose shared tiles fit the target's shared memory."""
-    if GpuGemmShape.of(op) is None:
+    shape = gemm_shape(op, target)
+    if shape is None:
         return None
-    return tile_space("gpu_gemm", target)
+    return tile_space("gpu_gemm", target, mma=shape.element == f16)
 
 
-def tile_space(family: str, target: Target) -> Space:
-    """The tile knobs of :func:`emit_tiled_gemm` as the space of kernel family ``family`` on ``target``."""
+def tile_space(family: str, target: Target, mma: bool = False) -> Space:
+    """The tile knobs of :func:`emit_tiled_gemm` as the space of kernel family ``family`` on ``target``; with
+    ``mma`` (f16 products), the ``mma`` knob too."""
     arch = ARCHS.get(target.cpu)
     most_threads = arch.max_threads if arch is not None else 1024
     shared = target.l1d or 48 * 1024
 
     def valid(values: Mapping[str, Setting]) -> bool:
         bm, bn, bk = (int(values[n]) for n in ("bm", "bn", "bk"))
+        if values.get("mma", False) and not _mma_fits(values):
+            return False
         threads = _threads(values)
         stages = int(values["stages"])
-        return threads % WARP == 0 and threads <= most_threads and 4 * bk * (bm + bn) * stages <= shared
+        tile_bytes = 2 if values.get("mma", False) else 4
+        return threads % WARP == 0 and 0 < threads <= most_threads and tile_bytes * bk * (bm + bn) * stages <= shared
 
-    knobs = (
+    knobs: tuple[Knob, ...] = (
         Knob("bm", TILES, "rows of C per block"),
         Knob("bn", TILES, "columns of C per block"),
         Knob("bk", STEPS, "contraction steps per shared-memory tile"),
@@ -103,6 +142,8 @@ def tile_space(family: str, target: Target) -> Space:
         Knob("tn", REGISTER_TILES, "columns of each thread's register tile"),
         Knob("stages", (1, 2), "shared-memory tile stages (2: the next step's copy overlaps this one's multiply)"),
     )
+    if mma:
+        knobs = (*knobs, Knob("mma", (True, False), "f16 tiles through mma.sync (each warp 16 tm x 8 tn of C)"))
     return Space(family, knobs, valid)
 
 
@@ -116,11 +157,27 @@ blocks are not mostly idle threads; larger register tiles as C grows (more reuse
 LARGE_TILES: dict[str, Setting] = {"bm": 128, "bn": 128, "bk": 8, "tm": 8, "tn": 8}
 
 
+MMA_TILES: tuple[tuple[int, dict[str, Setting]], ...] = (
+    (64 * 64, {"bm": 32, "bn": 32, "bk": 16, "tm": 1, "tn": 2}),
+    (512 * 512, {"bm": 64, "bn": 64, "bk": 32, "tm": 2, "tn": 4}),
+)
+"""The default ``mma`` tiles by the size of C: four warps of 16 x 16 for small products, of 32 x 32 for middling
+ones, then :data:`LARGE_MMA_TILES`."""
+LARGE_MMA_TILES: dict[str, Setting] = {"bm": 128, "bn": 128, "bk": 32, "tm": 4, "tn": 4}
+"""Eight warps of 64 x 32 (16 mma tiles, 64 accumulators a thread)."""
+
+
 def gpu_gemm_default(op: Operation, target: Target, space: Space) -> Config:
-    """The point :data:`DEFAULT_TILES` gives for the size of C (:data:`LARGE_TILES` beyond them)."""
-    shape = GpuGemmShape.of(op)
+    """The point :data:`DEFAULT_TILES` gives for the size of C (:data:`LARGE_TILES` beyond them); f16 products
+    through ``mma`` with :data:`MMA_TILES`."""
+    shape = gemm_shape(op, target)
     assert shape is not None
-    return tile_default("gpu_gemm", shape.m, shape.n, shape.k)
+    if shape.element != f16:
+        return tile_default("gpu_gemm", shape.m, shape.n, shape.k)
+    size = shape.m * shape.n
+    values = next((tiles for most, tiles in MMA_TILES if size <= most), LARGE_MMA_TILES)
+    stages = 2 if shape.k > int(values["bk"]) else 1
+    return Config("gpu_gemm", (*values.items(), ("stages", stages), ("mma", True)))
 
 
 def tile_default(family: str, m: int, n: int, k: int) -> Config:
@@ -154,26 +211,31 @@ class TiledOperands:
 
 def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
     """The kernel of the module docstring at ``k``'s config; the generic GEMM for other families."""
-    shape = GpuGemmShape.of(op)
+    shape = GpuGemmShape.of(op) or GpuGemmShape.of(op, f16)
     if k.config is None or k.config.family != "gpu_gemm" or shape is None:
         LOWERINGS["graph.matmul"](op, k)
         return
     a, b = k.inputs
     (c,) = k.outputs
+    mma = bool(k.config.as_dict().get("mma", False))
+    widen = shape.element != f32 and not mma  # the f32 tiles of the kernel without mma
 
     def store(z: Value, row: Value, col: Value, value: Value) -> None:
-        loop.store(value, c, *_batch(c, z), row, col)
+        loop.store(value if shape.element == f32 else loop.cast(value, dtype=shape.element), c, *_batch(c, z), row, col)
 
-    operands = TiledOperands(
-        shape.batch,
-        shape.m,
-        shape.n,
-        shape.k,
-        lambda z, r, q: _a_at(a, z, r, q),
-        lambda z, q, col: _b_at(b, z, shape, q, col),
-        store,
-    )
-    emit_tiled_gemm(k, k.config, operands)
+    def a_at(z: Value, r: Value, q: Value) -> Value:
+        value = _a_at(a, z, r, q)
+        return loop.cast(value, dtype=f32) if widen else value  # type: ignore[no-any-return]
+
+    def b_at(z: Value, q: Value, col: Value) -> Value:
+        value = _b_at(b, z, shape, q, col)
+        return loop.cast(value, dtype=f32) if widen else value  # type: ignore[no-any-return]
+
+    operands = TiledOperands(shape.batch, shape.m, shape.n, shape.k, a_at, b_at, store)
+    if mma:
+        emit_mma_gemm(k, k.config, operands)
+    else:
+        emit_tiled_gemm(k, k.config, operands)
 
 
 def emit_tiled_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
@@ -263,6 +325,90 @@ def emit_tiled_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
                 col = loop.add(col0, loop.add(loop.mul(tx, i(tn)), wj))
                 with loop.if_(_inside(k, row, operands.m, col, operands.n)):
                     operands.store(z, row, col, loop.load(acc, wi, wj))
+
+
+def emit_mma_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
+    """The tiled GEMM on f16 tiles through ``loop.mma`` (``mma.sync`` m16n8k16, f32 accumulators): the block's
+    warps copy the A and B tiles into shared memory as :func:`emit_tiled_gemm` does (f16, ``stages`` of them),
+    and each warp multiplies its ``16 tm x 8 tn`` part of the block tile, ``tm tn`` mma tiles per 16 steps of
+    the contraction; lane ``l`` ends holding C[l / 4 + 8 (e / 2), 2 (l % 4) + e % 2] of each mma tile."""
+    bm, bn, bk, tm, tn = (config.int(n) for n in ("bm", "bn", "bk", "tm", "tn"))
+    threads = _threads(config.as_dict())
+    _, across = _warps(config.as_dict())
+    i = k.index
+    blocks = (-(-operands.n // bn), -(-operands.m // bm), operands.batch)
+    steps = -(-operands.k // bk)
+    stages = config.int("stages")
+    with (
+        loop.for_(0, blocks[2], kind="gpu_block", axis=2, name="z") as z,
+        loop.for_(0, blocks[1], kind="gpu_block", axis=1, name="y") as y,
+        loop.for_(0, blocks[0], kind="gpu_block", axis=0, name="x") as x,
+    ):
+        tile_a = loop.alloc(type=BufferType((stages * bm, bk), f16, "shared"))
+        tile_b = loop.alloc(type=BufferType((stages * bk, bn), f16, "shared"))
+        row0, col0 = loop.mul(y, i(bm)), loop.mul(x, i(bn))
+        with loop.for_(0, threads, kind="gpu_thread", axis=0, name="t") as t:
+            warp, lane = loop.div(t, i(WARP)), loop.rem(t, i(WARP))
+            warp_row = loop.mul(loop.div(warp, i(across)), i(MMA_M * tm))
+            warp_col = loop.mul(loop.rem(warp, i(across)), i(MMA_N * tn))
+            accs = [[loop.alloc(type=BufferType((4,), f32, "local")) for _ in range(tn)] for _ in range(tm)]
+            for row_of_accs in accs:
+                for acc in row_of_accs:
+                    for e in range(4):
+                        loop.store(k.const(0.0, f32), acc, i(e))
+
+            def copy(step: Value, slot: Value) -> None:
+                """Copy the A and B tiles of contraction step ``step`` into stage ``slot`` of the shared tiles."""
+                k0 = loop.mul(step, i(bk))
+                with loop.for_(t, bm * bk, threads, name="ea") as e:
+                    r, q = loop.div(e, i(bk)), loop.rem(e, i(bk))
+                    at = (loop.add(loop.mul(slot, i(bm)), r), q)
+                    loop.store(k.const(0.0, f16), tile_a, *at)
+                    row, col = loop.add(row0, r), loop.add(k0, q)
+                    with loop.if_(_inside(k, row, operands.m, col, operands.k)):
+                        loop.store(operands.a(z, row, col), tile_a, *at)
+                with loop.for_(t, bk * bn, threads, name="eb") as e:
+                    r, q = loop.div(e, i(bn)), loop.rem(e, i(bn))
+                    at = (loop.add(loop.mul(slot, i(bk)), r), q)
+                    loop.store(k.const(0.0, f16), tile_b, *at)
+                    row, col = loop.add(k0, r), loop.add(col0, q)
+                    with loop.if_(_inside(k, row, operands.k, col, operands.n)):
+                        loop.store(operands.b(z, row, col), tile_b, *at)
+
+            def multiply(slot: Value) -> None:
+                """Each warp's ``tm x tn`` mma tiles for the ``bk / 16`` steps of stage ``slot``."""
+                a_base, b_base = loop.mul(slot, i(bm)), loop.mul(slot, i(bk))
+                for kk in range(0, bk, MMA_K):
+                    for ti in range(tm):
+                        a_row = loop.add(a_base, loop.add(warp_row, i(MMA_M * ti)))
+                        for tj in range(tn):
+                            b_col = loop.add(warp_col, i(MMA_N * tj))
+                            loop.mma(accs[ti][tj], tile_a, a_row, i(kk), tile_b, loop.add(b_base, i(kk)), b_col)
+
+            if stages == 1:
+                with loop.for_(0, steps, name="step") as step:
+                    copy(step, i(0))
+                    loop.barrier()
+                    multiply(i(0))
+                    loop.barrier()
+            else:
+                copy(i(0), i(0))
+                loop.barrier()
+                with loop.for_(0, steps, name="step") as step:
+                    slot = loop.rem(step, i(2))
+                    following = loop.add(step, i(1))
+                    with loop.if_(loop.cmp(following, i(steps), predicate="lt")):
+                        copy(following, loop.sub(i(1), slot))
+                    multiply(slot)
+                    loop.barrier()
+            group, pair = loop.div(lane, i(4)), loop.mul(loop.rem(lane, i(4)), i(2))
+            for ti in range(tm):
+                for tj in range(tn):
+                    for e in range(4):
+                        row = loop.add(row0, loop.add(warp_row, loop.add(group, i(MMA_M * ti + 8 * (e // 2)))))
+                        col = loop.add(col0, loop.add(warp_col, loop.add(pair, i(MMA_N * tj + e % 2))))
+                        with loop.if_(_inside(k, row, operands.m, col, operands.n)):
+                            operands.store(z, row, col, loop.load(accs[ti][tj], i(e)))
 
 
 def _copy_tile(

@@ -73,6 +73,14 @@ SNIPPETS: dict[str, list[str]] = {
     ],
     "loop.barrier": thread_loop("loop.barrier : () -> ()"),
     "loop.shuffle": thread_loop('%r = loop.shuffle %x, %t {mode = "down", width = 16} : (f32, index) -> f32'),
+    "loop.mma": [
+        "%sa = loop.alloc {type = buffer<16x16xf16, shared>} : () -> buffer<16x16xf16, shared>",
+        *thread_loop(
+            "%acc = loop.alloc {type = buffer<4xf32, local>} : () -> buffer<4xf32, local>",
+            "loop.mma %acc, %sa, %i, %j, %sa, %i, %j : (buffer<4xf32, local>, buffer<16x16xf16, shared>, index, index, "
+            "buffer<16x16xf16, shared>, index, index) -> ()",
+        ),
+    ],
     "loop.for": thread_loop(kind="unroll", extra=", factor = 2"),
     "loop.yield": thread_loop(kind="serial", extra=""),
     "loop.if": [

@@ -10,7 +10,8 @@ does differently; the scalar ops, loads, stores, packed loads and serial loops a
   ``tid`` through the ``llvm.nvvm.read.ptx.sreg.*`` intrinsics), scaled by the step and offset by the
   lower bound. Their trip counts must be constants: they are the launch's grid and block sizes
   (:class:`Launch`); a loop shorter than the launch along its axis guards its body.
-- ``loop.shuffle`` is ``shfl.sync`` over the full warp (``llvm.nvvm.shfl.sync.*``).
+- ``loop.shuffle`` is ``shfl.sync`` over the full warp (``llvm.nvvm.shfl.sync.*``); ``loop.mma`` is
+  ``mma.sync.aligned.m16n8k16`` (inline PTX, sm_80 and later), its fragments loaded lane by lane.
 - ``loop.barrier`` is ``llvm.nvvm.barrier0`` (``bar.sync 0``); ``shared`` buffers are module globals in
   address space 3; ``local`` buffers are stack slots (registers after LLVM's SROA).
 - ``parallel`` and ``vectorize`` loops run serially in each thread: a GPU kernel's parallelism is its
@@ -34,7 +35,7 @@ from ...ir.dialects.builtin import func_body, func_name
 from ...ir.dialects.loop.warp import WARP
 from ...ir.types import BufferType, FloatType, storage_dtype
 from ..emitter import op_error
-from ..llvm.common import F32, F64, I32, I64, BufferRef, memory_type, register_type
+from ..llvm.common import F16, F32, F64, I32, I64, BufferRef, memory_type, register_type
 from ..llvm.emitter import LLVMEmitter, kernel_info
 
 GLOBAL, SHARED = 1, 3
@@ -110,10 +111,11 @@ class NVPTXEmitter(LLVMEmitter):
         "gpu_block": "emit_gpu_loop",
         "gpu_thread": "emit_gpu_loop",
     }
-    OPS: ClassVar[dict[str, str]] = {**LLVMEmitter.OPS, "loop.shuffle": "emit_shuffle"}
+    OPS: ClassVar[dict[str, str]] = {**LLVMEmitter.OPS, "loop.shuffle": "emit_shuffle", "loop.mma": "emit_mma"}
 
-    def __init__(self, triple: str = "", data_layout: str = "") -> None:
+    def __init__(self, triple: str = "", data_layout: str = "", arch: str = "") -> None:
         super().__init__(triple, data_layout)
+        self.arch = arch
         self.launches: dict[str, Launch] = {}
         self.sizes: tuple[tuple[int, int, int], tuple[int, int, int]] = ((1, 1, 1), (1, 1, 1))
         self.shared_bytes = 0
@@ -207,6 +209,62 @@ class NVPTXEmitter(LLVMEmitter):
         high = shuffle(bl.trunc(bl.lshr(word, I64(32)), I32))
         joined = bl.or_(bl.zext(low, I64), bl.shl(bl.zext(high, I64), I64(32)))
         return joined if isinstance(kind, ir.IntType) else bl.bitcast(joined, kind)
+
+    def emit_mma(self, op: Operation) -> None:
+        """``mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32`` (inline PTX, sm_80 and later): each lane loads its
+        fragments of the A and B tiles (pairs of f16 as 32-bit registers) and its four accumulators, and stores the
+        four results back."""
+        if self.arch_number() < 80:
+            raise op_error(op, f"needs sm_80 or later (mma.sync m16n8k16), not {self.arch}")
+        acc, a, ar, ac, b, br, bc = op.operands
+        acc_ref, a_ref, b_ref = self.buffer(acc), self.buffer(a), self.buffer(b)
+        ar_, ac_, br_, bc_ = self.values([ar, ac, br, bc])
+        bl = self.builder
+        lane = bl.and_(self.special_register("gpu_thread", 0), I64(WARP - 1))
+        group, pair = bl.lshr(lane, I64(2)), bl.mul(bl.and_(lane, I64(3)), I64(2))
+
+        def pair_of(ref: BufferRef, rows: list[ir.Value], cols: list[ir.Value]) -> ir.Value:
+            """Two f16 elements as one 32-bit register (the first in the low half)."""
+            halves = [bl.load(self.address(ref, [r, c]), typ=F16) for r, c in zip(rows, cols)]
+            vector = ir.Constant(ir.VectorType(F16, 2), ir.Undefined)
+            for n, half in enumerate(halves):
+                vector = bl.insert_element(vector, half, I32(n))
+            return bl.bitcast(vector, I32)
+
+        def at(base: ir.Value, *offsets: ir.Value | int) -> ir.Value:
+            total = base
+            for o in offsets:
+                total = bl.add(total, o if isinstance(o, ir.Value) else I64(o))
+            return total
+
+        a_regs = []
+        for r in range(4):
+            row = at(ar_, group, 8 * (r % 2))
+            first = at(ac_, pair, 8 * (r // 2))
+            a_regs.append(pair_of(a_ref, [row, row], [first, at(first, 1)]))
+        b_regs = []
+        for r in range(2):
+            first = at(br_, pair, 8 * r)
+            column = at(bc_, group)
+            b_regs.append(pair_of(b_ref, [first, at(first, 1)], [column, column]))
+        slots = [self.address(acc_ref, [I64(i)]) for i in range(4)]
+        c_regs = [bl.load(slot, typ=F32) for slot in slots]
+        result = ir.LiteralStructType([F32] * 4)
+        asm = ir.InlineAsm(
+            ir.FunctionType(result, [I32] * 6 + [F32] * 4),
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, "
+            "{$10,$11,$12,$13};",
+            "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
+            side_effect=True,
+        )
+        out = bl.call(asm, [*a_regs, *b_regs, *c_regs])
+        for i, slot in enumerate(slots):
+            bl.store(bl.extract_value(out, i), slot)
+
+    def arch_number(self) -> int:
+        """The compute capability of the architecture compiled for (90 for ``sm_90``; 0 when not known)."""
+        digits = self.arch.removeprefix("sm_").rstrip("a")
+        return int(digits) if digits.isdigit() else 0
 
     def emit_alloc(self, op: Operation) -> BufferRef:
         """Shared buffers as address-space-3 globals, local ones as stack slots; sizes must be static."""

@@ -62,7 +62,7 @@ def target_machine(target: Target, opt_level: int = 3) -> llvm.TargetMachine:
 def compile_ptx(module: Operation, target: Target, opt_level: int = 3) -> PtxModule:
     """Every kernel of a loop-level ``module`` (scheduled and decomposed) as one PTX module for ``target``."""
     machine = target_machine(target, opt_level)
-    emitter = NVPTXEmitter(target.triple, str(machine.target_data))
+    emitter = NVPTXEmitter(target.triple, str(machine.target_data), target.cpu)
     ir_module = emitter.emit_module(module)
     text = str(ir_module)
     try:
