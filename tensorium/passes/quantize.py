@@ -37,6 +37,7 @@ from .awq import awq
 from .base import Pass, register_pass
 from .gptq import gptq, hessian
 from .rtn import QuantizedWeight, round_to_nearest
+from .sensitivity import sensitivity, widths
 
 
 @dataclass
@@ -46,15 +47,21 @@ class QuantReport:
 
     quantized: list[tuple[str, tuple[int, int], float]] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    bits: list[int] = field(default_factory=list)
+    """The width of each quantized weight, in the order of ``quantized``."""
 
     def record(self, where: str, weight: np.ndarray, q: QuantizedWeight) -> None:
         """Note that the weight at ``where`` became ``q``, with its relative error."""
         error = float(np.linalg.norm(q.dequantized() - weight)) / max(float(np.linalg.norm(weight)), 1e-30)
         self.quantized.append((where, (int(weight.shape[0]), int(weight.shape[1])), error))
+        self.bits.append(q.type.bits)
 
     def __str__(self) -> str:
         lines = [f"quantized {len(self.quantized)} weights, left {len(self.skipped)} in float"]
-        lines += [f"  {where} [{n}x{k}]: relative error {err:.4f}" for where, (n, k), err in self.quantized]
+        lines += [
+            f"  {where} [{n}x{k}] {bits} bits: relative error {err:.4f}"
+            for (where, (n, k), err), bits in zip(self.quantized, self.bits)
+        ]
         lines += [f"  left in float: {where}: {why}" for where, why in self.skipped]
         return "\n".join(lines)
 
@@ -115,23 +122,25 @@ def quantize_weights(module: Operation, config: QuantConfig) -> QuantReport:
     """Quantize ``module``'s eligible weights in place (see the module docstring); the report says what."""
     report = QuantReport()
 
-    calibrated = config.method in CALIBRATED_METHODS
+    calibrated = config.method in CALIBRATED_METHODS or bool(config.bits_by_sensitivity and config.calibration)
     statistics = _statistics(module, calibration_batches(config.calibration)) if calibrated else {}
+    width = _widths(module, config, statistics) if config.bits_by_sensitivity else {}
 
     def matmul(op: Operation, rewriter: PatternRewriter) -> bool:
         weight = _matmul_weight(op, config, report)
         if weight is None:
             return False
         x, reference = op.operands[0], weight
+        bits = width.get(id(op), config.bits)
         if config.method == "gptq":
-            q = gptq(weight, statistics[id(op)][0], config.bits, config.group, config.signed)
+            q = gptq(weight, statistics[id(op)][0], bits, config.group, config.signed)
         elif config.method == "awq":
-            scales, q = awq(weight, *statistics[id(op)], config.bits, config.group, config.signed)
+            scales, q = awq(weight, *statistics[id(op)], bits, config.group, config.signed)
             reference = weight * scales  # the codes stand for W s; the activation is divided by s
             inverse = DenseAttr.adopt((1.0 / scales).astype(np.float32), TensorType((len(scales),), f32))
             x = rewriter.create_before(op, "graph.mul", [x, _constant_op(rewriter, op, inverse)]).result
         else:
-            q = round_to_nearest(weight, config.bits, config.group, config.signed)
+            q = round_to_nearest(weight, bits, config.group, config.signed)
         report.record(_where(op), reference, q)
         producer = op.operands[1].defining_op()
         rewriter.replace_op_with_new(op, "quant.matmul", [x, *_emit(rewriter, op, q)])
@@ -154,6 +163,34 @@ def quantize_weights(module: Operation, config: QuantConfig) -> QuantReport:
     patterns.append(RewritePattern("quantize_embedding", ("graph.embedding",), embedding))
     apply_patterns_greedily(module, patterns)
     return report
+
+
+def _widths(
+    module: Operation, config: QuantConfig, statistics: dict[int, tuple[np.ndarray, np.ndarray]]
+) -> dict[int, int]:
+    """The width of each matmul weight the config quantizes, by the matmul's id: ``bits_by_sensitivity`` for the
+    most sensitive (:mod:`~tensorium.passes.sensitivity`), ``bits`` for the others."""
+    found: list[tuple[int, np.ndarray]] = []
+
+    def visit(op: Operation) -> None:
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.ops:
+                    if inner.name == "graph.matmul":
+                        weight = _matmul_weight(inner, config, QuantReport())
+                        if weight is not None:
+                            found.append((id(inner), weight))
+                    visit(inner)
+
+    visit(module)
+    scores = [
+        sensitivity(w, statistics[key][0] if key in statistics else None, config.bits, config.group, config.signed)
+        for key, w in found
+    ]
+    chosen = widths(
+        [w.size for _, w in found], scores, config.bits, config.bits_by_sensitivity, config.sensitive_fraction
+    )
+    return {key: bits for (key, _), bits in zip(found, chosen)}
 
 
 def _constant_op(rewriter: PatternRewriter, anchor: Operation, value: DenseAttr) -> Value:
@@ -213,6 +250,8 @@ class Quantize(Pass):
     embeddings: bool = False
     calibration: str = ""
     """The registry key of calibration batches (:func:`~tensorium.ir.dialects.quant.config.register_calibration`)."""
+    bits_by_sensitivity: int = 0
+    sensitive_fraction: float = 0.25
 
     def __post_init__(self) -> None:
         self.config()

@@ -32,7 +32,10 @@ class QuantConfig:
     kept in a registry under a content key that the pass text names); ``signed``: symmetric signed codes without
     zero points (default: unsigned codes with a float zero point per group, which suits skewed weights);
     weights of fewer than ``min_elements`` elements stay in float; ``embeddings`` quantizes constant
-    embedding tables too. Every bad option is a PassError naming it.
+    embedding tables too. ``bits_by_sensitivity`` (a width above ``bits``; 0: off) gives that width to the
+    matmul weights whose outputs suffer most at ``bits`` (measured on the calibration inputs, or by the weight
+    error without them; :mod:`tensorium.passes.sensitivity`) until they hold ``sensitive_fraction`` of the
+    quantized elements. Every bad option is a PassError naming it.
     """
 
     bits: int = 4
@@ -43,6 +46,8 @@ class QuantConfig:
     embeddings: bool = False
     calibration: Any = ""
     """Calibration batches (given as a list, stored as their registry key)."""
+    bits_by_sensitivity: int = 0
+    sensitive_fraction: float = 0.25
 
     def __post_init__(self) -> None:
         if not isinstance(self.calibration, str):
@@ -57,6 +62,14 @@ class QuantConfig:
             raise PassError(f"quantize: unknown method '{self.method}' (implemented: {', '.join(METHODS)})")
         if self.signed and self.bits < 2:
             raise PassError("quantize: signed (symmetric) codes need bits >= 2; 1-bit weights are unsigned")
+        wide = self.bits_by_sensitivity
+        if isinstance(wide, bool) or not isinstance(wide, int) or (wide and not self.bits < wide <= 8):
+            raise PassError(
+                f"quantize: bits_by_sensitivity must be 0 (off) or a width in {self.bits + 1}..8 (above bits="
+                f"{self.bits}), got {wide!r}"
+            )
+        if not isinstance(self.sensitive_fraction, (int, float)) or not 0 <= self.sensitive_fraction <= 1:
+            raise PassError(f"quantize: sensitive_fraction must be in [0, 1], got {self.sensitive_fraction!r}")
         if self.min_elements < 0:
             raise PassError(f"quantize: min_elements must be >= 0, got {self.min_elements}")
         if self.method in CALIBRATED_METHODS and not self.calibration:
