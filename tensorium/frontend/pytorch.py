@@ -234,7 +234,8 @@ def _translate_exported(exported: Any, params: str, sym_names: dict[str, str]) -
         for arg, spec in zip(exported.graph.output_node().args[0], exported.graph_signature.output_specs)
         if spec.kind == user_kind
     ]
-    numbers = [i for i, arg in enumerate(returned) if not isinstance(_node_value(arg), torch.Tensor)]
+    number_types = (bool, int, float, torch.SymBool, torch.SymInt, torch.SymFloat)
+    numbers = [i for i, arg in enumerate(returned) if isinstance(_node_value(arg), number_types)]
     out_spec = exported.call_spec.out_spec
     input_names = [n.name for n in arg_nodes]
     metadata = {
