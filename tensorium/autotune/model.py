@@ -266,23 +266,33 @@ def kendall_tau(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def quality(model: CostModel, data: Dataset) -> dict[str, float]:
-    """How well ``model`` ranks held-out groups: mean Kendall tau between score and speed, top-1 recall
-    (the model's first choice is the measured best), top-10 recall (share of the measured 10 best among
-    the model's 10 first; 1 for any model in a group of 10 rows or fewer), and R2 of the measured relative
-    log-time against the best affine function of the score (the squared correlation, over all rows)."""
-    scores = model.predict(data.features)
+    """How well ``model`` ranks held-out groups (:func:`score_quality` of its scores)."""
+    return score_quality(model.predict(data.features), data)
+
+
+def score_quality(scores: np.ndarray, data: Dataset) -> dict[str, float]:
+    """How well ``scores`` (higher: faster) rank each group of ``data``: the mean over groups of Kendall tau
+    between score and speed, top-1 recall (the first choice is the measured best) and top-10 recall (share
+    of the measured 10 best among the 10 first; 1 for any order in a group of 10 rows or fewer), and R2 of
+    the measured relative log-time against the best affine function of the score within kernels (the
+    squared correlation of both after each group's mean is taken out: a ranker's scores have no common
+    offset across kernels, and the measured times have none either)."""
     target = -relative_log_time(data)
     taus, top1, top10 = [], [], []
+    centred_s, centred_t = np.zeros(len(data)), np.zeros(len(data))
     for g in np.unique(data.groups):
         mask = data.groups == g
         s, t = scores[mask], target[mask]
+        centred_s[mask], centred_t[mask] = s - s.mean(), t - t.mean()
         if len(s) < 2:
             continue
         taus.append(kendall_tau(s, t))
         top1.append(float(t[np.argmax(s)] >= t.max() - 1e-12))
         k = min(10, len(s))
         top10.append(len(set(np.argsort(-s)[:k]) & set(np.argsort(-t)[:k])) / k)
-    r2 = float(np.corrcoef(scores, target)[0, 1] ** 2) if len(scores) > 2 and scores.std() > 0 else 0.0
+    r2 = 0.0
+    if len(scores) > 2 and centred_s.std() > 0 and centred_t.std() > 0:
+        r2 = float(np.corrcoef(centred_s, centred_t)[0, 1] ** 2)
     return {
         "kendall_tau": float(np.mean(taus)) if taus else 0.0,
         "top1_recall": float(np.mean(top1)) if top1 else 0.0,

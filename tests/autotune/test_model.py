@@ -7,7 +7,15 @@ import json
 import numpy as np
 import pytest
 
-from tensorium.autotune.model import Dataset, MLPRanker, kendall_tau, model_from_json, quality, relevance
+from tensorium.autotune.model import (
+    Dataset,
+    MLPRanker,
+    kendall_tau,
+    model_from_json,
+    quality,
+    relevance,
+    score_quality,
+)
 
 
 def synthetic(groups: int = 24, per_group: int = 30, seed: int = 0) -> Dataset:
@@ -75,6 +83,9 @@ def test_metrics_on_a_perfect_ranking() -> None:
 
     q = quality(Oracle(), data)  # type: ignore[arg-type]
     assert q["kendall_tau"] == pytest.approx(1.0) and q["top1_recall"] == 1.0 and q["top10_recall"] == 1.0
+    assert q["r2"] == pytest.approx(1.0)
+    shifted = score_quality(-np.log(data.seconds) + 100.0 * data.groups, data)  # offsets per kernel do not count
+    assert shifted["r2"] == pytest.approx(1.0) and shifted["kendall_tau"] == pytest.approx(1.0)
     assert kendall_tau(np.array([1.0, 2.0, 3.0]), np.array([3.0, 2.0, 1.0])) == pytest.approx(-1.0)
     assert relevance(data).max() == 30 and relevance(data).min() >= 0
 
