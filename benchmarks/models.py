@@ -125,7 +125,9 @@ def _round(run: Callable[[], Any], calls: int, clock: Callable[[], float] = time
     return statistics.median(times)
 
 
-def profile(compiled: Any, run: Callable[[], Any], calls: int = 3) -> list[tuple[str, float, int]]:
+def profile(
+    compiled: Any, run: Callable[[], Any], calls: int = 3, clock: Callable[[], float] = time.perf_counter
+) -> list[tuple[str, float, int]]:
     """Seconds per call spent in each kernel family of a compiled model (kernel names less their number:
     ``matmul_packed_add``, ``attention``...), with the count per call, largest first. Each kernel call is
     timed on its own (one foreign call per step), so the total includes no Python between kernels."""
@@ -138,9 +140,9 @@ def profile(compiled: Any, run: Callable[[], Any], calls: int = 3) -> list[tuple
         family = re.sub(r"_\d+$", "", name)
 
         def call(*args: Any, **kwargs: Any) -> int:
-            start = time.perf_counter()
+            start = clock()
             status = fn(*args, **kwargs)
-            spent[family] += time.perf_counter() - start
+            spent[family] += clock() - start
             count[family] += 1
             return status
 
@@ -215,7 +217,7 @@ def main(argv: list[str] | None = None) -> None:
             if args.profile:
                 for runner, (run, compiled) in runners.items():
                     if compiled is not None:
-                        profiles.append((name, runner, profile(compiled, run)))
+                        profiles.append((name, runner, profile(compiled, run, clock=clock)))
         best_peer = min(t for r, t in best.items() if not r.startswith("tensorium"))
         for runner, seconds in best.items():
             print(f"| {name} | {runner} | {seconds * 1e3:.1f} | {seconds / best_peer:.2f} | {diffs[runner]:.1e} |")
