@@ -48,13 +48,14 @@ def _one_tile(row_of_b: int = 0) -> Operation:
                 loop.store(loop.load(b, *at), sb, *at)
             loop.barrier()
             acc = loop.alloc(type=BufferType((4,), f32, "local"))
-            for e in range(4):
-                loop.store(loop.const(value=1.0, dtype=f32), acc, i(e))
+            for slot in range(4):
+                loop.store(loop.const(value=1.0, dtype=f32), acc, i(slot))
             b_row = loop.mul(loop.div(t, i(16)), i(row_of_b))
             loop.mma(acc, sa, i(0), i(0), sb, b_row, i(0))
             group, pair = loop.div(t, i(4)), loop.mul(loop.rem(t, i(4)), i(2))
-            for e in range(4):
-                loop.store(loop.load(acc, i(e)), c, loop.add(group, i(8 * (e // 2))), loop.add(pair, i(e % 2)))
+            for slot in range(4):
+                row, col = loop.add(group, i(8 * (slot // 2))), loop.add(pair, i(slot % 2))
+                loop.store(loop.load(acc, i(slot)), c, row, col)
     set_results(f, [])
     module = make_module([f])
     verify(module)
