@@ -1,6 +1,6 @@
 """Tensorium's CUDA kernels against PyTorch (cuBLAS) and torch.compile (Triton) on one GPU: a table in one run.
 
-    python benchmarks/gpu_cuda.py                     # GEMM 4096^3 f32, f16; a transformer layer; a decode GEMV
+    python benchmarks/gpu_cuda.py                     # GEMM 4096^3 f32, f16; a transformer layer; decode GEMVs
     python benchmarks/gpu_cuda.py --quick             # smaller sizes (a smoke run)
     python benchmarks/gpu_cuda.py --json out.json
 
@@ -9,6 +9,10 @@ PyTorch; a peer that is missing shows as ``-``. Times are kernel time on the GPU
 device memory (CUDA events; the best of ``--repeat`` runs after a warm-up), for Tensorium through
 :meth:`CudaExecutable.time_kernels` and for PyTorch through ``torch.cuda.Event``. The device is named in
 the table. Without a GPU the script says why and exits with status 2.
+
+The decode GEMV rows: f32 against torch in f32, and the int4 one (weights quantized per group of 128 and packed
+for a warp: ``gpu_qgemv``) against torch's f16 GEMV, the usual baseline of weight-only quantization; Marlin-style
+int4 kernels are not among the peers (no such package is installed on the project's machines).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import numpy as np
 from tensorium.backends.cuda.driver import CudaUnavailable, call
 from tensorium.backends.cuda.executable import CudaExecutable
 from tensorium.ir import Operation, graph
+from tensorium.ir.attributes import DenseAttr
 from tensorium.ir.types import TensorType, f16, f32
 from tensorium.passes import PassManager
 from tensorium.targets import parse_target
@@ -41,10 +46,13 @@ class Workload:
     flops: float
     body: Callable[..., Any]
     torch_fn: Callable[..., Any]
+    pipeline: str = "fuse"
+    torch_inputs: Callable[[list[np.ndarray]], list[np.ndarray]] | None = None
+    """The peers' inputs made from Tensorium's (when the peer computes the same from other arrays)."""
 
     def module(self) -> Operation:
         module = build_module([TensorType(s, self.element) for s in self.shapes], self.body, check_text=False)
-        PassManager.parse("fuse").run(module)
+        PassManager.parse(self.pipeline).run(module)
         return module
 
 
@@ -83,7 +91,29 @@ def workloads(quick: bool) -> list[Workload]:
             _torch_layer,
         ),
         Workload(f"decode gemv 1x{k}x{k} f32", ((1, k), (k, k)), f32, 2.0 * k * k, graph.matmul, lambda a, b: a @ b),
+        _int4_gemv(k),
     ]
+
+
+def _int4_gemv(k: int) -> Workload:
+    """``x @ W.T`` for a constant W of ``k x k`` quantized to 4 bits per group of 128 (the decode GEMV of a
+    weight-only int4 model), against torch's f16 GEMV on the same weights."""
+    weight = (np.random.default_rng(1).standard_normal((k, k)) / np.sqrt(k)).astype(np.float32)
+
+    def body(x: Any) -> Any:
+        w = graph.constant(value=DenseAttr.adopt(weight, TensorType((k, k), f32)))
+        return graph.matmul(x, w, transpose_b=True)
+
+    return Workload(
+        f"decode gemv 1x{k}x{k} int4 (vs f16)",
+        ((1, k),),
+        f32,
+        2.0 * k * k,
+        body,
+        lambda x, w: x @ w,
+        pipeline="quantize{bits=4,group=128,min-elements=0},fuse,pack-quant-gpu",
+        torch_inputs=lambda arrays: [arrays[0].astype(np.float16), weight.T.astype(np.float16)],
+    )
 
 
 def _torch_time(fn: Callable[..., Any], arrays: list[np.ndarray], repeat: int, compiled: bool) -> float | None:
@@ -137,8 +167,9 @@ def main(argv: list[str] | None = None) -> int:
         dtype = np.float16 if w.element == f16 else np.float32
         arrays = [(rng.standard_normal(s) / np.sqrt(s[-1])).astype(dtype) for s in w.shapes]
         ours = CudaExecutable.build(w.module(), target=target).time_kernels(arrays, args.repeat)
-        eager = _torch_time(w.torch_fn, arrays, args.repeat, compiled=False)
-        inductor = _torch_time(w.torch_fn, arrays, args.repeat, compiled=True)
+        peer_arrays = w.torch_inputs(arrays) if w.torch_inputs is not None else arrays
+        eager = _torch_time(w.torch_fn, peer_arrays, args.repeat, compiled=False)
+        inductor = _torch_time(w.torch_fn, peer_arrays, args.repeat, compiled=True)
 
         def cell(seconds: float | None) -> str:
             return "-" if seconds is None else f"{seconds * 1e3:9.3f} ms"
