@@ -131,6 +131,7 @@ def profile(
     """Seconds per call spent in each kernel family of a compiled model (kernel names less their number:
     ``matmul_packed_add``, ``attention``...), with the count per call, largest first. Each kernel call is
     timed on its own (one foreign call per step), so the total includes no Python between kernels."""
+    run()  # compiles on a first call; the static path builds its list of calls on the first run
     executable = compiled.artifact.executable
     kernels = executable.kernels
     spent: dict[str, float] = collections.defaultdict(float)
@@ -148,7 +149,6 @@ def profile(
 
         return call
 
-    run()  # the static path builds its list of calls on the first run
     saved_calls, saved_run = executable._calls, kernels.run
     if saved_calls is not None:
         executable._calls = [(timed(fn, name), args, name) for fn, args, name in saved_calls]
