@@ -38,6 +38,7 @@ DECOMPOSITIONS = {
     "_linalg_det": "determinant (det, by LU decomposition)",
     "_linalg_slogdet": "determinant (slogdet, by LU decomposition)",
     "linalg_matrix_exp": "matrix exponential (matrix_exp)",
+    "linalg_pinv": "pseudo-inverse (pinv, by SVD or eigendecomposition)",
 }
 """ATen packets of the linalg decompositions and solvers, and what each computes."""
 
