@@ -195,25 +195,37 @@ class IntegerPath(QgemvPath):
         return 1
 
     def block(self, k: Kernel, step: BlockStep) -> None:
-        """``partial[r, lane] += d[m_r, kb] * sum_{t} dot_u8i8(byte word t of the lane's row, activation word t)``."""
+        """``partial[r, lane] += d[m_r, kb] * sum_{t} dot_u8i8(byte word t of the lane's row, activation word t)``.
+        Where the target's dot product takes any unsigned byte (VNNI), a byte word whose codes sit ``s`` bits up
+        in their bytes is masked in place (:func:`in_place_shift`): its dots are ``2**s`` times the codes', summed
+        apart and shifted down by ``s`` (exact: every product is a multiple of ``2**s``), one shift per such
+        group instead of one per byte word."""
         xw, xd = step.prepared[0], step.prepared[1]
         plan = decode_plan(step.bits)
+        wide = bool(k.target.dot_product)
+        ups = [in_place_shift(word, step.bits) if wide else 0 for word in plan]
         first = loop.mul(step.kb, k.index(len(plan)))
         xs = [[loop.load(xw, [m, loop.add(first, k.index(t))]) for t in range(len(plan))] for m in step.ms]
         ds = [loop.load(xd, [m, step.kb]) for m in step.ms]
         narrow = step.bits < 8  # codes below 128 against |xq| <= 127: each pair of products fits i16
         with lane_loop(k, step.lanes) as lane:
             words = [loop.load(step.packed, [step.nb, step.kb, k.index(w), lane]) for w in range(step.bits)]
-            chains = [[k.const(0, i32)] * step.chains for _ in step.ms]
-            for t, word in enumerate(plan):
-                weights = _byte_word_value(k, words, word)
+            chains: list[dict[tuple[int, int], Value]] = [{} for _ in step.ms]
+            for t, (word, up) in enumerate(zip(plan, ups)):
+                weights = _byte_word_value(k, words, word, up)
+                key = (up, t % step.chains if not up else 0)
                 for r in range(len(step.ms)):
-                    c = t % step.chains
-                    chains[r][c] = loop.dot_u8i8(chains[r][c], weights, xs[r][t], narrow=narrow)
+                    acc = chains[r].get(key, k.const(0, i32))
+                    chains[r][key] = loop.dot_u8i8(acc, weights, xs[r][t], narrow=narrow and not up)
             for r in range(len(step.ms)):
-                total = chains[r][0]
-                for value in chains[r][1:]:
-                    total = loop.add(total, value)
+                by_up: dict[int, Value] = {}
+                for (up, _), value in chains[r].items():
+                    by_up[up] = loop.add(by_up[up], value) if up in by_up else value
+                total: Value | None = None
+                for up, value in sorted(by_up.items()):
+                    value = loop.shr(value, k.const(up, i32)) if up else value
+                    total = value if total is None else loop.add(total, value)
+                assert total is not None
                 at = [k.index(r), lane]
                 loop.store(
                     multiply_add(k, ds[r], loop.cast(total, dtype=f32), loop.load(step.partial, at)), step.partial, at
@@ -267,8 +279,22 @@ def _quantize_block(
     return loop.mul(d, loop.cast(isum, dtype=f32))  # type: ignore[no-any-return]
 
 
-def _byte_word_value(k: Kernel, words: list[Value], word: ByteWord) -> Value:
-    """The u32 byte word ``word`` built from a block's words."""
+def in_place_shift(word: ByteWord, bits: int) -> int:
+    """``s`` > 0 when ``word`` is one right shift by ``s`` and a mask of one block word whose codes would stay
+    inside their bytes unshifted (``s + bits <= 8``): masked in place, each byte is its code times ``2**s``
+    (at most 255, which only a dot product of any unsigned byte takes); else 0."""
+    if len(word.parts) != 1:
+        return 0
+    part = word.parts[0]
+    return part.shift if 0 < part.shift <= 8 - bits else 0
+
+
+def _byte_word_value(k: Kernel, words: list[Value], word: ByteWord, up: int = 0) -> Value:
+    """The u32 byte word ``word`` built from a block's words (``up`` > 0: masked in place, each code times
+    ``2**up``; see :func:`in_place_shift`)."""
+    if up:
+        part = word.parts[0]
+        return loop.and_(words[part.word], k.const((part.mask << up) & WORD_MASK, U32))  # type: ignore[no-any-return]
     value: Value | None = None
     for part in word.parts:
         piece = words[part.word]
