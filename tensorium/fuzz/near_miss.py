@@ -317,13 +317,34 @@ def _splat(m: Materials, value: int, x: Value) -> Value:
     return m.constant(shape, value)
 
 
+INTEGER_DETOURS = (
+    IntegerType(8),
+    IntegerType(32),
+    IntegerType(64),
+    IntegerType(8, False),
+    IntegerType(5),
+    IntegerType(3, False),
+)
+"""The integer types a float ``x`` is cast to, half the time, before an identity's miss (and cast back after):
+the integer identities (``x * 0`` folds to zeros only for integers) need integer values, which generated
+programs, mostly of floats, rarely have."""
+DETOUR_PROBABILITY = 0.5
+"""How often a float ``x`` takes the integer detour."""
+
+
 def _binary(name: str, lhs: int | None, rhs: int | None) -> Miss:
-    """``x op c`` (``rhs``) or ``c op x`` (``lhs``) with a splat c."""
+    """``x op c`` (``rhs``) or ``c op x`` (``lhs``) with a splat c; for a float ``x``, half the time on ``x``
+    cast to an integer type (:data:`INTEGER_DETOURS`) and the result cast back."""
 
     def build(m: Materials, x: Value) -> Built:
+        element = _type(x).element
+        detour = isinstance(element, FloatType) and m.rng.random() < DETOUR_PROBABILITY
+        if detour:
+            x = op("graph.cast", x, dtype=INTEGER_DETOURS[int(m.rng.integers(len(INTEGER_DETOURS)))])
         a = x if lhs is None else _splat(m, lhs, x)
         b = x if rhs is None else _splat(m, rhs, x)
-        return op(f"graph.{name}", a, b), []
+        result = op(f"graph.{name}", a, b)
+        return (op("graph.cast", result, dtype=element) if detour else result), []
 
     return build
 

@@ -126,3 +126,27 @@ def test_the_splat_identities_of_integers_fold_only_when_exact(miss: str, elemen
     for specials in (False, True):
         verdict = check(FuzzCase(before, "canonicalize", seed=2, backends=("interp", "cpu"), specials=specials))
         assert verdict.status == "ok", (miss, specials, verdict)
+
+
+def test_a_float_value_takes_an_integer_detour_through_the_identities_half_the_time() -> None:
+    """x * -1 of a float x is often written on x cast to an integer type and cast back: the integer identities
+    (x * 0 folds to zeros for integers only) need integer values, which generated programs rarely have."""
+    detours = 0
+    for seed in range(8):
+        func = make_func("main", [TensorType((2, 3), f32)], arg_names=["x"])
+        (x,) = func_body(func).args
+        with InsertionPoint(func_body(func)):
+            stand_in, _ = NEAR_MISSES["splat-identity"].misses["x-times-minus-one"](
+                Materials(np.random.default_rng(seed)), x
+            )
+        assert stand_in is not None and stand_in.type == x.type
+        set_results(func, [stand_in])
+        module = make_module([func])
+        tm.verify(module)
+        names = [op.name for op in module.walk()]
+        detours += "graph.cast" in names
+        returned = next(op for op in _optimized(module, "canonicalize") if op.name == "func.return")
+        assert returned.operands[0].defining_op() is not None
+        verdict = check(FuzzCase(tm.print_module(module), "canonicalize", seed=seed, backends=("interp",)))
+        assert verdict.status == "ok", verdict
+    assert 1 <= detours <= 7
