@@ -7,11 +7,12 @@ G, each group rounded to the nearest of ``2**k`` levels spanning its range (``rt
 float zero point) or of the symmetric signed levels ``-2**(k-1) .. 2**(k-1) - 1`` scaled by its largest
 magnitude (``signed``); with ``method=gptq``, rounded column by column with the error spread over the
 columns left (:mod:`~tensorium.passes.gptq`), or with ``method=awq``, scaled per input channel by the
-activations' magnitudes first (:mod:`~tensorium.passes.awq`; the activation is divided by the scales in a
-``graph.mul`` before the matmul), from statistics of the matmuls' inputs on the calibration batches, run
-through the reference interpreter. Weights the pass cannot quantize stay in float and
-:class:`QuantReport` says why; :func:`quantize_weights` returns that report with the relative error of every
-quantized weight.
+activations' magnitudes first (:mod:`~tensorium.passes.awq`; the activation is divided by the scales in the
+op that computes it where :mod:`~tensorium.passes.fold_scales` can, else in a ``graph.mul``), from statistics
+of the matmuls' inputs on the calibration batches, run through the reference interpreter. ``bits_by_sensitivity``
+gives the most sensitive weights a wider width (:mod:`~tensorium.passes.sensitivity`). Weights the pass cannot
+quantize stay in float and :class:`QuantReport` says why; :func:`quantize_weights` returns that report with the
+relative error of every quantized weight.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from ..ir.storage import check_array
 from ..ir.types import TensorType, f32
 from .awq import awq
 from .base import Pass, register_pass
+from .fold_scales import fold_channel_scale
 from .gptq import gptq, hessian
 from .rtn import QuantizedWeight, round_to_nearest
 from .sensitivity import sensitivity, widths
@@ -137,8 +139,9 @@ def quantize_weights(module: Operation, config: QuantConfig) -> QuantReport:
         elif config.method == "awq":
             scales, q = awq(weight, *statistics[id(op)], bits, config.group, config.signed)
             reference = weight * scales  # the codes stand for W s; the activation is divided by s
-            inverse = DenseAttr.adopt((1.0 / scales).astype(np.float32), TensorType((len(scales),), f32))
-            x = rewriter.create_before(op, "graph.mul", [x, _constant_op(rewriter, op, inverse)]).result
+            if not fold_channel_scale(x, 1.0 / scales, rewriter):
+                inverse = DenseAttr.adopt((1.0 / scales).astype(np.float32), TensorType((len(scales),), f32))
+                x = rewriter.create_before(op, "graph.mul", [x, _constant_op(rewriter, op, inverse)]).result
         else:
             q = round_to_nearest(weight, bits, config.group, config.signed)
         report.record(_where(op), reference, q)
