@@ -120,3 +120,44 @@ module {
     executable = WebGPUExecutable.build(parse_module(MODEL), target=small)
     with pytest.raises(InterpreterError, match=r"tensor #0 \(tensor<\[n\]x40xf32>\) of shape \(13, 40\) takes 2080"):
         executable.run(inputs(13, 1, 1, 1))
+
+
+PACKED = """
+module {
+  func.func @main(%x: tensor<[n]x64xf32>, %p: tensor<2x2x3x4xu32>, %s: tensor<2x8xf32>, %z: tensor<2x8xf32>)
+      -> tensor<[n]x8xf32> {
+    %0 = quant.matmul_packed %x, %p, %s, %z {bits = 3, cols = 8, group = 32, lanes = 4}
+      : (tensor<[n]x64xf32>, tensor<2x2x3x4xu32>, tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<[n]x8xf32>
+    func.return %0 : tensor<[n]x8xf32>
+  }
+}"""
+
+
+def test_scratch_buffers_sized_at_run_time() -> None:
+    """The packed k-bit GEMV keeps pre-scaled activations in a global scratch buffer of [rows, K]: with a
+    dynamic number of rows its bytes are an expression the runtime evaluates per run."""
+    from tensorium.ir.dialects.quant import layouts
+
+    module = parse_module(PACKED)
+    executable = WebGPUExecutable.build(module)
+    (shader,) = executable.shaders.values()
+    assert any(shader.scratch_sizes) and "dim" in str(shader.scratch_sizes)
+    rng = np.random.default_rng(5)
+    codes = rng.integers(0, 8, (8, 64))
+    packed = layouts.pack(codes, 3, False, "interleaved", 4)
+    scale, zero = rng.uniform(0.5, 1, (2, 8)).astype(np.float32), rng.uniform(0, 4, (2, 8)).astype(np.float32)
+    for n in (1, 5):
+        arrays = [rng.standard_normal((n, 64)).astype(np.float32), packed, scale, zero]
+        if not _has_gpu():
+            pytest.skip("no WebGPU adapter")
+        np.testing.assert_allclose(executable.run(arrays)[0], run(module, arrays)[0], rtol=1e-5, atol=1e-5)
+
+
+def _has_gpu() -> bool:
+    from tensorium.backends.webgpu.device import WebGPUUnavailable, device_for
+
+    try:
+        device_for(parse_target("webgpu"))
+    except (WebGPUUnavailable, ImportError):
+        return False
+    return True

@@ -38,7 +38,7 @@ from ...ir.core import Operation, Value
 from ...ir.dialects.builtin import func_body, func_name
 from ...ir.types import BufferType, FloatType, IndexType, IntegerType, ScalarType, Type
 from ...lowering.webgpu_limits import concat_pieces
-from ...lowering.webgpu_schedule import trip_count
+from ...lowering.webgpu_schedule import dispatch_expression, trip_count
 from ...targets import Target
 from ..emitter import KernelEmitter, op_error
 
@@ -87,6 +87,9 @@ class Shader:
     dispatch: str | None = None
     """For a grid sized at run time: the JSON of its trip count's expression
     (:func:`~tensorium.lowering.webgpu_schedule.dispatch_expression`)."""
+    scratch_sizes: tuple[str | None, ...] = ()
+    """Per scratch buffer, the JSON of its bytes as an expression over the argument sizes where they are only
+    known at run time (None where ``scratch`` has them)."""
 
     def to_json(self) -> dict[str, object]:
         """The shader's launch data as JSON (its WGSL is stored beside it)."""
@@ -103,6 +106,8 @@ class Shader:
             data["dims"] = [list(d) for d in self.dims]
         if self.dispatch is not None:
             data["dispatch"] = json.loads(self.dispatch)
+        if any(self.scratch_sizes):
+            data["scratch_sizes"] = [json.loads(e) if e else None for e in self.scratch_sizes]
         return data
 
 
@@ -188,6 +193,8 @@ class WGSLEmitter(KernelEmitter):
         self.dims: dict[tuple[int, int], int] = {}
         self.positions: dict[int, int] = {}
         self.dynamic_grid = False
+        self.scratch_sizes: list[str | None] = []
+        self.alloc_dims: dict[int, dict[int, str]] = {}
 
     def output(self) -> dict[str, Shader]:
         """The shaders emitted so far, by kernel name."""
@@ -201,6 +208,7 @@ class WGSLEmitter(KernelEmitter):
         self.lines, self.globals, self.depth, self.counter = [], [], 1, 0
         self.workgroup, self.grid = [1, 1, 1], [1, 1, 1]
         self.env, self.buffers, self.scratch, self.dims, self.positions = {}, {}, [], {}, {}
+        self.scratch_sizes, self.alloc_dims = [], {}
         args = func_body(func).args
         used = {id(op.operands[1 if op.name == "loop.store" else 0]) for op in func.walk() if _touches(op)}
         stored = {id(op.operands[1]) for op in func.walk() if op.name == "loop.store"}
@@ -257,6 +265,7 @@ class WGSLEmitter(KernelEmitter):
             concat_pieces(func),
             tuple(sorted(self.dims, key=self.dims.__getitem__)),
             str(func.attributes["gpu_dispatch"]) if "gpu_dispatch" in func.attributes else None,
+            tuple(self.scratch_sizes) if any(self.scratch_sizes) else (),
         )
 
     # --- text helpers -----------------------------------------------------------------------------
@@ -326,11 +335,14 @@ class WGSLEmitter(KernelEmitter):
         buffer of the kernel, bound after its arguments, that the runtime allocates."""
         t = op.attr("type")
         assert isinstance(t, BufferType)
-        if not t.is_static:
+        if not t.is_static and t.space != "global":
             raise op_error(op, f"allocates {t} with dynamic dims; WebGPU arrays need static sizes")
         name = f"m{self.counter}"
         self.counter += 1
         size = max(1, t.num_elements or 1)
+        if not t.is_static:
+            self.emit_dynamic_scratch(op, t, name)
+            return
         if t.space == "local":
             self.line(f"var {name}: array<{self.type_of(t.element, op)}, {size}>;")
         else:
@@ -341,15 +353,40 @@ class WGSLEmitter(KernelEmitter):
                 number = self.bound + len(self.scratch)
                 self.globals.append(f"@group(0) @binding({number}) var<storage, read_write> {name}: array<{element}>;")
                 self.scratch.append(size * 4 if element in ("u32", "i32", "f32") else size * 2)
+                self.scratch_sizes.append(None)
+        self.buffers[id(op.results[0])] = (name, t)
+
+    def emit_dynamic_scratch(self, op: Operation, t: BufferType, name: str) -> None:
+        """A ``global`` scratch buffer with dynamic dims (sized by the alloc's operands): its bytes as an expression
+        over the kernel's argument sizes (:attr:`Shader.scratch_sizes`), which the runtimes evaluate."""
+        element = storage_type(t.element, self.target, f"'{op.name}' of {t}")
+        itemsize = 4 if element in ("u32", "i32", "f32") else 2
+        kernel = op
+        while kernel.name != "func.func" and kernel.parent_op is not None:
+            kernel = kernel.parent_op
+        total: object = itemsize * math.prod(d for d in t.shape if isinstance(d, int))
+        for value in op.operands:
+            term = dispatch_expression(value, kernel)
+            total = total * term if isinstance(total, int) and isinstance(term, int) else ["mul", total, term]
+        number = self.bound + len(self.scratch)
+        self.globals.append(f"@group(0) @binding({number}) var<storage, read_write> {name}: array<{element}>;")
+        static = isinstance(total, int)
+        self.scratch.append(max(4, int(total)) if isinstance(total, int) else 0)
+        self.scratch_sizes.append(None if static else json.dumps(total))
+        given = iter(self.values(tuple(op.operands)))
+        self.alloc_dims[id(op.results[0])] = {a: next(given) for a, d in enumerate(t.shape) if not isinstance(d, int)}
         self.buffers[id(op.results[0])] = (name, t)
 
     def size(self, op: Operation, buffer: Value, axis: int) -> str:
-        """The size of ``buffer`` along ``axis``: a constant, or its slot of the uniform sizes."""
+        """The size of ``buffer`` along ``axis``: a constant, its slot of the uniform sizes, or for a dynamic
+        scratch buffer the value its alloc was given."""
         t = buffer.type
         assert isinstance(t, BufferType)
         d = t.shape[axis]
         if isinstance(d, int):
             return f"{d}"
+        if id(buffer) in self.alloc_dims:
+            return self.alloc_dims[id(buffer)][axis]
         slot = self.dims.get((self.positions.get(id(buffer), -1), axis))
         if slot is None:
             raise op_error(op, f"reads a dynamic dim of {t}, which is not a kernel argument")

@@ -246,7 +246,11 @@ class WebGPUExecutable(Executable):
                 launches.append((None, None, shader.grid, views, pieces))
                 continue
             bound = [gpu[args[p]] for p in shader.bindings]
-            bound += [device.create_buffer(size=-(-n // 4) * 4, usage=usage) for n in shader.scratch]
+            scratch = list(shader.scratch)
+            for n, expression in enumerate(shader.scratch_sizes):
+                if expression is not None:
+                    scratch[n] = max(4, evaluate_dispatch(json.loads(expression), [shapes[b] for b in args]))
+            bound += [device.create_buffer(size=-(-n // 4) * 4, usage=usage) for n in scratch]
             if shader.dims:
                 values = np.zeros(-(-len(shader.dims) // 4) * 4, np.int32)
                 values[: len(shader.dims)] = [shapes[args[p]][axis] for p, axis in shader.dims]
@@ -411,6 +415,7 @@ def _load(root: Path, meta: dict[str, Any]) -> WebGPUExecutable:
             tuple(int(n) for n in k["pieces"]) if "pieces" in k else None,
             tuple((int(p), int(a)) for p, a in k.get("dims", ())),
             json.dumps(k["dispatch"]) if "dispatch" in k else None,
+            tuple(json.dumps(e) if e is not None else None for e in k.get("scratch_sizes", ())),
         )
     steps = []
     for s in meta["steps"]:

@@ -304,6 +304,17 @@ export class Executable {
    */
   gridOf(step, kernel) {
     if (!kernel.dispatch) return kernel.grid;
+    const blocks = Math.ceil(Math.max(this.evaluate(kernel.dispatch, step), 0) / kernel.workgroup[0]);
+    const gx = Math.min(Math.max(blocks, 1), this.perDimension);
+    const gy = Math.ceil(blocks / gx);
+    if (gy > this.perDimension) {
+      throw new TensoriumError(`kernel ${step.kernel}: ${blocks} workgroups do not fit a 2-D grid of max_compute_workgroups_per_dimension = ${this.perDimension}`);
+    }
+    return [gx, gy, 1];
+  }
+
+  /** The value of a size expression of plan.json (dispatch, scratch_sizes) for `step`'s arguments now. */
+  evaluate(expression, step) {
     const shapes = step.args.map((b) => this.current[b]);
     const value = (e) => {
       if (typeof e === "number") return e;
@@ -322,13 +333,7 @@ export class Executable {
       };
       return ops[name]();
     };
-    const blocks = Math.ceil(Math.max(value(kernel.dispatch), 0) / kernel.workgroup[0]);
-    const gx = Math.min(Math.max(blocks, 1), this.perDimension);
-    const gy = Math.ceil(blocks / gx);
-    if (gy > this.perDimension) {
-      throw new TensoriumError(`kernel ${step.kernel}: ${blocks} workgroups do not fit a 2-D grid of max_compute_workgroups_per_dimension = ${this.perDimension}`);
-    }
-    return [gx, gy, 1];
+    return value(expression);
   }
 
   /** The launch of `step` with `kernel`'s launch data (the plan's or a variant's) and shader `module`. */
@@ -338,7 +343,11 @@ export class Executable {
     this.pipelines[key] ??= device.createComputePipeline({ label: step.kernel, layout: "auto", compute: { module, entryPoint: "main" } });
     const pipeline = this.pipelines[key];
     const bound = kernel.bindings.map((p) => this.buffers[step.args[p]]);
-    for (const bytes of kernel.scratch) bound.push(device.createBuffer({ size: ceil4(bytes), usage: this.usage }));
+    kernel.scratch.forEach((bytes, n) => {
+      const expression = kernel.scratch_sizes?.[n];
+      const size = expression ? Math.max(4, this.evaluate(expression, step)) : bytes;
+      bound.push(device.createBuffer({ size: ceil4(size), usage: this.usage }));
+    });
     if (kernel.dims) {
       const values = new Int32Array(Math.ceil(kernel.dims.length / 4) * 4);
       kernel.dims.forEach(([p, axis], n) => (values[n] = this.current[step.args[p]][axis]));
