@@ -274,3 +274,18 @@ def test_the_fuzzer_is_credited_with_the_case_it_hung_or_died_on(tmp_path: Path)
     assert failing_cases(tmp_path, None) == [*reduced, tmp_path / "current.mlir"]  # hung: killed at its limit
     assert failing_cases(tmp_path, -8) == [*reduced, tmp_path / "current.mlir"]  # died of SIGFPE
     assert failing_cases(tmp_path / "nothing", -11) == []
+
+
+def test_a_survivor_whose_run_stopped_short_of_its_budget_is_not_judged() -> None:
+    ms = [_mutant(f"m00{k}") for k in range(3)]
+    suite = {m.id: {"id": m.id, "verdict": "killed"} for m in ms}
+    fuzz: dict[str, dict[str, Any]] = {
+        "_meta": {"id": "_meta", "commit": "fedcba9876", "fuzz_seed": 0, "fuzz_execs": 40}
+    }
+    fuzz["m000"] = {"id": "m000", "verdict": "survived", "execs": 40}
+    fuzz["m001"] = {"id": "m001", "verdict": "survived", "execs": 31}  # the time cap came first
+    fuzz["m002"] = {"id": "m002", "verdict": "killed", "execs": 12, "case": "001-crash-cpu-build"}  # a kill counts
+    text = report(_sample(ms), suite, fuzz)
+    assert "judged 2." in text
+    assert "; 1 runs stopped by the time cap short of the budget, without a kill, are not judged." in text
+    assert "| fuzzer | 1 of 2 | 0.50 |" in text
