@@ -36,7 +36,7 @@ from ..ir.storage import check_array
 from ..ir.types import TensorType, f32
 from .awq import awq
 from .base import Pass, register_pass
-from .fold_scales import fold_channel_scale
+from .fold_scales import fold_channel_scale, permute_channels
 from .gptq import gptq, hessian
 from .rtn import QuantizedWeight, round_to_nearest
 from .sensitivity import sensitivity, widths
@@ -132,12 +132,21 @@ def quantize_weights(module: Operation, config: QuantConfig) -> QuantReport:
         weight = _matmul_weight(op, config, report)
         if weight is None:
             return False
-        x, reference = op.operands[0], weight
+        x = op.operands[0]
         bits = width.get(id(op), config.bits)
+        stats = statistics.get(id(op))
+        if config.rearrange:
+            perm = rearrangement(weight)
+            weight = weight[:, perm]
+            stats = (stats[0][np.ix_(perm, perm)], stats[1][perm]) if stats is not None else None
+            x = permute_channels(x, perm, op, rewriter)
+        reference = weight
         if config.method == "gptq":
-            q = gptq(weight, statistics[id(op)][0], bits, config.group, config.signed)
+            assert stats is not None
+            q = gptq(weight, stats[0], bits, config.group, config.signed)
         elif config.method == "awq":
-            scales, q = awq(weight, *statistics[id(op)], bits, config.group, config.signed)
+            assert stats is not None
+            scales, q = awq(weight, *stats, bits, config.group, config.signed)
             reference = weight * scales  # the codes stand for W s; the activation is divided by s
             if not fold_channel_scale(x, 1.0 / scales, rewriter):
                 inverse = DenseAttr.adopt((1.0 / scales).astype(np.float32), TensorType((len(scales),), f32))
@@ -166,6 +175,12 @@ def quantize_weights(module: Operation, config: QuantConfig) -> QuantReport:
     patterns.append(RewritePattern("quantize_embedding", ("graph.embedding",), embedding))
     apply_patterns_greedily(module, patterns)
     return report
+
+
+def rearrangement(weight: np.ndarray) -> np.ndarray:
+    """The order of a [N, K] weight's input channels that puts them by decreasing largest magnitude, so that
+    the outlier channels share groups and the other groups keep a narrow range (stable: ties keep their order)."""
+    return np.argsort(-np.abs(weight).max(axis=0), kind="stable")
 
 
 def _widths(
@@ -255,6 +270,7 @@ class Quantize(Pass):
     """The registry key of calibration batches (:func:`~tensorium.ir.dialects.quant.config.register_calibration`)."""
     bits_by_sensitivity: int = 0
     sensitive_fraction: float = 0.25
+    rearrange: bool = False
 
     def __post_init__(self) -> None:
         self.config()

@@ -35,7 +35,10 @@ class QuantConfig:
     embedding tables too. ``bits_by_sensitivity`` (a width above ``bits``; 0: off) gives that width to the
     matmul weights whose outputs suffer most at ``bits`` (measured on the calibration inputs, or by the weight
     error without them; :mod:`tensorium.passes.sensitivity`) until they hold ``sensitive_fraction`` of the
-    quantized elements. Every bad option is a PassError naming it.
+    quantized elements. ``rearrange`` sorts each weight's input channels by their largest magnitude before
+    quantizing per group, so that outlier channels share groups, and permutes the activation to match in the
+    op that computes it (:mod:`tensorium.passes.fold_scales`; a ``graph.gather`` where it cannot). Every bad
+    option is a PassError naming it.
     """
 
     bits: int = 4
@@ -48,6 +51,7 @@ class QuantConfig:
     """Calibration batches (given as a list, stored as their registry key)."""
     bits_by_sensitivity: int = 0
     sensitive_fraction: float = 0.25
+    rearrange: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.calibration, str):
@@ -70,6 +74,10 @@ class QuantConfig:
             )
         if not isinstance(self.sensitive_fraction, (int, float)) or not 0 <= self.sensitive_fraction <= 1:
             raise PassError(f"quantize: sensitive_fraction must be in [0, 1], got {self.sensitive_fraction!r}")
+        if self.rearrange not in (True, False):
+            raise PassError(f"quantize: rearrange must be true or false, got {self.rearrange!r}")
+        if self.rearrange and not self.group:
+            raise PassError("quantize: rearrange needs groups (group > 0): per channel, the order does not matter")
         if self.min_elements < 0:
             raise PassError(f"quantize: min_elements must be >= 0, got {self.min_elements}")
         if self.method in CALIBRATED_METHODS and not self.calibration:
