@@ -30,14 +30,12 @@ from typing import Any
 import numpy as np
 
 import tensorium
-from tensorium.autotune.features import candidate_features
+from tensorium.autotune.features import FEATURE_NAMES, candidate_features
 from tensorium.autotune.measure import Job, Measurement, Measurer, build_job, lowered_kernel
 from tensorium.autotune.model import (
     Dataset,
-    MLPRanker,
     lightgbm_available,
     new_model,
-    quality,
     save_warm_start,
     score_quality,
 )
@@ -318,16 +316,22 @@ def dataset(db_path: Path, stored: bool = False) -> Dataset:
             op = kernels[kernel][0].op
             parsed = Config.parse(config)
             features = candidate_features(lowered_kernel(op, kernels[kernel][1], parsed, LLVMEmitter.NATIVE), parsed)
-        if len(features):
+        if len(features) and (stored or len(features) == len(FEATURE_NAMES)):  # no stale layouts
             rows.append((f"{target}/{kernel}", features, float(r.seconds or 0.0)))
     return Dataset.of(rows)
 
 
 def cross_validate(data: Dataset, kind: str, folds: int, seed: int, seen: int = 0) -> dict[str, float]:
-    """Quality of a ``kind`` model over ``folds`` folds of whole kernels: each kernel is held out once and
-    scored by a model trained on the others (and on ``seen`` of its own points, chosen at random, as in a
-    search that has measured that many; they are then left out of the scoring). The metrics are averaged
-    over kernels."""
+    """Quality of a ``kind`` model over ``folds`` folds of whole kernels (:func:`held_out_scores`), the
+    metrics averaged over kernels."""
+    scores, data = held_out_scores(data, kind, folds, seed, seen)
+    return score_quality(scores, data)
+
+
+def held_out_scores(data: Dataset, kind: str, folds: int, seed: int, seen: int = 0) -> tuple[np.ndarray, Dataset]:
+    """Scores of each kernel's points by a ``kind`` model trained without that kernel, over ``folds``
+    folds of whole kernels (and on ``seen`` of its own points, chosen at random, as in a search that has
+    measured that many; they are then left out): the scores and the rows they are for."""
     rng = np.random.default_rng(seed)
     ids = np.unique(data.groups)
     order = rng.permutation(ids)
@@ -344,12 +348,35 @@ def cross_validate(data: Dataset, kind: str, folds: int, seed: int, seen: int = 
         held = test & ~given
         scores[held] = model.predict(data.features[held])
         scored |= held
-    return score_quality(scores[scored], data.subset(scored))
+    return scores[scored], data.subset(scored)
 
 
-def evaluate(db_path: Path, seed: int, folds: int, stored: bool) -> None:
-    """Print each model kind's quality on ``db_path``'s measurements, k-fold by whole kernels."""
+def first_choices(scores: np.ndarray, data: Dataset, trials: int) -> list[tuple[float, float]]:
+    """Per kernel, the best time among the ``trials`` points the scores rank first, and the expected best
+    among ``trials`` points drawn at random (exactly: the i-th fastest of n is the best of a random draw
+    with probability C(n - i, t - 1) / C(n, t)), both relative to the kernel's best: an offline search at
+    equal trials over the measured points."""
+    from math import comb
+
+    out = []
+    for g in np.unique(data.groups):
+        mask = data.groups == g
+        seconds, s = data.seconds[mask], scores[mask]
+        t = min(trials, len(seconds))
+        learned = seconds[np.argsort(-s, kind="stable")[:t]].min()
+        ordered = np.sort(seconds)
+        n = len(ordered)
+        expected = sum(ordered[i] * comb(n - 1 - i, t - 1) for i in range(n)) / comb(n, t)
+        out.append((float(learned / ordered[0]), float(expected / ordered[0])))
+    return out
+
+
+def evaluate(db_path: Path, seed: int, folds: int, stored: bool, plot: Path | None = None) -> Dataset:
+    """Print each model kind's quality on ``db_path``'s measurements, k-fold by whole kernels, and the
+    offline search at equal trials (drawn as SVG into ``plot``); returns the data."""
     data = dataset(db_path, stored)
+    if len(np.unique(data.groups)) < folds:
+        raise SystemExit(f"{db_path}: {len(np.unique(data.groups))} kernels with records; measure more first")
     kinds = ["lightgbm", "mlp"] if lightgbm_available() else ["mlp"]
     print(f"{len(data)} configs of {len(np.unique(data.groups))} kernels, {folds} folds by kernel")
     print("| model | points of the kernel seen | Kendall tau | top-1 recall | top-10 recall | R2 (within kernel) |")
@@ -365,30 +392,77 @@ def evaluate(db_path: Path, seed: int, folds: int, stored: bool) -> None:
                 f"{q['r2']:.3f} |",
                 flush=True,
             )
-
-
-def train(db_path: Path, seed: int) -> None:
-    """Train the shipped models on ``db_path``'s records and report their quality on held-out kernels."""
-    db = TuningDB(db_path)
-    rows = [(f"{r.target}/{r.kernel}", r.features, r.seconds) for r in db.records if r.ok and r.features]
-    data = Dataset.of([(g, f, s) for g, f, s in rows if s is not None])
-    if len(data) < 16:
-        raise SystemExit(f"{db_path}: {len(data)} usable records; measure more first (tensorium tune ...)")
-    training, held_out = data.split(0.25, seed)
-    kinds = ["lightgbm", "mlp"] if lightgbm_available() else ["mlp"]
-    print(f"{len(data)} records, {len(np.unique(data.groups))} kernels; held out {len(held_out)} rows")
+    print()
+    print("Offline search at equal trials (best of the first points / the kernel's best; 1.00 = found the best):")
+    print("| model | trials | learned (mean) | random (mean, expected) | kernels learned <= random |")
+    print("| --- | --- | --- | --- | --- |")
+    curves: list[tuple[str, list[tuple[float, float]]]] = []
     for kind in kinds:
-        model = new_model(kind, seed)
-        model.fit(training)
-        print(kind, {k: round(v, 3) for k, v in quality(model, held_out).items()})
+        scores, rows = held_out_scores(data, kind, folds, seed)
+        by_trials = {t: first_choices(scores, rows, t) for t in range(1, 25)}
+        curves.append((kind, [(t, float(np.mean([a for a, _ in p]))) for t, p in by_trials.items()]))
+        if len(curves) == 1:
+            curves.append(("random", [(t, float(np.mean([b for _, b in p]))) for t, p in by_trials.items()]))
+        for trials in (4, 8, 16):
+            pairs = first_choices(scores, rows, trials)
+            wins = sum(a <= b for a, b in pairs)
+            print(
+                f"| {kind} | {trials} | {np.mean([a for a, _ in pairs]):.3f} | {np.mean([b for _, b in pairs]):.3f} |"
+                f" {wins} of {len(pairs)} |",
+                flush=True,
+            )
+    if plot is not None:
+        plot.write_text(_svg(curves, "trials per kernel", "best found / kernel's best (mean over kernels)"))
+        print(f"plot: {plot}")
+    return data
+
+
+def _svg(curves: list[tuple[str, list[tuple[float, float]]]], xlabel: str, ylabel: str) -> str:
+    """A small line plot as SVG text (no plotting library needed)."""
+    width, height, margin = 560, 340, 56
+    xs = [x for _, c in curves for x, _ in c]
+    ys = [y for _, c in curves for _, y in c]
+    x0, x1, y0, y1 = min(xs), max(xs), 1.0, max(ys)
+
+    def at(x: float, y: float) -> str:
+        px = margin + (x - x0) / ((x1 - x0) or 1) * (width - 2 * margin)
+        py = height - margin - (y - y0) / ((y1 - y0) or 1) * (height - 2 * margin)
+        return f"{px:.1f},{py:.1f}"
+
+    colors = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd")
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
+        'font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<polyline points="{at(x0, y1)} {at(x0, y0)} {at(x1, y0)}" fill="none" stroke="black"/>',
+        f'<text x="{width / 2}" y="{height - 14}" text-anchor="middle">{xlabel}</text>',
+        f'<text x="14" y="{height / 2}" text-anchor="middle" transform="rotate(-90 14 {height / 2})">{ylabel}</text>',
+    ]
+    for value in np.linspace(y0, y1, 5):
+        x, y = at(x0, float(value)).split(",")
+        out.append(f'<text x="{float(x) - 6}" y="{float(y) + 4}" text-anchor="end">{value:.2f}</text>')
+    for value in (x0, (x0 + x1) / 2, x1):
+        x, y = at(value, y0).split(",")
+        out.append(f'<text x="{x}" y="{float(y) + 16}" text-anchor="middle">{value:.0f}</text>')
+    for i, (name, curve) in enumerate(curves):
+        color = colors[i % len(colors)]
+        points = " ".join(at(x, y) for x, y in curve)
+        out.append(f'<polyline points="{points}" fill="none" stroke="{color}" stroke-width="2"/>')
+        out.append(f'<text x="{width - margin - 90}" y="{margin + 16 * i}" fill="{color}">{name}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def train(db_path: Path, seed: int, folds: int, plot: Path | None = None) -> None:
+    """Report the models' quality on ``db_path``'s records (:func:`evaluate`), then train them on all of
+    them and write the shipped warm-start models (LightGBM where installed, and the MLP fallback)."""
+    data = evaluate(db_path, seed, folds, stored=False, plot=plot)
+    kinds = ["lightgbm", "mlp"] if lightgbm_available() else ["mlp"]
     models = [new_model(kind, seed) for kind in kinds]
     for model in models:
         model.fit(data)
-    if not any(isinstance(m, MLPRanker) for m in models):
-        models.append(MLPRanker(seed))
-        models[-1].fit(data)
     save_warm_start(models, data.features.shape[1])
-    print("wrote the warm-start models")
+    print(f"wrote the warm-start models ({', '.join(kinds)}) trained on {len(data)} configs")
 
 
 def _log(line: str) -> None:
@@ -407,6 +481,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--train", action="store_true", help="train the warm-start model from --db")
     parser.add_argument("--evaluate", action="store_true", help="cost-model quality on --db, k-fold by kernel")
     parser.add_argument("--folds", type=int, default=5, help="folds for --evaluate (default 5)")
+    parser.add_argument("--plot", type=Path, help="--evaluate / --train: SVG of the offline search")
     parser.add_argument("--stored-features", action="store_true", help="--evaluate on the recorded features")
     parser.add_argument(
         "--tinygrad", type=int, metavar="BEAM", help="GEMM against tinygrad's BEAM search of width BEAM"
@@ -425,11 +500,11 @@ def main(argv: list[str] | None = None) -> None:
     elif args.evaluate:
         if args.db is None:
             raise SystemExit("--evaluate needs --db FILE")
-        evaluate(args.db, args.seed, args.folds, args.stored_features)
+        evaluate(args.db, args.seed, args.folds, args.stored_features, args.plot)
     elif args.train:
         if args.db is None:
             raise SystemExit("--train needs --db FILE")
-        train(args.db, args.seed)
+        train(args.db, args.seed, args.folds, args.plot)
     elif args.random_vs_learned:
         random_vs_learned(args.workloads, args.trials, args.smoke, args.seed, args.db)
     else:
