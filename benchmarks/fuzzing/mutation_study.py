@@ -826,7 +826,7 @@ def comparison(
     sample: dict[str, Any], suite: dict[str, dict[str, Any]], runs: dict[str, dict[str, dict[str, Any]]]
 ) -> str:
     """The fuzzer's runs under several labels side by side, on the mutants every one of them judged (and the
-    suite): kills, score, ratio to the suite's, and the kills of each that the first run lacked."""
+    suite): kills, score, ratio to the suite's, and the kills of each that the first run lacked or had."""
     mutants = [Mutant(**m) for m in sample["mutants"]]
     per_run = {label: {o.mutant.id: o for o in outcomes(mutants, suite, rows)} for label, rows in runs.items()}
     common = set.intersection(*(set(judged) for judged in per_run.values())) if per_run else set()
@@ -835,16 +835,18 @@ def comparison(
     lines = [
         f"On the {len(common)} mutants every run judged (the suite kills {suite_kills}):",
         "",
-        "| fuzzer run | commit | executions per mutant | fuzzer kills | score | of the suite's | new kills |",
-        "| --- | --- | ---: | ---: | ---: | ---: | --- |",
+        "| fuzzer run | commit | executions per mutant | fuzzer kills | score | of the suite's | new kills | lost |",
+        "| --- | --- | ---: | ---: | ---: | ---: | --- | --- |",
     ]
     for label, judged in per_run.items():
         meta = runs[label].get("_meta", {})
         kills = sorted(m for m in common if judged[m].fuzz)
         new = [m for m in kills if not first[m].fuzz]
+        lost = sorted(m for m in common if first[m].fuzz and not judged[m].fuzz)
         lines.append(
             f"| {label} | {str(meta.get('commit', '?'))[:7]} | {meta.get('fuzz_execs', '?')} | {len(kills)} | "
-            f"{_ratio(len(kills), len(common))} | {_ratio(len(kills), suite_kills)} | {', '.join(new) or '-'} |"
+            f"{_ratio(len(kills), len(common))} | {_ratio(len(kills), suite_kills)} | {', '.join(new) or '-'} | "
+            f"{', '.join(lost) or '-'} |"
         )
     return "\n".join(lines)
 

@@ -218,8 +218,10 @@ def test_the_report_counts_the_survivors_the_fuzzer_never_reached_and_compares_r
     assert "(2 in lowering, 1 in passes; the suite kills 3 of them)" in text
     lines = comparison(_sample(ms), suite, {"before": before, "after": after}).splitlines()
     assert lines[0] == "On the 3 mutants every run judged (the suite kills 3):"  # m003 is stale after
-    assert lines[4] == "| before | 1111111 | 40 | 1 | 0.33 | 0.33 | - |"
-    assert lines[5] == "| after | 2222222 | 40 | 2 | 0.67 | 0.67 | m001 |"
+    assert lines[4] == "| before | 1111111 | 40 | 1 | 0.33 | 0.33 | - | - |"
+    assert lines[5] == "| after | 2222222 | 40 | 2 | 0.67 | 0.67 | m001 | - |"
+    lines = comparison(_sample(ms), suite, {"after": after, "before": before}).splitlines()
+    assert lines[5] == "| before | 1111111 | 40 | 1 | 0.33 | 0.33 | - | m001 |"
 
 
 def test_a_regression_case_names_the_mutant_it_kills_and_keeps_what_replays_it() -> None:
