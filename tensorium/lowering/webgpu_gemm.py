@@ -3,9 +3,14 @@
 The kernel is the CUDA backend's (``bm x bk`` and ``bk x bn`` tiles in workgroup memory, copied by all the
 workgroup's invocations between barriers, a ``tm x tn`` register tile per invocation), and so are the knobs;
 only the legal points differ: those whose invocations fit ``max_compute_invocations_per_workgroup``, whose
-tiles (times their ``stages``) fit ``max_compute_workgroup_storage_size`` (16 KiB by default) and whose grid (column tiles, row
-tiles, batch) fits ``max_compute_workgroups_per_dimension``, with no warp to fill. Products smaller than
-:data:`MIN_OUTPUT` elements keep the ``gemm`` family (one invocation per register tile).
+tiles (times their ``stages``) fit ``max_compute_workgroup_storage_size`` (16 KiB by default) and whose grid
+(column tiles, row tiles, batch) fits ``max_compute_workgroups_per_dimension``, with no warp to fill. Products
+smaller than :data:`MIN_OUTPUT` elements keep the ``gemm`` family (one invocation per register tile).
+
+Tiled convolution is the same kernel: the ``gpu_conv`` family of :mod:`tensorium.lowering.gpu_conv` (an implicit
+GEMM whose A tiles are gathered from the input window by window as they are copied into workgroup memory,
+zeros in the padding) with the same limit-pruned tile points, for f32 convolutions of one group whose implicit
+GEMM (``batch * out_height * out_width`` by the output channels) has at least :data:`MIN_OUTPUT` elements.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from collections.abc import Mapping
 
 from ..ir.core import Operation
 from ..targets import Target
+from .gpu_conv import conv_gemm, gpu_conv_default, gpu_conv_space, lower_gpu_conv
 from .gpu_gemm import GpuGemmShape, gpu_gemm_default, gpu_gemm_space, lower_gpu_gemm
 from .kernel import register_target_lowering
 from .space import Config, Family, Setting, Space, register_target_family
@@ -31,18 +37,34 @@ def webgpu_gemm_space(op: Operation, target: Target) -> Space | None:
     shape = GpuGemmShape.of(op)
     if shape is None or shape.m * shape.n < MIN_OUTPUT:
         return None
+    cuda = gpu_gemm_space(op, target)
+    assert cuda is not None
+    return _within_limits(cuda, target, shape.m, shape.n, shape.batch)
+
+
+def webgpu_conv_space(op: Operation, target: Target) -> Space | None:
+    """``gpu_conv``'s knobs (the tiled GEMM's) on a WebGPU ``target``, pruned as :func:`webgpu_gemm_space`."""
+    gemm = conv_gemm(op)
+    if gemm is None or gemm[0] * gemm[1] < MIN_OUTPUT:
+        return None
+    cuda = gpu_conv_space(op, target)
+    assert cuda is not None
+    return _within_limits(cuda, target, gemm[0], gemm[1], 1)
+
+
+def _within_limits(cuda: Space, target: Target, m: int, n: int, batch: int) -> Space | None:
+    """The points of the tiled kernel's space ``cuda`` for an ``m x n`` C (``batch`` of them) that fit ``target``'s
+    invocation, workgroup-storage and grid limits; None where none does."""
     most = min(target.limit("max_compute_invocations_per_workgroup"), target.limit("max_compute_workgroup_size_x"))
     storage = target.limit("max_compute_workgroup_storage_size")
     grid = target.limit("max_compute_workgroups_per_dimension")
 
     def valid(values: Mapping[str, Setting]) -> bool:
         bm, bn, bk = (int(values[n]) for n in ("bm", "bn", "bk"))
-        fits_grid = max(-(-shape.n // bn), -(-shape.m // bm), shape.batch) <= grid
+        fits_grid = max(-(-n // bn), -(-m // bm), batch) <= grid
         tiles = 4 * bk * (bm + bn) * int(values.get("stages", 1))  # double-buffered tiles take twice the storage
         return _invocations(values) <= most and tiles <= storage and fits_grid
 
-    cuda = gpu_gemm_space(op, target)
-    assert cuda is not None
     space = Space(cuda.family, cuda.knobs, valid)
     return space if any(True for _ in space.points()) else None
 
@@ -50,7 +72,7 @@ def webgpu_gemm_space(op: Operation, target: Target) -> Space | None:
 def webgpu_gemm_default(op: Operation, target: Target, space: Space) -> Config:
     """The CUDA backend's default where it is legal here; else the legal point with the most invocations and
     then the largest tile (low limits, as tests set)."""
-    config = gpu_gemm_default(op, target, space)
+    config = (gpu_gemm_default if op.name == "graph.matmul" else gpu_conv_default)(op, target, space)
     legal = list(space.points())
     if config in legal:
         return config
@@ -59,3 +81,5 @@ def webgpu_gemm_default(op: Operation, target: Target, space: Space) -> Config:
 
 register_target_family("webgpu", Family("gpu_gemm", ("graph.matmul",), webgpu_gemm_space, webgpu_gemm_default))
 register_target_lowering("webgpu", "graph.matmul", lower_gpu_gemm)
+register_target_family("webgpu", Family("gpu_conv", ("graph.conv2d",), webgpu_conv_space, webgpu_gemm_default))
+register_target_lowering("webgpu", "graph.conv2d", lower_gpu_conv)

@@ -148,3 +148,34 @@ def test_softmax_and_norms_over_long_rows_run_by_workgroups() -> None:
     assert sum("var<workgroup>" in s.wgsl and "workgroupBarrier();" in s.wgsl for s in shaders) == 3
     for g, w in zip(got, tensorium.compile(rows, target="interp")(x)):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+CONV = """
+module {
+  func.func @main(%x: tensor<2x3x12x12xf32>, %w: tensor<16x3x3x3xf32>, %b: tensor<16xf32>) -> tensor<2x16x12x12xf32> {
+    %0 = graph.conv2d %x, %w, %b {padding = [1, 1, 1, 1]}
+      : (tensor<2x3x12x12xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<2x16x12x12xf32>
+    func.return %0 : tensor<2x16x12x12xf32>
+  }
+}"""
+
+
+@pytest.mark.usefixtures("gpu")
+@pytest.mark.parametrize(
+    "spec", ["webgpu", "webgpu:max_compute_invocations_per_workgroup=16,max_compute_workgroup_storage_size=2048"]
+)
+def test_convolution_is_a_tiled_implicit_gemm_within_the_limits(spec: str) -> None:
+    conv = parse_module(CONV)
+    target = parse_target(spec)
+    (kernel,) = tunable_kernels(conv, target)
+    assert kernel.space.family == "gpu_conv"
+    for point in kernel.space.points():
+        v = point.as_dict()
+        assert (int(v["bm"]) // int(v["tm"])) * (int(v["bn"]) // int(v["tn"])) <= target.limit(
+            "max_compute_invocations_per_workgroup"
+        )
+    executable = WebGPUExecutable.build(conv, target=target)
+    (shader,) = executable.shaders.values()
+    assert "var<workgroup>" in shader.wgsl and "workgroupBarrier()" in shader.wgsl
+    inputs = random_inputs(conv)
+    np.testing.assert_allclose(executable.run(inputs)[0], reference(conv, inputs)[0], rtol=1e-5, atol=1e-5)
