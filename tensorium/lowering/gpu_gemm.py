@@ -40,8 +40,8 @@ TILES = (16, 32, 64, 128)
 STEPS = (8, 16, 32)
 REGISTER_TILES = (1, 2, 4, 8)
 MMA_M, MMA_N, MMA_K = MMA_SHAPE
-MMA_ARCH = 80
-"""The first architecture with ``mma.sync`` m16n8k16 on f16 (Ampere)."""
+MMA_ARCH = 75
+"""The first architecture with ``mma.sync`` on f16 (Turing: m16n8k8, which the emitter pairs; m16n8k16 from sm_80)."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class GpuGemmShape:
     @staticmethod
     def of(op: Operation, element: ScalarType = f32) -> GpuGemmShape | None:
         """The shape of ``graph.matmul`` op ``op`` on ``element`` operands, or None when this family does not build
-        it (f16 products only on CUDA targets of sm_80 and later: :func:`gemm_shape`)."""
+        it (f16 products only on CUDA targets: :func:`gemm_shape`)."""
         if op.name != "graph.matmul" or op.attr("transpose_a", False):
             return None
         types = [v.type for v in (*op.operands, *op.results)]
@@ -78,7 +78,7 @@ class GpuGemmShape:
 
 
 def gemm_shape(op: Operation, target: Target) -> GpuGemmShape | None:
-    """The shape of an f32 product, or of an f16 one where the target has ``mma.sync`` m16n8k16 (sm_80 on)."""
+    """The shape of an f32 product, or of an f16 one where the target has ``mma.sync`` (sm_75 on: every CUDA target)."""
     shape = GpuGemmShape.of(op)
     if shape is None and target.kind == "cuda" and _arch_number(target) >= MMA_ARCH:
         shape = GpuGemmShape.of(op, f16)

@@ -1,5 +1,5 @@
 """f16 GEMM through ``mma.sync``: the ``loop.mma`` op on the loop interpreter (its fragment layout) and through
-ptxas, and ``gpu_gemm``'s ``mma`` knob proven against the graph interpreter."""
+ptxas (m16n8k16, two m16n8k8 on Turing), and ``gpu_gemm``'s ``mma`` knob proven against the graph interpreter."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from tensorium.backends import interp
 from tensorium.backends.cuda.ptx import NATIVE, assemble, compile_ptx
 from tensorium.backends.loop_interp import run
 from tensorium.backends.plan_runner import run_plan
-from tensorium.errors import CompileError, InterpreterError
+from tensorium.errors import InterpreterError
 from tensorium.ir import InsertionPoint, Operation, func_body, graph, make_func, make_module, set_results
 from tensorium.ir.dialects import loop
 from tensorium.ir.dialects.builtin import functions
@@ -85,9 +85,11 @@ def test_mma_is_mma_sync_for_ptxas_from_sm_80_on(arch: str) -> None:
     assemble(ptx, arch)
 
 
-def test_mma_before_sm_80_is_an_error_naming_the_op() -> None:
-    with pytest.raises(CompileError, match=re.escape("'loop.mma' needs sm_80 or later (mma.sync m16n8k16), not sm_75")):
-        compile_ptx(_one_tile(), parse_target("cuda:sm_75"))
+@needs_ptxas
+def test_on_turing_mma_is_two_m16n8k8_steps() -> None:
+    ptx = compile_ptx(_one_tile(), parse_target("cuda:sm_75")).ptx
+    assert ptx.count("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32") == 2 and "m16n8k16" not in ptx
+    assemble(ptx, "sm_75")
 
 
 def _matmul(m: int, k: int, n: int, transpose_b: bool = False, batch: tuple[int, ...] = ()) -> Operation:
@@ -115,11 +117,13 @@ def _check(module: Operation, config: str | None = None) -> Operation:
     return state.lowered
 
 
-def test_f16_products_default_to_mma_on_sm_80_and_later_only() -> None:
+def test_f16_products_default_to_mma_on_every_cuda_target_and_not_on_webgpu() -> None:
     op = _op(_matmul(40, 48, 24))
-    assert default_config(op, SM90) == Config.parse("gpu_gemm{bm=32,bn=32,bk=16,tm=1,tn=2,stages=2,mma=true}")
-    space = kernel_space(op, parse_target("cuda:sm_75"))
-    assert space is None or space.family != "gpu_gemm"
+    for arch in ("sm_75", "sm_90"):
+        want = Config.parse("gpu_gemm{bm=32,bn=32,bk=16,tm=1,tn=2,stages=2,mma=true}")
+        assert default_config(op, parse_target(f"cuda:{arch}")) == want
+    webgpu = kernel_space(op, parse_target("webgpu"))
+    assert webgpu is None or "mma" not in [k.name for k in webgpu.knobs]
     f32_space = kernel_space(_op(build_module([TensorType((8, 8), f32)] * 2, graph.matmul)), SM90)
     assert f32_space is not None and "mma" not in [k.name for k in f32_space.knobs]
 
@@ -145,7 +149,7 @@ def test_mma_gemm_of_a_batch_with_b_transposed() -> None:
 
 
 @needs_ptxas
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_90"])
 def test_the_mma_gemm_assembles_for_ptxas(arch: str) -> None:
     target = parse_target(f"cuda:{arch}")
     module = _matmul(256, 256, 256)
@@ -154,5 +158,6 @@ def test_the_mma_gemm_assembles_for_ptxas(arch: str) -> None:
     ptx = compile_ptx(state.lowered, target)
     (launch,) = ptx.launches.values()
     assert launch.block == (128, 1, 1) and launch.shared_bytes == 2 * 2 * 32 * (64 + 64)
-    assert ptx.ptx.count("mma.sync") == 2 * 4 * 2  # two 16-steps of bk, 2 x 4 tiles per warp
+    steps = 2 * 4 * 2  # two 16-steps of bk, 2 x 4 tiles per warp (each two m16n8k8 on sm_75)
+    assert ptx.ptx.count("mma.sync") == steps * (2 if arch == "sm_75" else 1)
     assemble(ptx.ptx, arch)

@@ -11,7 +11,7 @@ does differently; the scalar ops, loads, stores, packed loads and serial loops a
   lower bound. Their trip counts must be constants: they are the launch's grid and block sizes
   (:class:`Launch`); a loop shorter than the launch along its axis guards its body.
 - ``loop.shuffle`` is ``shfl.sync`` over the full warp (``llvm.nvvm.shfl.sync.*``); ``loop.mma`` is
-  ``mma.sync.aligned.m16n8k16`` (inline PTX, sm_80 and later), its fragments loaded lane by lane.
+  ``mma.sync.aligned.m16n8k16`` (inline PTX; two m16n8k8 on sm_75), its fragments loaded lane by lane.
 - ``loop.barrier`` is ``llvm.nvvm.barrier0`` (``bar.sync 0``); ``shared`` buffers are module globals in
   address space 3; ``local`` buffers are stack slots (registers after LLVM's SROA).
 - ``parallel`` and ``vectorize`` loops run serially in each thread: a GPU kernel's parallelism is its
@@ -211,11 +211,9 @@ class NVPTXEmitter(LLVMEmitter):
         return joined if isinstance(kind, ir.IntType) else bl.bitcast(joined, kind)
 
     def emit_mma(self, op: Operation) -> None:
-        """``mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32`` (inline PTX, sm_80 and later): each lane loads its
-        fragments of the A and B tiles (pairs of f16 as 32-bit registers) and its four accumulators, and stores the
-        four results back."""
-        if self.arch_number() < 80:
-            raise op_error(op, f"needs sm_80 or later (mma.sync m16n8k16), not {self.arch}")
+        """``mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32`` (inline PTX; two m16n8k8 on sm_75): each lane loads
+        its fragments of the A and B tiles (pairs of f16 as 32-bit registers) and its four accumulators, and stores
+        the four results back."""
         acc, a, ar, ac, b, br, bc = op.operands
         acc_ref, a_ref, b_ref = self.buffer(acc), self.buffer(a), self.buffer(b)
         ar_, ac_, br_, bc_ = self.values([ar, ac, br, bc])
@@ -249,17 +247,28 @@ class NVPTXEmitter(LLVMEmitter):
             b_regs.append(pair_of(b_ref, [first, at(first, 1)], [column, column]))
         slots = [self.address(acc_ref, [I64(i)]) for i in range(4)]
         c_regs = [bl.load(slot, typ=F32) for slot in slots]
-        result = ir.LiteralStructType([F32] * 4)
-        asm = ir.InlineAsm(
-            ir.FunctionType(result, [I32] * 6 + [F32] * 4),
-            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, "
-            "{$10,$11,$12,$13};",
-            "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
-            side_effect=True,
-        )
-        out = bl.call(asm, [*a_regs, *b_regs, *c_regs])
+        if self.arch_number() >= 80:
+            out = self._mma_asm("m16n8k16", a_regs, b_regs, c_regs)
+        else:  # Turing: the same product as two m16n8k8 steps (their fragments are halves of m16n8k16's)
+            half = self._mma_asm("m16n8k8", a_regs[:2], b_regs[:1], c_regs)
+            out = self._mma_asm("m16n8k8", a_regs[2:], b_regs[1:], [bl.extract_value(half, i) for i in range(4)])
         for i, slot in enumerate(slots):
             bl.store(bl.extract_value(out, i), slot)
+
+    def _mma_asm(self, shape: str, a: list[ir.Value], b: list[ir.Value], c: list[ir.Value]) -> ir.Value:
+        """One inline ``mma.sync.aligned.<shape>.row.col.f32.f16.f16.f32``: a struct of the four results."""
+        operands = [*a, *b, *c]
+        groups, n = [], 4
+        for count in (len(a), len(b), len(c)):
+            groups.append("{" + ",".join(f"${n + j}" for j in range(count)) + "}")
+            n += count
+        asm = ir.InlineAsm(
+            ir.FunctionType(ir.LiteralStructType([F32] * 4), [v.type for v in operands]),
+            f"mma.sync.aligned.{shape}.row.col.f32.f16.f16.f32 {{$0,$1,$2,$3}}, {', '.join(groups)};",
+            "=f,=f,=f,=f," + ",".join(["r"] * (len(a) + len(b)) + ["f"] * len(c)),
+            side_effect=True,
+        )
+        return self.builder.call(asm, operands)
 
     def arch_number(self) -> int:
         """The compute capability of the architecture compiled for (90 for ``sm_90``; 0 when not known)."""
