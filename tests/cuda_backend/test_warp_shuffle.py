@@ -127,3 +127,17 @@ def test_shuffles_of_every_width_are_shfl_sync_for_ptxas(dtype: ScalarType, arch
     assert "shfl.sync.down.b32" in ptx
     assert ptx.count("shfl.sync") == (2 if dtype == f64 else 1)  # 64 bits as two halves
     assemble(ptx, arch)
+
+
+def test_a_shuffle_under_a_partial_thread_loop_is_refused() -> None:
+    buf = BufferType((64,), f32)
+    f = make_func("partial", [buf], arg_names=["x"])
+    (x,) = func_body(f).args
+    with InsertionPoint(func_body(f)):
+        with loop.for_(0, 64, kind="gpu_thread", axis=0, name="t") as t:
+            loop.store(loop.load(x, t), x, t)
+        with loop.for_(0, 32, kind="gpu_thread", axis=0, name="u") as u:
+            loop.store(loop.shuffle(loop.load(x, u), u, mode="idx"), x, u)
+    set_results(f, [])
+    with pytest.raises(CompileError, match="needs whole warps, but its gpu_thread loop runs 32 of 64 threads"):
+        compile_ptx(make_module([f]), parse_target("cuda:sm_90"))

@@ -171,6 +171,9 @@ class NVPTXEmitter(LLVMEmitter):
         if trips == launched:
             self.emit_block(body)
             return
+        warp_op = next((o for o in op.walk() if o.name in _WARP_OPS), None) if kind == "gpu_thread" else None
+        if warp_op is not None:
+            raise op_error(warp_op, f"needs whole warps, but its gpu_thread loop runs {trips} of {launched} threads")
         then, after = bl.function.append_basic_block("gpu.in"), bl.function.append_basic_block("gpu.out")
         bl.cbranch(bl.icmp_unsigned("<", ident, I64(trips)), then, after)
         bl.position_at_end(then)
@@ -312,6 +315,8 @@ class NVPTXEmitter(LLVMEmitter):
         return bool(op.operands) and isinstance(op.operands[-1].type, FloatType)
 
 
+_WARP_OPS = ("loop.shuffle", "loop.mma")
+"""Ops the whole warp runs together (a full mask): never under a guard that leaves some threads out."""
 _SHUFFLE = {"xor": "bfly", "down": "down", "up": "up", "idx": "idx"}
 """PTX's name of each ``loop.shuffle`` mode."""
 _F64_LIBM = frozenset({"loop.exp", "loop.log", "loop.tanh", "loop.erf", "loop.pow", "loop.rem"})
