@@ -96,22 +96,30 @@ def _onnxruntime(model: Any, inputs: dict[str, Any]) -> Callable[[], Any]:
     return lambda: session.run(["hidden"], feed)[0]
 
 
-def _runners(model: Any, inputs: dict[str, Any]) -> dict[str, tuple[Callable[[], Any], Any]]:
-    """Each runner's call and its compiled Tensorium model (None for peers)."""
+RUNNERS = ("tensorium", "tensorium dynamic", "eager", "torch.compile", "onnxruntime")
+
+
+def _runners(model: Any, inputs: dict[str, Any], names: tuple[str, ...] = RUNNERS) -> dict[str, tuple[Any, Any]]:
+    """Each runner's call and its compiled Tensorium model (None for peers), for the runners ``names``."""
     import torch
 
     import tensorium
 
-    static = tensorium.compile(model, cache=False)
-    dynamic = tensorium.compile(model, dynamic={k: {0: "batch", 1: "seq"} for k in inputs}, cache=False)
-    inductor = torch.compile(model)
-    return {
-        "tensorium": (lambda: static(**inputs).last_hidden_state, static),
-        "tensorium dynamic": (lambda: dynamic(**inputs).last_hidden_state, dynamic),
-        "eager": (lambda: model(**inputs).last_hidden_state, None),
-        "torch.compile": (lambda: inductor(**inputs).last_hidden_state, None),
-        "onnxruntime": (_onnxruntime(model, inputs), None),
-    }
+    def build(name: str) -> tuple[Callable[[], Any], Any]:
+        if name == "tensorium":
+            static = tensorium.compile(model, cache=False)
+            return lambda: static(**inputs).last_hidden_state, static
+        if name == "tensorium dynamic":
+            dynamic = tensorium.compile(model, dynamic={k: {0: "batch", 1: "seq"} for k in inputs}, cache=False)
+            return lambda: dynamic(**inputs).last_hidden_state, dynamic
+        if name == "eager":
+            return lambda: model(**inputs).last_hidden_state, None
+        if name == "torch.compile":
+            inductor = torch.compile(model)
+            return lambda: inductor(**inputs).last_hidden_state, None
+        return _onnxruntime(model, inputs), None
+
+    return {name: build(name) for name in names}
 
 
 def _round(run: Callable[[], Any], calls: int, clock: Callable[[], float] = time.perf_counter) -> float:
@@ -183,7 +191,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile", action="store_true", help="Tensorium's time per kernel family too")
     parser.add_argument("--threads", type=int, default=THREADS, help="threads per runner")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall", help="cpu: the process's CPU time")
+    parser.add_argument(
+        "--runners", default=",".join(RUNNERS), help=f"comma-separated, of {', '.join(RUNNERS)} (all by default)"
+    )
     args = parser.parse_args(argv)
+    unknown = sorted(set(r.strip() for r in args.runners.split(",")) - set(RUNNERS))
+    if unknown:
+        parser.error(f"unknown runner(s) {unknown}: choose from {', '.join(RUNNERS)}")
     os.environ["TENSORIUM_NUM_THREADS"] = str(args.threads)
     import numpy as np
     import torch
@@ -206,7 +220,7 @@ def main(argv: list[str] | None = None) -> None:
         model, inputs = made
         with torch.no_grad():
             want = model(**inputs).last_hidden_state.numpy()
-            runners = _runners(model, inputs)
+            runners = _runners(model, inputs, tuple(r.strip() for r in args.runners.split(",")))
             diffs = {r: float(np.abs(np.asarray(run()) - want).max()) for r, (run, _) in runners.items()}
             best: dict[str, float] = {}
             order = list(runners)
