@@ -1,7 +1,7 @@
 """LLVM target machines for CPU targets.
 
-Both :mod:`.jit` (compiling kernels) and :mod:`.runtime` (the OpenMP glue it JIT-compiles once) need a
-target machine; this module holds the one way to make it, so imports go ``jit -> runtime -> machine``.
+Both :mod:`.jit` (compiling kernels) and :mod:`.runtime` (the thread pool and the OpenMP glue it JIT-compiles
+once) need a target machine; this module holds the one way to make it, so imports go ``jit -> runtime -> machine``.
 """
 
 from __future__ import annotations
