@@ -1,11 +1,16 @@
 """The kernels transformer encoders spend their time in, pinned by structure (not timing): the softmax computes
-one exp per element and sums its lanes as a tree (the fuse pass's reshape sinking, which puts BERT's GELU into
-the GEMM epilogue, is pinned by tests/passes/cases/fuse.mlir)."""
+one exp per element and sums its lanes as a tree; an encoder's FFN compiled for static shapes runs its GELU and
+residual add in the GEMM epilogues (the fuse pass's reshape sinking; its IR is pinned by
+tests/passes/cases/fuse.mlir)."""
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
+import numpy as np
+import pytest
+
+import tensorium
 from tensorium.backends import interp
 from tensorium.backends.cpu import CpuExecutable
 from tensorium.ir import graph
@@ -34,3 +39,27 @@ def test_softmax_keeps_each_exp_in_its_output_and_sums_lanes_as_a_tree() -> None
     assert _ops(lower_function(f16), "loop.exp") == 3  # a narrower output computes the exp again
     log = build_module([TensorType(x.shape, f32)], lambda v: graph.log_softmax(v))
     assert _ops(lower_function(log), "loop.exp") == 2
+
+
+def test_a_static_encoder_ffn_runs_gelu_and_residual_in_the_gemm_epilogues() -> None:
+    """torch.export writes Linear on [batch, seq, d] as reshape, 2-D matmul, reshape back; after the fuse pass
+    sinks the reshapes, the GELU and the residual add are epilogues of the two GEMMs (no kernel of their own)."""
+    torch = pytest.importorskip("torch")
+
+    class Ffn(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.up, self.down, self.norm = torch.nn.Linear(16, 64), torch.nn.Linear(64, 16), torch.nn.LayerNorm(16)
+
+        def forward(self, x: Any) -> Any:
+            return self.norm(self.down(torch.nn.functional.gelu(self.up(x))) + x)
+
+    torch.manual_seed(0)
+    model = Ffn().eval()
+    x = torch.randn(2, 5, 16)
+    compiled = tensorium.compile(model, cache=False)
+    with torch.no_grad():
+        np.testing.assert_allclose(compiled(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-5)
+    kernels = [step.kernel for step in compiled.artifact.executable.steps]
+    assert any("gelu" in name and "matmul" in name for name in kernels), kernels
+    assert not any(name.startswith(("gelu", "add")) for name in kernels), kernels
