@@ -193,3 +193,39 @@ module {{
         WebGPUExecutable.build(quant_module(4, False), quant_layout="zigzag")
     with pytest.raises(CompileError, match="interleaved layout packs matrices, got rank 3"):
         WebGPUExecutable.build(quant_module(4, False, rank3=True), quant_layout="interleaved")
+
+
+QUANTIZED_FACTORY = """
+import numpy as np
+from tensorium import nn
+
+def factory():
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((64, 96)).astype(np.float32)
+
+    def model(x):
+        return nn.softmax(x @ w, axis=-1)
+
+    return model, (np.zeros((2, 64), np.float32),)
+"""
+
+
+def test_quantized_site_runs_under_node(tmp_path: Path) -> None:
+    """``tensorium compile -t webgpu --quantize w3g32``: the artifact's bound k-bit weight is a .npy of codes that
+    the JavaScript runtime packs itself."""
+    require_dawn()
+    from tensorium.cli import main
+
+    (tmp_path / "model.py").write_text(QUANTIZED_FACTORY)
+    site = tmp_path / "site"
+    args = ["compile", f"{tmp_path / 'model.py'}:factory", "-t", "webgpu", "-o", str(site), "--quantize", "w3g32"]
+    assert main(args) == 0
+    codes = [np.load(f) for f in (site / "constants").glob("*.npy")]
+    assert any(c.dtype == np.uint8 for c in codes), "the 3-bit weight is bound as its codes"
+    namespace: dict[str, object] = {}
+    exec(QUANTIZED_FACTORY, namespace)
+    model = namespace["factory"]()[0]  # type: ignore[operator]
+    x = np.random.default_rng(1).standard_normal((2, 64)).astype(np.float32)
+    want = tensorium.compile(model, target="interp", quantize="w3g32", cache=False)(x)
+    (got,) = node_outputs(site, [x], tmp_path)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
