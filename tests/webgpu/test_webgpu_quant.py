@@ -25,7 +25,7 @@ from tensorium.lowering.codegen import lower_and_schedule
 from tensorium.lowering.webgpu_quant import SHADER_LAYOUTS, pack_quantized, packing_for
 from tensorium.targets import parse_target
 
-from .js_harness import node_outputs, require_dawn
+from .js_harness import chromium_outputs, node_outputs, require_chromium, require_dawn
 
 CASES = [(bits, signed) for bits in range(1, 9) for signed in (False, True) if bits > 1 or not signed]
 """Every width, signed and unsigned (a 1-bit code is unsigned here: -1/0 signed codes are allowed by the
@@ -210,9 +210,9 @@ def factory():
 """
 
 
-def test_quantized_site_runs_under_node(tmp_path: Path) -> None:
+def test_quantized_site_runs_under_node_and_in_chromium(tmp_path: Path) -> None:
     """``tensorium compile -t webgpu --quantize w3g32``: the artifact's bound k-bit weight is a .npy of codes that
-    the JavaScript runtime packs itself."""
+    the JavaScript runtime packs itself, under Node on Dawn and on the demo page in headless chromium."""
     require_dawn()
     from tensorium.cli import main
 
@@ -228,4 +228,7 @@ def test_quantized_site_runs_under_node(tmp_path: Path) -> None:
     x = np.random.default_rng(1).standard_normal((2, 64)).astype(np.float32)
     want = tensorium.compile(model, target="interp", quantize="w3g32", cache=False)(x)
     (got,) = node_outputs(site, [x], tmp_path)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    require_chromium()
+    (got,), _ = chromium_outputs(site, [x], tmp_path / "chromium")
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
