@@ -252,7 +252,9 @@ def accuracy_table(args: argparse.Namespace) -> None:
 
     from tensorium.passes.awq import awq
     from tensorium.passes.gptq import gptq
+    from tensorium.passes.quantize import rearrangement
     from tensorium.passes.rtn import round_to_nearest
+    from tensorium.passes.sensitivity import sensitivity, widths
 
     embed, model = minilm()
     texts = sentences()
@@ -282,19 +284,34 @@ def accuracy_table(args: argparse.Namespace) -> None:
     )
     with torch.no_grad():
         for bits in (b for b in (int(b) for b in args.bits.split(",")) if b >= 2):
+            chosen = [bits] * len(linears)
+            if args.sensitive:
+                wide, fraction = args.sensitive.split(":")
+                scores = [sensitivity(w.numpy(), h, bits, args.group, False) for w, h in zip(originals, hessians)]
+                chosen = widths([w.numel() for w in originals], scores, bits, int(wide), float(fraction))
             for method in args.methods.split(","):
-                for layer, weight, h, m in zip(linears, originals, hessians, magnitudes):
+                for layer, weight, h, m, width in zip(linears, originals, hessians, magnitudes, chosen):
                     w = weight.numpy()
+                    perm = rearrangement(w) if args.rearrange else np.arange(w.shape[1])
+                    w, h, m = w[:, perm], h[np.ix_(perm, perm)], m[perm]
                     if method == "gptq":
-                        dequantized = gptq(w, h, bits, args.group, signed=False).dequantized()
+                        dequantized = gptq(w, h, width, args.group, signed=False).dequantized()
                     elif method == "awq":
-                        scales, q = awq(w, h, m / max(np.abs(m).max(), 1e-30), bits, args.group, signed=False)
+                        scales, q = awq(w, h, m / max(np.abs(m).max(), 1e-30), width, args.group, signed=False)
                         dequantized = q.dequantized() / scales
                     else:
-                        dequantized = round_to_nearest(w, bits, args.group, signed=False).dequantized()
-                    layer.weight.copy_(torch.from_numpy(dequantized.astype(np.float32)))
+                        dequantized = round_to_nearest(w, width, args.group, signed=False).dequantized()
+                    restored = np.empty_like(dequantized)
+                    restored[:, perm] = dequantized  # what the permuted activation meets
+                    layer.weight.copy_(torch.from_numpy(restored.astype(np.float32)))
                 cosine = (embed(evaluation) * reference).sum(axis=1)
-                print(f"  k={bits} {method}: mean cosine {cosine.mean():.4f}, least {cosine.min():.4f}")
+                name = method + (" rearranged" if args.rearrange else "")
+                label = f"k={min(chosen)}" + (
+                    f" ({chosen.count(max(chosen))} at {max(chosen)})" if args.sensitive else ""
+                )
+                mean_bits = sum(b * w.numel() for b, w in zip(chosen, originals)) / sum(w.numel() for w in originals)
+                print(f"  {label} {name}: mean cosine {cosine.mean():.4f}, least {cosine.min():.4f}", end="")
+                print(f"; {mean_bits:.2f} bits per weight" if args.sensitive else "")
         for layer, weight in zip(linears, originals):
             layer.weight.copy_(weight)
 
@@ -347,6 +364,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--accuracy", action="store_true", help="MiniLM accuracy per k instead of the GEMV timings")
     parser.add_argument("--methods", default="rtn", help="with --accuracy: rtn,gptq,awq (GPTQ takes a minute per k)")
     parser.add_argument("--calibration", type=int, default=64, help="with --accuracy: calibration sentences (<= 300)")
+    parser.add_argument(
+        "--sensitive",
+        default="",
+        help="with --accuracy: W:F, the most sensitive layers at W bits up to F of the weights",
+    )
+    parser.add_argument("--rearrange", action="store_true", help="with --accuracy: outlier channels share groups")
     parser.add_argument("--sensitivity", action="store_true", help="MiniLM RTN cosine per kind of layer, per layer")
     args = parser.parse_args(argv)
     os.environ["TENSORIUM_NUM_THREADS"] = str(args.threads)
