@@ -11,17 +11,34 @@ Tiled convolution is the same kernel: the ``gpu_conv`` family of :mod:`tensorium
 GEMM whose A tiles are gathered from the input window by window as they are copied into workgroup memory,
 zeros in the padding) with the same limit-pruned tile points, for f32 convolutions of one group whose implicit
 GEMM (``batch * out_height * out_width`` by the output channels) has at least :data:`MIN_OUTPUT` elements.
+
+So is ``quant.matmul`` with k-bit weights (the ``gpu_qgemm`` tiles, WebGPU's own): B's elements are the
+weight's codes dequantized, ``(q - zero) * scale``, as the B tile is copied into workgroup memory, so each
+code is unpacked (:mod:`tensorium.lowering.webgpu_quant` rewrites the loads) once per workgroup tile instead of
+once per output element; f32 activations of rank 2 and products of at least :data:`MIN_OUTPUT` elements.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..ir.core import Operation
+from ..ir.core import Operation, Value
+from ..ir.dialects import loop
+from ..ir.types import QuantizedType, TensorType, f32
 from ..targets import Target
 from .gpu_conv import conv_gemm, gpu_conv_default, gpu_conv_space, lower_gpu_conv
-from .gpu_gemm import GpuGemmShape, gpu_gemm_default, gpu_gemm_space, lower_gpu_gemm
-from .kernel import register_target_lowering
+from .gpu_gemm import (
+    GpuGemmShape,
+    TiledOperands,
+    emit_tiled_gemm,
+    gpu_gemm_default,
+    gpu_gemm_space,
+    lower_gpu_gemm,
+    tile_default,
+    tile_space,
+)
+from .kernel import LOWERINGS, Kernel, register_target_lowering
+from .quant_simple import dequantized
 from .space import Config, Family, Setting, Space, register_target_family
 
 MIN_OUTPUT = 32 * 32
@@ -83,3 +100,68 @@ register_target_family("webgpu", Family("gpu_gemm", ("graph.matmul",), webgpu_ge
 register_target_lowering("webgpu", "graph.matmul", lower_gpu_gemm)
 register_target_family("webgpu", Family("gpu_conv", ("graph.conv2d",), webgpu_conv_space, webgpu_gemm_default))
 register_target_lowering("webgpu", "graph.conv2d", lower_gpu_conv)
+
+
+def qgemm_shape(op: Operation) -> tuple[int, int, int] | None:
+    """(M, N, K) of a ``quant.matmul`` the ``gpu_qgemm`` family builds (f32 activations [M, K], a static k-bit
+    weight [N, K] expressed in f32), else None."""
+    if op.name != "quant.matmul":
+        return None
+    x, w = (v.type for v in op.operands[:2])
+    if not (isinstance(x, TensorType) and isinstance(w, TensorType) and x.is_static and w.is_static):
+        return None
+    q = w.element
+    if x.rank != 2 or x.element != f32 or not isinstance(q, QuantizedType) or q.expressed != f32:
+        return None
+    return x.static_shape[0], w.static_shape[0], x.static_shape[1]
+
+
+def webgpu_qgemm_space(op: Operation, target: Target) -> Space | None:
+    """The tiled GEMM's knobs for a k-bit ``quant.matmul``, pruned by the target's limits."""
+    shape = qgemm_shape(op)
+    if shape is None or shape[0] * shape[1] < MIN_OUTPUT:
+        return None
+    return _within_limits(tile_space("gpu_qgemm", target), target, shape[0], shape[1], 1)
+
+
+def webgpu_qgemm_default(op: Operation, target: Target, space: Space) -> Config:
+    """The tiled GEMM's default tiles for the product's shape, where legal (else as :func:`webgpu_gemm_default`)."""
+    shape = qgemm_shape(op)
+    assert shape is not None
+    config = tile_default("gpu_qgemm", *shape)
+    legal = list(space.points())
+    if config in legal:
+        return config
+    return max(legal, key=lambda c: (_invocations(c.as_dict()), c.int("bm") * c.int("bn"), c.int("bk")))
+
+
+def lower_webgpu_qgemm(op: Operation, k: Kernel) -> None:
+    """``x @ dequantize(W)^T`` as the tiled GEMM with B dequantized as its tile is copied, at the kernel's config
+    or else the default tiles (``quant.matmul`` has no general family, so the search space cannot anchor on it
+    and the tiles are not tuned yet); the general k-bit matmul where no tile fits."""
+    shape = qgemm_shape(op)
+    space = webgpu_qgemm_space(op, k.target) if shape is not None else None
+    config = k.config if k.config is not None and k.config.family == "gpu_qgemm" else None
+    if config is None and space is not None:
+        config = webgpu_qgemm_default(op, k.target, space)
+    if config is None or shape is None:
+        LOWERINGS[op.name](op, k)
+        return
+    x, codes, scale, *zero = k.inputs
+    (out,) = k.outputs
+    weight = op.operands[1].type
+    assert isinstance(weight, TensorType) and isinstance(weight.element, QuantizedType)
+    q = weight.element
+
+    def b_at(z: Value, kk: Value, n: Value) -> Value:
+        return dequantized(k, codes, scale, zero[0] if zero else None, q, [n, kk])
+
+    def store(z: Value, row: Value, col: Value, value: Value) -> None:
+        loop.store(value, out, row, col)
+
+    operands = TiledOperands(1, *shape, lambda z, r, kk: loop.load(x, r, kk), b_at, store)
+    emit_tiled_gemm(k, config, operands)
+
+
+register_target_family("webgpu", Family("gpu_qgemm", ("quant.matmul",), webgpu_qgemm_space, webgpu_qgemm_default))
+register_target_lowering("webgpu", "quant.matmul", lower_webgpu_qgemm)

@@ -84,10 +84,10 @@ def quant_inputs(
     return inputs
 
 
-def check(got: list[np.ndarray], want: list[np.ndarray]) -> None:
+def check(got: list[np.ndarray], want: list[np.ndarray], atol: float = 1e-5) -> None:
     assert len(got) == len(want)
     for g, w in zip(got, want):
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=atol)
 
 
 @pytest.mark.parametrize("layout", SHADER_LAYOUTS)
@@ -232,3 +232,22 @@ def test_quantized_site_runs_under_node_and_in_chromium(tmp_path: Path) -> None:
     require_chromium()
     (got,), _ = chromium_outputs(site, [x], tmp_path / "chromium")
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.usefixtures("gpu")
+@pytest.mark.parametrize("layout, bits, signed", [("stream", 3, True), ("planes", 5, False), ("interleaved", 8, True)])
+def test_k_bit_products_run_as_the_tiled_gemm(layout: str, bits: int, signed: bool) -> None:
+    """A product of at least 32 x 32 outputs copies dequantized B tiles into workgroup memory (each code unpacked
+    once per tile); rows of 70 codes leave partial tiles along K."""
+    m = quant_module(bits, signed, rows=40, depth=70)
+    main = m.regions[0].block.ops[0]
+    x = main.regions[0].block.args[0]
+    assert str(x.type) == "tensor<2x70xf32>"
+    text = str(m).replace("tensor<2x70xf32>", "tensor<33x70xf32>").replace("tensor<2x40xf32>", "tensor<33x40xf32>")
+    m = parse_module(text)
+    executable = WebGPUExecutable.build(m, quant_layout=layout)
+    tiled = [s for s in executable.shaders.values() if "var<workgroup>" in s.wgsl and ">>" in s.wgsl]
+    assert len(tiled) == 1
+    inputs = quant_inputs(bits, signed, seed=bits, rows=40, depth=70)
+    inputs[0] = np.random.default_rng(bits).standard_normal((33, 70)).astype(np.float32)
+    check(executable.run(inputs), [np.asarray(r) for r in run(m, inputs)], atol=1e-3)  # outputs up to ~600
