@@ -4,6 +4,7 @@
     python benchmarks/lowbit.py --bits 4 --shapes 4096x4096 --batch 1,4 --rounds 5 --paths float,int
     python benchmarks/lowbit.py --accuracy --methods rtn,gptq,awq   # MiniLM sentence-embedding cosine per k
     python benchmarks/lowbit.py --sensitivity --bits 4              # MiniLM: which layers the RTN error comes from
+    python benchmarks/lowbit.py --mlp --bits 4,8 --batch 1,32       # a quantized MLP against f32
 
 For each (N, K) and k it builds Tensorium's ``qgemv`` kernel (``quant.matmul_packed``) once per path (``float``:
 unpack, scale, FMA; ``int``: 8-bit activations and integer dot products; docs/quantization.md) and runs it over
@@ -25,6 +26,7 @@ import argparse
 import os
 import statistics
 import time
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -216,6 +218,44 @@ def gemv_table(args: argparse.Namespace) -> None:
         print(_row(shape, 1, "numpy f32", seconds, n * k * 4 / seconds, bandwidth))
 
 
+def _calling(fn: Callable[..., object], x: object) -> Runner:
+    return lambda i: fn(x)
+
+
+def mlp_table(args: argparse.Namespace) -> None:
+    """A quantized MLP (Linear d -> 4d, GELU, Linear 4d -> d, as a transformer's FFN) at each ``--batch``:
+    Tensorium in f32 and with ``w{bits}g{group}`` weights (the qgemv kernels on their default path) against
+    PyTorch eager in f32, on ``--mlp-dim``."""
+    import torch
+
+    import tensorium as tm
+
+    torch.set_num_threads(args.threads)
+    d = args.mlp_dim
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(d, 4 * d), torch.nn.GELU(), torch.nn.Linear(4 * d, d)).eval()
+    floats = sum(p.numel() * 4 for p in model.parameters())
+    print(f"{args.clock} clock; load {os.getloadavg()[0]:.1f}; MLP {d}-{4 * d}-{d} GELU, {args.threads} threads")
+    print(f"{'batch':>5} {'runner':<24} {'time':>10}")
+    for batch in (int(b) for b in args.batch.split(",")):
+        x = torch.randn(batch, d)
+        runners: dict[str, Runner] = {"torch f32": _calling(model, x)}
+        compiled = tm.compile(model, cache=False)
+        compiled(x)
+        runners["tensorium f32"] = _calling(compiled, x)
+        for bits in (int(b) for b in args.bits.split(",")):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                quantized = tm.compile(model, quantize=f"w{bits}g{args.group}", cache=False)
+            quantized(x)
+            runners[f"tensorium w{bits}g{args.group}"] = _calling(quantized, x)
+        with torch.no_grad():
+            times = best_median(runners, 1, args.rounds, args.reps, args.clock, args.threads)
+        for name, seconds in times.items():
+            print(f"{batch:>5} {name:<24} {seconds * 1e6:8.1f}us")
+    print(f"(f32 weights {floats / 2**20:.1f} MiB)")
+
+
 def sentences() -> list[str]:
     """A few hundred short sentences built from templates (no data set needed offline)."""
     subjects = ["The cat", "A young engineer", "My neighbour", "The old train", "A small company", "The committee"]
@@ -370,6 +410,8 @@ def main(argv: list[str] | None = None) -> int:
         help="with --accuracy: W:F, the most sensitive layers at W bits up to F of the weights",
     )
     parser.add_argument("--rearrange", action="store_true", help="with --accuracy: outlier channels share groups")
+    parser.add_argument("--mlp", action="store_true", help="a quantized MLP at each --batch instead of the GEMVs")
+    parser.add_argument("--mlp-dim", type=int, default=1024, help="with --mlp: the model width d")
     parser.add_argument("--sensitivity", action="store_true", help="MiniLM RTN cosine per kind of layer, per layer")
     args = parser.parse_args(argv)
     os.environ["TENSORIUM_NUM_THREADS"] = str(args.threads)
@@ -377,6 +419,8 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
     if args.sensitivity:
         sensitivity_table(args)
+    elif args.mlp:
+        mlp_table(args)
     elif args.accuracy:
         accuracy_table(args)
     else:

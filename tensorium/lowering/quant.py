@@ -70,7 +70,7 @@ class QgemvPath:
         raise NotImplementedError
 
     def block(self, k: Kernel, step: BlockStep) -> None:
-        """Add block ``step.kb`` of panel ``step.nb`` into ``step.partial[r slots + c, lane]`` for each row ``r``."""
+        """Add block ``step.kb`` of panel ``step.nb`` into ``step.partial[r slots + c][0, lane]`` for each row ``r``."""
         raise NotImplementedError
 
     def cost(self, target: Target, bits: int, mr: int) -> float | None:
@@ -82,11 +82,13 @@ class QgemvPath:
 @dataclass(frozen=True)
 class BlockStep:
     """What :meth:`QgemvPath.block` works on: the packed weight, the buffers :meth:`QgemvPath.prepare` made, the
-    partial sums, the panel ``nb``, the block ``kb``, the activation rows ``ms``, and the kernel's shape."""
+    partial sums (one [1, lanes] buffer per row and slot: a lane loop that stores one buffer at one index list is
+    what the explicit vectorizer takes), the panel ``nb``, the block ``kb``, the activation rows ``ms``, and the
+    kernel's shape."""
 
     packed: Value
     prepared: list[Value]
-    partial: Value
+    partial: list[Value]
     nb: Value
     kb: Value
     ms: list[Value]
@@ -165,9 +167,9 @@ def lower_matmul_packed(op: Operation, k: Kernel) -> None:
         with loop.for_(k.index(0), _ceil(k, rows, mr), k.index(1), name="mb") as mb:
             first = loop.mul(mb, k.index(mr))
             ms = [first] + [loop.min(loop.add(first, k.index(r)), last_row) for r in range(1, mr)]
-            acc = zeros(k, mr, lanes, "acc")
+            accs = [zeros(k, 1, lanes, f"acc{r}") for r in range(mr)]
             with loop.for_(k.index(0), k.index(groups), k.index(1), name="g") as g:
-                partial = zeros(k, mr * slots, lanes, "p")
+                partial = [zeros(k, 1, lanes, f"p{i}") for i in range(mr * slots)]
                 start = loop.mul(g, k.index(group // BLOCK))
                 with loop.for_(start, loop.add(start, k.index(group // BLOCK)), k.index(1), name="kb") as kb:
                     if ahead:
@@ -177,17 +179,19 @@ def lower_matmul_packed(op: Operation, k: Kernel) -> None:
                     n = loop.add(n0, lane)
                     s, z = loop.load(scale, [g, n]), loop.load(zero, [g, n])
                     for r, m in enumerate(ms):
-                        dot = loop.load(partial, [k.index(r * slots), lane])
+                        dot = loop.load(partial[r * slots], [k.index(0), lane])
                         for c in range(1, slots):
-                            dot = loop.add(dot, loop.load(partial, [k.index(r * slots + c), lane]))
+                            dot = loop.add(dot, loop.load(partial[r * slots + c], [k.index(0), lane]))
                         corrected = multiply_add(k, loop.neg(z), loop.load(sums, [m, g]), dot)
                         loop.store(
-                            multiply_add(k, s, corrected, loop.load(acc, [k.index(r), lane])), acc, [k.index(r), lane]
+                            multiply_add(k, s, corrected, loop.load(accs[r], [k.index(0), lane])),
+                            accs[r],
+                            [k.index(0), lane],
                         )
             width = loop.min(k.index(lanes), loop.sub(k.index(cols), n0))
             for r, m in enumerate(ms):
                 with vector_columns(k, width, lanes, f"o{r}") as lane:
-                    value = loop.load(acc, [k.index(r), lane])
+                    value = loop.load(accs[r], [k.index(0), lane])
                     loop.store(value, out, [*delinearize(m, lead), loop.add(n0, lane)])
 
 
@@ -249,21 +253,21 @@ class FloatPath(QgemvPath):
         return chains
 
     def block(self, k: Kernel, step: BlockStep) -> None:
-        """``partial[r chains + j % chains, lane] += q[row, 32 kb + j] * x[m_r, 32 kb + j]``."""
+        """``partial[r chains + j % chains][0, lane] += q[row, 32 kb + j] * x[m_r, 32 kb + j]``."""
         scaled, bits, chains = step.prepared[0], step.bits, step.chains
         base = loop.mul(step.kb, k.index(BLOCK))
         xs = [[loop.load(scaled, [m, loop.add(base, k.index(j))]) for j in range(BLOCK)] for m in step.ms]
         with lane_loop(k, step.lanes) as lane:
             words = [loop.load(step.packed, [step.nb, step.kb, k.index(w), lane]) for w in range(bits)]
             slots = len(step.ms) * chains
-            sums = [loop.load(step.partial, [k.index(i), lane]) for i in range(slots)]
+            sums = [loop.load(step.partial[i], [k.index(0), lane]) for i in range(slots)]
             for j in range(BLOCK):
                 code = _code(k, words, j, bits)
                 for r in range(len(step.ms)):
                     i = r * chains + j % chains
                     sums[i] = multiply_add(k, code, xs[r][j], sums[i])
             for i, total in enumerate(sums):
-                loop.store(total, step.partial, [k.index(i), lane])
+                loop.store(total, step.partial[i], [k.index(0), lane])
 
     def cost(self, target: Target, bits: int, mr: int) -> float | None:
         """Per code: a mask and a conversion, and per row a broadcast activation and a multiply-add; a straddling

@@ -195,7 +195,7 @@ class IntegerPath(QgemvPath):
         return 1
 
     def block(self, k: Kernel, step: BlockStep) -> None:
-        """``partial[r, lane] += d[m_r, kb] * sum_{t} dot_u8i8(byte word t of the lane's row, activation word t)``.
+        """``partial[r][0, lane] += d[m_r, kb] * sum_{t} dot_u8i8(byte word t of the lane's row, activation word t)``.
         Where the target's dot product takes any unsigned byte (VNNI), a byte word whose codes sit ``s`` bits up
         in their bytes is masked in place (:func:`in_place_shift`): its dots are ``2**s`` times the codes', summed
         apart and shifted down by ``s`` (exact: every product is a multiple of ``2**s``), one shift per such
@@ -226,10 +226,8 @@ class IntegerPath(QgemvPath):
                     value = loop.shr(value, k.const(up, i32)) if up else value
                     total = value if total is None else loop.add(total, value)
                 assert total is not None
-                at = [k.index(r), lane]
-                loop.store(
-                    multiply_add(k, ds[r], loop.cast(total, dtype=f32), loop.load(step.partial, at)), step.partial, at
-                )
+                at, into = [k.index(0), lane], step.partial[r]
+                loop.store(multiply_add(k, ds[r], loop.cast(total, dtype=f32), loop.load(into, at)), into, at)
 
     def cost(self, target: Target, bits: int, mr: int) -> float | None:
         """The plan's shifts, masks and ors, per byte word and row a broadcast activation word and a dot product
