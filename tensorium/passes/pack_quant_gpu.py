@@ -4,19 +4,27 @@ What ``pack-quant`` does for a CPU, with the rows of a warp side by side: ``quan
 with constant operands becomes ``quant.matmul_packed`` over the ``interleaved`` layout of 32 lanes, so that the
 32 lanes of a warp, one weight row each, load 32 adjacent words of every block of 32 codes (one coalesced
 transaction), with the scales and zero points transposed to [K / group, rows] the same way (adjacent per lane).
-Products the kernel cannot take are left as they are, as ``pack-quant`` leaves them.
+Products the kernel cannot take are left as they are, as ``pack-quant`` leaves them, and so are products of
+more than :data:`MAX_ROWS` activation rows or of rows known only at run time (prefill): they keep the simple
+dequantizing kernel, which a GPU runs bound to its grid (the CPU's packed kernel allocates scratch of run-time
+size, which a GPU kernel cannot).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
 from ..ir.core import Operation
 from ..ir.rewrite import PatternRewriter, RewritePattern, apply_patterns_greedily
+from ..ir.types import TensorType
 from ..targets.cuda import WARP
 from .base import Pass, register_pass
 from .pack_quant import _pack
+
+MAX_ROWS = 8
+"""The most activation rows the GPU kernel takes (``gpu_qgemv``'s limit: an accumulator per row and thread)."""
 
 
 @register_pass
@@ -28,6 +36,14 @@ class PackQuantGpu(Pass):
 
     def run(self, module: Operation) -> None:
         def pack(op: Operation, rewriter: PatternRewriter) -> bool:
-            return _pack(op, rewriter, WARP)
+            return _few_rows(op) and _pack(op, rewriter, WARP)
 
         apply_patterns_greedily(module, [RewritePattern("pack_quantized_weight_for_a_warp", ("quant.matmul",), pack)])
+
+
+def _few_rows(op: Operation) -> bool:
+    """Whether ``op``'s activation rows (all but its last dim) are static and at most :data:`MAX_ROWS`."""
+    x = op.operands[0].type
+    if not isinstance(x, TensorType) or not x.is_static:
+        return False
+    return math.prod(x.static_shape[:-1]) <= MAX_ROWS

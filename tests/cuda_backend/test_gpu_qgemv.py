@@ -86,9 +86,13 @@ def test_the_default_takes_eight_warps_when_each_gets_two_blocks() -> None:
 
 
 def test_products_with_many_rows_or_fused_epilogues_keep_the_general_kernels() -> None:
-    many = _quantized((16,), 32, 64, 4, 32)
-    space = kernel_space(_packed_op(many), SM90)
-    assert space is not None and space.family == "qgemv"
+    many = _quantized((16,), 32, 64, 4, 32)  # prefill: left unpacked, the dequantizing kernel bound to the grid
+    assert [op.name for op in func_body(functions(many)[0]).ops if op.name.startswith("quant.")] == ["quant.matmul"]
+    state = run_codegen(Codegen(many, SM90, native=NATIVE), until="decompose")
+    assert state.lowered is not None
+    x = np.random.default_rng(0).standard_normal((16, 64)).astype(np.float32)
+    np.testing.assert_allclose(run_plan(state.lowered, [x])[0], interp.run(many, [x])[0], rtol=1e-5, atol=1e-4)
+    compile_ptx(state.lowered, SM90)
     weight = np.ones((8, 32), np.float32)
 
     def body(x: object, b: object) -> object:
