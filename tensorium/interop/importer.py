@@ -527,19 +527,13 @@ def to_loop_space(x: Value, results: Sequence[int | None], loops: int) -> Value:
     assert isinstance(t, TensorType)
     dims = [d for d in results if d is not None]
     if len(dims) != len(results):
-        x = graph.reshape(x, shape=[s if isinstance(s, int) else -1 for s, d in zip(t.shape, results) if d is not None])
+        x = graph.squeeze(x, axes=[i for i, d in enumerate(results) if d is None])
     order = sorted(range(len(dims)), key=lambda i: dims[i])
     if order != list(range(len(dims))):
         x = graph.transpose(x, perm=order)
     present = sorted(dims)
     if len(present) != loops:
-        xt = x.type
-        assert isinstance(xt, TensorType)
-        sizes = dict(zip(present, xt.shape))
-        shape = [sizes.get(i, 1) for i in range(loops)]
-        if sum(1 for s in shape if not isinstance(s, int)) > 1:
-            raise NotImportable("a broadcast of more than one symbolic dim")
-        x = graph.reshape(x, shape=[s if isinstance(s, int) else -1 for s in shape])
+        x = graph.unsqueeze(x, axes=[i for i in range(loops) if i not in present])
     return x
 
 
