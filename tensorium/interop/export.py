@@ -800,7 +800,9 @@ def _attention(op: Operation) -> Callable[..., Value]:
 
 
 def _cumsum(op: Operation) -> Callable[..., Value]:
-    """A cumulative sum as a matmul by a constant 0/1 matrix along the axis (moved last for it)."""
+    """A cumulative sum as a masked sum over a constant 0/1 matrix along the axis (moved last for it): each
+    output sums the inputs its mask row selects, so an infinite input reaches only the outputs it is summed
+    into (a product with the matrix would give inf * 0 = NaN everywhere else)."""
 
     def build(x: Value) -> Value:
         t = _tensor_type(x)
@@ -813,9 +815,10 @@ def _cumsum(op: Operation) -> Callable[..., Value]:
         mask = keeps.get((op.attr("exclusive"), op.attr("reverse")), rows > cols)
         perm = [*(i for i in range(t.rank) if i != axis), axis]
         moved = graph.transpose(x, perm=perm) if axis != t.rank - 1 else x
-        flat = graph.reshape(moved, shape=[1, size]) if t.rank == 1 else moved
-        y = graph.matmul(flat, graph.constant(value=DenseAttr.of(mask.astype(np.float64), t.element)))
-        y = graph.reshape(y, shape=[size]) if t.rank == 1 else y
+        terms = graph.where(
+            graph.constant(value=DenseAttr.of(mask)), graph.unsqueeze(moved, axes=[t.rank]), _scalar(0, x)
+        )
+        y = graph.reduce_sum(terms, axes=[t.rank - 1])
         return graph.transpose(y, perm=list(np.argsort(perm))) if axis != t.rank - 1 else y
 
     return build
