@@ -1,11 +1,12 @@
 """The compile cache: compiled artifacts kept in memory and on disk, keyed by what determines them.
 
 The key is the sha256 of the imported graph's printed IR, its input/output names and output tree,
-the target, the pass pipeline and the Tensorium version, so a new compiler version never reuses an
-old entry. Disk entries are artifact folders (:mod:`tensorium.runtime.artifact`) under
-``$TENSORIUM_CACHE_DIR``, else ``$XDG_CACHE_HOME/tensorium``, else ``~/.cache/tensorium``; they are
-written atomically, and a corrupt entry (or a ``cpu`` entry whose object code was built for a CPU
-with features this host lacks) is dropped with a warning and rebuilt.
+the target, the pass pipeline and the Tensorium build (:func:`tensorium.version.build_id`: the version
+and a digest of the package's files), so a changed compiler never reuses an old entry. Disk entries
+are artifact folders (:mod:`tensorium.runtime.artifact`) under ``$TENSORIUM_CACHE_DIR``, else
+``$XDG_CACHE_HOME/tensorium``, else ``~/.cache/tensorium``; they are written atomically, and a corrupt
+entry (or a ``cpu`` entry whose object code was built for a CPU with features this host lacks) is
+dropped with a warning and rebuilt.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..paths import cache_dir
-from ..version import __version__
+from ..version import build_id
 from .artifact import Artifact, ArtifactError, read_artifact, write_artifact
 
 __all__ = ["MEMORY_ENTRIES", "cache_dir", "cache_key", "clear_memory", "lookup", "store"]
@@ -41,7 +42,7 @@ def cache_key(
     """The hex sha256 naming a compiled artifact."""
     header = json.dumps(
         {
-            "version": __version__,
+            "version": build_id(),
             "target": target,
             "pipeline": pipeline,
             "inputs": list(input_names),

@@ -189,8 +189,29 @@ def test_cache_key_depends_on_target_pipeline_and_version(monkeypatch: pytest.Mo
     assert key != cache.cache_key("ir", ["x"], ["y"], None, "interp", "dce")
     assert key != cache.cache_key("ir2", ["x"], ["y"], None, "interp", "cse")
     assert key != cache.cache_key("ir", ["x"], ["y"], {"type": "leaf"}, "interp", "cse")
-    monkeypatch.setattr(cache, "__version__", "9.9.9")
+    monkeypatch.setattr(cache, "build_id", lambda: "9.9.9+0")
     assert key != cache.cache_key("ir", ["x"], ["y"], None, "interp", "cse")
+
+
+def test_build_id_changes_with_the_compiler_source(tmp_path: Path) -> None:
+    """The compile cache's key holds a digest of the package's files, so an edited checkout (or a reinstall
+    under the same version) does not reuse artifacts the old compiler built."""
+    from tensorium.version import __version__, build_id, source_digest
+
+    assert build_id().startswith(__version__ + "+")
+    (tmp_path / "pkg").mkdir()
+    module = tmp_path / "pkg" / "lowering.py"
+    module.write_text("x = 1\n")
+    os.utime(module, ns=(1, 1))
+    before = source_digest(tmp_path)
+    assert source_digest(tmp_path) == before
+    module.write_text("x = 2\n")
+    os.utime(module, ns=(1, 1))
+    assert source_digest(tmp_path) == before  # same size and time: only a real change of either counts
+    os.utime(module, ns=(2, 2))
+    assert source_digest(tmp_path) != before
+    (tmp_path / "pkg" / "new.py").write_text("")
+    assert source_digest(tmp_path) != before
 
 
 def test_cache_dir_follows_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
