@@ -302,29 +302,42 @@ def emit_tiled_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
                         with loop.for_(0, tm, kind="unroll", name="ai") as ai:
                             loop.store(loop.fma(loop.load(regs, ai), value_b, loop.load(acc, ai, rj)), acc, ai, rj)
 
-            if stages == 1:
-                with loop.for_(0, steps, name="step") as step:
-                    copy(step, i(0))
-                    loop.barrier()
-                    multiply(i(0))
-                    loop.barrier()
-            else:
-                # Double buffering: the next step's tiles are copied into the other stage while this one's
-                # are multiplied, one barrier per step (the other stage was last read before the previous one).
-                copy(i(0), i(0))
-                loop.barrier()
-                with loop.for_(0, steps, name="step") as step:
-                    slot = loop.rem(step, i(2))
-                    following = loop.add(step, i(1))
-                    with loop.if_(loop.cmp(following, i(steps), predicate="lt")):
-                        copy(following, loop.sub(i(1), slot))
-                    multiply(slot)
-                    loop.barrier()
+            _step_through_k(k, steps, stages, copy, multiply)
             with loop.for_(0, tm, kind="unroll", name="wi") as wi, loop.for_(0, tn, kind="unroll", name="wj") as wj:
                 row = loop.add(row0, loop.add(loop.mul(ty, i(tm)), wi))
                 col = loop.add(col0, loop.add(loop.mul(tx, i(tn)), wj))
                 with loop.if_(_inside(k, row, operands.m, col, operands.n)):
                     operands.store(z, row, col, loop.load(acc, wi, wj))
+
+
+def _step_through_k(
+    k: Kernel,
+    steps: int,
+    stages: int,
+    copy: Callable[[Value, Value], None],
+    multiply: Callable[[Value], None],
+) -> None:
+    """The contraction's steps: ``copy(step, slot)`` puts a step's tiles into shared stage ``slot`` and
+    ``multiply(slot)`` accumulates them. With one stage, copy, barrier, multiply, barrier; with two (double
+    buffering), the next step's tiles are copied into the other stage while this one's are multiplied, one
+    barrier per step (the other stage was last read before the previous one)."""
+    i = k.index
+    if stages == 1:
+        with loop.for_(0, steps, name="step") as step:
+            copy(step, i(0))
+            loop.barrier()
+            multiply(i(0))
+            loop.barrier()
+        return
+    copy(i(0), i(0))
+    loop.barrier()
+    with loop.for_(0, steps, name="step") as step:
+        slot = loop.rem(step, i(2))
+        following = loop.add(step, i(1))
+        with loop.if_(loop.cmp(following, i(steps), predicate="lt")):
+            copy(following, loop.sub(i(1), slot))
+        multiply(slot)
+        loop.barrier()
 
 
 def emit_mma_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
@@ -385,22 +398,7 @@ def emit_mma_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
                             b_col = loop.add(warp_col, i(MMA_N * tj))
                             loop.mma(accs[ti][tj], tile_a, a_row, i(kk), tile_b, loop.add(b_base, i(kk)), b_col)
 
-            if stages == 1:
-                with loop.for_(0, steps, name="step") as step:
-                    copy(step, i(0))
-                    loop.barrier()
-                    multiply(i(0))
-                    loop.barrier()
-            else:
-                copy(i(0), i(0))
-                loop.barrier()
-                with loop.for_(0, steps, name="step") as step:
-                    slot = loop.rem(step, i(2))
-                    following = loop.add(step, i(1))
-                    with loop.if_(loop.cmp(following, i(steps), predicate="lt")):
-                        copy(following, loop.sub(i(1), slot))
-                    multiply(slot)
-                    loop.barrier()
+            _step_through_k(k, steps, stages, copy, multiply)
             group, pair = loop.div(lane, i(4)), loop.mul(loop.rem(lane, i(4)), i(2))
             for ti in range(tm):
                 for tj in range(tn):
