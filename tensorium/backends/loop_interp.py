@@ -144,13 +144,20 @@ def _threads(op: Operation, body: Block, iv: int, env: Env, ids: range) -> Steps
         yield
 
 
+def _warp_op(stops: list[_Shuffle] | list[_Mma], count: int) -> Operation:
+    """The warp-level op all ``count`` threads stopped at, checked: every thread at the same op, whole warps."""
+    first = stops[0].op
+    name = f"{op_location(first)}'{first.name}'"
+    if len(stops) != count or any(s.op is not first for s in stops):
+        raise InterpreterError(f"{name} needs every thread of its gpu_thread loop at it")
+    if count % WARP:
+        raise InterpreterError(f"{name} needs whole warps of {WARP}, not {count} threads")
+    return first
+
+
 def _exchange(op: Operation, stops: list[_Shuffle], count: int) -> list[Any]:
     """Each thread's result of the ``loop.shuffle`` all ``count`` threads of ``op`` stopped at."""
-    first = stops[0].op
-    if len(stops) != count or any(s.op is not first for s in stops):
-        raise InterpreterError(f"{op_location(first)}'loop.shuffle' needs every thread of its gpu_thread loop at it")
-    if count % WARP:
-        raise InterpreterError(f"{op_location(first)}'loop.shuffle' needs whole warps of {WARP}, not {count} threads")
+    first = _warp_op(stops, count)
     mode, width = str(first.attr("mode")), int(first.attr("width"))
     results = []
     for lane, stop in enumerate(stops):
@@ -162,11 +169,7 @@ def _exchange(op: Operation, stops: list[_Shuffle], count: int) -> list[Any]:
 
 def _multiply(op: Operation, stops: list[_Mma], count: int) -> list[Any]:
     """Each warp's ``loop.mma``, run when all ``count`` threads of ``op`` stopped at it (True for each)."""
-    first = stops[0].op
-    if len(stops) != count or any(s.op is not first for s in stops):
-        raise InterpreterError(f"{op_location(first)}'loop.mma' needs every thread of its gpu_thread loop at it")
-    if count % WARP:
-        raise InterpreterError(f"{op_location(first)}'loop.mma' needs whole warps of {WARP}, not {count} threads")
+    first = _warp_op(stops, count)
     rows, cols, depth = MMA_SHAPE
     for start in range(0, count, WARP):
         warp = stops[start : start + WARP]
