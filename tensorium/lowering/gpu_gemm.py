@@ -24,7 +24,8 @@ fused groups, keep the ``gemm`` family, which the GPU schedule binds to the grid
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..ir.core import Operation, Value
@@ -238,6 +239,18 @@ def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
         emit_tiled_gemm(k, k.config, operands)
 
 
+@contextmanager
+def _block_grid(operands: TiledOperands, bm: int, bn: int) -> Iterator[tuple[Value, Value, Value]]:
+    """The grid of a tiled GEMM: one block per ``bm`` x ``bn`` tile of C (x along N, y along M) and per batch
+    (z); yields the block ids (z, y, x)."""
+    with (
+        loop.for_(0, operands.batch, kind="gpu_block", axis=2, name="z") as z,
+        loop.for_(0, -(-operands.m // bm), kind="gpu_block", axis=1, name="y") as y,
+        loop.for_(0, -(-operands.n // bn), kind="gpu_block", axis=0, name="x") as x,
+    ):
+        yield z, y, x
+
+
 def emit_tiled_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
     """The shared-memory and register tiles of the module docstring for ``operands`` at ``config`` (the knobs
     ``bm``, ``bn``, ``bk``, ``tm``, ``tn``, ``stages``)."""
@@ -246,14 +259,9 @@ def emit_tiled_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
     across = bn // tn
     zero = k.const(0.0, f32)
     i = k.index
-    blocks = (-(-operands.n // bn), -(-operands.m // bm), operands.batch)
     steps = -(-operands.k // bk)
     stages = config.int("stages")
-    with (
-        loop.for_(0, blocks[2], kind="gpu_block", axis=2, name="z") as z,
-        loop.for_(0, blocks[1], kind="gpu_block", axis=1, name="y") as y,
-        loop.for_(0, blocks[0], kind="gpu_block", axis=0, name="x") as x,
-    ):
+    with _block_grid(operands, bm, bn) as (z, y, x):
         tile_a = loop.alloc(type=BufferType((stages, bm, bk), f32, "shared"))
         tile_b = loop.alloc(type=BufferType((stages, bk, bn), f32, "shared"))
         row0, col0 = loop.mul(y, i(bm)), loop.mul(x, i(bn))
@@ -349,14 +357,9 @@ def emit_mma_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
     threads = _threads(config.as_dict())
     _, across = _warps(config.as_dict())
     i = k.index
-    blocks = (-(-operands.n // bn), -(-operands.m // bm), operands.batch)
     steps = -(-operands.k // bk)
     stages = config.int("stages")
-    with (
-        loop.for_(0, blocks[2], kind="gpu_block", axis=2, name="z") as z,
-        loop.for_(0, blocks[1], kind="gpu_block", axis=1, name="y") as y,
-        loop.for_(0, blocks[0], kind="gpu_block", axis=0, name="x") as x,
-    ):
+    with _block_grid(operands, bm, bn) as (z, y, x):
         tile_a = loop.alloc(type=BufferType((stages * bm, bk), f16, "shared"))
         tile_b = loop.alloc(type=BufferType((stages * bk, bn), f16, "shared"))
         row0, col0 = loop.mul(y, i(bm)), loop.mul(x, i(bn))
