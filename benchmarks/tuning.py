@@ -62,11 +62,37 @@ def _interleaved(fns: list[Any], inputs: tuple[Any, ...], rounds: int = 15) -> l
     return [(statistics.median(r), min(r)) for r in runs]
 
 
+def _rounds(fns: list[Any], inputs: tuple[Any, ...], rounds: int = 9, calls: int = 7) -> list[list[float]]:
+    """Per-round medians of each function's seconds per call: in every round each function is called
+    ``calls`` times in turn (the order alternating from round to round), so that load changes on a shared
+    machine hit all of them alike. Returns one list of ``rounds`` medians per function."""
+    for fn in fns:
+        fn(*inputs)
+    medians: list[list[float]] = [[] for _ in fns]
+    for r in range(rounds):
+        order = list(range(len(fns)))
+        if r % 2:
+            order.reverse()
+        for i in order:
+            times = []
+            for _ in range(calls):
+                start = time.perf_counter()
+                fns[i](*inputs)
+                times.append(time.perf_counter() - start)
+            medians[i].append(statistics.median(times))
+    return medians
+
+
 def tuned_vs_default(names: list[str], budget: float, smoke: bool, db_path: Path) -> None:
-    """One table row per workload: the whole model's time at the default points and tuned (median and
-    fastest of interleaved calls), the kernels tuned and the trials measured."""
-    print("| workload | kernels | default ms (median / min) | tuned ms (median / min) | speed-up (median) | trials |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    """One table row per workload: the whole model's time at the default points and tuned (the best and the
+    median of 9 per-round medians, timed in alternation), the per-round tuned/default ratio's range, the
+    kernels tuned, the trials measured and the kernels whose record beat the default by the search's own
+    re-timing. ``db_path`` keeps the records; tuning appends to it, so a kept file is reused."""
+    print(
+        "| workload | kernels | default ms (best / median round) | tuned ms (best / median round) | "
+        "speed-up (best rounds) | tuned/default per round (min-max) | trials | kernels changed |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in names:
         workload = WORKLOADS[name]
         sizes = workload.smoke if smoke else workload.full
@@ -74,14 +100,33 @@ def tuned_vs_default(names: list[str], budget: float, smoke: bool, db_path: Path
         default = tensorium.compile(inst.module, tuning_db=False, cache=False)
         default(*inst.inputs)
         results = tune_kernels(default.tunable_kernels(), default.target, budget, db_path, progress=_log)
+        for r in results:
+            _log(
+                f"  {r.family} {r.key[:8]}: default {_us(r.default_seconds)}, best {_us(r.best_seconds)} "
+                f"({r.best}), {r.trials} trials; {r.verdict or 'the default stayed best'}"
+            )
         tuned = tensorium.compile(inst.module, tuning_db=db_path, cache=False)
-        (d_med, d_min), (t_med, t_min) = _interleaved([default, tuned], inst.inputs)
+        changed = _changed(default.tunable_kernels(), default.target, db_path)
+        d, t = _rounds([default, tuned], inst.inputs)
+        ratios = [b / a for a, b in zip(d, t)]
         trials = sum(r.trials for r in results)
         print(
-            f"| {workload.describe(sizes)} | {len(results)} | {d_med * 1e3:.3f} / {d_min * 1e3:.3f} | "
-            f"{t_med * 1e3:.3f} / {t_min * 1e3:.3f} | {d_med / t_med:.2f}x | {trials} |",
+            f"| {workload.describe(sizes)} | {len(results)} | {min(d) * 1e3:.3f} / {statistics.median(d) * 1e3:.3f} | "
+            f"{min(t) * 1e3:.3f} / {statistics.median(t) * 1e3:.3f} | {min(d) / min(t):.3f}x | "
+            f"{min(ratios):.3f}-{max(ratios):.3f} | {trials} | {changed} |",
             flush=True,
         )
+
+
+def _changed(kernels: list[Any], target: Any, db_path: Path) -> int:
+    """How many of ``kernels`` have a best record in ``db_path`` other than their default point."""
+    db = TuningDB(db_path)
+    bests = [db.best(k.key, target.key()) for k in kernels]
+    return sum(b is not None and str(b[0]) != str(k.default) for k, b in zip(kernels, bests))
+
+
+def _us(seconds: float | None) -> str:
+    return "none" if seconds is None else f"{seconds * 1e6:.1f} us"
 
 
 def random_vs_learned(names: list[str], trials: int, smoke: bool, seed: int, keep: Path | None) -> None:

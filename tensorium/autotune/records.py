@@ -39,6 +39,12 @@ VERSION = 1
 HEADER = {"format": FORMAT, "version": VERSION}
 
 
+UNCONFIRMED = "not confirmed"
+"""How the error of a verdict record begins: the search's winner, timed again against the default, did not
+beat it clearly (:func:`tensorium.autotune.search.beats_default`). Such a config is set aside: compile never
+applies it for that kernel and target."""
+
+
 class TuningRecordsWarning(UserWarning):
     """A records file had lines or a version Tensorium could not use (they are reported, never used)."""
 
@@ -66,6 +72,11 @@ class Record:
     @property
     def ok(self) -> bool:
         return self.seconds is not None
+
+    @property
+    def unconfirmed(self) -> bool:
+        """Whether this is a verdict that set its config aside (see :data:`UNCONFIRMED`)."""
+        return self.seconds is None and (self.error or "").startswith(UNCONFIRMED)
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -176,14 +187,22 @@ class TuningDB:
         return [r for r in self.records if r.kernel == kernel and r.target == target]
 
     def best(self, kernel: str, target: str) -> tuple[Config, float] | None:
-        """The config with the lowest median time over its successful trials, with that time."""
+        """The config with the lowest median time over its successful trials, with that time, among the
+        confirmed configs: those measured more than once (a search times its winner and the default again
+        before it ends) and not set aside by a verdict (:data:`UNCONFIRMED`). Where no config was measured
+        twice (records from random sampling, or older files), among all configs not set aside."""
         times: dict[str, list[float]] = {}
+        set_aside: set[str] = set()
         for r in self.of(kernel, target):
             if r.seconds is not None:
                 times.setdefault(r.config, []).append(r.seconds)
-        if not times:
+            elif r.unconfirmed:
+                set_aside.add(r.config)
+        times = {c: t for c, t in times.items() if c not in set_aside}
+        pool = {c: t for c, t in times.items() if len(t) > 1} or times
+        if not pool:
             return None
-        config, runs = min(times.items(), key=lambda item: (statistics.median(item[1]), item[0]))
+        config, runs = min(pool.items(), key=lambda item: (statistics.median(item[1]), item[0]))
         return Config.parse(config), statistics.median(runs)
 
     def targets(self) -> set[str]:

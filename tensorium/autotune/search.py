@@ -26,7 +26,7 @@ from ..targets import Target
 from .features import candidate_features
 from .measure import Job, Measurement, Measures, build_job, lowered_kernel, measure_all
 from .model import CostModel, Dataset, load_warm_start, new_model
-from .records import Record, TuningDB
+from .records import UNCONFIRMED, Record, TuningDB
 
 Progress = Callable[[str], None]
 
@@ -57,6 +57,9 @@ class KernelResult:
     """(seconds since the kernel's search began, best seconds so far) after each improvement."""
     started: float = 0.0
     """When the kernel's search began, in seconds since the model's began (:meth:`Tuner.tune`)."""
+    verdict: str = ""
+    """How the winner fared when timed again against the default: ``confirmed``, ``not confirmed: ...``
+    (then ``best`` is the default), or empty where the default stayed the best."""
 
     @property
     def speedup(self) -> float:
@@ -68,13 +71,15 @@ class KernelResult:
 @dataclass
 class _KernelSearch:
     """One kernel's search in progress: what is measured (median seconds by config text, None: failed), the
-    result so far, the default's checksum (a list holding it once known) and when the search began."""
+    result so far, the default's checksum (a list holding it once known), when the search began and the
+    configs set aside by an earlier verdict (never the winner)."""
 
     kernel: TunableKernel
     measured: dict[str, float | None]
     result: KernelResult
     reference: list[float]
     start: float
+    set_aside: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -82,7 +87,9 @@ class SearchOptions:
     """How a search runs: ``batch`` trials a round, ``explore`` the share of them chosen at random,
     ``proposals`` candidates ranked a round, ``learned=False`` for plain random search, ``model`` the cost
     model's kind (auto, lightgbm, mlp), ``tolerance`` the relative checksum difference that marks a wrong
-    result, ``warm_start`` whether to start from the shipped model."""
+    result, ``warm_start`` whether to start from the shipped model, ``confirm`` how many times the winner
+    and the default are timed again (in alternation) before the winner is recorded as better, and
+    ``margin`` the least relative gain that counts (see :func:`beats_default`)."""
 
     seed: int = 0
     batch: int = 8
@@ -92,6 +99,20 @@ class SearchOptions:
     model: str = "auto"
     tolerance: float = 1e-3
     warm_start: bool = True
+    confirm: int = 3
+    margin: float = 0.02
+
+
+def beats_default(winner: list[float], default: list[float], margin: float) -> bool:
+    """Whether the winner's re-timings beat the default's clearly: every one of them faster than every one
+    of the default's (with 3 of each, a chance of 1 in 20 where both are equally fast: a one-sided rank
+    test), and the median faster by more than ``margin`` (relative). A winner found by one lucky run
+    fails this, and the default is kept."""
+    if not winner or not default:
+        return False
+    if max(winner) >= min(default):
+        return False
+    return statistics.median(winner) * (1.0 + margin) < statistics.median(default)
 
 
 class Tuner:
@@ -126,7 +147,8 @@ class Tuner:
         measured = self._measured(kernel)
         result = KernelResult(kernel.key, kernel.space.family, kernel.default, None, kernel.default, None)
         reference = self._references.setdefault(kernel.key, [])
-        state = _KernelSearch(kernel, measured, result, reference, start)
+        set_aside = {r.config for r in self.db.of(kernel.key, self.target.key()) if r.unconfirmed}
+        state = _KernelSearch(kernel, measured, result, reference, start, set_aside)
         default_text = str(kernel.default)
         if not reference:
             self._trial(state, self._prepare(kernel, kernel.default))
@@ -154,11 +176,51 @@ class Tuner:
             self._retrain()
             self._report(kernel, result, start, budget)
         if result.trials > first_trials and result.best_seconds is not None and str(result.best) != default_text:
-            # the winner and the default are timed again, so that neither is decided by one (first) run
-            self._trial(state, self._prepare(kernel, result.best), again=True)
-            self._trial(state, self._prepare(kernel, kernel.default), again=True)
-            result.default_seconds = measured.get(default_text)
+            self._confirm(state)
         return result
+
+    def _confirm(self, state: _KernelSearch) -> None:
+        """Time the winner and the default again, ``confirm`` times each in alternation (a fresh worker's
+        first run, or a quiet moment, often decides a search), each time the fastest of its repeats. Unless
+        the winner beats the default clearly (:func:`beats_default`), a verdict record sets the winner aside
+        and the default is the result."""
+        kernel, result = state.kernel, state.result
+        winner_config = result.best
+        winner, default = self._prepare(kernel, winner_config), self._prepare(kernel, kernel.default)
+        w: list[float] = []
+        d: list[float] = []
+        for _ in range(max(self.options.confirm, 1)):
+            for candidate, times in ((winner, w), (default, d)):
+                m = self._trial(state, candidate, again=True)
+                if m.ok and m.seconds is not None:
+                    times.append(min(m.runs) if m.runs else m.seconds)  # other processes only ever add time
+        default_text = str(kernel.default)
+        if beats_default(w, d, self.options.margin):
+            result.verdict = "confirmed"
+            result.best, result.best_seconds = winner_config, statistics.median(w)
+            result.default_seconds = statistics.median(d)
+            return
+        shown = ", ".join(f"{t * 1e6:.1f}" for t in w) or "failed"
+        against = ", ".join(f"{t * 1e6:.1f}" for t in d) or "failed"
+        result.verdict = f"{UNCONFIRMED}: re-timed {shown} us against the default's {against} us"
+        self.db.add(
+            [
+                Record(
+                    kernel.key,
+                    self.target.key(),
+                    str(winner_config),
+                    None,
+                    result.verdict,
+                    kernel.space.family,
+                    tuple(float(f) for f in winner.features),
+                )
+            ]
+        )
+        state.set_aside.add(str(winner_config))
+        result.best = kernel.default
+        result.default_seconds = statistics.median(d) if d else state.measured.get(default_text)
+        result.best_seconds = result.default_seconds
+        self.progress(f"{kernel.space.family} {kernel.key[:8]}: kept the default ({result.verdict})")
 
     def _measured(self, kernel: TunableKernel) -> dict[str, float | None]:
         """Median seconds (None: failed) of each config already recorded for ``kernel``."""
@@ -219,7 +281,7 @@ class Tuner:
         return m
 
     def _update_best(self, state: _KernelSearch) -> None:
-        ok = {c: s for c, s in state.measured.items() if s is not None}
+        ok = {c: s for c, s in state.measured.items() if s is not None and c not in state.set_aside}
         if not ok:
             return
         config, seconds = min(ok.items(), key=lambda item: (item[1], item[0]))

@@ -23,7 +23,7 @@ def _record(config: str, seconds: float | None, kernel: str = "k1", target: str 
 def test_records_round_trip_and_best_is_the_lowest_median(tmp_path: Path) -> None:
     db = TuningDB(tmp_path / "r.jsonl")
     db.add([_record("gemm{mr=6}", 2e-3), _record("gemm{mr=4}", 1e-3), _record("gemm{mr=4}", 5e-3)])
-    db.add([_record("gemm{mr=4}", 4e-3), _record("gemm{mr=2}", None)])
+    db.add([_record("gemm{mr=4}", 4e-3), _record("gemm{mr=2}", None), _record("gemm{mr=6}", 2e-3)])
     again = TuningDB(tmp_path / "r.jsonl")
     assert again.records == db.records
     best = again.best("k1", "t1")
@@ -140,3 +140,21 @@ def test_a_binary_file_is_set_aside_and_compile_runs_at_the_defaults(tmp_path: P
     assert compiled.artifact.configs == {}  # nothing applied: the default points
     assert (tmp_path / "r.db.foreign").read_bytes() == original  # set aside, never deleted
     assert not path.exists() or len(TuningDB(path)) == 0
+
+
+def test_best_prefers_configs_measured_twice_and_never_one_set_aside(tmp_path: Path) -> None:
+    from tensorium.autotune.records import UNCONFIRMED
+
+    db = TuningDB(tmp_path / "r.jsonl")
+    db.add([_record("gemm{mr=6}", 2e-3), _record("gemm{mr=6}", 2.2e-3), _record("gemm{mr=4}", 1e-3)])
+    best = db.best("k1", "t1")
+    # mr=4 was measured once (a lucky first run is not evidence): the twice-measured mr=6 is applied
+    assert best is not None and str(best[0]) == "gemm{mr=6}"
+    db.add([_record("gemm{mr=4}", 1.1e-3), _record("gemm{mr=4}", 1.2e-3)])
+    best = db.best("k1", "t1")
+    assert best is not None and str(best[0]) == "gemm{mr=4}" and best[1] == 1.1e-3
+    verdict = Record("k1", "t1", "gemm{mr=4}", None, f"{UNCONFIRMED}: re-timed 1100 us against 1000 us", "gemm")
+    assert verdict.unconfirmed and not _record("gemm{mr=2}", None).unconfirmed
+    db.add([verdict])
+    best = TuningDB(tmp_path / "r.jsonl").best("k1", "t1")
+    assert best is not None and str(best[0]) == "gemm{mr=6}"  # set aside, even though its median is lowest

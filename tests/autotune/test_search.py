@@ -9,7 +9,7 @@ import pytest
 
 import tensorium
 from tensorium.autotune.measure import Job, Measurement
-from tensorium.autotune.records import TuningDB
+from tensorium.autotune.records import Record, TuningDB
 from tensorium.autotune.search import SearchOptions, Tuner
 from tensorium.lowering.space import Config, TunableKernel
 
@@ -161,3 +161,65 @@ def test_tuning_other_targets_is_a_clear_error(gemm_kernel: TunableKernel) -> No
 
     with pytest.raises(TensoriumError, match="CPU targets only"):
         tune_kernels([gemm_kernel], target="interp")
+
+
+def test_beats_default_needs_every_retiming_faster_and_the_margin() -> None:
+    from tensorium.autotune.search import beats_default
+
+    assert beats_default([1.0, 1.01, 0.99], [1.2, 1.25, 1.22], 0.02)
+    assert not beats_default([1.0, 1.01, 1.3], [1.2, 1.25, 1.22], 0.02)  # overlapping: noise
+    assert not beats_default([1.0, 1.0, 1.0], [1.01, 1.01, 1.01], 0.02)  # separated, but under the margin
+    assert beats_default([1.0, 1.0, 1.0], [1.01, 1.01, 1.01], 0.0)
+    assert not beats_default([], [1.0], 0.0) and not beats_default([0.5], [], 0.0)
+
+
+class LuckyFirstRun:
+    """Every point as fast as the default except at its first measurement, where ``lucky`` is 2x faster."""
+
+    def __init__(self, default: str, lucky: str) -> None:
+        self.default, self.lucky = default, lucky
+        self.jobs: list[str] = []
+
+    def measure(self, job: Job) -> Measurement:
+        first = job.config not in self.jobs
+        self.jobs.append(job.config)
+        seconds = 1e-4 * (0.5 if job.config == self.lucky and first else 1.0 + (len(self.jobs) % 3) / 100)
+        return Measurement(seconds, None, (seconds,), 0.0, 123.0)
+
+
+def test_a_winner_from_one_lucky_run_is_set_aside_and_compile_keeps_the_default(
+    tmp_path: Path, gemm_kernel: TunableKernel, target: tensorium.Target
+) -> None:
+    from .conftest import gemm_inputs, gemm_model
+
+    lucky = next(c for c in gemm_kernel.space.points() if str(c) != str(gemm_kernel.default))
+    measurer = LuckyFirstRun(str(gemm_kernel.default), str(lucky))
+    db = TuningDB(tmp_path / "r.jsonl")
+    options = SearchOptions(warm_start=False, proposals=12, batch=4, model="mlp")
+    tuner = Tuner(target, db, measurer, options, clock=Clock())  # type: ignore[arg-type]
+    tuner.tune_kernel(gemm_kernel, budget=0.0)  # the default, once
+    job = tuner._prepare(gemm_kernel, lucky).job
+    db.add([Record(gemm_kernel.key, target.key(), str(lucky), measurer.measure(job).seconds, family="gemm")])
+    result = Tuner(target, TuningDB(tmp_path / "r.jsonl"), measurer, options, clock=Clock()).tune_kernel(
+        gemm_kernel, budget=1e9, max_trials=4
+    )  # type: ignore[arg-type]
+    assert result.verdict.startswith("not confirmed")
+    assert str(result.best) == str(gemm_kernel.default) and result.speedup == 1.0
+    assert measurer.jobs.count(str(lucky)) == 1 + options.confirm
+    kept = TuningDB(tmp_path / "r.jsonl")
+    assert any(r.unconfirmed and r.config == str(lucky) for r in kept.records)
+    best = kept.best(gemm_kernel.key, target.key())
+    assert best is not None and str(best[0]) == str(gemm_kernel.default)
+    compiled = tensorium.compile(gemm_model, tuning_db=tmp_path / "r.jsonl", cache=False)
+    compiled(*gemm_inputs())
+    assert compiled.artifact.configs.get(gemm_kernel.key, gemm_kernel.default) == gemm_kernel.default
+
+
+def test_a_clear_winner_is_confirmed(tmp_path: Path, gemm_kernel: TunableKernel, target: tensorium.Target) -> None:
+    db = TuningDB(tmp_path / "r.jsonl")
+    _, result = _search(db, gemm_kernel, target, 16, model="mlp", margin=0.0)
+    assert str(result.best) != str(gemm_kernel.default)  # type: ignore[attr-defined]
+    assert result.verdict == "confirmed"  # type: ignore[attr-defined]
+    assert result.best_seconds < result.default_seconds  # type: ignore[attr-defined]
+    best = TuningDB(tmp_path / "r.jsonl").best(gemm_kernel.key, target.key())
+    assert best is not None and str(best[0]) == str(result.best)  # type: ignore[attr-defined]
