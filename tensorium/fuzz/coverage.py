@@ -68,6 +68,11 @@ class CoverageTracer(ABC):
         """True for a file of the measured package outside the excluded sub-packages."""
         return filename.startswith(self.root) and not filename.startswith(self.excluded)
 
+    @property
+    def running(self) -> bool:
+        """Whether the tracer is started (between :meth:`start` and :meth:`stop`)."""
+        return self._running
+
     def start(self) -> None:
         """Trace from now on (a tracer that was already running stays as it is)."""
         if not self._running:

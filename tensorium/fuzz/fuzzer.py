@@ -46,6 +46,7 @@ from .oracle import Backend, Failure, FuzzCase, Reference, Verdict, check
 from .quant import quant_pipeline, quant_program
 from .reduce import format_case, reduce_case
 from .special import FUZZ_SPECIAL_CONSTANTS, FUZZ_SPECIAL_INPUTS
+from .stages import StageSampler
 from .sync import CorpusSync
 
 GENERATE_BOUNDS = (0.1, 0.9)
@@ -101,6 +102,10 @@ class FuzzConfig:
     jobs: int = 1
     """Worker processes (one per core): fuzzers with seeds ``seed``, ``seed + 1``, ... that share their
     corpus, merged into one report (:mod:`.parallel`)."""
+    sample_stages: bool = True
+    """Trace the stages of an execution that stopped showing new code (the CPU backend, the round trip, ...) on
+    a sample of executions only, and the determinism oracle's second pipeline run never (:mod:`.stages`);
+    False traces every stage of every execution."""
     sync_seconds: float = 3.0
     """With several workers: how often each one reads the seeds the others found (:mod:`.sync`)."""
 
@@ -234,6 +239,10 @@ class Fuzzer:
         self.rng = np.random.default_rng(config.seed)
         trace = config.coverage if config.trace is None else config.trace
         self.tracer = make_tracer(config.tracer) if trace else None
+        self.stages = (
+            StageSampler(self.tracer, config.seed) if self.tracer is not None and config.sample_stages else None
+        )
+        """Pauses the tracer in stages of an execution that stopped showing new code (:mod:`.stages`)."""
         self.corpus: list[Seed] = []
         self.report = FuzzReport(config)
         self._by_signature: dict[str, FoundFailure] = {}
@@ -347,7 +356,7 @@ class Fuzzer:
         if self.tracer is not None:
             self.tracer.start()
         try:
-            verdict = check(case, module)
+            verdict = check(case, module, watch=self.stages)
         finally:
             if self.tracer is not None:
                 self.tracer.stop()
@@ -358,6 +367,8 @@ class Fuzzer:
             if verdict.status == "refused":
                 self.report.refusals[verdict.reason.split(":")[0]] += 1
         new = self.tracer.commit() if self.tracer is not None else 0
+        if self.stages is not None:
+            new += self.stages.take()
         return verdict, new, seconds
 
     def _keep(self, seed: Seed) -> None:

@@ -29,9 +29,11 @@ a case with special values in its inputs (``FuzzCase.specials``) or constants is
 
 from __future__ import annotations
 
+import contextlib
 import os
 import traceback
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Literal
 
@@ -367,19 +369,33 @@ def case_inputs(module: Operation, seed: int, specials: bool = False) -> list[np
     return inputs
 
 
-def check(case: FuzzCase, module: Operation | None = None, determinism: bool = True) -> Verdict:
+Watch = Callable[[str], AbstractContextManager[object]]
+"""``watch(stage)``: a context manager the oracle runs a stage in (:data:`WATCHED_STAGES`); the fuzzer's
+pauses its coverage tracer in stages that have stopped showing new code (:mod:`.stages`)."""
+WATCHED_STAGES = ("determinism", "roundtrip", "interp", "loop interpreter")
+"""The stages :func:`check` runs inside ``watch``, besides each compiled backend (by its name)."""
+
+
+def _unwatched(stage: str) -> AbstractContextManager[object]:
+    return contextlib.nullcontext()
+
+
+def check(
+    case: FuzzCase, module: Operation | None = None, determinism: bool = True, watch: Watch | None = None
+) -> Verdict:
     """Run ``case`` through every oracle; see the module docstring.
 
     ``module`` is ``case.module`` already parsed (the fuzzer has it; it is not changed), which saves a parse.
+    ``watch(stage)`` is entered around the stages of :data:`WATCHED_STAGES` and each compiled backend's check.
     """
     try:
         with np.errstate(all="ignore"):  # NaN and overflow are the oracles' business, not warnings
-            return _check(case, module, determinism)
+            return _check(case, module, determinism, watch or _unwatched)
     except _Stop as stop:
         return stop.verdict
 
 
-def _check(case: FuzzCase, module: Operation | None, determinism: bool) -> Verdict:
+def _check(case: FuzzCase, module: Operation | None, determinism: bool, watch: Watch) -> Verdict:
     try:
         original = parse_module(case.module) if module is None else module
         pipeline = parse_pipeline(case.pipeline)
@@ -400,18 +416,14 @@ def _check(case: FuzzCase, module: Operation | None, determinism: bool) -> Verdi
     run_pipeline(optimized, pipeline)
     text = _guarded("print", lambda: print_module(optimized))
     assert isinstance(text, str)
-    try:
-        again = print_module(parse_module(text))
-    except TensoriumError as e:
-        raise _Stop(Verdict("failure", Failure("roundtrip", "parse", str(e).splitlines()[0], f"{e}\n\n{text}"))) from e
-    except Exception as e:
-        raise _crash("parse", e) from e
-    if again != text:
-        raise _Stop(Verdict("failure", Failure("roundtrip", "print", "printing the parsed IR gives other text", text)))
+    with watch("roundtrip"):
+        _roundtrip(text)
     if determinism:
-        second = original.clone()
-        run_pipeline(second, pipeline)
-        if print_module(second) != text:
+        with watch("determinism"):
+            second = original.clone()
+            run_pipeline(second, pipeline)
+            twice = print_module(second)
+        if twice != text:
             return Verdict(
                 "failure",
                 Failure("nondeterminism", "pipeline", f"'{case.pipeline}' gave two different results", text),
@@ -422,12 +434,14 @@ def _check(case: FuzzCase, module: Operation | None, determinism: bool) -> Verdi
     precision = computed_precision(original)
     if "interp" in case.backends:
         if not lowered:
-            got = _guarded("interp", lambda: run(optimized, inputs))
+            with watch("interp"):
+                got = _guarded("interp", lambda: run(optimized, inputs))
             _judge("interp", expected, got, types, precision, text, original, inputs)  # type: ignore[arg-type]
         elif loop_work(optimized) <= LOOP_INTERPRETER_WORK:
             from ..backends.plan_runner import run_plan
 
-            got = _guarded("loop interpreter", lambda: run_plan(optimized, inputs))
+            with watch("loop interpreter"):
+                got = _guarded("loop interpreter", lambda: run_plan(optimized, inputs))
             _judge("loop interpreter", expected, got, types, precision, text, original, inputs)  # type: ignore[arg-type]
     problem = _guarded("quant layouts", lambda: layout_problem(original))
     if problem is not None:
@@ -442,8 +456,21 @@ def _check(case: FuzzCase, module: Operation | None, determinism: bool) -> Verdi
     for name in case.backends:
         if name != "interp":
             context = (name, optimized, lowered, inputs, case.opt_level, case.schedule_seed)
-            check_backend(BackendRun(*context, _guarded, judge, fail, loop_work))
+            with watch(name):
+                check_backend(BackendRun(*context, _guarded, judge, fail, loop_work))
     return Verdict("ok")
+
+
+def _roundtrip(text: str) -> None:
+    """Parse the printed IR ``text`` and print it again; raises _Stop unless that gives ``text`` back."""
+    try:
+        again = print_module(parse_module(text))
+    except TensoriumError as e:
+        raise _Stop(Verdict("failure", Failure("roundtrip", "parse", str(e).splitlines()[0], f"{e}\n\n{text}"))) from e
+    except Exception as e:
+        raise _crash("parse", e) from e
+    if again != text:
+        raise _Stop(Verdict("failure", Failure("roundtrip", "print", "printing the parsed IR gives other text", text)))
 
 
 def _check_iree(original: Operation, inputs: Sequence[np.ndarray], expected: Sequence[np.ndarray]) -> None:
