@@ -11,15 +11,16 @@ structure would have served).
 
 The base commit is checked out into a temporary git worktree; every run is a fresh ``tensorium fuzz``
 process (``--no-reduce --quiet``, its report read from ``--out``), and the variants take turns seed by seed
-and job count by job count, so that a change of the machine's load hits them alike: ``base``, ``now``,
-``now+kernel-cache`` (the kernel cache on, cold at the start of each run) and ``now+settrace`` (the old
-tracer). Executions per second are the report's executions over its wall-clock seconds (with ``--jobs 2``,
-both workers' executions over the run's seconds). Run it on a quiet machine: every other process on the
-cores shows up in the numbers. On a shared one, CPU seconds per execution are steadier: the run's user and
-system time (the process and its workers, its imports included) over its executions; ``--execs N`` budgets
-each run in executions rather than seconds, so that every variant runs as many cases however loaded the
-machine is. ``now`` is a worktree of ``--now`` (HEAD), not the working tree, so that uncommitted edits do not
-count. The table goes to stdout and the numbers to ``--json``.
+and job count by job count, so that a change of the machine's load hits them alike: ``base``, ``prev`` (a
+third commit, ``--prev``: the one before a change), ``now``, ``now+kernel-cache`` (the kernel cache on, cold
+at the start of each run), ``now+settrace`` (the old tracer) and ``now+every-stage`` (every stage of every
+execution traced: no stage sampling, :mod:`tensorium.fuzz.stages`). Executions per second are the report's
+executions over its wall-clock seconds (with ``--jobs 2``, both workers' executions over the run's seconds).
+Run it on a quiet machine: every other process on the cores shows up in the numbers. On a shared one, CPU
+seconds per execution are steadier: the run's user and system time (the process and its workers, its
+imports included) over its executions; ``--execs N`` budgets each run in executions rather than seconds, so
+that every variant runs as many cases however loaded the machine is. ``now`` is a worktree of ``--now``
+(HEAD), not the working tree, so that uncommitted edits do not count. The table goes to stdout and the numbers to ``--json``.
 """
 
 from __future__ import annotations
@@ -54,9 +55,11 @@ class Variant:
 
 VARIANTS = (
     Variant("base", "base"),
+    Variant("prev", "prev"),
     Variant("now", "now"),
     Variant("now+kernel-cache", "now", env={"TENSORIUM_KERNEL_CACHE": "1"}),
     Variant("now+settrace", "now", args=("--tracer", "settrace")),
+    Variant("now+every-stage", "now", args=("--trace-every-stage",)),
 )
 
 
@@ -93,12 +96,18 @@ def measure(
     variants: list[Variant],
     execs: int | None = None,
     now: str = "HEAD",
+    prev: str | None = None,
 ) -> list[dict]:
-    """Every variant for every seed and job count, interleaved; the rows of the result table."""
+    """Every variant for every seed and job count, interleaved; the rows of the result table. ``prev`` is a
+    third commit (the ``prev`` variant: say, the one before a change, measured beside the base and now)."""
     rows: list[dict] = []
+    commits = {"base": base, "now": now, **({"prev": prev} if prev is not None else {})}
+    missing = [v.name for v in variants if v.tree not in commits]
+    if missing:
+        raise ValueError(f"variant {missing[0]!r} needs --prev (the commit it measures)")
     with tempfile.TemporaryDirectory(prefix="tensorium-speed-") as scratch:
-        trees = {"base": Path(scratch) / "base", "now": Path(scratch) / "now"}
-        for name, commit in (("base", base), ("now", now)):
+        trees = {name: Path(scratch) / name for name in commits}
+        for name, commit in commits.items():
             subprocess.run(["git", "worktree", "add", "--detach", str(trees[name]), commit], cwd=ROOT, check=True)
         try:
             for n in jobs:
@@ -190,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=60.0, help="fuzzing time per run (60)")
     parser.add_argument("--execs", type=int, help="budget each run in executions instead of --seconds")
     parser.add_argument("--now", default="HEAD", help="the commit measured as 'now' (HEAD)")
+    parser.add_argument("--prev", help="a third commit, measured as the 'prev' variant (none)")
     parser.add_argument("--seeds", default="0,1", help="comma-separated seeds (0,1)")
     parser.add_argument("--jobs", default="1,2", help="comma-separated worker counts (1,2)")
     parser.add_argument(
@@ -203,13 +213,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"part {n}: {kernels} kernels compiled, {again} ({again / kernels:.0%}) compiled before")
         return 0
     names = [n.strip() for n in args.variants.split(",")]
+    if args.prev is None and args.variants == parser.get_default("variants"):
+        names.remove("prev")
     unknown = [n for n in names if n not in {v.name for v in VARIANTS}]
     if unknown:
         parser.error(f"unknown variant {unknown[0]!r}; known: {', '.join(v.name for v in VARIANTS)}")
     variants = [v for v in VARIANTS if v.name in names]
     seeds = [int(s) for s in args.seeds.split(",")]
     jobs = [int(j) for j in args.jobs.split(",")]
-    rows = measure(args.base, args.seconds, seeds, jobs, variants, args.execs, args.now)
+    if "prev" in names and args.prev is None:
+        parser.error("the prev variant needs --prev COMMIT")
+    rows = measure(args.base, args.seconds, seeds, jobs, variants, args.execs, args.now, args.prev)
     print(table(rows))
     if args.json is not None:
         args.json.write_text(json.dumps(rows, indent=1))

@@ -93,6 +93,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         pipeline=args.pipeline,
         coverage=not args.no_coverage,
         tracer=args.tracer,
+        sample_stages=not args.trace_every_stage,
         backends=args.backends or DEFAULT_BACKENDS,
         references=tuple(args.reference or ()),
         opt_level=args.opt_level,
@@ -189,6 +190,11 @@ def add_fuzz_command(sub: Any) -> None:
         choices=("iree",),
         help="also check a second compiler against the interpreter on each program: iree (the mlir extra; "
         "programs outside the MLIR export subset skip it)",
+    )
+    p.add_argument(
+        "--trace-every-stage",
+        action="store_true",
+        help="trace every stage of every execution (by default stages that stopped showing new code are sampled)",
     )
     p.add_argument("--jobs", type=positive(int), default=1, metavar="N", help="worker processes, one per core (1)")
     p.add_argument("--num-ops", type=positive(int), default=12, metavar="N", help="size of generated programs (12)")

@@ -46,3 +46,10 @@ def test_variants_have_names_a_comma_list_can_hold_and_unknown_ones_are_refused(
     with pytest.raises(SystemExit):
         main(["--variants", "now,fastest"])
     assert "unknown variant 'fastest'" in capsys.readouterr().err
+
+
+def test_the_prev_variant_needs_the_commit_it_measures(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--variants", "base,prev,now"])
+    assert "the prev variant needs --prev COMMIT" in capsys.readouterr().err
+    assert {"prev", "now+every-stage"} <= {v.name for v in VARIANTS}
