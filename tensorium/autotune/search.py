@@ -88,7 +88,8 @@ class SearchOptions:
     ``proposals`` candidates ranked a round, ``learned=False`` for plain random search, ``model`` the cost
     model's kind (auto, lightgbm, mlp), ``tolerance`` the relative checksum difference that marks a wrong
     result, ``warm_start`` whether to start from the shipped model, ``confirm`` how many times the winner
-    and the default are timed again (in alternation) before the winner is recorded as better, and
+    and the default are timed again (in alternation) before the winner is recorded as better (0: not at
+    all, the search's first measurements decide; for comparing searches), and
     ``margin`` the least relative gain that counts (see :func:`beats_default`)."""
 
     seed: int = 0
@@ -176,7 +177,8 @@ class Tuner:
             self._retrain()
             self._report(kernel, result, start, budget)
         if result.trials > first_trials and result.best_seconds is not None and str(result.best) != default_text:
-            self._confirm(state)
+            if self.options.confirm > 0:
+                self._confirm(state)
         return result
 
     def _confirm(self, state: _KernelSearch) -> None:
@@ -189,7 +191,7 @@ class Tuner:
         winner, default = self._prepare(kernel, winner_config), self._prepare(kernel, kernel.default)
         w: list[float] = []
         d: list[float] = []
-        for _ in range(max(self.options.confirm, 1)):
+        for _ in range(self.options.confirm):
             for candidate, times in ((winner, w), (default, d)):
                 m = self._trial(state, candidate, again=True)
                 if m.ok and m.seconds is not None:
