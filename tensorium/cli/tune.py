@@ -88,7 +88,7 @@ def _tune_model(args: argparse.Namespace, db: TuningDB) -> None:
         best = f"{r.best_seconds * 1e6:.1f} us" if r.best_seconds else "-"
         print(
             f"{r.key} {r.family}: {r.best} {best}, {r.speedup:.2f}x the default ({r.trials} trials, "
-            f"{r.failures} failed)"
+            f"{r.failures} failed){'; ' + r.verdict if r.verdict else ''}"
         )
     if args.plot:
         from ..autotune.plot import write_svg
