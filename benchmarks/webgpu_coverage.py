@@ -3,6 +3,7 @@ lavapipe against the interpreter (a sweep too slow for the unit tests).
 
     python benchmarks/webgpu_coverage.py             # the summary, then the ops and why models failed
     python benchmarks/webgpu_coverage.py --dawn      # also under Node on Dawn (the JavaScript runtime)
+    python benchmarks/webgpu_coverage.py --only fuse_attention.mlir:3:out   # just these models (repeatable)
 
 Models: the pass test cases (tests/passes/cases), the benchmark workloads at their smoke sizes (torch
 extra) and the examples, as tests/interop/models.py collects them; inputs are seeded random arrays. A model
@@ -16,6 +17,7 @@ import argparse
 import sys
 import tempfile
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -53,16 +55,26 @@ def _dawn_equal(executable: WebGPUExecutable, inputs: list[np.ndarray], want: li
         return "ok" if _equal(got, want) else "differs on Dawn"
 
 
+def _modules(only: set[str]) -> Iterator[tuple[str, Operation]]:
+    """The models by name; with ``only``, just the groups that can hold those names (the workloads need torch)."""
+    yield from pass_case_modules()
+    if not only or any(name.startswith("bench:") for name in only):
+        yield from workload_modules()
+    if not only or any(name.startswith("examples/") for name in only):
+        yield from example_modules()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dawn", action="store_true", help="also run each model under Node on Dawn")
+    parser.add_argument("--only", action="append", default=[], metavar="NAME", help="run only the model NAME")
     args = parser.parse_args(argv)
     counts: Counter[str] = Counter()
     covered: set[str] = set()
     failing: dict[str, set[str]] = defaultdict(set)
     reasons: Counter[str] = Counter()
-    for name, module in [*pass_case_modules(), *workload_modules(), *example_modules()]:
-        if not functions(module):
+    for name, module in _modules(set(args.only)):
+        if not functions(module) or (args.only and name not in args.only):
             continue
         counts["models"] += 1
         ops = _ops(module)

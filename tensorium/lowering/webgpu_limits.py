@@ -15,6 +15,9 @@ in one CompileError, which kernel or tensor does not fit which limit:
   (:func:`concat_pieces`); :func:`check_buffer_sizes` names a tensor still bound whole over the binding
   size, or over the buffer size, with its bytes and the limit;
 - workgroup storage: :func:`check_workgroup_storage` (the ``shared`` buffers of a kernel);
+- function-scope storage (WGSL's 8192 bytes, not an adapter limit): a kernel's largest ``local`` buffers over
+  it become per-invocation slices of scratch storage buffers (:mod:`tensorium.lowering.webgpu_private`), before
+  the storage buffers are counted;
 - 32-bit indices: :func:`check_index_width` proves that every buffer has fewer than 2**31 elements and every
   index constant fits 32 bits, so the emitter's ``i32`` indices never wrap; otherwise it is an error, never
   a silent narrowing.
@@ -30,6 +33,7 @@ from ..ir.dialects.builtin import func_body, func_name, functions
 from ..ir.types import BufferType, IndexType, IntegerType, TensorType, storage_dtype
 from ..targets import Target
 from .plan import plan_of
+from .webgpu_private import fit_function_storage, global_allocs
 from .webgpu_schedule import trip_count
 
 INDEX_LIMIT = 1 << 31
@@ -43,14 +47,15 @@ def storage_bytes(t: BufferType | TensorType) -> int:
 
 
 def check_storage_buffers(lowered: Operation, target: Target) -> None:
-    """CompileError for a kernel that binds more buffers than ``max_storage_buffers_per_shader_stage``."""
+    """CompileError for a kernel that binds more buffers than ``max_storage_buffers_per_shader_stage`` (its
+    arguments and its ``global`` scratch buffers)."""
     limit = target.limit("max_storage_buffers_per_shader_stage")
     for kernel in functions(lowered):
         if concat_pieces(kernel) is not None:
             continue  # buffer copies: no shader runs
         args = func_body(kernel).args
         used = {id(op.operands[1 if op.name == "loop.store" else 0]) for op in kernel.walk() if op.name in _TOUCH}
-        count = sum(id(a) in used for a in args)
+        count = sum(id(a) in used for a in args) + global_allocs(kernel)
         if count > limit:
             raise CompileError(
                 f"kernel @{func_name(kernel)} binds {count} storage buffers, over the limit "
@@ -150,6 +155,7 @@ def check_index_width(lowered: Operation, target: Target) -> None:
 _TOUCH = ("loop.load", "loop.store", "loop.dim", "loop.load_packed")
 
 LIMIT_PASSES: tuple[Callable[[Operation, Target], None], ...] = (
+    fit_function_storage,
     check_index_width,
     check_buffer_sizes,
     check_storage_buffers,
