@@ -71,6 +71,7 @@ def import_module(
     ``params="inputs"`` makes them extra arguments after the user inputs, with their values in
     ``metadata["params"]`` (argument name -> numpy array). Dims that ``dynamic_shapes`` marks
     dynamic become named symbolic dims (the ``torch.export.Dim`` name where one was given).
+    ``metadata["decomposed"]`` says whether torch's ATen decompositions had to run first.
     """
     if params not in ("constants", "inputs"):
         raise TensoriumError(f"params must be 'constants' or 'inputs', got {params!r}")
@@ -87,14 +88,48 @@ def import_module(
         positional = tuple(spec for _, _, spec in specs[: len(args)])
         named = {name: spec for name, _, spec in specs[len(args) :]}
         exported = _export(module, args, kwargs, (positional, named) if named else (positional,))
+    if _converts_directly(exported):
+        # The training IR's ops all have converters: skip torch's decompositions, a second full trace of
+        # the model (about 1.5 s for a small transformer with symbolic shapes). Should a converter still
+        # refuse one, the decomposed graph is the fallback.
+        try:
+            imported = _translate_exported(exported, params, _symbol_names(exported, specs))
+            imported.metadata["decomposed"] = False
+            return imported
+        except TensoriumError:
+            pass
+    exported = decompose(exported, _decomposition_table())
+    imported = _translate_exported(exported, params, _symbol_names(exported, specs))
+    imported.metadata["decomposed"] = True
+    return imported
+
+
+def _decomposition_table() -> dict[Any, Any]:
+    """torch.export's default decompositions, less the high-level ops Tensorium converts itself."""
     table = torch.export.default_decompositions()
     for name in _KEPT_HIGH_LEVEL:
         overload = getattr(torch.ops.aten, name.split(".")[0]).default
         if overload in table:
             table.pop(overload)
-    exported = decompose(exported, table)
-    sym_names = _symbol_names(exported, specs)
-    return _translate_exported(exported, params, sym_names)
+    return table
+
+
+def _converts_directly(exported: Any) -> bool:
+    """Whether every op of the exported (training IR) graph has a converter and none mutates its inputs,
+    so the graph can be translated without running torch's decompositions first."""
+    for node in exported.graph.nodes:
+        if node.op != "call_function" or not _needs_converter(node):
+            continue
+        target = node.target
+        if not isinstance(target, torch._ops.OpOverload) or ops.lookup_converter(target) is None:
+            return False
+        if target._schema.is_mutable and ops.target_name(target) not in _PURE_IN_PLACE:
+            return False
+    return True
+
+
+# In-place ops whose result is their input's value unchanged (``detach_`` only drops autograd history).
+_PURE_IN_PLACE = frozenset({"aten.detach_.default"})
 
 
 def unflatten_outputs(imported: ImportedGraph, flat: Sequence[Any]) -> Any:

@@ -545,6 +545,7 @@ def _masked_fill(cx: Context, x: Value, mask: Value, value: Any) -> Value:
     "aten.clone.default",
     "aten.alias.default",
     "aten.detach.default",
+    "aten.detach_.default",
     "aten.lift_fresh_copy.default",
     "aten.contiguous.default",
     "aten.dropout.default",
