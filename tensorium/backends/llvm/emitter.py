@@ -168,14 +168,22 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter, BitsEmitter):
 
     def emit_modules(self, module: Operation) -> list[ir.Module]:
         """Emit each function of ``module`` as a kernel in an LLVM module of its own (the run-time check
-        messages stay numbered across all of them), so that they can be optimized in parallel."""
-        modules = []
-        for func in functions(module):
-            self.module = ir.Module(name=f"tensorium.{func_name(func)}")
+        messages stay numbered across all of them), so that they can be optimized in parallel.
+
+        The largest kernels (by loop-IR ops) come first: their optimization is the longest, so it starts while
+        the small ones are still being emitted (a symbolic-shape attention kernel alone can take half of a model's
+        LLVM time, and emitted last it would leave the other cores idle at the end)."""
+        funcs = list(functions(module))
+        made: dict[int, ir.Module] = {}
+        for i in sorted(range(len(funcs)), key=lambda i: -sum(1 for _ in funcs[i].walk())):
+            self.module = ir.Module(name=f"tensorium.{func_name(funcs[i])}")
             self.module.triple, self.module.data_layout = self.triple, self.data_layout
-            self.emit_function(func)
-            modules.append(self.module)
-        return modules
+            self.emit_function(funcs[i])
+            made[i] = self.module
+        # Kernels and modules are listed in the module's order again, whatever order they were emitted in.
+        ordered = {name: self.kernels.pop(name) for name in map(func_name, funcs) if name in self.kernels}
+        self.kernels.update(ordered)
+        return [made[i] for i in range(len(funcs))]
 
     def emit_function(self, func: Operation) -> None:
         """Emit one kernel (see the module docstring for its signature)."""

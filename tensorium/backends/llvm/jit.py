@@ -42,6 +42,7 @@ from .kernel_cache import (
     object_key,
 )
 from .machine import host_target_machine, target_machine
+from .objects import emit_object_unlocked, pack_objects, unpack_objects
 from .runtime import POOL, RUNTIME_FAILED, register_runtime, thread_count
 from .sharing import SharingEmitter
 
@@ -57,6 +58,11 @@ __all__ = [
 
 PIPELINE = "default<O{level}>; loop-vectorize from O2; slp-vectorize from O2 unless explicitly vectorized"
 """What :func:`optimize` runs, part of every kernel cache key: change it when the pipeline changes."""
+
+OWN_OBJECT_RELOC = "static"
+"""The relocation model of the object files made per kernel: position-independent objects (each with its
+global offset table, in the JIT's large code model) crashed when several were loaded into one MCJIT engine;
+static ones get absolute addresses patched in at load time, wherever they land."""
 
 _VECTOR = re.compile(r"<\d+ x ")
 
@@ -102,7 +108,9 @@ class CompileStats:
 
     ``emit``: loop IR to llvmlite modules (Python); ``printing``: those modules as text (both overlap the
     optimization of the kernels emitted before); ``optimize``: waiting for the thread pool after the last
-    kernel was printed; ``link``, ``object`` (code generation of the linked module) and ``load`` (MCJIT).
+    kernel was printed; ``link``, ``object`` and ``load`` (MCJIT). When every kernel is compiled afresh, each
+    worker also generates its kernel's object code (in ``optimize``; :mod:`.objects` bundles them) and ``object``
+    is only the status wrappers'; otherwise ``object`` is the code generation of the linked module.
     """
 
     kernels: int = 0
@@ -152,7 +160,7 @@ def compile_module(
     target = target if target is not None else host_target()
     machine = target_machine(target, opt_level)
     texts: dict[int, str] = {}
-    futures: dict[int, Future[tuple[bytes, float | None, int, str]]] = {}
+    futures: dict[int, Future[_Kernel]] = {}
     with ThreadPoolExecutor(thread_count(), thread_name_prefix="tensorium-llvm") as pool:
 
         def submit(info: KernelInfo, llvm_module: ir.Module) -> None:
@@ -175,35 +183,45 @@ def compile_module(
         stats.emit = clock.lap() - stats.printing
         results = [futures[id(m)].result() for _, m in emitted]
     stats.optimize = clock.lap()
-    stats.optimize_each = {info.name: seconds or 0.0 for (info, _), (_, seconds, _, _) in zip(emitted, results)}
-    stats.cache_hits = sum(seconds is None for _, seconds, _, _ in results)
+    stats.optimize_each = {info.name: r.seconds or 0.0 for (info, _), r in zip(emitted, results)}
+    stats.cache_hits = sum(r.seconds is None for r in results)
     compiled = llvm.parse_assembly("")
     compiled.triple, compiled.data_layout = machine.triple, str(machine.target_data)
+    wrappers = llvm.parse_assembly("")
+    wrappers.triple, wrappers.data_layout = machine.triple, str(machine.target_data)
     linked: dict[str, tuple[ir.FunctionType, int]] = {}
-    for (info, llvm_module), (bitcode, _, offset, _) in zip(emitted, results):
+    for (info, llvm_module), result in zip(emitted, results):
         ftype = llvm_module.get_global(info.symbol).ftype
-        linked[info.symbol] = ftype, offset
-        if not offset:
-            compiled.link_in(_named(llvm.parse_bitcode(bitcode), info.symbol))
-            continue
-        compiled.link_in(_named(llvm.parse_bitcode(bitcode), info.symbol + CHECKS_SUFFIX))
-        wrapper = _status_wrapper(info.symbol, ftype, offset, machine.triple, str(machine.target_data))
-        compiled.link_in(llvm.parse_assembly(wrapper))
+        linked[info.symbol] = ftype, result.offset
+        compiled.link_in(_named(llvm.parse_bitcode(result.bitcode), _code_symbol(info.symbol, result.offset)))
+        if result.offset:
+            wrapper = _status_wrapper(info.symbol, ftype, result.offset, machine.triple, str(machine.target_data))
+            wrappers.link_in(llvm.parse_assembly(wrapper))
     for alias in emitter.aliases.values():
         ftype, offset = linked[alias.of]
         inner = alias.of + CHECKS_SUFFIX if offset else alias.of
         shift = alias.first_error - alias.of_first_error + offset
         wrapper = _status_wrapper(alias.symbol, ftype, shift, machine.triple, str(machine.target_data), inner)
-        compiled.link_in(llvm.parse_assembly(wrapper))
+        wrappers.link_in(llvm.parse_assembly(wrapper))
+    has_wrappers = any(not fn.is_declaration for fn in wrappers.functions)
+    if has_wrappers:
+        compiled.link_in(wrappers, preserve=True)
     stats.link = clock.lap()
     object_code, linked_key = None, ""
     if cache is not None:
-        parts = [(info.symbol, key, offset) for (info, _), (_, _, offset, key) in zip(emitted, results)]
+        parts = [(info.symbol, r.key, r.offset) for (info, _), r in zip(emitted, results)]
         parts += [(a.symbol, a.of, a.first_error - a.of_first_error) for a in emitter.aliases.values()]
         linked_key = object_key(parts, machine.triple, str(machine.target_data))
         object_code = cache.lookup(linked_key, OBJECT)
     if object_code is None:
-        object_code = machine.emit_object(compiled)
+        if results and all(r.object is not None for r in results):
+            # Every kernel was compiled afresh, and its worker made its object code too, in parallel.
+            objects = [r.object for r in results if r.object is not None]
+            if has_wrappers:
+                objects.append(target_machine(target, opt_level, reloc=OWN_OBJECT_RELOC).emit_object(wrappers))
+            object_code = pack_objects(objects)
+        else:
+            object_code = machine.emit_object(compiled)
         if cache is not None:
             cache.store(linked_key, object_code, OBJECT)
     else:
@@ -213,7 +231,8 @@ def compile_module(
     if target.runs_here():
         register_runtime()
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
-        engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
+        for code in unpack_objects(object_code):
+            engine.add_object_file(llvm.ObjectFileRef.from_data(code))
         engine.finalize_object()
     llvm_ir = "\n".join(texts[id(m)] for _, m in emitted)
     llvm_ir += "".join(f'\n; @"{a.symbol}" runs the code of @"{a.of}"' for a in emitter.aliases.values())
@@ -264,20 +283,38 @@ def _cache_for(kernel_cache: KernelCache | bool | None) -> KernelCache | None:
     return default_kernel_cache()
 
 
-def _kernel_bitcode(
-    text: str, symbol: str, target: Target, opt_level: int, cache: KernelCache | None
-) -> tuple[bytes, float | None, int, str]:
-    """One kernel's optimized bitcode with its symbol renamed to the cache's placeholder and its run-time
-    checks numbered from 1, the seconds its optimization took (None when the cache had it), the number
-    of checks of earlier kernels (see :func:`local_checks`) and its cache key ("" without a cache).
-    Compiled in an LLVM context of its own."""
+@dataclass(frozen=True)
+class _Kernel:
+    """What a worker thread made of one kernel (see :func:`_kernel_bitcode`)."""
+
+    bitcode: bytes
+    """Optimized, with the kernel's symbol renamed to the cache's placeholder and its checks numbered from 1."""
+    seconds: float | None
+    """How long the optimization (and code generation) took; None when the kernel cache had the bitcode."""
+    offset: int
+    """The number of run-time checks of the kernels before it (see :func:`local_checks`)."""
+    key: str
+    """The kernel cache key ("" without a cache)."""
+    object: bytes | None
+    """The kernel's object code under its own symbol (None on a cache hit: the linked object may be cached)."""
+
+
+def _code_symbol(symbol: str, offset: int) -> str:
+    """The name of a kernel's compiled function: ``symbol`` itself, or ``symbol.checks`` behind a wrapper
+    that adds ``offset`` to its statuses."""
+    return symbol + CHECKS_SUFFIX if offset else symbol
+
+
+def _kernel_bitcode(text: str, symbol: str, target: Target, opt_level: int, cache: KernelCache | None) -> _Kernel:
+    """One kernel optimized, and turned into object code, in an LLVM context of its own (on a worker thread,
+    without llvmlite's lock)."""
     local, offset = local_checks(text, symbol)
     normalized = normalize(local, symbol)
     key = kernel_key(normalized, target, opt_level, PIPELINE) if cache is not None else ""
     if cache is not None:
         found = cache.lookup(key)
         if found is not None:
-            return found, None, offset, key
+            return _Kernel(found, None, offset, key, None)
     start = time.perf_counter()
     context = llvm.create_context()
     parsed = llvm.parse_assembly(normalized, context=context)
@@ -287,7 +324,9 @@ def _kernel_bitcode(
     code = bytes(parsed.as_bitcode())
     if cache is not None:
         cache.store(key, code)
-    return code, time.perf_counter() - start, offset, key
+    own_objects = target_machine(target, opt_level, reloc=OWN_OBJECT_RELOC)
+    obj = emit_object_unlocked(own_objects, _named(parsed, _code_symbol(symbol, offset)))
+    return _Kernel(code, time.perf_counter() - start, offset, key, obj)
 
 
 _FUNCTION_START = re.compile(r"^(?=define )", re.MULTILINE)

@@ -13,7 +13,7 @@ from ...targets import Target, TargetError, host_target
 __all__ = ["host_target_machine", "target_machine"]
 
 
-def target_machine(target: Target, opt_level: int = 3) -> llvm.TargetMachine:
+def target_machine(target: Target, opt_level: int = 3, reloc: str = "pic") -> llvm.TargetMachine:
     """A new LLVM target machine for a CPU ``target`` (triple, CPU name and features), position independent.
 
     Each JIT engine takes ownership of (and frees) its target machine, so every compilation makes one.
@@ -24,7 +24,7 @@ def target_machine(target: Target, opt_level: int = 3) -> llvm.TargetMachine:
     llvm.initialize_all_asmprinters()
     machine = llvm.Target.from_triple(target.triple)
     return machine.create_target_machine(
-        cpu=target.cpu, features=target.llvm_features, opt=opt_level, reloc="pic", jit=True
+        cpu=target.cpu, features=target.llvm_features, opt=opt_level, reloc=reloc, jit=True
     )
 
 
