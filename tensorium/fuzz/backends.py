@@ -151,6 +151,10 @@ class BackendRun:
     judge: Callable[[str, Sequence[np.ndarray], FloatType | None], None]
     fail: Callable[[str, str, str, str], None]
     loop_work: Callable[[Operation], int]
+    original: Operation | None = None
+    """The program before the pipeline (for the refusal oracle: :func:`check_cpu`)."""
+    pipeline: Any = ()
+    """The pipeline that made ``optimized`` (its passes' names tell packings for other targets)."""
 
     @property
     def target(self) -> Target:
@@ -200,10 +204,21 @@ def check_cpu(run: BackendRun) -> None:
             f"{stage} build", lambda: CpuExecutable.from_lowered(run.optimized, opt_level=run.opt_level, target=target)
         )
     else:
-        executable = run.guarded(
-            f"{stage} build",
-            lambda: CpuExecutable.build(run.optimized, opt_level=run.opt_level, target=target, configs=run.configs()),
-        )
+
+        def build() -> Any:
+            try:
+                return CpuExecutable.build(run.optimized, opt_level=run.opt_level, target=target, configs=run.configs())
+            except VerifyError:
+                raise
+            except TensoriumError as refused:
+                problem = _refusal(run, refused)
+                if problem is None:
+                    raise
+                return problem
+
+        executable = run.guarded(f"{stage} build", build)
+        if isinstance(executable, str):  # outside guarded: the failure must not pass for a crash of the build
+            run.fail("refusal", f"{stage} build", executable, executable)
     if compile_only(target) is not None:
         assembly = run.guarded(f"{stage} assembly", executable.kernels.assembly)
         if executable.kernels.names and not assembly.strip():
@@ -215,6 +230,32 @@ def check_cpu(run: BackendRun) -> None:
     if looser is not None and not all(_ordinary(a) for a in run.inputs):
         return  # an approximation holds for ordinary inputs only (the int path's block of an infinity is NaN)
     run.judge(stage, got, looser)
+
+
+FOREIGN_PASSES = frozenset({"pack-quant-gpu"})
+"""Passes that rewrite a program for another kind of target: the CPU may refuse what they leave."""
+
+
+def _refusal(run: BackendRun, refused: TensoriumError) -> str | None:
+    """The refusal oracle, when the CPU build of the optimized program raised ``refused``: what is wrong when
+    the original program builds for the same target while the optimized one does not (at the target's default
+    points either, so that a random schedule point is not blamed on the passes) and no pass of the pipeline
+    packs for another target; else None."""
+    from ..backends.cpu import CpuExecutable
+
+    if run.original is None or any(p.name in FOREIGN_PASSES for p in run.pipeline):
+        return None
+    level, target = run.opt_level, run.target
+    try:
+        CpuExecutable.build(run.original, opt_level=level, target=target)
+        if run.schedule_seed is not None:
+            CpuExecutable.build(run.optimized, opt_level=level, target=target)
+            return None  # the optimized program builds at the default points: the random point was refused
+    except TensoriumError:
+        return None
+    except Exception:
+        return None  # a crash of another build: the crash oracle sees it on its own cases
+    return f"{run.name} refuses the optimized program but compiles the original: {str(refused).splitlines()[0]}"
 
 
 def _gpu_build(run: BackendRun, build: Callable[..., Any]) -> tuple[Any, Operation | None, int]:

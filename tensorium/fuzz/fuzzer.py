@@ -43,6 +43,7 @@ from .coverage import make_tracer
 from .generator import GenConfig, generate_module
 from .mutators import TERMINAL_PASSES, mutate_module, mutate_pipeline, random_pipeline, with_pass_for
 from .oracle import Backend, Failure, FuzzCase, Reference, Verdict, check
+from .patterns import pattern_case
 from .quant import quant_pipeline, quant_program
 from .reduce import format_case, reduce_case
 from .special import FUZZ_SPECIAL_CONSTANTS, FUZZ_SPECIAL_INPUTS
@@ -88,6 +89,10 @@ class FuzzConfig:
     space rather than at the target's default (:mod:`.schedules`)."""
     quant_fraction: float = 0.1
     """The share of freshly generated programs that are quant programs (k-bit weights, :mod:`.quant`)."""
+    pattern_fraction: float = 0.25
+    """The share of freshly generated programs that are pattern cases: one exact pattern of a pattern-matching
+    pass, which the pass must rewrite (:mod:`.patterns`; not with a fixed ``pipeline``); they are a few ops
+    each."""
     opt_level: int = 1
     """LLVM's optimization level for the CPU oracle: 1 compiles about 1.5x faster than the 3 that
     ``tensorium.compile`` uses (most of an execution is LLVM); pass 3 to fuzz exactly what ships."""
@@ -253,6 +258,8 @@ class Fuzzer:
         self.sync: CorpusSync | None = None
         """The folder shared with other workers (set by :mod:`.parallel`): new seeds are written there, and
         the others' seeds read every ``sync_seconds``."""
+        self._expect: str | None = None
+        """The pass the case being built must rewrite (a pattern case, :mod:`.patterns`), or None."""
         self._gain = {"generate": [1.0, 1.0], "mutate": [1.0, 1.0]}
         """Per source of cases: moving averages of the new edges a case found and of its seconds."""
         if config.out is not None:
@@ -260,6 +267,12 @@ class Fuzzer:
 
     # one execution ------------------------------------------------------------------------------
     def _generate(self) -> tuple[Operation, Pipeline]:
+        self._expect = None
+        if self._fixed_pipeline is None and self.rng.random() < self.config.pattern_fraction:
+            found = pattern_case(self.rng)
+            if found is not None:
+                module, pipeline_text, self._expect = found
+                return module, parse_pipeline(pipeline_text)
         if self.rng.random() < self.config.quant_fraction:
             module = quant_program(int(self.rng.integers(2**31)))
             return module, self._fixed_pipeline if self._fixed_pipeline is not None else quant_pipeline(self.rng)
@@ -312,6 +325,7 @@ class Fuzzer:
     def step(self) -> Verdict:
         """Build one case, run it, and keep or record what it found."""
         parent: Seed | None = None
+        self._expect = None
         if self.config.coverage and self.corpus and self.rng.random() >= self._generate_share():
             parent = self._pick()
             module, pipeline = self._mutate(parent)
@@ -334,7 +348,7 @@ class Fuzzer:
             self.config.references,
             specials=bool(self.rng.random() < FUZZ_SPECIAL_INPUTS),
         )
-        case = replace(case, schedule_seed=schedule_seed)
+        case = replace(case, schedule_seed=schedule_seed, expect=self._expect)
         verdict, new, seconds = self._execute(case, module)
         gain = self._gain[source]
         gain[0], gain[1] = 0.9 * gain[0] + 0.1 * new, 0.9 * gain[1] + 0.1 * seconds

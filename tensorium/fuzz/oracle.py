@@ -17,6 +17,11 @@ A case fails when
 - **validator**: a GPU backend's code is rejected by its validator (ptxas for PTX, naga or Dawn for WGSL;
   :mod:`.backends`);
 - **nondeterminism**: the same pipeline on the same program gives different IR twice;
+- **missed-rewrite**: a pattern case (``FuzzCase.expect``, :mod:`.patterns`) still holds its exact pattern after
+  the pipeline ran the pass that must take it;
+- **refusal**: a CPU backend refuses the optimized program (a documented error) while it compiles the original
+  one, or the pipeline is refused because one of its passes refuses its own default options: the passes made
+  a program the backend supports into one it does not;
 - **reference** (with ``references=("iree",)``, the ``mlir`` extra): IREE, a second compiler, computes
   something else than the interpreter on the original program exported to upstream MLIR (programs
   outside the exported subset, and programs IREE refuses, skip this check).
@@ -49,10 +54,12 @@ from ..ir.printer import print_module
 from ..ir.storage import coerce
 from ..ir.types import FloatType, TensorType
 from ..ir.verifier import verify
+from ..passes.base import get_pass
 from ..passes.pipeline import Pipeline, parse_pipeline
 from .backends import BackendRun, check_backend
 from .generator import random_inputs
 from .ieee import HUGE, freedoms
+from .patterns import missed_rewrite
 from .quant import layout_problem
 from .special import sprinkle
 
@@ -95,13 +102,25 @@ class FuzzCase:
     schedule_seed: int | None = None
     """Build every kernel at a random point of its search space drawn from this seed (None: the target's
     default points; :mod:`.schedules`)."""
+    expect: str | None = None
+    """A pattern case (:mod:`.patterns`): the pass that must rewrite the program's exact pattern."""
 
 
 @dataclass(frozen=True)
 class Failure:
     """What went wrong: the oracle (``kind``), where (``stage``), one line, and the full story."""
 
-    kind: Literal["crash", "verifier", "roundtrip", "mismatch", "nondeterminism", "reference", "validator"]
+    kind: Literal[
+        "crash",
+        "verifier",
+        "roundtrip",
+        "mismatch",
+        "nondeterminism",
+        "reference",
+        "validator",
+        "missed-rewrite",
+        "refusal",
+    ]
     stage: str
     summary: str
     detail: str = ""
@@ -398,7 +417,7 @@ def check(
 def _check(case: FuzzCase, module: Operation | None, determinism: bool, watch: Watch) -> Verdict:
     try:
         original = parse_module(case.module) if module is None else module
-        pipeline = parse_pipeline(case.pipeline)
+        pipeline = _parse_pipeline(case.pipeline)
         inputs = case_inputs(original, case.seed, case.specials)
     except TensoriumError as e:
         return Verdict("invalid", reason=f"input: {str(e).splitlines()[0]}")
@@ -429,6 +448,10 @@ def _check(case: FuzzCase, module: Operation | None, determinism: bool, watch: W
                 Failure("nondeterminism", "pipeline", f"'{case.pipeline}' gave two different results", text),
             )
 
+    if case.expect is not None:
+        missed = missed_rewrite(case.expect, case.pipeline, optimized)
+        if missed is not None:
+            raise _Stop(Verdict("failure", Failure("missed-rewrite", f"pass '{case.expect}'", missed, text)))
     lowered = "plan_steps" in optimized.attributes
     types = _result_types(original)
     precision = computed_precision(original)
@@ -457,8 +480,27 @@ def _check(case: FuzzCase, module: Operation | None, determinism: bool, watch: W
         if name != "interp":
             context = (name, optimized, lowered, inputs, case.opt_level, case.schedule_seed)
             with watch(name):
-                check_backend(BackendRun(*context, _guarded, judge, fail, loop_work))
+                check_backend(BackendRun(*context, _guarded, judge, fail, loop_work, original, pipeline))
     return Verdict("ok")
+
+
+def _parse_pipeline(text: str) -> Pipeline:
+    """``parse_pipeline(text)``; when it is refused, a failure if one of its passes refuses its own default
+    options (every pass must run as ``name`` alone), else the refusal."""
+    try:
+        return parse_pipeline(text)
+    except TensoriumError as refused:
+        for name in dict.fromkeys(part.split("{")[0].strip() for part in text.split(",")):
+            try:
+                get_pass(name)
+            except TensoriumError:
+                continue  # an unknown name, or an option list split at its commas: not a pass's defaults
+            try:
+                parse_pipeline(name)
+            except TensoriumError as e:
+                summary = f"pass '{name}' refuses its own default options: {str(e).splitlines()[0]}"
+                raise _Stop(Verdict("failure", Failure("refusal", "pipeline", summary, f"{e}\n\n{text}"))) from e
+        raise refused
 
 
 def _roundtrip(text: str) -> None:

@@ -28,8 +28,9 @@ from ..ir.verifier import verify
 from ..passes.pipeline import Pipeline, parse_pipeline
 from .backends import BackendError, parse_backends
 from .oracle import BACKENDS, REFERENCES, Failure, FuzzCase, check
+from .patterns import REWRITTEN
 
-HEADER_KEYS = ("pipeline", "seed", "backends", "opt-level", "references", "specials", "schedule-seed")
+HEADER_KEYS = ("pipeline", "seed", "backends", "opt-level", "references", "specials", "schedule-seed", "expect")
 
 
 def same_failure(a: Failure, b: Failure) -> bool:
@@ -209,13 +210,15 @@ def format_case(case: FuzzCase, failure: Failure | None = None, note: str = "") 
         lines.append("// specials: yes")
     if case.schedule_seed is not None:
         lines.append(f"// schedule-seed: {case.schedule_seed}")
+    if case.expect is not None:
+        lines.append(f"// expect: {case.expect}")
     return "\n".join(lines) + "\n" + case.module
 
 
 def parse_case(text: str, filename: str = "<case>") -> FuzzCase:
     """A case from its file text: the IR and the ``pipeline``, ``seed``, ``backends``, ``opt-level``,
-    ``references`` and ``specials`` header lines (all but the first optional: 0, both backends, 3, none and
-    no)."""
+    ``references``, ``specials``, ``schedule-seed`` and ``expect`` header lines (all but the first optional:
+    0, both backends, 3, none, no, the default points and no pattern expected)."""
     header: dict[str, str] = {}
     for line in text.splitlines():
         stripped = line.strip()
@@ -248,6 +251,11 @@ def parse_case(text: str, filename: str = "<case>") -> FuzzCase:
     specials = header.get("specials", "no")
     if specials not in ("yes", "no"):
         raise ParseError(f"{filename}: the '// specials:' header must be yes or no, got '{specials}'")
+    expect = header.get("expect")
+    if expect is not None and expect not in REWRITTEN:
+        raise ParseError(
+            f"{filename}: '// expect:' must name a pass with a pattern ({', '.join(REWRITTEN)}), got '{expect}'"
+        )
     parse_module(text, filename)
     parse_pipeline(header["pipeline"])
     case = FuzzCase(
@@ -259,6 +267,7 @@ def parse_case(text: str, filename: str = "<case>") -> FuzzCase:
         references,  # type: ignore[arg-type]
         specials == "yes",
     )
+    case = dataclasses.replace(case, expect=expect)
     return case if schedule_seed is None else dataclasses.replace(case, schedule_seed=int(schedule_seed))
 
 
