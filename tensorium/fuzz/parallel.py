@@ -1,7 +1,9 @@
 """Fuzzing on several cores: independent workers with their own seeds, merged into one report.
 
-Each worker is a fresh process (``spawn``: the OpenMP runtime the CPU backend uses does not survive a
-``fork``) running :class:`~tensorium.fuzz.fuzzer.Fuzzer` with seed ``seed + k`` and, with an output folder,
+Each worker is a fresh process (``spawn``: a ``fork`` copies only the forking thread, so a child would inherit
+the state of the CPU runtime's thread pool, :mod:`tensorium.backends.llvm.pool`, without its worker threads,
+and likewise libgomp's, the pool's fallback off Linux x86-64, and the wgpu device's the parent may have
+opened) running :class:`~tensorium.fuzz.fuzzer.Fuzzer` with seed ``seed + k`` and, with an output folder,
 ``DIR/worker-k`` for its failures and corpus. The workers share their corpus through a folder
 (:mod:`.sync`: ``DIR/sync``, or a temporary folder without ``--out``): each publishes the seeds it keeps
 and runs the others' every ``sync_seconds``. Workers send their numbers every few seconds, which the
