@@ -20,6 +20,9 @@ from .special import sprinkle
 
 T = TypeVar("T")
 
+WIDE = (17, 40)
+"""The least and the most elements of a wide last dimension (:attr:`GenConfig.wide_probability`)."""
+
 ELEMENTS = (f16, f32, f64, i1, i32, i64)
 """The element types recipes read and make; values of other types are left alone."""
 
@@ -42,6 +45,10 @@ class GenConfig:
     f64_probability: float = 0.04
     """How often a new float input or constant is f64 (else f32, or f16 below)."""
     f16_probability: float = 0.03
+    wide_probability: float = 0.0
+    """How often a new shape (or image) has a wide last dimension, :data:`WIDE` elements, its other dimensions
+    kept small: wide enough that the CPU backend's vector loops (16 f32 lanes with AVX-512) run their bodies,
+    not only their remainders. Off by default; the fuzzer turns it on."""
     special_probability: float = 0.0
     """How often a new constant holds special values (NaN, infinities, signed zeros, subnormals, integer
     extremes: :mod:`.special`). Off by default, for the property tests that want finite programs; the fuzzer
@@ -129,6 +136,8 @@ class ProgramBuilder:
     def shape(self, rank: int | None = None) -> tuple[int, ...]:
         if rank is None:
             rank = self.randint(1, self.config.max_rank)
+        if rank and self.flip(self.config.wide_probability):
+            return (*(self.randint(1, 3) for _ in range(rank - 1)), self.randint(*WIDE))
         return tuple(self.randint(1, self.config.max_dim) for _ in range(rank))
 
     def float_element(self) -> FloatType:
@@ -309,6 +318,8 @@ class ProgramBuilder:
 
     def image_dims(self) -> dict[str, int]:
         side = self.config.max_image
+        if self.flip(self.config.wide_probability):
+            return {"N": 1, "C": self.randint(1, 2), "H": self.randint(1, 3), "W": self.randint(*WIDE)}
         return {
             "N": self.randint(1, 2),
             "C": self.randint(1, 4),

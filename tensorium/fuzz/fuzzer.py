@@ -54,6 +54,8 @@ GENERATE_BOUNDS = (0.1, 0.9)
 """In guided mode, the least and the most of the cases that are freshly generated rather than mutated."""
 MAX_OPS = 80
 """A seed with more ops than this is only mutated in ways that do not grow it."""
+FUZZ_WIDE = 0.1
+"""How often a shape the fuzzer's generator draws has a wide last dimension (:attr:`GenConfig.wide_probability`)."""
 SHRINKING_MUTATORS = ("delete", "replace", "rewire", "attribute", "shape", "precision", "duplicate")
 
 
@@ -251,7 +253,9 @@ class Fuzzer:
         self.corpus: list[Seed] = []
         self.report = FuzzReport(config)
         self._by_signature: dict[str, FoundFailure] = {}
-        self._gen_config = GenConfig(num_ops=config.num_ops, special_probability=FUZZ_SPECIAL_CONSTANTS)
+        self._gen_config = GenConfig(
+            num_ops=config.num_ops, special_probability=FUZZ_SPECIAL_CONSTANTS, wide_probability=FUZZ_WIDE
+        )
         self._fixed_pipeline = parse_pipeline(config.pipeline) if config.pipeline is not None else None
         self.on_progress: Callable[[dict[str, Any]], None] | None = None
         """Called with the progress numbers every ``progress_seconds`` (the parallel workers report with it)."""
