@@ -12,7 +12,9 @@ the table. Without a GPU the script says why and exits with status 2.
 
 The decode GEMV rows: f32 against torch in f32, and the int4 one (weights quantized per group of 128 and packed
 for a warp: ``gpu_qgemv``) against torch's f16 GEMV, the usual baseline of weight-only quantization; Marlin-style
-int4 kernels are not among the peers (no such package is installed on the project's machines).
+int4 kernels are not among the peers (no such package is installed on the project's machines). The int4 prefill
+rows (``tokens`` activation rows: ``gpu_qgemm``, weight tiles dequantized into shared memory) against torch's f16
+GEMM (``torch.mm``): once with the default f32 tiles, once with ``mma=true`` (f16 tiles through mma.sync).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from tensorium.backends.cuda.executable import CudaExecutable
 from tensorium.ir import Operation, graph
 from tensorium.ir.attributes import DenseAttr
 from tensorium.ir.types import TensorType, f16, f32
+from tensorium.lowering.space import Config, kernel_key
 from tensorium.passes import PassManager
 from tensorium.targets import parse_target
 from tensorium.testing import build_module
@@ -47,6 +50,8 @@ class Workload:
     body: Callable[..., Any]
     torch_fn: Callable[..., Any]
     pipeline: str = "fuse"
+    configs: dict[str, str] | None = None
+    """Kernel configs by graph op name (``quant.matmul_packed``: its kernel at that point), else the defaults."""
     torch_inputs: Callable[[list[np.ndarray]], list[np.ndarray]] | None = None
     """The peers' inputs made from Tensorium's (when the peer computes the same from other arrays)."""
 
@@ -54,6 +59,15 @@ class Workload:
         module = build_module([TensorType(s, self.element) for s in self.shapes], self.body, check_text=False)
         PassManager.parse(self.pipeline).run(module)
         return module
+
+    def kernel_configs(self, module: Operation) -> dict[str, Config]:
+        """The configs of :attr:`configs` keyed by kernel (the graph op of each name in ``module``)."""
+        found: dict[str, Config] = {}
+        for op in module.walk():
+            text = (self.configs or {}).get(op.name)
+            if text is not None:
+                found[kernel_key(op)] = Config.parse(text)
+        return found
 
 
 def _layer(x: Any, wq: Any, wo: Any, w1: Any, w2: Any, g: Any) -> Any:
@@ -92,6 +106,8 @@ def workloads(quick: bool) -> list[Workload]:
         ),
         Workload(f"decode gemv 1x{k}x{k} f32", ((1, k), (k, k)), f32, 2.0 * k * k, graph.matmul, lambda a, b: a @ b),
         _int4_gemv(k),
+        _int4_gemm(tokens, k),
+        _int4_gemm(tokens, k, "gpu_qgemm{bm=128,bn=128,bk=32,tm=4,tn=4,stages=2,mma=true}"),
     ]
 
 
@@ -112,6 +128,29 @@ def _int4_gemv(k: int) -> Workload:
         body,
         lambda x, w: x @ w,
         pipeline="quantize{bits=4,group=128,min-elements=0},fuse,pack-quant-gpu",
+        torch_inputs=lambda arrays: [arrays[0].astype(np.float16), weight.T.astype(np.float16)],
+    )
+
+
+def _int4_gemm(tokens: int, k: int, config: str | None = None) -> Workload:
+    """``x @ W.T`` for ``tokens`` activation rows and a constant W of ``k x k`` quantized to 4 bits per group of 128
+    (a prefill projection of a weight-only int4 model: ``gpu_qgemm``, at ``config`` when given), against torch's
+    f16 GEMM on the same weights."""
+    weight = (np.random.default_rng(2).standard_normal((k, k)) / np.sqrt(k)).astype(np.float32)
+
+    def body(x: Any) -> Any:
+        w = graph.constant(value=DenseAttr.adopt(weight, TensorType((k, k), f32)))
+        return graph.matmul(x, w, transpose_b=True)
+
+    return Workload(
+        f"prefill gemm {tokens}x{k}x{k} int4{' mma' if config else ''} (vs f16)",
+        ((tokens, k),),
+        f32,
+        2.0 * tokens * k * k,
+        body,
+        lambda x, w: x @ w,
+        pipeline="quantize{bits=4,group=128,min-elements=0},fuse,pack-quant-gpu",
+        configs={"quant.matmul_packed": config} if config else None,
         torch_inputs=lambda arrays: [arrays[0].astype(np.float16), weight.T.astype(np.float16)],
     )
 
@@ -166,7 +205,9 @@ def main(argv: list[str] | None = None) -> int:
     for w in workloads(args.quick):
         dtype = np.float16 if w.element == f16 else np.float32
         arrays = [(rng.standard_normal(s) / np.sqrt(s[-1])).astype(dtype) for s in w.shapes]
-        ours = CudaExecutable.build(w.module(), target=target).time_kernels(arrays, args.repeat)
+        module = w.module()
+        built = CudaExecutable.build(module, target=target, configs=w.kernel_configs(module))
+        ours = built.time_kernels(arrays, args.repeat)
         peer_arrays = w.torch_inputs(arrays) if w.torch_inputs is not None else arrays
         eager = _torch_time(w.torch_fn, peer_arrays, args.repeat, compiled=False)
         inductor = _torch_time(w.torch_fn, peer_arrays, args.repeat, compiled=True)

@@ -116,12 +116,31 @@ def gpu_gemm_space(op: Operation, target: Target) -> Space | None:
     shape = gemm_shape(op, target)
     if shape is None:
         return None
-    return tile_space("gpu_gemm", target, mma=shape.element == f16)
+    space = tile_space("gpu_gemm", target, mma=shape.element == f16)
+    if target.kind != "cuda":
+        return space
+    vector = (True, False) if vector_loads_proven(shape) else (False,)
+    knob = Knob("vector", vector, "f32 tiles copied by 4-element vector loads (ld.global.v4.f32)")
+    return Space(space.family, (*space.knobs, knob), space.valid)
 
 
-def tile_space(family: str, target: Target, mma: bool = False) -> Space:
+VECTOR = 4
+"""Elements per vector load of the ``vector`` knob: four f32, 16 bytes (``ld.global.v4.f32``)."""
+
+
+def vector_loads_proven(shape: GpuGemmShape) -> bool:
+    """Whether every group of :data:`VECTOR` elements the tile copies would load together is 16-byte aligned (given
+    buffers that start so): f32 operands whose rows (K for A, N for B, K for a transposed B) are multiples of 4
+    long, so that a group starting at a multiple of 4 never crosses a row or an edge of the matrix."""
+    rows_b = shape.k if shape.transpose_b else shape.n
+    return shape.element == f32 and shape.k % VECTOR == 0 and rows_b % VECTOR == 0
+
+
+def tile_space(
+    family: str, target: Target, mma: bool = False, steps: tuple[int, ...] = STEPS, columns: tuple[int, ...] = TILES
+) -> Space:
     """The tile knobs of :func:`emit_tiled_gemm` as the space of kernel family ``family`` on ``target``; with
-    ``mma`` (f16 products), the ``mma`` knob too."""
+    ``mma`` (f16 products), the ``mma`` knob too; ``steps`` and ``columns`` the legal ``bk`` and ``bn``."""
     arch = ARCHS.get(target.cpu)
     most_threads = arch.max_threads if arch is not None else 1024
     shared = target.l1d or 48 * 1024
@@ -137,8 +156,8 @@ def tile_space(family: str, target: Target, mma: bool = False) -> Space:
 
     knobs: tuple[Knob, ...] = (
         Knob("bm", TILES, "rows of C per block"),
-        Knob("bn", TILES, "columns of C per block"),
-        Knob("bk", STEPS, "contraction steps per shared-memory tile"),
+        Knob("bn", columns, "columns of C per block"),
+        Knob("bk", steps, "contraction steps per shared-memory tile"),
         Knob("tm", REGISTER_TILES, "rows of each thread's register tile"),
         Knob("tn", REGISTER_TILES, "columns of each thread's register tile"),
         Knob("stages", (1, 2), "shared-memory tile stages (2: the next step's copy overlaps this one's multiply)"),
@@ -173,12 +192,16 @@ def gpu_gemm_default(op: Operation, target: Target, space: Space) -> Config:
     through ``mma`` with :data:`MMA_TILES`."""
     shape = gemm_shape(op, target)
     assert shape is not None
+    vector: tuple[tuple[str, Setting], ...] = ()
+    if target.kind == "cuda":
+        vector = (("vector", vector_loads_proven(shape)),)
     if shape.element != f16:
-        return tile_default("gpu_gemm", shape.m, shape.n, shape.k)
+        config = tile_default("gpu_gemm", shape.m, shape.n, shape.k)
+        return Config(config.family, (*config.values, *vector))
     size = shape.m * shape.n
     values = next((tiles for most, tiles in MMA_TILES if size <= most), LARGE_MMA_TILES)
     stages = 2 if shape.k > int(values["bk"]) else 1
-    return Config("gpu_gemm", (*values.items(), ("stages", stages), ("mma", True)))
+    return Config("gpu_gemm", (*values.items(), ("stages", stages), ("mma", True), *vector))
 
 
 def tile_default(family: str, m: int, n: int, k: int) -> Config:
@@ -192,6 +215,12 @@ Operand = Callable[[Value, Value, Value], Value]
 """An element of a GEMM operand (or a predicate) at (batch ``z``, row, column) of its matrix."""
 Store = Callable[[Value, Value, Value, Value], None]
 """Writes the finished element ``value`` of C at (batch ``z``, row, column), all inside C."""
+TileWrite = Callable[[Value, Value, Value], None]
+"""Writes ``value`` (f32) at (row, column) of the shared tile being filled, cast to the tile's element type."""
+TileCopy = Callable[[Value, int, Value, Value, tuple[int, int], TileWrite], None]
+"""Fills a ``bk x bn`` tile of B itself: called with (thread ``t``, threads, the tile's first contraction index
+``k0``, its first column ``col0``, ``(bk, bn)``, the writer); it must write every element of the tile (zeros past
+the edges). The k-bit GEMM of :mod:`.gpu_qgemm` unpacks and dequantizes its weight tiles through it."""
 
 
 @dataclass(frozen=True)
@@ -208,6 +237,14 @@ class TiledOperands:
     b: Operand
     store: Store
     a_valid: Operand | None = None
+    b_tile: TileCopy | None = None
+    """When given, how B's tiles are filled (``b`` is not read)."""
+    vector_a: bool = False
+    """Whether A's tiles are copied by groups of :data:`VECTOR` elements along its rows (f32 tiles only; the
+    lowering has proven them 16-byte aligned: :func:`vector_loads_proven`)."""
+    vector_b: int | None = None
+    """The axis of B's tile (0: the contraction, 1: the columns) along which its groups of :data:`VECTOR`
+    elements are adjacent in memory, when B's tiles are copied by vector loads; None: one element at a time."""
 
 
 def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
@@ -232,7 +269,12 @@ def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
         value = _b_at(b, z, shape, q, col)
         return loop.cast(value, dtype=f32) if widen else value  # type: ignore[no-any-return]
 
-    operands = TiledOperands(shape.batch, shape.m, shape.n, shape.k, a_at, b_at, store)
+    vector = bool(k.config.as_dict().get("vector", False)) and vector_loads_proven(shape)
+    # a transposed B's groups of 4 run along the contraction: the tile's rows
+    along_b = (0 if shape.transpose_b else 1) if vector else None
+    operands = TiledOperands(
+        shape.batch, shape.m, shape.n, shape.k, a_at, b_at, store, vector_a=vector, vector_b=along_b
+    )
     if mma:
         emit_mma_gemm(k, k.config, operands)
     else:
@@ -288,7 +330,11 @@ def emit_tiled_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
                     (bm, bk),
                     lambda r, q: operands.a(z, loop.add(row0, r), loop.add(k0, q)),
                     lambda r, q: a_inside(loop.add(row0, r), loop.add(k0, q)),
+                    1 if operands.vector_a else None,
                 )
+                if operands.b_tile is not None:
+                    operands.b_tile(t, threads, k0, col0, (bk, bn), lambda r, q, v: loop.store(v, tile_b, slot, r, q))
+                    return
                 _copy_tile(
                     k,
                     t,
@@ -298,6 +344,7 @@ def emit_tiled_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
                     (bk, bn),
                     lambda r, q: operands.b(z, loop.add(k0, r), loop.add(col0, q)),
                     lambda r, q: _inside(k, loop.add(k0, r), operands.k, loop.add(col0, q), operands.n),
+                    operands.vector_b,
                 )
 
             def multiply(slot: Value) -> None:
@@ -383,6 +430,13 @@ def emit_mma_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
                     row, col = loop.add(row0, r), loop.add(k0, q)
                     with loop.if_(_inside(k, row, operands.m, col, operands.k)):
                         loop.store(operands.a(z, row, col), tile_a, *at)
+                if operands.b_tile is not None:
+
+                    def write(r: Value, q: Value, value: Value) -> None:
+                        loop.store(loop.cast(value, dtype=f16), tile_b, loop.add(loop.mul(slot, i(bk)), r), q)
+
+                    operands.b_tile(t, threads, k0, col0, (bk, bn), write)
+                    return
                 with loop.for_(t, bk * bn, threads, name="eb") as e:
                     r, q = loop.div(e, i(bn)), loop.rem(e, i(bn))
                     at = (loop.add(loop.mul(slot, i(bk)), r), q)
@@ -421,10 +475,32 @@ def _copy_tile(
     dims: tuple[int, int],
     source: Callable[[Value, Value], Value],
     inside: Callable[[Value, Value], Value],
+    along: int | None = None,
 ) -> None:
     """Each of ``threads`` threads copies every ``threads``-th element of stage ``slot`` of ``tile`` from
-    ``source(r, q)``, zero where ``inside(r, q)`` does not hold."""
+    ``source(r, q)``, zero where ``inside(r, q)`` does not hold. With ``along`` (0: rows, 1: columns), every
+    ``threads``-th group of :data:`VECTOR` elements adjacent along that axis of the tile (and in memory), each
+    group a ``vectorize`` loop of 4 that the NVPTX emitter makes one vector load: the group is inside or outside
+    the matrix as a whole, as its first element (the caller has proven it: :func:`vector_loads_proven`)."""
     rows, cols = dims
+    if along is not None:
+        groups = (rows // VECTOR, cols) if along == 0 else (rows, cols // VECTOR)
+        with loop.for_(t, groups[0] * groups[1], threads, name="e") as e:
+            r, q = loop.div(e, k.index(groups[1])), loop.rem(e, k.index(groups[1]))
+            if along == 0:
+                r = loop.mul(r, k.index(VECTOR))
+            else:
+                q = loop.mul(q, k.index(VECTOR))
+
+            def at(lane: Value) -> tuple[Value, Value]:
+                return (loop.add(r, lane), q) if along == 0 else (r, loop.add(q, lane))
+
+            with loop.for_(0, VECTOR, kind="vectorize", factor=VECTOR, name="v") as v:
+                loop.store(k.const(0.0, f32), tile, slot, *at(v))
+            with loop.if_(inside(r, q)):
+                with loop.for_(0, VECTOR, kind="vectorize", factor=VECTOR, name="v") as v:
+                    loop.store(source(*at(v)), tile, slot, *at(v))
+        return
     with loop.for_(t, rows * cols, threads, name="e") as e:
         r, q = loop.div(e, k.index(cols)), loop.rem(e, k.index(cols))
         loop.store(k.const(0.0, f32), tile, slot, r, q)

@@ -19,7 +19,8 @@ one block and one weight row to one lane of a warp: the warp's 32 loads of word 
 
 The codes are unsigned (pack-quant stores signed ones shifted, with shifted zero points), so one form serves
 every k. Products with at most :data:`MAX_ROWS` activation rows (decode and small batches), f32 activations,
-static shapes and 32 lanes take this family; others keep the ``qgemv`` family, bound to the grid.
+static shapes and 32 lanes take this family; more rows take :mod:`.gpu_qgemm`'s tiled GEMM (which registers
+the family that chooses between the two); others keep the ``qgemv`` family, bound to the grid.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from ..ir.dialects import loop
 from ..ir.types import BufferType, IntegerType, TensorType, f32
 from ..targets import Target
 from ..targets.cuda import WARP
-from .kernel import LOWERINGS, Kernel, delinearize, register_target_lowering
-from .space import Config, Family, Knob, Space, register_target_family
+from .kernel import LOWERINGS, Kernel, delinearize
+from .space import Config, Knob, Space
 
 BLOCK = 32
 """Codes per block of the interleaved layout: 32 k-bit codes are k 32-bit words."""
@@ -101,7 +102,7 @@ def lower_gpu_qgemv(op: Operation, k: Kernel) -> None:
             at = [delinearize(i(m), lead) if lead else [] for m in range(rows)]
             with loop.for_(w, blocks, warps, name="kb") as kb:
                 words = [loop.load(packed, p, kb, i(word), lane) for word in range(bits)]
-                codes = [_code(k, words, j, bits) for j in range(BLOCK)]
+                codes = [code_of(k, words, j, bits) for j in range(BLOCK)]
                 g = loop.div(kb, i(group // BLOCK))
                 s, z = loop.load(scale, g, n), loop.load(zero, g, n)
                 base = loop.mul(kb, i(BLOCK))
@@ -130,7 +131,7 @@ def lower_gpu_qgemv(op: Operation, k: Kernel) -> None:
                     loop.store(total, out, *delinearize(i(m), out_lead), n)
 
 
-def _code(k: Kernel, words: list[Value], j: int, bits: int) -> Value:
+def code_of(k: Kernel, words: list[Value], j: int, bits: int) -> Value:
     """Code ``j`` of a block of 32 ``bits``-bit codes held in ``words``, as f32."""
     word, shift = divmod(j * bits, 32)
     mask = k.const((1 << bits) - 1, U32)
@@ -138,7 +139,3 @@ def _code(k: Kernel, words: list[Value], j: int, bits: int) -> Value:
     if shift + bits > 32:  # the code's high bits start the next word
         low = loop.or_(low, loop.shl(words[word + 1], k.const(32 - shift, U32)))
     return loop.cast(loop.and_(low, mask), dtype=f32)  # type: ignore[no-any-return]
-
-
-register_target_family("cuda", Family("gpu_qgemv", ("quant.matmul_packed",), gpu_qgemv_space, gpu_qgemv_default))
-register_target_lowering("cuda", "quant.matmul_packed", lower_gpu_qgemv)

@@ -1,18 +1,18 @@
-"""pack-quant-gpu: constant k-bit matmul weights packed at compile time for the GPU's ``gpu_qgemv`` kernel.
+"""pack-quant-gpu: constant k-bit matmul weights packed at compile time for the GPU's k-bit kernels.
 
 What ``pack-quant`` does for a CPU, with the rows of a warp side by side: ``quant.matmul(x, Wq, scale, zero)``
 with constant operands becomes ``quant.matmul_packed`` over the ``interleaved`` layout of 32 lanes, so that the
 32 lanes of a warp, one weight row each, load 32 adjacent words of every block of 32 codes (one coalesced
 transaction), with the scales and zero points transposed to [K / group, rows] the same way (adjacent per lane).
-Products the kernel cannot take are left as they are, as ``pack-quant`` leaves them, and so are products of
-more than :data:`MAX_ROWS` activation rows or of rows known only at run time (prefill): they keep the simple
-dequantizing kernel, which a GPU runs bound to its grid (the CPU's packed kernel allocates scratch of run-time
-size, which a GPU kernel cannot).
+Products of at most 8 activation rows run as ``gpu_qgemv`` (decode), products of more as ``gpu_qgemm``'s tiled
+GEMM (prefill), both from this layout. Products the kernels cannot take are left as they are, as ``pack-quant``
+leaves them, and so are products of rows known only at run time: they keep the simple dequantizing kernel,
+which a GPU runs bound to its grid (the CPU's packed kernel allocates scratch of run-time size, which a GPU
+kernel cannot).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -22,9 +22,6 @@ from ..ir.types import TensorType
 from ..targets.cuda import WARP
 from .base import Pass, register_pass
 from .pack_quant import _pack
-
-MAX_ROWS = 8
-"""The most activation rows the GPU kernel takes (``gpu_qgemv``'s limit: an accumulator per row and thread)."""
 
 
 @register_pass
@@ -36,14 +33,12 @@ class PackQuantGpu(Pass):
 
     def run(self, module: Operation) -> None:
         def pack(op: Operation, rewriter: PatternRewriter) -> bool:
-            return _few_rows(op) and _pack(op, rewriter, WARP)
+            return _static_rows(op) and _pack(op, rewriter, WARP)
 
         apply_patterns_greedily(module, [RewritePattern("pack_quantized_weight_for_a_warp", ("quant.matmul",), pack)])
 
 
-def _few_rows(op: Operation) -> bool:
-    """Whether ``op``'s activation rows (all but its last dim) are static and at most :data:`MAX_ROWS`."""
+def _static_rows(op: Operation) -> bool:
+    """Whether ``op``'s activations have a static shape (the GPU kernels' grids are sized when compiling)."""
     x = op.operands[0].type
-    if not isinstance(x, TensorType) or not x.is_static:
-        return False
-    return math.prod(x.static_shape[:-1]) <= MAX_ROWS
+    return isinstance(x, TensorType) and x.is_static

@@ -31,12 +31,18 @@ def test_every_workload_of_the_table_compiles_for_a_gpu() -> None:
     names = [w.name for w in rows]
     assert any("f32" in n and "gemm" in n for n in names) and any("gemm" in n and "f16" in n for n in names)
     assert any("transformer" in n for n in names) and any("int4" in n for n in names)
+    assert any("prefill" in n and "int4" in n for n in names)
     for w in rows:
-        ptx = CudaExecutable.build(w.module(), target=parse_target("cuda:sm_90")).ptx
+        module = w.module()
+        built = CudaExecutable.build(module, target=parse_target("cuda:sm_90"), configs=w.kernel_configs(module))
+        ptx = built.ptx
         assert ptx.ptx.count(".entry") >= 1
         if "int4" in w.name:
-            assert list(ptx.launches) == ["matmul_packed_0"]  # the warp-packed GEMV
-        if "f16" in w.name and "gemm" in w.name:
+            assert list(ptx.launches) == ["matmul_packed_0"]  # the warp-packed GEMV, or the dequantizing GEMM
+            family = "gpu_qgemm" if "prefill" in w.name else "gpu_qgemv"
+            assert f"{family}{{" in built.loop_ir
+            assert ("mma.sync" in ptx.ptx) == ("mma" in w.name.split())
+        elif "f16" in w.name and "gemm" in w.name:
             assert "mma.sync" in ptx.ptx
 
 

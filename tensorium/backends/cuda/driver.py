@@ -82,6 +82,11 @@ class Device:
         if array.nbytes:
             call("cuMemcpyDtoHAsync", array.ctypes.data, pointer, array.nbytes, self.stream)
 
+    def copy(self, destination: int, source: int, nbytes: int) -> None:
+        """Copy ``nbytes`` between two device addresses on the stream."""
+        if nbytes:
+            call("cuMemcpyDtoDAsync", destination, source, nbytes, self.stream)
+
     def launch(self, name: str, grid: Sequence[int], block: Sequence[int], args: Sequence[ctypes._SimpleCData]) -> None:
         """Launch kernel ``name`` on the stream; ``args`` are its parameters as ctypes values, in order."""
         pointers = (ctypes.c_void_p * max(1, len(args)))(*[ctypes.addressof(a) for a in args])

@@ -14,8 +14,12 @@ does differently; the scalar ops, loads, stores, packed loads and serial loops a
   ``mma.sync.aligned.m16n8k16`` (inline PTX; two m16n8k8 on sm_75), its fragments loaded lane by lane.
 - ``loop.barrier`` is ``llvm.nvvm.barrier0`` (``bar.sync 0``); ``shared`` buffers are module globals in
   address space 3; ``local`` buffers are stack slots (registers after LLVM's SROA).
-- ``parallel`` and ``vectorize`` loops run serially in each thread: a GPU kernel's parallelism is its
-  grid (the GPU schedules of :mod:`tensorium.lowering.gpu_schedule` bind loops to it).
+- ``parallel`` loops run serially in each thread: a GPU kernel's parallelism is its grid (the GPU schedules
+  of :mod:`tensorium.lowering.gpu_schedule` bind loops to it). A ``vectorize`` loop of exactly ``factor``
+  iterations whose body only moves elements (loads, stores, index arithmetic) becomes vector loads and stores
+  (``ld.global.v4.f32``, ``st.shared.v4.f32``) aligned to what :func:`known_multiple` proves of lane 0's
+  offset (global buffers start 16-byte aligned: the executable makes sure of it); other ``vectorize`` loops
+  run serially.
 - A failed run-time check (a non-positive step) traps.
 
 Code outside the ``gpu_thread`` loops runs in every thread, as on any GPU; the GPU schedules keep every
@@ -24,13 +28,14 @@ store inside them. Addresses are GEPs on typed pointers, never integer casts.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
 from llvmlite import ir
 
 from ...errors import CompileError
-from ...ir.core import Operation
+from ...ir.core import Block, Operation, Value
 from ...ir.dialects.builtin import func_body, func_name
 from ...ir.dialects.loop.warp import WARP
 from ...ir.types import BufferType, FloatType, storage_dtype
@@ -106,7 +111,7 @@ class NVPTXEmitter(LLVMEmitter):
     LOOP_KINDS: ClassVar[dict[str, str]] = {
         "serial": "emit_serial",
         "unroll": "emit_unroll",
-        "vectorize": "emit_serial",
+        "vectorize": "emit_gpu_vectorize",
         "parallel": "emit_serial",
         "gpu_block": "emit_gpu_loop",
         "gpu_thread": "emit_gpu_loop",
@@ -180,6 +185,48 @@ class NVPTXEmitter(LLVMEmitter):
         self.emit_block(body)
         bl.branch(after)
         bl.position_at_end(after)
+
+    def emit_gpu_vectorize(self, op: Operation) -> None:
+        """Vector loads and stores for a ``vectorize`` loop of ``factor`` iterations that only moves elements, with
+        the alignment :func:`vector_alignment` proves; any other ``vectorize`` loop serially."""
+        lower, upper, step = self.bounds(op)
+        factor = int(op.attr("factor") or 0)
+        body = op.regions[0].block
+        movers = all(o.name in _MOVES or (o.has_trait("pure") and not o.regions) for o in body.ops)
+        if factor > 1 and constant_trips(op) == factor and _is_constant(op.operands[2], 1) and movers:
+            if self.vectorized(op):
+                self.emit_vector_loop(body, lower, upper, factor, self.plan)
+                return
+        self.emit_loop(body, lower, upper, step, None)
+
+    def vector_load(self, op: Operation) -> ir.Value:
+        """A vector load of consecutive f32 (or other plain) elements aligned to what :func:`vector_alignment`
+        proves (NVPTX splits a vector access into what its alignment allows); the CPU's otherwise."""
+        ref = self.buffer(op.operands[0])
+        indices = list(op.operands[1:])
+        if not (indices and self.contiguous(indices, ref) and self._plain(ref.type.element)):
+            return super().vector_load(op)
+        element = memory_type(ref.type.element)
+        align = vector_alignment(ref.type, indices, self.plan.varying)
+        return self.builder.load(self.vector_address(ref, indices), typ=self.vector_type(element), align=align)
+
+    def vector_address(self, ref: BufferRef, indices: list[Value]) -> ir.Value:
+        """The address of lane 0's element as a pointer to a vector, in the buffer's address space."""
+        address = self.address(ref, [self.env[id(i)] for i in indices])
+        if address.type.is_opaque:
+            return address
+        vector = self.vector_type(memory_type(ref.type.element))
+        return self.builder.bitcast(address, vector.as_pointer(address.type.addrspace))
+
+    def vector_store(self, op: Operation) -> None:
+        """A vector store aligned as :meth:`vector_load`; the CPU's otherwise."""
+        ref = self.buffer(op.operands[1])
+        value, indices = op.operands[0], list(op.operands[2:])
+        if not (self.contiguous(indices, ref) and self._plain(ref.type.element)):
+            super().vector_store(op)
+            return
+        align = vector_alignment(ref.type, indices, self.plan.varying)
+        self.builder.store(self.as_vector(value), self.vector_address(ref, indices), align=align)
 
     def emit_barrier(self, op: Operation) -> None:
         """``bar.sync 0``: the block's threads wait for each other; shared writes become visible."""
@@ -315,6 +362,65 @@ class NVPTXEmitter(LLVMEmitter):
         return bool(op.operands) and isinstance(op.operands[-1].type, FloatType)
 
 
+def known_multiple(value: Value, lanes: set[int] | None = None) -> int:
+    """A number ``value`` (an index) is always a multiple of, 0 when it is always 0: from constants, sums,
+    differences, products, remainders by constants, selects and the induction variables of loops (their lower
+    bound and step); 1 when nothing is known. Values in ``lanes`` (the varying values of a vector loop) are
+    taken at lane 0, where the loop's own induction variable is its lower bound."""
+    op = value.defining_op()
+    if op is None:  # a block argument: a loop's induction variable, lower + i * step
+        block = value.owner
+        region = block.parent if isinstance(block, Block) else None
+        owner = region.parent if region is not None else None
+        if owner is None or owner.name != "loop.for":
+            return 1
+        lower, _, step = owner.operands
+        if lanes is not None and id(value) in lanes:
+            return known_multiple(lower, lanes)
+        return math.gcd(known_multiple(lower, lanes), known_multiple(step, lanes))
+    args = [known_multiple(v, lanes) for v in op.operands] if op.name in _MULTIPLE_OPS else []
+    if op.name == "loop.const":
+        value_ = op.attr("value")
+        return abs(int(value_)) if isinstance(value_, int) else 1
+    if op.name in ("loop.add", "loop.sub"):
+        return math.gcd(*args)
+    if op.name == "loop.mul":
+        return args[0] * args[1]
+    if op.name == "loop.rem":  # a - b floor(a / b): a multiple of both's divisor
+        return math.gcd(args[0], args[1])
+    if op.name == "loop.select":
+        return math.gcd(args[1], args[2])
+    return 1
+
+
+def vector_alignment(buffer: BufferType, indices: list[Value], lanes: set[int]) -> int:
+    """The bytes a vector access of ``buffer`` at ``indices`` (lane 0's) is proven aligned to: the largest power
+    of two, at most 16, dividing the byte offset of lane 0's element, for a global or shared buffer (both start
+    16-byte aligned) with static dims after the first; the element's own size otherwise."""
+    size = storage_dtype(buffer.element).itemsize
+    if buffer.space not in ("global", "shared") or not all(isinstance(d, int) for d in buffer.shape[1:]):
+        return size
+    multiple, stride = 0, 1
+    for d in range(len(indices) - 1, -1, -1):
+        multiple = math.gcd(multiple, known_multiple(indices[d], lanes) * stride)
+        dim = buffer.shape[d] if d else 1
+        assert isinstance(dim, int)  # checked above
+        stride *= dim
+    offset = multiple * size
+    align = 16
+    while offset % align:
+        align //= 2
+    return max(align, size)
+
+
+def _is_constant(value: Value, number: int) -> bool:
+    op = value.defining_op()
+    return op is not None and op.name == "loop.const" and op.attr("value") == number
+
+
+_MOVES = frozenset({"loop.load", "loop.store", "loop.yield"})
+"""The ops a vectorized element-moving loop body may hold besides pure index arithmetic."""
+_MULTIPLE_OPS = frozenset({"loop.add", "loop.sub", "loop.mul", "loop.rem", "loop.select"})
 _WARP_OPS = ("loop.shuffle", "loop.mma")
 """Ops the whole warp runs together (a full mask): never under a guard that leaves some threads out."""
 _SHUFFLE = {"xor": "bfly", "down": "down", "up": "up", "idx": "idx"}

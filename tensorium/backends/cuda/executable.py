@@ -47,6 +47,8 @@ EXECUTABLE_VERSION = 1
 PLAN_FILE = "plan.json"
 PTX_FILE = "kernels.ptx"
 CUBIN_FILE = "kernels.cubin"
+ALIGNMENT = 16
+"""Bytes every buffer a kernel gets is aligned to (device allocations are; views inside them are made so)."""
 LOOP_IR_FILE = "kernels.mlir"
 
 
@@ -225,9 +227,21 @@ class CudaExecutable(Executable):
             (step.kernel, self.ptx.launches[step.kernel], self._arguments(step, pointers, bindings))
             for step in self.steps
         ]
+        misaligned = {v.buffer: v for v in self.misaligned_views()}
+        copies = [
+            [
+                (pointers[b], pointers[misaligned[b].source] + self._view_bytes(misaligned[b]), nbytes(t, bindings))
+                for b in dict.fromkeys(step.inputs)
+                if b in misaligned
+                for t in (self.buffers[b],)
+            ]
+            for step in self.steps
+        ]
 
         def once() -> None:
-            for name, launch, args in launches:
+            for (name, launch, args), before in zip(launches, copies):
+                for destination, source, size in before:
+                    gpu.copy(destination, source, size)
                 gpu.launch(name, launch.grid, launch.block, args)
 
         return once
@@ -250,10 +264,23 @@ class CudaExecutable(Executable):
             else:
                 pointers[b] = gpu.alloc(nbytes(t, bindings))
                 owned.append(pointers[b])
+        misaligned = {v.buffer for v in self.misaligned_views()}
         for view in self.views:
-            itemsize = storage_dtype(self.buffers[view.buffer].element).itemsize
-            pointers[view.buffer] = pointers[view.source] + view.offset * itemsize
+            if view.buffer in misaligned:  # its own memory, copied from the source before each step reading it
+                pointers[view.buffer] = gpu.alloc(nbytes(self.buffers[view.buffer], bindings))
+                owned.append(pointers[view.buffer])
+            else:
+                pointers[view.buffer] = pointers[view.source] + self._view_bytes(view)
         return pointers
+
+    def _view_bytes(self, view: View) -> int:
+        return view.offset * storage_dtype(self.buffers[view.buffer].element).itemsize
+
+    def misaligned_views(self) -> list[View]:
+        """The views that would start at an address that is not a multiple of :data:`ALIGNMENT` bytes: each gets
+        memory of its own, copied from its source before every step that reads it (kernels rely on buffers
+        starting so aligned: the NVPTX emitter's vector loads)."""
+        return [v for v in self.views if self._view_bytes(v) % ALIGNMENT]
 
     def _arguments(self, step: Step, pointers: dict[int, int], bindings: dict[str, int]) -> list[ctypes._SimpleCData]:
         """A kernel's parameters: each buffer's address then the sizes of its symbolic dims."""

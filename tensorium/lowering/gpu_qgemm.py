@@ -1,0 +1,154 @@
+"""The ``gpu_qgemm`` kernel family: k-bit matrix products (k = 1..8) of many activation rows on GPUs (prefill).
+
+``quant.matmul_packed`` over the ``interleaved`` layout of 32 lanes (what ``pack-quant-gpu`` makes of a constant
+k-bit ``quant.matmul``: ``[panels, K / 32, k, 32]`` u32 words, scales and zero points ``[K / group, panels * 32]``)
+with more than :data:`~.gpu_qgemv.MAX_ROWS` activation rows runs as the tiled GEMM of :mod:`.gpu_gemm` (shared
+memory and register tiles, double buffering, optionally ``mma.sync``), whose B tiles are the weight's, unpacked
+and dequantized by the block's threads as they are copied into shared memory: the float weight exists only one
+``bk x bn`` tile at a time, in shared memory, never in global memory.
+
+    C[m, n] = sum_q x[m, q] W[n, q],   W[n, q] = (code[n, q] - zero[g, n]) scale[g, n],  g = q / group
+    for each step k0 of bk (a multiple of 32) and each block tile's column n0:
+      for (kb, nn) in [0, bk / 32) x [0, bn), every threads-th from thread t:      (nn fastest: adjacent lanes)
+        n = n0 + nn, b = k0 / 32 + kb                                              (a block of 32 codes)
+        words = packed[n / 32, b, 0..k, n % 32]       (k loads: a warp's 32 are adjacent words, coalesced)
+        s, z = scale[g, n], zero[g, n]                (0 past the matrix: the tile's padding is zero)
+        Bs[32 kb + j, nn] = ((words >> j k) & (2^k - 1) - z) s    for j in [0, 32)  (codes straddling two words
+                                                                                 take bits of both)
+
+Each element of a weight tile is decoded once per block and used by the block's ``bm`` rows, so the unpacking
+costs ``1 / bm`` of the multiply-adds. The codes are unsigned (``pack-quant`` stores signed ones shifted, with
+shifted zero points), so one form serves every k, signed or not. With ``mma=true`` the tiles hold f16 (the
+activations rounded to f16, the dequantized weights too) and each warp multiplies through ``loop.mma`` with f32
+accumulators; with ``mma=false`` (the default) every product is f32, as the graph interpreter computes it.
+
+This module also registers, for ``quant.matmul_packed`` on CUDA targets, the one family that chooses between
+this kernel and :mod:`.gpu_qgemv`'s by the number of activation rows.
+"""
+
+from __future__ import annotations
+
+from ..ir.core import Operation, Value
+from ..ir.dialects import loop
+from ..ir.types import TensorType, f16, f32
+from ..targets import Target
+from ..targets.cuda import WARP
+from .gpu_gemm import DEFAULT_TILES, TILES, TiledOperands, TileWrite, emit_mma_gemm, emit_tiled_gemm, tile_space
+from .gpu_qgemv import BLOCK, MAX_ROWS, code_of, gpu_qgemv_default, gpu_qgemv_space, lower_gpu_qgemv, qgemv_split
+from .kernel import LOWERINGS, Kernel, delinearize, register_target_lowering
+from .space import Config, Family, Setting, Space, register_target_family
+
+STEPS = (32, 64)
+"""Legal ``bk``: whole blocks of 32 codes per contraction step."""
+LARGE_TILES: dict[str, Setting] = {"bm": 128, "bn": 128, "bk": 32, "tm": 8, "tn": 8}
+
+
+def qgemm_split(op: Operation) -> tuple[int, int, int] | None:
+    """(activation rows M, weight rows N, contraction K) of a product this family builds, or None: a
+    ``quant.matmul_packed`` of 32 lanes, f32 activations and output with static shapes, more than
+    :data:`~.gpu_qgemv.MAX_ROWS` rows (fewer are :mod:`.gpu_qgemv`'s)."""
+    if op.name != "quant.matmul_packed" or int(op.attr("lanes")) != WARP:
+        return None
+    x, out = op.operands[0].type, op.results[0].type
+    if not all(isinstance(t, TensorType) and t.is_static and t.element == f32 for t in (x, out)):
+        return None
+    assert isinstance(x, TensorType)
+    rows = 1
+    for d in x.static_shape[:-1]:
+        rows *= d
+    if rows <= MAX_ROWS:
+        return None
+    return rows, int(op.attr("cols")), x.static_shape[-1]
+
+
+def gpu_qgemm_space(op: Operation, target: Target) -> Space | None:
+    """The tile knobs of the tiled GEMM with ``bk`` in :data:`STEPS`, and ``mma`` (f16 tiles through mma.sync)."""
+    if qgemm_split(op) is None:
+        return None
+    return tile_space("gpu_qgemm", target, mma=True, steps=STEPS, columns=TILES)
+
+
+def gpu_qgemm_default(op: Operation, target: Target, space: Space) -> Config:
+    """:mod:`.gpu_gemm`'s tiles by the size of C with ``bk = 32`` (:data:`LARGE_TILES` beyond them), two stages
+    where K takes several steps and they fit shared memory, f32 products (``mma=false``)."""
+    split = qgemm_split(op)
+    assert split is not None
+    rows, cols, depth = split
+    tiles = next((t for most, t in DEFAULT_TILES if rows * cols <= most), LARGE_TILES)
+    values: dict[str, Setting] = {**tiles, "bk": 32, "mma": False}
+    for stages in (2, 1) if depth > 32 else (1,):
+        candidate = {**values, "stages": stages}
+        if space.valid is None or space.valid(candidate):
+            values = candidate
+            break
+    return Config("gpu_qgemm", tuple((k.name, values[k.name]) for k in space.knobs))
+
+
+def lower_gpu_qgemm(op: Operation, k: Kernel) -> None:
+    """The kernel of the module docstring at ``k``'s config (``gpu_qgemv``'s for its configs; the CPU-shaped
+    ``qgemv`` for other families)."""
+    split = qgemm_split(op)
+    if k.config is not None and k.config.family == "gpu_qgemv":
+        lower_gpu_qgemv(op, k)
+        return
+    if k.config is None or k.config.family != "gpu_qgemm" or split is None:
+        LOWERINGS[op.name](op, k)
+        return
+    rows, cols, depth = split
+    bits, group = int(op.attr("bits")), int(op.attr("group"))
+    x, packed, scale, zero = k.inputs
+    (out,) = k.outputs
+    x_shape, out_shape = x.type.static_shape, out.type.static_shape  # type: ignore[attr-defined]
+    panels, blocks = packed.type.static_shape[:2]  # type: ignore[attr-defined]
+    mma = bool(k.config.as_dict().get("mma", False))
+    i = k.index
+    lead = [i(d) for d in x_shape[:-1]]
+    out_lead = [i(d) for d in out_shape[:-1]]
+
+    def a_at(z: Value, r: Value, q: Value) -> Value:
+        value = loop.load(x, *delinearize(r, lead), q)
+        return loop.cast(value, dtype=f16) if mma else value  # type: ignore[no-any-return]
+
+    def store(z: Value, r: Value, c: Value, value: Value) -> None:
+        loop.store(value, out, *delinearize(r, out_lead), c)
+
+    def b_tile(t: Value, threads: int, k0: Value, col0: Value, dims: tuple[int, int], write: TileWrite) -> None:
+        """Unpack and dequantize the weight's ``bk x bn`` tile at (``k0``, ``col0``) through ``write``."""
+        bk, bn = dims
+        with loop.for_(t, (bk // BLOCK) * bn, threads, name="eq") as e:
+            kb, nn = loop.div(e, i(bn)), loop.rem(e, i(bn))
+            n, block = loop.add(col0, nn), loop.add(loop.div(k0, i(BLOCK)), kb)
+            inside = loop.and_(
+                loop.cmp(n, i(panels * WARP), predicate="lt"), loop.cmp(block, i(blocks), predicate="lt")
+            )
+            n = loop.select(inside, n, i(0))  # past the matrix: read in bounds, scale the codes by 0
+            block = loop.select(inside, block, i(0))
+            panel, lane = loop.div(n, i(WARP)), loop.rem(n, i(WARP))
+            words = [loop.load(packed, panel, block, i(word), lane) for word in range(bits)]
+            g = loop.div(block, i(group // BLOCK))
+            s = loop.select(inside, loop.load(scale, g, n), k.const(0.0, f32))
+            zp = loop.load(zero, g, n)
+            row0 = loop.mul(kb, i(BLOCK))
+            for j in range(BLOCK):
+                value = loop.mul(loop.sub(code_of(k, words, j, bits), zp), s)
+                write(loop.add(row0, i(j)), nn, value)
+
+    operands = TiledOperands(1, rows, cols, depth, a_at, _no_b, store, b_tile=b_tile)
+    (emit_mma_gemm if mma else emit_tiled_gemm)(k, k.config, operands)
+
+
+def _no_b(z: Value, q: Value, col: Value) -> Value:
+    raise AssertionError("the k-bit GEMM fills its B tiles through b_tile")
+
+
+def _space(op: Operation, target: Target) -> Space | None:
+    """``gpu_qgemv``'s space for at most 8 activation rows, ``gpu_qgemm``'s for more."""
+    return gpu_qgemv_space(op, target) if qgemv_split(op) is not None else gpu_qgemm_space(op, target)
+
+
+def _default(op: Operation, target: Target, space: Space) -> Config:
+    return (gpu_qgemv_default if space.family == "gpu_qgemv" else gpu_qgemm_default)(op, target, space)
+
+
+register_target_family("cuda", Family("gpu_qgemm", ("quant.matmul_packed",), _space, _default))
+register_target_lowering("cuda", "quant.matmul_packed", lower_gpu_qgemm)

@@ -1,0 +1,128 @@
+"""Vectorized global loads in the f32 GEMM's tile copies (``gpu_gemm``'s ``vector`` knob): legal only where the
+lowering proves every group of four 16-byte aligned, proven on the loop interpreter, ``ld.global.v4`` in the PTX
+and ptxas accepting it; the alignment the emitter proves; views the executable must realign."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tensorium.backends import interp
+from tensorium.backends.cuda.emitter import known_multiple, vector_alignment
+from tensorium.backends.cuda.executable import CudaExecutable
+from tensorium.backends.cuda.ptx import NATIVE, assemble, compile_ptx
+from tensorium.backends.plan_runner import run_plan
+from tensorium.ir import Operation, graph
+from tensorium.ir.builder import InsertionPoint
+from tensorium.ir.dialects import loop
+from tensorium.ir.dialects.builtin import func_body, functions
+from tensorium.ir.types import BufferType, TensorType, f32, index
+from tensorium.lowering.codegen import Codegen, run_codegen
+from tensorium.lowering.space import Config, default_config, kernel_key, kernel_space
+from tensorium.targets import parse_target
+from tensorium.testing import build_module
+
+from .conftest import SM90, needs_ptxas
+
+
+def _matmul(m: int, k: int, n: int, transpose_b: bool = False) -> Operation:
+    b = (n, k) if transpose_b else (k, n)
+    return build_module(
+        [TensorType((m, k), f32), TensorType(b, f32)], lambda x, y: graph.matmul(x, y, transpose_b=transpose_b)
+    )
+
+
+def _op(module: Operation) -> Operation:
+    return next(o for o in func_body(functions(module)[0]).ops if o.name == "graph.matmul")
+
+
+def _lowered(module: Operation, vector: bool | None = None, target: object = SM90) -> Operation:
+    op = _op(module)
+    configs = {}
+    if vector is not None:
+        config = default_config(op, target)  # type: ignore[arg-type]
+        assert config is not None
+        configs[kernel_key(op)] = config.replace(vector=vector)
+    state = run_codegen(Codegen(module, target, configs=configs, native=NATIVE), until="decompose")  # type: ignore[arg-type]
+    assert state.lowered is not None
+    return state.lowered
+
+
+@pytest.mark.parametrize("transpose_b", [False, True])
+def test_vector_tile_copies_match_the_graph_interpreter_and_load_v4(transpose_b: bool) -> None:
+    module = _matmul(13, 16, 12, transpose_b)  # 13 rows: the last row tile's groups past M are zeros
+    op = _op(module)
+    config = default_config(op, SM90)
+    assert config is not None and config["vector"] is True
+    lowered = _lowered(module)
+    rng = np.random.default_rng(1)
+    shapes = [a.type.static_shape for a in func_body(functions(module)[0]).args]  # type: ignore[attr-defined]
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    (got,) = run_plan(lowered, inputs)
+    np.testing.assert_allclose(got, interp.run(module, inputs)[0], rtol=1e-5, atol=1e-5)
+    ptx = compile_ptx(lowered, SM90).ptx
+    assert "ld.global.v4" in ptx and "st.shared.v4" in ptx
+    if not transpose_b:  # A's and B's tiles: every global load is a vector load
+        assert "ld.global.f32" not in ptx and "ld.global.nc.f32" not in ptx
+    plain = compile_ptx(_lowered(module, vector=False), SM90).ptx
+    assert "ld.global.v4" not in plain and "ld.global" in plain
+
+
+def test_the_knob_is_legal_only_where_alignment_is_proven() -> None:
+    for shape, proven in [((8, 16, 12), True), ((8, 10, 12), False), ((8, 16, 6), False)]:
+        space = kernel_space(_op(_matmul(*shape)), SM90)
+        assert space is not None
+        assert dict((k.name, k.values) for k in space.knobs)["vector"] == ((True, False) if proven else (False,))
+    transposed = kernel_space(_op(_matmul(8, 12, 6, transpose_b=True)), SM90)
+    assert transposed is not None and dict((k.name, k.values) for k in transposed.knobs)["vector"] == (True, False)
+    webgpu = kernel_space(_op(_matmul(64, 64, 64)), parse_target("webgpu"))
+    assert webgpu is None or "vector" not in [k.name for k in webgpu.knobs]
+
+
+def test_known_multiples_and_the_alignment_they_prove() -> None:
+    func = build_module([TensorType((4, 4), f32)], lambda x: x)
+    body = func_body(functions(func)[0])
+    with InsertionPoint(body, body.ops[0]):
+        c = {v: loop.const(value=v, dtype=index) for v in (0, 3, 4, 8, 12)}
+        with loop.for_(c[3], c[12], c[4]) as iv:  # 3, 7, 11: multiples of 1 only
+            four = loop.mul(loop.rem(iv, c[8]), c[4])
+            with loop.for_(c[0], c[4], kind="vectorize", factor=4) as lane:
+                shifted = loop.add(four, lane)
+    assert known_multiple(iv) == 1 and known_multiple(four) == 4 and known_multiple(c[0]) == 0
+    assert known_multiple(shifted, {id(lane), id(shifted)}) == 4  # lane 0 of the vector loop
+    assert known_multiple(shifted) == 1
+    tile = BufferType((2, 16, 8), f32, "shared")
+    lanes = {id(lane), id(shifted)}
+    assert vector_alignment(tile, [c[0], iv, shifted], lanes) == 16  # rows of 8 floats: 32 bytes
+    assert vector_alignment(BufferType((5, 6), f32), [iv, shifted], lanes) == 8  # rows of 24 bytes
+    assert vector_alignment(BufferType((5, 8), f32, "local"), [iv, shifted], lanes) == 4  # stack slots: no proof
+
+
+def test_views_that_would_start_misaligned_get_memory_of_their_own() -> None:
+    def body(x: object, w: object) -> object:
+        rows = graph.reshape(graph.slice(x, starts=(2,), ends=(10,)), shape=(2, 4))  # 8 bytes into x
+        return graph.matmul(rows, w)
+
+    module = build_module([TensorType((10,), f32), TensorType((4, 4), f32)], body, check_text=False)
+    built = CudaExecutable.build(module, target=parse_target("cuda:sm_90"))
+    assert "ld.global.v4" in built.ptx.ptx  # the kernel relies on 16-byte aligned buffers
+    assert built.views and built.misaligned_views() == list(built.views)
+    aligned = build_module(
+        [TensorType((12,), f32), TensorType((4, 4), f32)],
+        lambda x, w: graph.matmul(graph.reshape(graph.slice(x, starts=(4,), ends=(12,)), shape=(2, 4)), w),
+        check_text=False,
+    )
+    assert CudaExecutable.build(aligned, target=parse_target("cuda:sm_90")).misaligned_views() == []
+
+
+@needs_ptxas
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_90"])
+def test_vector_loads_assemble_for_ptxas(arch: str) -> None:
+    target = parse_target(f"cuda:{arch}")
+    for transpose_b in (False, True):
+        module = _matmul(512, 512, 512, transpose_b)
+        config = default_config(_op(module), target)
+        assert config == Config.parse("gpu_gemm{bm=64,bn=64,bk=16,tm=4,tn=4,stages=2,vector=true}")
+        ptx = compile_ptx(_lowered(module, target=target), target).ptx
+        assert "ld.global.v4" in ptx
+        assemble(ptx, arch)
