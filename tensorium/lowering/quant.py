@@ -60,6 +60,10 @@ def _rows(op: Operation) -> int | None:
 class QgemvPath:
     """How the ``qgemv`` kernel computes one block of 32 codes against the activations (a subclass per path)."""
 
+    def supports(self, bits: int) -> bool:
+        """Whether the path takes ``bits``-bit codes (a value of the ``path`` knob only where it does)."""
+        return True
+
     def prepare(self, k: Kernel, x: Value, lead: list[Value], rows: Value, bits: int, group: int) -> list[Value]:
         """Once per call: buffers derived from the activations ``x`` ([rows, K] once ``lead`` is linearized), the
         last of them ``[rows, K / group]``: what each group's zero point multiplies (``sum x`` over the group)."""
@@ -98,7 +102,8 @@ class BlockStep:
 
 
 PATHS: dict[str, QgemvPath] = {}
-"""The ``path`` knob's values: each a way to compute a block (``float`` here, ``int`` in :mod:`.quant_int`)."""
+"""The ``path`` knob's values: each a way to compute a block (``float`` here, ``int`` in :mod:`.quant_int`, ``lut``
+for 1 to 3 bits in :mod:`.quant_lut`)."""
 
 
 def register_path(name: str, path: QgemvPath) -> None:
@@ -107,14 +112,16 @@ def register_path(name: str, path: QgemvPath) -> None:
 
 
 def qgemv_space(op: Operation, target: Target) -> Space:
-    """The ``qgemv`` points for ``op``: ``path`` in :data:`PATHS`, ``mr`` in 1, 2, 4, 8 (at most the rows, when
-    they are known) and ``chains`` in 1, 2, 4, 8."""
+    """The ``qgemv`` points for ``op``: ``path`` in :data:`PATHS` (those that take the op's width), ``mr`` in 1, 2,
+    4, 8 (at most the rows, when they are known) and ``chains`` in 1, 2, 4, 8."""
     rows = _rows(op)
+    bits = int(op.attr("bits"))
+    paths = tuple(name for name, path in PATHS.items() if path.supports(bits))
     values = tuple(v for v in MR_VALUES if rows is None or v <= max(rows, 1))
     return Space(
         "qgemv",
         (
-            Knob("path", tuple(PATHS), "float (unpack, scale, FMA) or int (8-bit activations, integer dots)"),
+            Knob("path", paths, "float (unpack, scale, FMA), int (8-bit activations, integer dots), lut (1-3 bits)"),
             Knob("mr", values, "activation rows per decoded weight vector"),
             Knob("chains", CHAIN_VALUES, "independent accumulators per row within a block"),
             Knob("prefetch", PREFETCH_VALUES, "bytes of weights ahead to prefetch (0: leave it to the hardware)"),
@@ -129,7 +136,7 @@ def qgemv_default(op: Operation, target: Target, space: Space) -> Config:
     legal = [int(v) for v in space.knobs[1].values]
     mr = 1 if rows == 1 else max(v for v in legal if v <= 4)
     bits = int(op.attr("bits"))
-    costs = {name: path.cost(target, bits, mr) for name, path in PATHS.items()}
+    costs = {name: path.cost(target, bits, mr) for name, path in PATHS.items() if path.supports(bits)}
     path = min((c, name) for name, c in costs.items() if c is not None)[1]
     knobs = (("path", path), ("mr", mr), ("chains", max(1, IN_FLIGHT // mr)), ("prefetch", PREFETCH_DEFAULT))
     return Config("qgemv", knobs)
@@ -148,6 +155,10 @@ def lower_matmul_packed(op: Operation, k: Kernel) -> None:
     attrs = op.opdef.attr_kwargs(op)
     bits, group, lanes = int(attrs["bits"]), int(attrs["group"]), int(attrs["lanes"])
     path = PATHS[str(k.knob("qgemv", "path", "float"))]
+    if not path.supports(int(attrs["bits"])):
+        raise lowering_error(
+            op, f"the qgemv path {k.knob('qgemv', 'path', 'float')!r} does not take {attrs['bits']}-bit codes"
+        )
     mr = int(k.knob("qgemv", "mr", 1))
     chains = int(k.knob("qgemv", "chains", IN_FLIGHT))
     ahead = int(k.knob("qgemv", "prefetch", 0)) if k.target.kind == "cpu" else 0

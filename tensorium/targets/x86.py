@@ -22,6 +22,8 @@ LEVELS["x86-64-v4"] = (*LEVELS["x86-64-v3"], "avx512f", "avx512bw", "avx512cd", 
 
 _VNNI512 = ("avx512vnni",)
 _BF16 = ("avx512bf16",)
+_VBMI = ("avx512vbmi",)
+"""``vpermb`` (byte table lookups: the k-bit GEMV's lut path)."""
 CPUS: dict[str, tuple[str, ...]] = {
     "nehalem": LEVELS["x86-64-v2"],
     "westmere": LEVELS["x86-64-v2"],
@@ -40,14 +42,14 @@ CPUS: dict[str, tuple[str, ...]] = {
     "skx": LEVELS["x86-64-v4"],
     "cascadelake": (*LEVELS["x86-64-v4"], *_VNNI512),
     "cooperlake": (*LEVELS["x86-64-v4"], *_VNNI512, *_BF16),
-    "icelake-client": (*LEVELS["x86-64-v4"], *_VNNI512),
-    "icelake-server": (*LEVELS["x86-64-v4"], *_VNNI512),
-    "tigerlake": (*LEVELS["x86-64-v4"], *_VNNI512),
-    "sapphirerapids": (*LEVELS["x86-64-v4"], *_VNNI512, *_BF16, "avxvnni"),
-    "emeraldrapids": (*LEVELS["x86-64-v4"], *_VNNI512, *_BF16, "avxvnni"),
-    "graniterapids": (*LEVELS["x86-64-v4"], *_VNNI512, *_BF16, "avxvnni"),
-    "znver4": (*LEVELS["x86-64-v4"], *_VNNI512, *_BF16),
-    "znver5": (*LEVELS["x86-64-v4"], *_VNNI512, *_BF16, "avxvnni"),
+    "icelake-client": (*LEVELS["x86-64-v4"], *_VNNI512, *_VBMI),
+    "icelake-server": (*LEVELS["x86-64-v4"], *_VNNI512, *_VBMI),
+    "tigerlake": (*LEVELS["x86-64-v4"], *_VNNI512, *_VBMI),
+    "sapphirerapids": (*LEVELS["x86-64-v4"], *_VNNI512, *_BF16, *_VBMI, "avxvnni"),
+    "emeraldrapids": (*LEVELS["x86-64-v4"], *_VNNI512, *_BF16, *_VBMI, "avxvnni"),
+    "graniterapids": (*LEVELS["x86-64-v4"], *_VNNI512, *_BF16, *_VBMI, "avxvnni"),
+    "znver4": (*LEVELS["x86-64-v4"], *_VNNI512, *_BF16, *_VBMI),
+    "znver5": (*LEVELS["x86-64-v4"], *_VNNI512, *_BF16, *_VBMI, "avxvnni"),
     **LEVELS,
 }
 """Enabled LLVM features of named x86 CPUs (the subset the compiler reads, never more than the CPU has)."""

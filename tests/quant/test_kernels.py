@@ -84,7 +84,8 @@ def test_space_and_default_rule(cpu: str, bits: int, path: str) -> None:
     assert str(default_config(_op(decode), target)) == f"qgemv{{path={path},mr=1,chains=8,prefetch=4096}}"
     assert str(default_config(_op(batch), target)) == f"qgemv{{path={path},mr=2,chains=4,prefetch=4096}}"
     space = kernel_space(_op(batch), target)
-    assert space is not None and space.size() == 64
+    assert space is not None and space.size() == 32 * len(space.knobs[0].values)
+    assert space.knobs[0].values == (("float", "int", "lut") if bits <= 3 else ("float", "int"))
     assert [str(p) for p in space.points()][:3] == [
         "qgemv{path=float,mr=1,chains=1,prefetch=0}",
         "qgemv{path=float,mr=1,chains=1,prefetch=2048}",

@@ -5,7 +5,8 @@ features and the vector's width allow: ``vpdpbusd`` (AVX-512 VNNI on 512-bit vec
 VNNI with VL, on 256 and 128 bits), else, when the op is ``narrow`` (its pairs of products fit i16),
 ``vpmaddubsw`` + ``vpmaddwd`` + ``vpaddd`` (AVX-512 BW, AVX2, SSSE3); anything else (a scalar, a target
 without these instructions, a wide op on AVX2) is the portable form: bytes widened to i32, multiplied, and
-summed by fours, which any LLVM target compiles.
+summed by fours, which any LLVM target compiles. ``lookup_bytes`` on 16 lanes with a table that is the same in
+every lane is one 64-byte load and ``vpermb`` (AVX-512 VBMI); elsewhere four byte loads per lane.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from llvmlite import ir
 
 from ...ir.core import Operation
 from ...ir.types import IntegerType
-from .common import I8, I32
+from .common import I8, I32, I64
 
 I16 = ir.IntType(16)
 
@@ -77,6 +78,7 @@ class BitsEmitter:
         "loop.shl": "emit_shift",
         "loop.shr": "emit_shift",
         "loop.dot_u8i8": "emit_dot_u8i8",
+        "loop.lookup_bytes": "emit_lookup_bytes",
     }
     builder: ir.IRBuilder
     features: frozenset[str] = frozenset()
@@ -114,6 +116,37 @@ class BitsEmitter:
         halves = bl.call(pairs, [bl.bitcast(lhs, byte_vector), bl.bitcast(rhs, byte_vector)])
         widen = self.intrinsic(form.widen, words, [half_vector, half_vector])  # type: ignore[attr-defined]
         return bl.add(acc, bl.call(widen, [halves, _splat(half_vector, 1)]))
+
+    def emit_lookup_bytes(self, op: Operation) -> ir.Value:
+        """One lane's lookup: the four index bytes (low 6 bits each) as byte offsets from the table's first word."""
+        bl = self.builder
+        index = self.operands(op)[0]  # type: ignore[attr-defined]
+        ref = self.buffer(op.operands[1])  # type: ignore[attr-defined]
+        start = self.address(ref, self.values(op.operands[2:]))  # type: ignore[attr-defined]
+        out: ir.Value = ir.Constant(I32, 0)
+        for byte in range(4):
+            offset = bl.zext(bl.and_(bl.lshr(index, ir.Constant(I32, 8 * byte)), ir.Constant(I32, 63)), I64)
+            if not start.type.is_opaque:
+                start = bl.bitcast(start, I8.as_pointer())
+            value = bl.zext(bl.load(bl.gep(start, [offset], source_etype=I8), typ=I8), I32)
+            out = bl.or_(out, bl.shl(value, ir.Constant(I32, 8 * byte)) if byte else value)
+        return out
+
+    def vector_lookup_bytes(self, op: Operation) -> ir.Value:
+        """``lookup_bytes`` in a vector loop: ``vpermb`` of the 64-byte table when it is the same in all of 16 lanes
+        and the target has AVX-512 VBMI, else lane by lane."""
+        varying = self.plan.varying  # type: ignore[attr-defined]
+        lanes = self.lanes  # type: ignore[attr-defined]
+        if lanes != 16 or "avx512vbmi" not in self.features or any(id(v) in varying for v in op.operands[1:]):
+            return self.by_lanes(op)  # type: ignore[attr-defined, no-any-return]
+        bl = self.builder
+        ref = self.buffer(op.operands[1])  # type: ignore[attr-defined]
+        address = self.vector_address(ref, list(op.operands[2:]))  # type: ignore[attr-defined]
+        words = ir.VectorType(I32, lanes)
+        table = bl.bitcast(bl.load(address, typ=words, align=4), ir.VectorType(I8, 64))
+        index = bl.bitcast(self.as_vector(op.operands[0]), ir.VectorType(I8, 64))  # type: ignore[attr-defined]
+        permute = self.intrinsic("llvm.x86.avx512.permvar.qi.512", table.type, [table.type, table.type])  # type: ignore[attr-defined]
+        return bl.bitcast(bl.call(permute, [table, index]), words)
 
     def _portable_dot(self, acc: ir.Value, lhs: ir.Value, rhs: ir.Value, lanes: int) -> ir.Value:
         """Bytes widened to i32 and multiplied, the four products of each lane summed (``lanes`` 0: a scalar)."""

@@ -202,6 +202,8 @@ class VectorEmitter:
                 self.env[id(op.results[0])] = self.vector_load(op)
             elif op.name == "loop.store":
                 self.vector_store(op)
+            elif op.name == "loop.lookup_bytes":
+                self.env[id(op.results[0])] = self.vector_lookup_bytes(op)  # type: ignore[attr-defined]
             elif op.name in VECTOR_MATH and op.operands[0].type == FloatType("f32"):
                 self.env[id(op.results[0])] = VECTOR_MATH[op.name](
                     self.builder,

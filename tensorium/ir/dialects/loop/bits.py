@@ -8,6 +8,8 @@ bytes that x86's ``vpdpbusd`` (AVX-512 VNNI, AVX-VNNI) computes per 32-bit lane 
 32-bit words, exactly, the i32 sum wrapping. Its ``narrow`` attribute is a promise of the producer (as LLVM's
 ``nsw``): each pair of adjacent products (bytes 0 and 1, 2 and 3) sums within the i16 range, which lets a
 backend use AVX2's saturating ``vpmaddubsw``; a result where the promise is broken is undefined.
+``lookup_bytes`` is a byte table lookup, what AVX-512 VBMI's ``vpermb`` computes per 32-bit lane: each byte
+of an index word (its low 6 bits) selects one of the 64 bytes of a table of 16 words read from a buffer.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np
 from ...attributes import BoolAttr
 from ...opdef import InferError, OpDef, define
 from ...types import IntegerType, Type, i32
-from .common import expect_scalar, same_scalar
+from .common import check_indices, expect_buffer, expect_scalar, same_scalar
 
 SHIFT_WIDTHS = (8, 16, 32, 64)
 
@@ -93,4 +95,43 @@ dot_u8i8 = define(
     traits=("pure",),
     doc="acc + the dot product of the four unsigned bytes of `lhs` with the four signed bytes of `rhs` (32-bit "
     "words; the i32 sum wraps); `narrow` promises that each adjacent pair of products sums within i16.",
+)
+
+
+LOOKUP_WORDS = 16
+"""The words of a ``lookup_bytes`` table: 64 bytes, indexed by the low 6 bits of each index byte."""
+
+
+def _lookup_infer(index: Type, table: Type, indices: list[Type]) -> Type:
+    word = expect_scalar(index, "intbool", "index")
+    if not isinstance(word, IntegerType) or word.width != 32:
+        raise InferError(f"the index must be a 32-bit integer word of four bytes, got {index}")
+    b = expect_buffer(table, "operand #1")
+    if not (isinstance(b.element, IntegerType) and b.element.width == 32):
+        raise InferError(f"the table must be a buffer of 32-bit integer words, got {b}")
+    check_indices(b, indices)
+    return word
+
+
+def _lookup_reference(index: np.ndarray, table: np.ndarray, indices: list[np.ndarray]) -> np.ndarray:
+    *outer, last = (int(i) for i in indices)
+    if not 0 <= last <= table.shape[-1] - LOOKUP_WORDS or any(not 0 <= i < n for i, n in zip(outer, table.shape)):
+        raise IndexError(f"a {LOOKUP_WORDS}-word table at {[*outer, last]} is out of bounds of a buffer {table.shape}")
+    row: tuple[int | slice, ...] = (*outer, slice(last, last + LOOKUP_WORDS))
+    words = np.ascontiguousarray(table[row]).astype("<u4")
+    table_bytes = words.view(np.uint8)
+    word = int(np.asarray(index).astype(np.uint32))
+    out = 0
+    for byte in range(4):
+        out |= int(table_bytes[(word >> (8 * byte)) & 63]) << (8 * byte)
+    return np.asarray(out, np.uint32).astype(np.asarray(index).dtype)
+
+
+lookup_bytes = define(
+    "loop.lookup_bytes",
+    operands=("index", "table", "*indices"),
+    infer=_lookup_infer,
+    reference=_lookup_reference,
+    doc="Byte b of the result is byte (index byte b & 63) of the 64-byte table of 16 little-endian 32-bit words "
+    "at `indices` and the 15 words after them along the last dimension (all in bounds): vpermb per lane.",
 )
