@@ -63,6 +63,10 @@ def _interleaved(fns: list[Any], inputs: tuple[Any, ...], rounds: int = 15) -> l
     return [(statistics.median(r), min(r)) for r in runs]
 
 
+CLOCK = {"now": time.perf_counter}
+"""What ``_rounds`` reads (``--clock cpu``: the process's CPU time)."""
+
+
 def _rounds(fns: list[Any], inputs: tuple[Any, ...], rounds: int = 9, calls: int = 7) -> list[list[float]]:
     """Per-round medians of each function's seconds per call: in every round each function is called
     ``calls`` times in turn (the order alternating from round to round), so that load changes on a shared
@@ -76,10 +80,11 @@ def _rounds(fns: list[Any], inputs: tuple[Any, ...], rounds: int = 9, calls: int
             order.reverse()
         for i in order:
             times = []
+            now = CLOCK["now"]
             for _ in range(calls):
-                start = time.perf_counter()
+                start = now()
                 fns[i](*inputs)
-                times.append(time.perf_counter() - start)
+                times.append(now() - start)
             medians[i].append(statistics.median(times))
     return medians
 
@@ -107,7 +112,10 @@ def tuned_vs_default(
         inst = workload.build(chosen)
         default = tensorium.compile(inst.module, tuning_db=False, cache=False)
         default(*inst.inputs)
-        results = tune_kernels(default.tunable_kernels(), default.target, budget, db_path, progress=_log)
+        with Measurer(clock="cpu" if CLOCK["now"] is time.process_time else "wall") as measurer:
+            results = tune_kernels(
+                default.tunable_kernels(), default.target, budget, db_path, progress=_log, measurer=measurer
+            )
         if plots is not None:
             _log(f"plot: {write_svg(results, plots / f'budget{budget:g}_{name}.svg')}")
         for r in results:
@@ -657,8 +665,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--minilm", action="store_true", help="tune all-MiniLM-L6-v2 for --budget, time it")
     parser.add_argument("--size", action="append", default=[], metavar="K=V", help="override a workload size")
     parser.add_argument("--plots", type=Path, help="folder for SVG plots of best-so-far against time")
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="tuned vs default: cpu times trials and models by CPU time",
+    )
     args = parser.parse_args(argv)
     sizes = {k: int(v) for k, v in (item.split("=", 1) for item in args.size)}
+    if args.clock == "cpu":
+        CLOCK["now"] = time.process_time
     if args.plots is not None:
         args.plots.mkdir(parents=True, exist_ok=True)
     if args.long is not None:

@@ -137,9 +137,21 @@ def random_arguments(func: Operation, rng: np.random.Generator) -> list[Any]:
     return args
 
 
-def time_module(module_text: str, target: Target, repeats: int, min_run_seconds: float) -> Measurement:
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+"""What a measurement reads: wall-clock time, or the worker's CPU time (all its threads together), which
+other processes on a loaded machine do not inflate while the kernel waits for a core (with one thread,
+``TENSORIUM_NUM_THREADS=1``, it is the kernel's own cost)."""
+
+
+def time_module(
+    module_text: str, target: Target, repeats: int, min_run_seconds: float, clock: str = "wall"
+) -> Measurement:
     """Compile a one-kernel module and time it: the median over ``repeats`` of the mean of as many runs as
-    fill ``min_run_seconds``, after warm-up runs that fill ``min_run_seconds`` too (and set how many that is)."""
+    fill ``min_run_seconds``, after warm-up runs that fill ``min_run_seconds`` too (and set how many that is),
+    by ``clock`` (:data:`CLOCKS`)."""
+    if clock not in CLOCKS:
+        raise TensoriumError(f"clock must be one of {', '.join(CLOCKS)}, got {clock!r}")
+    now = CLOCKS[clock]
     from ..backends.llvm.jit import compile_module
     from ..ir.parser import parse_module
 
@@ -153,18 +165,18 @@ def time_module(module_text: str, target: Target, repeats: int, min_run_seconds:
     name = str(kernels[0].attributes["sym_name"])
     args = random_arguments(kernels[0], np.random.default_rng(0))
     compiled.run(name, *args)  # the first run also starts the parallel runtime's threads
-    warm, start = 0, time.perf_counter()
-    while warm < 2 or time.perf_counter() - start < min_run_seconds:  # warm caches and threads, size the loop
+    warm, start = 0, now()
+    while warm < 2 or now() - start < min_run_seconds:  # warm caches and threads, size the loop
         compiled.run(name, *args)
         warm += 1
-    each = (time.perf_counter() - start) / warm
+    each = (now() - start) / warm
     number = max(1, math.ceil(min_run_seconds / max(each, 1e-7)))
     runs = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = now()
         for _ in range(number):
             compiled.run(name, *args)
-        runs.append((time.perf_counter() - start) / number)
+        runs.append((now() - start) / number)
     outputs = _output_count(module)
     checksum = float(sum(np.abs(a.astype(np.float64)).sum() for a in args[len(args) - outputs :]))
     return Measurement(statistics.median(runs), None, tuple(runs), compile_seconds, checksum)
@@ -187,7 +199,9 @@ def serve(requests: IO[str], replies: IO[str]) -> None:
         request = json.loads(line)
         try:
             target = Target.from_json(request["target"])
-            result = time_module(request["module"], target, request["repeats"], request["min_run_seconds"])
+            result = time_module(
+                request["module"], target, request["repeats"], request["min_run_seconds"], request.get("clock", "wall")
+            )
         except Exception as e:
             result = Measurement(None, f"{type(e).__name__}: {e}")
         replies.write(json.dumps(asdict(result)) + "\n")
@@ -204,13 +218,14 @@ class Measurer:
     """Times jobs in a worker process that is restarted after a crash or a time-out.
 
     ``timeout``: seconds one trial may take (compile and runs); ``repeats`` and ``min_run_seconds``: see
-    :func:`time_module`; ``start_timeout``: seconds a new worker may take to start. ``failures`` counts failed
-    trials and ``starts`` the workers started."""
+    :func:`time_module`; ``start_timeout``: seconds a new worker may take to start; ``clock``: ``wall`` or
+    ``cpu`` (:data:`CLOCKS`). ``failures`` counts failed trials and ``starts`` the workers started."""
 
     timeout: float = 20.0
     repeats: int = 5
     min_run_seconds: float = 0.002
     start_timeout: float = 120.0
+    clock: str = "wall"
     command: tuple[str, ...] = WORKER
     failures: int = 0
     starts: int = 0
@@ -225,6 +240,7 @@ class Measurer:
             "target": job.target.to_json(),
             "repeats": self.repeats,
             "min_run_seconds": self.min_run_seconds,
+            "clock": self.clock,
         }
         try:
             process.stdin.write(json.dumps(request) + "\n")

@@ -71,3 +71,16 @@ def test_a_kernel_that_fails_to_build_is_an_error_not_a_crash(target: tensorium.
         result = measurer.measure(Job("bad", "gemm{}", "module { func.func @f( }", target))
     assert not result.ok and result.error is not None and result.error.startswith("ParseError")
     assert measurer.starts == 1
+
+
+def test_the_cpu_clock_measures_and_a_bad_clock_is_a_clear_error(
+    gemm_kernel: TunableKernel, target: tensorium.Target
+) -> None:
+    job = build_job(gemm_kernel.op, target, gemm_kernel.default)
+    with Measurer(repeats=2, clock="cpu") as measurer:
+        result = measurer.measure(job)
+    assert result.ok, result.error
+    assert result.seconds is not None and result.seconds > 0 and len(result.runs) == 2
+    with Measurer(clock="sundial") as measurer:
+        bad = measurer.measure(job)
+    assert not bad.ok and bad.error is not None and "clock must be one of wall, cpu" in bad.error
