@@ -12,7 +12,7 @@ from tensorium.errors import LoweringError, PassError
 from tensorium.fuzz.fuzzer import FuzzConfig, Fuzzer
 from tensorium.fuzz.oracle import FuzzCase, check
 from tensorium.fuzz.patterns import EXACT_FORMS, missed_rewrite, pattern_case, pattern_program
-from tensorium.fuzz.reduce import format_case, parse_case
+from tensorium.fuzz.reduce import format_case, parse_case, reduce_case
 from tensorium.ir.parser import parse_module
 from tensorium.ir.printer import print_module
 from tensorium.passes import fuse
@@ -59,6 +59,13 @@ def test_a_pattern_the_pass_leaves_fails_as_a_missed_rewrite_and_the_case_file_k
     assert check(parsed).failure == verdict.failure
     assert check(FuzzCase(NOT_FOLDED, "fold-batch-norm", backends=("interp",))).status == "ok"  # no expectation
     assert check(FuzzCase(NOT_FOLDED, "dce", backends=("interp",), expect="fold-batch-norm")).status == "ok"
+
+
+def test_a_missed_rewrite_is_not_reduced_away_from_its_pattern() -> None:
+    case = FuzzCase(NOT_FOLDED, "dce,fold-batch-norm", seed=0, backends=("interp",), expect="fold-batch-norm")
+    verdict = check(case)
+    assert verdict.failure is not None
+    assert reduce_case(case, verdict.failure, seconds=30) == case  # cutting its constants into inputs would fake it
 
 
 def test_a_case_file_refuses_an_expectation_no_pass_has() -> None:
