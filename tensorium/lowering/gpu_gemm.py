@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from ..ir.core import Operation, Value
 from ..ir.dialects import loop
 from ..ir.dialects.loop.warp import MMA_SHAPE
-from ..ir.types import BufferType, ScalarType, TensorType, f16, f32, index
+from ..ir.types import BufferType, ScalarType, TensorType, f16, f32, i1, index
 from ..targets import Target
 from ..targets.cuda import ARCHS, WARP
 from .kernel import LOWERINGS, Kernel, register_target_lowering
@@ -119,9 +119,22 @@ def gpu_gemm_space(op: Operation, target: Target) -> Space | None:
     space = tile_space("gpu_gemm", target, mma=shape.element == f16)
     if target.kind != "cuda":
         return space
-    vector = (True, False) if vector_loads_proven(shape) else (False,)
-    knob = Knob("vector", vector, "f32 tiles copied by 4-element vector loads (ld.global.v4.f32)")
-    return Space(space.family, (*space.knobs, knob), space.valid)
+    proven = vector_loads_proven(shape)
+    vector = Knob("vector", (True, False) if proven else (False,), "f32 tiles copied by 4-element vector loads")
+    copies = (True, False) if proven and _arch_number(target) >= ASYNC_ARCH else (False,)
+    asynchronous = Knob("async_copy", copies, "vector tile copies by cp.async (sm_80 on), with two stages")
+    inner = space.valid
+
+    def valid(values: Mapping[str, Setting]) -> bool:
+        if values.get("async_copy", False) and not (values.get("vector", False) and int(values["stages"]) == 2):
+            return False
+        return inner is None or inner(values)
+
+    return Space(space.family, (*space.knobs, vector, asynchronous), valid)
+
+
+ASYNC_ARCH = 80
+"""The first architecture with ``cp.async`` (Ampere)."""
 
 
 VECTOR = 4
@@ -194,7 +207,7 @@ def gpu_gemm_default(op: Operation, target: Target, space: Space) -> Config:
     assert shape is not None
     vector: tuple[tuple[str, Setting], ...] = ()
     if target.kind == "cuda":
-        vector = (("vector", vector_loads_proven(shape)),)
+        vector = (("vector", vector_loads_proven(shape)), ("async_copy", False))
     if shape.element != f16:
         config = tile_default("gpu_gemm", shape.m, shape.n, shape.k)
         return Config(config.family, (*config.values, *vector))
@@ -245,6 +258,10 @@ class TiledOperands:
     vector_b: int | None = None
     """The axis of B's tile (0: the contraction, 1: the columns) along which its groups of :data:`VECTOR`
     elements are adjacent in memory, when B's tiles are copied by vector loads; None: one element at a time."""
+    async_copy: bool = False
+    """Whether the vector tile copies are written for ``cp.async``: a group inside the matrix is only copied and
+    one outside only zeroed (never both: a plain store and an asynchronous copy to one address are unordered), and
+    the NVPTX emitter makes each copy of 16 aligned bytes one ``cp.async``, waited for before every barrier."""
 
 
 def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
@@ -272,8 +289,18 @@ def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
     vector = bool(k.config.as_dict().get("vector", False)) and vector_loads_proven(shape)
     # a transposed B's groups of 4 run along the contraction: the tile's rows
     along_b = (0 if shape.transpose_b else 1) if vector else None
+    asynchronous = vector and bool(k.config.as_dict().get("async_copy", False))
     operands = TiledOperands(
-        shape.batch, shape.m, shape.n, shape.k, a_at, b_at, store, vector_a=vector, vector_b=along_b
+        shape.batch,
+        shape.m,
+        shape.n,
+        shape.k,
+        a_at,
+        b_at,
+        store,
+        vector_a=vector,
+        vector_b=along_b,
+        async_copy=asynchronous,
     )
     if mma:
         emit_mma_gemm(k, k.config, operands)
@@ -331,6 +358,7 @@ def emit_tiled_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
                     lambda r, q: operands.a(z, loop.add(row0, r), loop.add(k0, q)),
                     lambda r, q: a_inside(loop.add(row0, r), loop.add(k0, q)),
                     1 if operands.vector_a else None,
+                    operands.async_copy,
                 )
                 if operands.b_tile is not None:
                     operands.b_tile(t, threads, k0, col0, (bk, bn), lambda r, q, v: loop.store(v, tile_b, slot, r, q))
@@ -345,6 +373,7 @@ def emit_tiled_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
                     lambda r, q: operands.b(z, loop.add(k0, r), loop.add(col0, q)),
                     lambda r, q: _inside(k, loop.add(k0, r), operands.k, loop.add(col0, q), operands.n),
                     operands.vector_b,
+                    operands.async_copy,
                 )
 
             def multiply(slot: Value) -> None:
@@ -476,6 +505,7 @@ def _copy_tile(
     source: Callable[[Value, Value], Value],
     inside: Callable[[Value, Value], Value],
     along: int | None = None,
+    asynchronous: bool = False,
 ) -> None:
     """Each of ``threads`` threads copies every ``threads``-th element of stage ``slot`` of ``tile`` from
     ``source(r, q)``, zero where ``inside(r, q)`` does not hold. With ``along`` (0: rows, 1: columns), every
@@ -495,6 +525,15 @@ def _copy_tile(
             def at(lane: Value) -> tuple[Value, Value]:
                 return (loop.add(r, lane), q) if along == 0 else (r, loop.add(q, lane))
 
+            if asynchronous:  # copied or zeroed, never both (see TiledOperands.async_copy)
+                inside_now = inside(r, q)
+                with loop.if_(inside_now):
+                    with loop.for_(0, VECTOR, kind="vectorize", factor=VECTOR, name="v") as v:
+                        loop.store(source(*at(v)), tile, slot, *at(v))
+                with loop.if_(loop.xor(inside_now, loop.const(value=True, dtype=i1))):
+                    with loop.for_(0, VECTOR, kind="vectorize", factor=VECTOR, name="v") as v:
+                        loop.store(k.const(0.0, f32), tile, slot, *at(v))
+                return
             with loop.for_(0, VECTOR, kind="vectorize", factor=VECTOR, name="v") as v:
                 loop.store(k.const(0.0, f32), tile, slot, *at(v))
             with loop.if_(inside(r, q)):

@@ -120,7 +120,7 @@ def _check(module: Operation, config: str | None = None) -> Operation:
 def test_f16_products_default_to_mma_on_every_cuda_target_and_not_on_webgpu() -> None:
     op = _op(_matmul(40, 48, 24))
     for arch in ("sm_75", "sm_90"):
-        want = Config.parse("gpu_gemm{bm=32,bn=32,bk=16,tm=1,tn=2,stages=2,mma=true,vector=false}")
+        want = Config.parse("gpu_gemm{bm=32,bn=32,bk=16,tm=1,tn=2,stages=2,mma=true,vector=false,async_copy=false}")
         assert default_config(op, parse_target(f"cuda:{arch}")) == want
     webgpu = kernel_space(op, parse_target("webgpu"))
     assert webgpu is None or "mma" not in [k.name for k in webgpu.knobs]
@@ -132,8 +132,8 @@ def test_f16_products_default_to_mma_on_every_cuda_target_and_not_on_webgpu() ->
     ("shape", "config"),
     [
         ((40, 48, 24), None),
-        ((40, 48, 24), "gpu_gemm{bm=64,bn=16,bk=32,tm=2,tn=1,stages=1,mma=true,vector=false}"),
-        ((20, 24, 12), "gpu_gemm{bm=16,bn=16,bk=8,tm=2,tn=2,stages=1,mma=false,vector=false}"),
+        ((40, 48, 24), "gpu_gemm{bm=64,bn=16,bk=32,tm=2,tn=1,stages=1,mma=true,vector=false,async_copy=false}"),
+        ((20, 24, 12), "gpu_gemm{bm=16,bn=16,bk=8,tm=2,tn=2,stages=1,mma=false,vector=false,async_copy=false}"),
     ],
 )
 def test_f16_gemm_with_and_without_mma_matches_the_graph_interpreter(

@@ -119,8 +119,8 @@ def test_the_gemm_default_on_cuda_allocates_nothing_at_run_time() -> None:
 @pytest.mark.parametrize(
     "point",
     [
-        "gpu_gemm{bm=16,bn=32,bk=8,tm=1,tn=4,stages=2,vector=false}",
-        "gpu_gemm{bm=32,bn=16,bk=32,tm=4,tn=1,stages=1,vector=false}",
+        "gpu_gemm{bm=16,bn=32,bk=8,tm=1,tn=4,stages=2,vector=false,async_copy=false}",
+        "gpu_gemm{bm=32,bn=16,bk=32,tm=4,tn=1,stages=1,vector=false,async_copy=false}",
     ],
 )
 def test_gpu_gemm_points_compute_the_product_through_shared_tiles(point: str) -> None:

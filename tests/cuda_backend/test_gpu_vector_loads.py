@@ -1,6 +1,7 @@
 """Vectorized global loads in the f32 GEMM's tile copies (``gpu_gemm``'s ``vector`` knob): legal only where the
 lowering proves every group of four 16-byte aligned, proven on the loop interpreter, ``ld.global.v4`` in the PTX
-and ptxas accepting it; the alignment the emitter proves; views the executable must realign."""
+and ptxas accepting it; the alignment the emitter proves; views the executable must realign. The same copies by
+``cp.async`` (the ``async_copy`` knob, sm_80 on), waited for before every barrier."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from tensorium.backends.cuda.emitter import known_multiple, vector_alignment
 from tensorium.backends.cuda.executable import CudaExecutable
 from tensorium.backends.cuda.ptx import NATIVE, assemble, compile_ptx
 from tensorium.backends.plan_runner import run_plan
+from tensorium.errors import ScheduleError
 from tensorium.ir import Operation, graph
 from tensorium.ir.builder import InsertionPoint
 from tensorium.ir.dialects import loop
@@ -122,7 +124,52 @@ def test_vector_loads_assemble_for_ptxas(arch: str) -> None:
     for transpose_b in (False, True):
         module = _matmul(512, 512, 512, transpose_b)
         config = default_config(_op(module), target)
-        assert config == Config.parse("gpu_gemm{bm=64,bn=64,bk=16,tm=4,tn=4,stages=2,vector=true}")
+        assert config == Config.parse("gpu_gemm{bm=64,bn=64,bk=16,tm=4,tn=4,stages=2,vector=true,async_copy=false}")
         ptx = compile_ptx(_lowered(module, target=target), target).ptx
         assert "ld.global.v4" in ptx
         assemble(ptx, arch)
+
+
+ASYNC = "gpu_gemm{bm=16,bn=16,bk=8,tm=2,tn=2,stages=2,vector=true,async_copy=true}"
+
+
+def test_async_copies_match_the_graph_interpreter_and_use_cp_async() -> None:
+    sm80 = parse_target("cuda:sm_80")
+    module = _matmul(13, 16, 12)  # the last row tile's groups past M are zeroed, not copied
+    op = _op(module)
+    configs = {kernel_key(op): Config.parse(ASYNC)}
+    state = run_codegen(Codegen(module, sm80, configs=configs, native=NATIVE), until="decompose")
+    assert state.lowered is not None
+    rng = np.random.default_rng(2)
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in ((13, 16), (16, 12))]
+    (got,) = run_plan(state.lowered, inputs)
+    np.testing.assert_allclose(got, interp.run(module, inputs)[0], rtol=1e-5, atol=1e-5)
+    ptx = compile_ptx(state.lowered, sm80).ptx
+    assert "cp.async.cg.shared.global" in ptx and "cp.async.wait_all" in ptx
+    assert "ld.global" not in ptx  # every tile element arrives by cp.async
+    assert ptx.count("cp.async.wait_all") == ptx.count("bar.sync")
+
+
+def test_async_copies_need_sm_80_vector_loads_and_two_stages() -> None:
+    op = _op(_matmul(13, 16, 12))
+    knobs = {k.name: k.values for k in kernel_space(op, parse_target("cuda:sm_75")).knobs}  # type: ignore[union-attr]
+    assert knobs["async_copy"] == (False,)
+    space = kernel_space(op, parse_target("cuda:sm_80"))
+    assert space is not None
+    for point in (ASYNC.replace("vector=true", "vector=false"), ASYNC.replace("stages=2", "stages=1")):
+        with pytest.raises(ScheduleError, match="combines knobs"):
+            space.check(Config.parse(point))
+
+
+@needs_ptxas
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_async_copies_assemble_for_ptxas(arch: str) -> None:
+    target = parse_target(f"cuda:{arch}")
+    module = _matmul(512, 512, 512)
+    point = "gpu_gemm{bm=64,bn=64,bk=16,tm=4,tn=4,stages=2,vector=true,async_copy=true}"
+    configs = {kernel_key(_op(module)): Config.parse(point)}
+    state = run_codegen(Codegen(module, target, configs=configs, native=NATIVE), until="decompose")
+    assert state.lowered is not None
+    ptx = compile_ptx(state.lowered, target).ptx
+    assert "cp.async.cg.shared.global" in ptx
+    assemble(ptx, arch)

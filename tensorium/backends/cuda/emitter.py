@@ -39,10 +39,13 @@ from ...ir.core import Block, Operation, Value
 from ...ir.dialects.builtin import func_body, func_name
 from ...ir.dialects.loop.warp import WARP
 from ...ir.types import BufferType, FloatType, storage_dtype
+from ...lowering.space import Config
 from ..emitter import op_error
 from ..llvm.common import F16, F32, F64, I32, I64, BufferRef, memory_type, register_type
 from ..llvm.emitter import LLVMEmitter, kernel_info
 
+ASYNC_ARCH = 80
+"""The first architecture with ``cp.async`` (Ampere)."""
 GLOBAL, SHARED = 1, 3
 """NVPTX address spaces of global and shared memory."""
 GLOBAL_PTR = ir.PointerType(addrspace=GLOBAL)
@@ -124,6 +127,8 @@ class NVPTXEmitter(LLVMEmitter):
         self.launches: dict[str, Launch] = {}
         self.sizes: tuple[tuple[int, int, int], tuple[int, int, int]] = ((1, 1, 1), (1, 1, 1))
         self.shared_bytes = 0
+        self.async_copies = False
+        """Whether the kernel being emitted copies tiles by ``cp.async`` (its config's ``async_copy`` on sm_80+)."""
 
     def emit_function(self, func: Operation) -> None:
         """Emit one kernel: ``void @name(...)`` with the ``ptx_kernel`` calling convention."""
@@ -131,6 +136,7 @@ class NVPTXEmitter(LLVMEmitter):
         params = self.kernel_parameters(func)
         self.sizes = launch_sizes(func)
         self.shared_bytes = 0
+        self.async_copies = self.arch_number() >= ASYNC_ARCH and _config_says(func, "async_copy")
         fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), params), name=name)
         fn.calling_convention = "ptx_kernel"
         with self.function(fn):
@@ -195,9 +201,40 @@ class NVPTXEmitter(LLVMEmitter):
         movers = all(o.name in _MOVES or (o.has_trait("pure") and not o.regions) for o in body.ops)
         if factor > 1 and constant_trips(op) == factor and _is_constant(op.operands[2], 1) and movers:
             if self.vectorized(op):
+                if self.async_copies and self.emit_async_copy(op, lower, factor):
+                    return
                 self.emit_vector_loop(body, lower, upper, factor, self.plan)
                 return
         self.emit_loop(body, lower, upper, step, None)
+
+    def emit_async_copy(self, op: Operation, lower: ir.Value, factor: int) -> bool:
+        """``cp.async.cg.shared.global`` of 16 bytes (``llvm.nvvm.cp.async.cg.shared.global.16``) for a planned
+        vector loop whose body copies 16 proven-aligned bytes from a global buffer to a shared one; False (nothing
+        emitted) for any other body. The copy completes in the background: :meth:`emit_barrier` waits for it."""
+        body = op.regions[0].block
+        moves = [o for o in body.ops if o.name in ("loop.load", "loop.store")]
+        if len(moves) != 2 or moves[0].name != "loop.load" or moves[1].operands[0] is not moves[0].results[0]:
+            return False
+        load, store = moves
+        source, target = self.buffer(load.operands[0]), self.buffer(store.operands[1])
+        sources, targets = list(load.operands[1:]), list(store.operands[2:])
+        if source.type.space != "global" or target.type.space != "shared" or source.type.element != FloatType("f32"):
+            return False
+        if factor * 4 != 16 or not (self.contiguous(sources, source) and self.contiguous(targets, target)):
+            return False
+        varying = self.plan.varying
+        if vector_alignment(source.type, sources, varying) < 16 or vector_alignment(target.type, targets, varying) < 16:
+            return False
+        self.env[id(body.args[0])] = lower  # lane 0's indices
+        for o in body.ops:
+            if o.name not in ("loop.load", "loop.store", "loop.yield"):
+                self.emit_op(o)
+        bl = self.builder
+        shared_ptr = ir.PointerType(addrspace=SHARED)
+        copy = self.intrinsic("llvm.nvvm.cp.async.cg.shared.global.16", ir.VoidType(), [shared_ptr, GLOBAL_PTR])
+        to = bl.bitcast(self.address(target, self.values(targets)), shared_ptr)
+        bl.call(copy, [to, bl.bitcast(self.address(source, self.values(sources)), GLOBAL_PTR)])
+        return True
 
     def vector_load(self, op: Operation) -> ir.Value:
         """A vector load of consecutive f32 (or other plain) elements aligned to what :func:`vector_alignment`
@@ -229,7 +266,10 @@ class NVPTXEmitter(LLVMEmitter):
         self.builder.store(self.as_vector(value), self.vector_address(ref, indices), align=align)
 
     def emit_barrier(self, op: Operation) -> None:
-        """``bar.sync 0``: the block's threads wait for each other; shared writes become visible."""
+        """``bar.sync 0``: the block's threads wait for each other; shared writes become visible. In a kernel with
+        asynchronous copies each thread first waits for its own (``cp.async.wait_all``)."""
+        if self.async_copies:
+            self.builder.call(self.intrinsic("llvm.nvvm.cp.async.wait.all", ir.VoidType(), []), [])
         self.builder.call(self.intrinsic("llvm.nvvm.barrier0", ir.VoidType(), []), [])
 
     def emit_shuffle(self, op: Operation) -> ir.Value:
@@ -411,6 +451,12 @@ def vector_alignment(buffer: BufferType, indices: list[Value], lanes: set[int]) 
     while offset % align:
         align //= 2
     return max(align, size)
+
+
+def _config_says(func: Operation, knob: str) -> bool:
+    """Whether kernel ``func``'s config attribute sets ``knob`` to true."""
+    text = func.attributes.get("config")
+    return isinstance(text, str) and Config.parse(text).as_dict().get(knob) is True
 
 
 def _is_constant(value: Value, number: int) -> bool:
