@@ -405,3 +405,40 @@ module {
     func.return %0, %1, %2 : tensor<1x8x8x1xf32>, tensor<1x2x3xf32>, tensor<3x1x2xf32>
   }
 }
+// -----
+// RUN: canonicalize
+// x ** 2 and x ** 3 with a splat exponent become multiplies (as PyTorch computes them, and no powf call
+// per element in the kernels); other exponents, a non-splat one, and one that broadcasts x stay powers.
+module {
+  func.func @main(%x: tensor<4xf32>, %n: tensor<3xi32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<3xi32>, tensor<4xf32>, tensor<4xf32>, tensor<2x4xf32>) {
+    %two = graph.constant {value = dense<2.0> : tensor<f32>} : () -> tensor<f32>
+    %three = graph.constant {value = dense<3.0> : tensor<4xf32>} : () -> tensor<4xf32>
+    %itwo = graph.constant {value = dense<2> : tensor<i32>} : () -> tensor<i32>
+    %half = graph.constant {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+    %mixed = graph.constant {value = dense<[2.0, 3.0, 2.0, 3.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+    %wide = graph.constant {value = dense<2.0> : tensor<2x4xf32>} : () -> tensor<2x4xf32>
+    %0 = graph.pow %x, %two : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+    %1 = graph.pow %x, %three : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %2 = graph.pow %n, %itwo : (tensor<3xi32>, tensor<i32>) -> tensor<3xi32>
+    %3 = graph.pow %x, %half : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+    %4 = graph.pow %x, %mixed : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %5 = graph.pow %x, %wide : (tensor<4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    func.return %0, %1, %2, %3, %4, %5 : tensor<4xf32>, tensor<4xf32>, tensor<3xi32>, tensor<4xf32>, tensor<4xf32>, tensor<2x4xf32>
+  }
+}
+// EXPECTED:
+module {
+  func.func @main(%x: tensor<4xf32>, %n: tensor<3xi32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<3xi32>, tensor<4xf32>, tensor<4xf32>, tensor<2x4xf32>) {
+    %half = graph.constant {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+    %mixed = graph.constant {value = dense<[2.0, 3.0, 2.0, 3.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+    %wide = graph.constant {value = dense<2.0> : tensor<2x4xf32>} : () -> tensor<2x4xf32>
+    %0 = graph.mul %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %1 = graph.mul %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %2 = graph.mul %1, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %3 = graph.mul %n, %n : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
+    %4 = graph.pow %x, %half : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+    %5 = graph.pow %x, %mixed : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %6 = graph.pow %x, %wide : (tensor<4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    func.return %0, %2, %3, %4, %5, %6 : tensor<4xf32>, tensor<4xf32>, tensor<3xi32>, tensor<4xf32>, tensor<4xf32>, tensor<2x4xf32>
+  }
+}

@@ -166,6 +166,22 @@ def sub_self(op: Operation, rewriter: PatternRewriter) -> bool:
     return True
 
 
+@pattern("graph.pow", canonical=True)
+def pow_small_integer(op: Operation, rewriter: PatternRewriter) -> bool:
+    """x ** 2 -> x * x and x ** 3 -> x * x * x for a splat exponent (when the result type is x's type).
+
+    As PyTorch computes them (ATen's scalar-exponent fast path), and a multiply where the backends would
+    otherwise call ``powf`` per element (the tanh GELU of GPT-2 cubes every activation). Exact for x ** 2 and
+    integers; for floats x ** 3 is rounded twice, as PyTorch's is."""
+    x, exponent = op.operands
+    power = splat_value(exponent)
+    if isinstance(power, bool) or power not in (2, 3) or x.type != op.result.type:
+        return False
+    square = rewriter.create_before(op, "graph.mul", [x, x]).result
+    result = square if power == 2 else rewriter.create_before(op, "graph.mul", [square, x]).result
+    return _replace_if_same_type(rewriter, op, result)
+
+
 @pattern("graph.neg", canonical=True)
 def neg_neg(op: Operation, rewriter: PatternRewriter) -> bool:
     """neg(neg(x)) -> x (exact for floats, and for integers modulo their width)."""
