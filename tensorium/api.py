@@ -299,7 +299,26 @@ def json_tree(imported: ImportedGraph) -> Tree | None:
     tree = imported.output_tree
     if tree is None or (isinstance(tree, dict) and "type" in tree):
         return tree
-    return _treespec_json(tree)
+    return _mark_numbers(_treespec_json(tree), set(imported.metadata.get("number_outputs") or ()))
+
+
+def _mark_numbers(tree: Tree | None, numbers: set[int]) -> Tree | None:
+    """``tree`` with the leaves at the flat positions ``numbers`` (outputs the model gave as Python numbers)
+    marked ``{"type": "number"}``, so that an artifact returns them as numbers too."""
+    if tree is None or not numbers:
+        return tree
+    count = 0
+
+    def mark(t: Tree) -> Tree:
+        nonlocal count
+        if t["type"] == "leaf":
+            count += 1
+            return {"type": "number"} if count - 1 in numbers else t
+        if "children" in t:
+            return {**t, "children": [mark(c) for c in t["children"]]}
+        return t
+
+    return mark(tree)
 
 
 def _treespec_json(spec: Any) -> Tree | None:

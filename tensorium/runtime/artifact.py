@@ -106,6 +106,8 @@ def unflatten_tree(tree: Tree | None, leaves: Sequence[Any]) -> Any:
         kind = t["type"]
         if kind == "leaf":
             return next(it)
+        if kind == "number":  # a Python number the model returned (x.item(), a size), not an array
+            return next(it).item()
         if kind == "none":
             return None
         children = [build(c) for c in t["children"]]
@@ -118,7 +120,7 @@ def unflatten_tree(tree: Tree | None, leaves: Sequence[Any]) -> Any:
 
 def tree_leaf_count(tree: Tree) -> int:
     """How many leaves ``tree`` rebuilds from."""
-    if tree["type"] == "leaf":
+    if tree["type"] in ("leaf", "number"):
         return 1
     return sum(tree_leaf_count(c) for c in tree.get("children", []))
 
@@ -129,9 +131,9 @@ def check_tree(tree: Any, what: str) -> Tree | None:
         return None
 
     def ok(t: Any) -> bool:
-        if not isinstance(t, dict) or t.get("type") not in ("leaf", "none", "tuple", "list", "dict"):
+        if not isinstance(t, dict) or t.get("type") not in ("leaf", "number", "none", "tuple", "list", "dict"):
             return False
-        if t["type"] in ("leaf", "none"):
+        if t["type"] in ("leaf", "number", "none"):
             return True
         children = t.get("children")
         if not isinstance(children, list) or not all(ok(c) for c in children):

@@ -104,3 +104,21 @@ def test_data_dependent_control_flow_falls_back_and_warns_once() -> None:
     close(neg, [-2, -2, -2])
     assert isinstance(as_numpy, np.ndarray)
     close(as_numpy, [4, 4, 4])
+
+
+def test_a_saved_artifact_returns_python_numbers_as_numbers(tmp_path: Path) -> None:
+    """Regression: outputs the model gives as Python numbers (``x.item()``) came back from ``tm.load`` as 0-d
+    arrays; the artifact's output tree now marks them."""
+
+    def fn(x: Any) -> Any:
+        return x.sum().item(), {"argmax": x.argmax().item(), "doubled": x * 2}
+
+    compiled = tm.compile(fn, target="cpu", cache=False)
+    x = torch.tensor([1.5, -2.0, 4.0])
+    assert compiled(x)[0] == 3.5
+    loaded = tm.load(compiled.save(tmp_path / "numbers.tsm"))
+    for given in (x, x.numpy()):
+        total, rest = loaded(given)
+        assert type(total) is float and total == 3.5
+        assert type(rest["argmax"]) is int and rest["argmax"] == 2
+        np.testing.assert_array_equal(np.asarray(rest["doubled"]), np.array([3.0, -4.0, 8.0], np.float32))
