@@ -8,6 +8,9 @@ cost model's quality on held-out measurements (a benchmark, not a test; run it o
     python benchmarks/tuning.py --collect 40 --db runs.jsonl   # random points of the corpus's kernels
     python benchmarks/tuning.py --evaluate --db runs.jsonl     # cost-model quality, k-fold by kernel
     python benchmarks/tuning.py --tinygrad 2 --gemm 512x512x512  # against tinygrad's BEAM=2, same time
+    python benchmarks/tuning.py gemm --long 1800 --size m=512 --size n=512 --size k=512  # 60 s against 30 min
+    python benchmarks/tuning.py --minilm --budget 60     # all-MiniLM-L6-v2, tuned against default
+    TENSORIUM_NUM_THREADS=1 python benchmarks/tuning.py --clock cpu   # CPU time: what load does not inflate
 
 For each workload: the model compiled at the default points (``tuning_db=False``), tuned for ``--budget``
 seconds into a fresh records file (``--db`` to keep it), compiled again with the records, and both timed
@@ -67,6 +70,11 @@ CLOCK = {"now": time.perf_counter}
 """What ``_rounds`` reads (``--clock cpu``: the process's CPU time)."""
 
 
+def _clock() -> str:
+    """The Measurer clock that matches ``--clock``."""
+    return "cpu" if CLOCK["now"] is time.process_time else "wall"
+
+
 def _rounds(fns: list[Any], inputs: tuple[Any, ...], rounds: int = 9, calls: int = 7) -> list[list[float]]:
     """Per-round medians of each function's seconds per call: in every round each function is called
     ``calls`` times in turn (the order alternating from round to round), so that load changes on a shared
@@ -112,7 +120,7 @@ def tuned_vs_default(
         inst = workload.build(chosen)
         default = tensorium.compile(inst.module, tuning_db=False, cache=False)
         default(*inst.inputs)
-        with Measurer(clock="cpu" if CLOCK["now"] is time.process_time else "wall") as measurer:
+        with Measurer(clock=_clock()) as measurer:
             results = tune_kernels(
                 default.tunable_kernels(), default.target, budget, db_path, progress=_log, measurer=measurer
             )
@@ -157,7 +165,7 @@ def random_vs_learned(names: list[str], trials: int, smoke: bool, seed: int, kee
     )
     print("| --- | --- | --- | --- | --- | --- | --- |")
     wins = total = 0
-    with Measurer() as measurer, Measurer(repeats=9) as retimer:
+    with Measurer(clock=_clock()) as measurer, Measurer(repeats=9, clock=_clock()) as retimer:
         fastest = _Fastest(retimer)
         for name in names:
             workload = WORKLOADS[name]
@@ -259,7 +267,8 @@ def minilm(budget: float, db_path: Path, plots: Path | None) -> None:
     kernels = default.tunable_kernels()
     _log(f"all-MiniLM-L6-v2: {len(kernels)} tunable kernels")
     started = time.perf_counter()
-    results = tune_kernels(kernels, default.target, budget, db_path, progress=_log)
+    with Measurer(clock=_clock()) as measurer:
+        results = tune_kernels(kernels, default.target, budget, db_path, progress=_log, measurer=measurer)
     spent = time.perf_counter() - started
     if plots is not None:
         _log(f"plot: {write_svg(results, plots / f'budget{budget:g}_minilm.svg')}")
@@ -669,7 +678,7 @@ def main(argv: list[str] | None = None) -> None:
         "--clock",
         choices=("wall", "cpu"),
         default="wall",
-        help="tuned vs default: cpu times trials and models by CPU time",
+        help="cpu: trials and models timed by CPU time",
     )
     args = parser.parse_args(argv)
     sizes = {k: int(v) for k, v in (item.split("=", 1) for item in args.size)}
