@@ -168,10 +168,11 @@ class BackendRun:
         return random_configs(self.optimized, self.target, self.schedule_seed)
 
 
-APPROXIMATIONS: dict[str, FloatType] = {"loop.dot_u8i8": bf16}
+APPROXIMATIONS: dict[str, FloatType] = {"loop.dot_u8i8": bf16, "loop.lookup_bytes": bf16}
 """Loop ops of kernels that compute a documented approximation of their graph op, and the float type whose
 tolerance covers it: the qgemv ``int`` path rounds the activations to 8 bits (docs/quantization.md: within
-0.3 to 1% of the largest output), so its outputs compare at bf16's tolerance."""
+0.3 to 1% of the largest output), and so does its ``lut`` path (tables of partial sums of those 8-bit
+activations, ``loop.lookup_bytes``), so their outputs compare at bf16's tolerance."""
 APPROXIMATED_OPS = frozenset({"quant.matmul_packed"})
 """The graph ops whose kernels may hold an :data:`APPROXIMATIONS` op."""
 
