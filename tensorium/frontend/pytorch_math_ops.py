@@ -341,3 +341,27 @@ def _polygamma(cx: Context, n: int, x: Value) -> Value:
     if not isinstance(n, int) or n < 0:
         raise ConversionError(f"polygamma needs a fixed order n >= 0, got {n!r}")
     return _digamma(cx, x) if n == 0 else cast(polygamma(cx, n, x), cx.out_element())
+
+
+@converts("aten.diff.default")
+def _diff(
+    cx: Context, x: Value, n: int = 1, dim: int = -1, prepend: Value | None = None, append: Value | None = None
+) -> Value:
+    """``torch.diff``: ``y[1:] - y[:-1]`` along ``dim``, ``n`` times, of ``y = cat(prepend, x, append)``
+    (``xor`` for bools, as torch); static lengths along ``dim`` only."""
+    rank = ttype(x).rank
+    axis = dim % rank
+    parts = [cast(p, ttype(x).element) for p in (prepend, x, append) if p is not None]
+    if any(ttype(p).rank != rank for p in parts):
+        raise ConversionError("diff: prepend and append must have the input's rank")
+    y = graph.concat(*parts, axis=axis) if len(parts) > 1 else x
+    for _ in range(n):
+        length = ttype(y).shape[axis]
+        if not isinstance(length, int):
+            raise ConversionError("diff along a dim of run-time length is not supported")
+        if length == 0:
+            break
+        high = graph.slice(y, starts=[1], ends=[length], axes=[axis])
+        low = graph.slice(y, starts=[0], ends=[length - 1], axes=[axis])
+        y = graph.xor(high, low) if ttype(y).element == i1 else graph.sub(high, low)
+    return y

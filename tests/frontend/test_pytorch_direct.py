@@ -72,3 +72,24 @@ def test_tiny_gpt2_with_dynamic_shapes_is_not_decomposed():
     flat = [a.numpy() for a in flatten_inputs(imported, (), {"input_ids": other})]
     got = interp.run(imported.module, flat)[0]
     np.testing.assert_allclose(got, model(input_ids=other).last_hidden_state.detach().numpy(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("fn", "shapes"),
+    [
+        (lambda x: torch.diff(x), [(3, 7)]),
+        (lambda x: torch.diff(x, n=2, dim=0), [(5, 4)]),
+        (lambda x, p: torch.diff(x, dim=1, prepend=p, append=p), [(2, 5), (2, 1)]),
+        (lambda x: torch.diff(x > 0), [(6,)]),
+        (lambda x: torch.diff(x, n=9), [(5,)]),
+    ],
+)
+def test_diff_converts_directly(fn, shapes):
+    """GPT-2's LM head with use_cache=False calls torch.diff: with a converter its graph needs no decompositions."""
+    args = tuple(torch.randn(s) for s in shapes)
+    imported = import_module(fn, args)
+    assert imported.metadata["decomposed"] is False
+    got = _run(imported, *args)
+    want = fn(*args)
+    assert got.dtype == want.numpy().dtype and got.shape == tuple(want.shape)
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-6)
