@@ -20,7 +20,8 @@ Run it on a quiet machine: every other process on the cores shows up in the numb
 seconds per execution are steadier: the run's user and system time (the process and its workers, its
 imports included) over its executions; ``--execs N`` budgets each run in executions rather than seconds, so
 that every variant runs as many cases however loaded the machine is. ``now`` is a worktree of ``--now``
-(HEAD), not the working tree, so that uncommitted edits do not count. The table goes to stdout and the numbers to ``--json``.
+(HEAD), not the working tree, so that uncommitted edits do not count. The table goes to stdout and the
+numbers to ``--json``.
 """
 
 from __future__ import annotations
