@@ -201,11 +201,11 @@ def gemv_table(args: argparse.Namespace) -> None:
                 for path in args.paths.split(","):
                     runner, nbytes = tensorium_runner(bits, n, k, args.group, batch, args.layers, path)
                     runners[f"tensorium k={bits} {path}"] = runner
-                for level in (0, 4):
+                for level in (0, 4) if args.peers else ():
                     peer = onnxruntime_runner(bits, n, k, args.group, batch, args.layers, level)
                     if peer is not None:
                         runners[f"onnxruntime k={bits} acc={level}"] = peer
-                if bits == 4:
+                if bits == 4 and args.peers:
                     for dtype in ("f32", "bf16"):
                         peer = torch_runner(n, k, args.group, batch, args.layers, dtype)
                         if peer is not None:
@@ -475,6 +475,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--paths", default="float,int", help="the qgemv kernel's paths to time, comma-separated")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--no-peers", dest="peers", action="store_false", help="time Tensorium's paths only")
     parser.add_argument("--clock", choices=tuple(CLOCKS), default="wall", help="wall time, or CPU time / threads")
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--accuracy", action="store_true", help="MiniLM accuracy per k instead of the GEMV timings")

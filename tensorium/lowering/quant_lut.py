@@ -20,7 +20,8 @@ words per weight word. In the kernel (:meth:`LutPath.block`), per weight word ``
 byte) and ``((w >> 2) & 0x3C3C3C3C) | 0x03020100`` of the odd ones; four lookups give the entries' bytes, and
 ``dot_u8i8`` sums them (the low bytes against ones, ones against the high bytes), so per weight word and row it
 takes 4 lookups and 4 dot products where the ``int`` path takes 8 dot products and a decode per block of 32
-codes: fewer instructions at k = 1 and 3 (whose decode is long), about as many at k = 2.
+codes: fewer instructions at k = 1 and 3 (whose decode is long), about as many at k = 2. Measured, it is faster
+at k = 1 only (:data:`DEFAULT_WIDTHS`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ from .quant_int import ROUNDER, ROUNDER_BITS, TINY
 
 MAX_BITS = 3
 """The widest codes the path takes (a nibble's table entry must fit 16 bits: at most 11 * 127 at k = 3)."""
+DEFAULT_WIDTHS = (1,)
+"""The widths at which the default rule may choose the path: where it measured faster than the ``int`` path at
+both groups 128 and 32 (4096 x 4096 decode, Emerald Rapids, 2 threads: time over the ``int`` path's 0.55 and 0.59
+at group 128, 0.75 at group 32). At k = 3 it was 0.96 to 0.97 at group 128 but 1.14 at group 32, at k = 2 0.93 to
+1.09 and 1.16 (docs/quantization.md), so there it stays a point of the space, not a default."""
 TABLE_WORDS = 16
 TABLES = 4
 """Per weight word: the low and high bytes of the even nibbles' entries, then of the odd nibbles'."""
@@ -117,10 +123,12 @@ class LutPath(QgemvPath):
 
     def cost(self, target: Target, bits: int, mr: int) -> float | None:
         """Per weight word: 5 operations for the two index words, and per row 4 table loads, 4 lookups and 4 dot
-        products; per row a conversion and a multiply-add. None for more than 3 bits, for vectors other than 16
-        lanes of 32 bits, or without AVX-512 VBMI (``vpermb``) and a byte dot product: there the lookups run
-        lane by lane."""
-        if bits > MAX_BITS or target.lanes() != 16 or "avx512vbmi" not in target.features or not target.dot_product:
+        products; per row a conversion and a multiply-add. None (never the default) for widths outside
+        :data:`DEFAULT_WIDTHS`, for vectors other than 16 lanes of 32 bits, or without AVX-512 VBMI (``vpermb``)
+        and a byte dot product: there the lookups run lane by lane."""
+        if bits not in DEFAULT_WIDTHS or target.lanes() != 16 or "avx512vbmi" not in target.features:
+            return None
+        if not target.dot_product:
             return None
         return float(bits * (5 + 12 * mr) + 2 * mr)
 

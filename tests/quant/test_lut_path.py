@@ -20,7 +20,7 @@ from tensorium.ir.dialects.loop.bits import _lookup_reference
 from tensorium.ir.dialects.quant.config import QuantConfig
 from tensorium.lowering import lower_function
 from tensorium.lowering.quant_lut import LutPath
-from tensorium.lowering.space import Config, kernel_key, kernel_space
+from tensorium.lowering.space import Config, default_config, kernel_key, kernel_space
 from tensorium.targets import host_target, parse_target
 
 from .conftest import run_on_path
@@ -136,10 +136,23 @@ def test_the_knob_takes_lut_only_up_to_3_bits() -> None:
 
 def test_cost_needs_vbmi_and_16_lanes() -> None:
     path = LutPath()
-    assert path.cost(parse_target("cpu:sapphirerapids"), 3, 1) is not None
-    assert path.cost(parse_target("cpu:skylake-avx512"), 3, 1) is None  # no VBMI
+    assert path.cost(parse_target("cpu:sapphirerapids"), 1, 1) is not None
+    assert path.cost(parse_target("cpu:skylake-avx512"), 1, 1) is None  # no VBMI
     assert path.cost(parse_target("cpu:x86-64-v3"), 1, 1) is None  # 8 lanes
-    assert path.cost(parse_target("cpu:sapphirerapids"), 4, 1) is None
+    assert path.cost(parse_target("cpu:sapphirerapids"), 3, 1) is None  # measured slower at group 32
+
+
+@pytest.mark.parametrize(
+    ("cpu", "bits", "path"),
+    [("sapphirerapids", 1, "lut"), ("znver4", 1, "lut"), ("sapphirerapids", 2, "int"), ("sapphirerapids", 3, "int")]
+    + [("skylake-avx512", 1, "int"), ("cascadelake", 1, "int"), ("x86-64-v3", 1, "int")],
+)
+def test_default_rule_takes_lut_at_1_bit_with_vpermb(cpu: str, bits: int, path: str) -> None:
+    target = parse_target(f"cpu:{cpu}")
+    for rows in (1, 3):
+        module, _ = packed_case(bits, rows, 16, 64, 32, target.lanes())
+        config = default_config(_op(module), target)
+        assert config is not None and config["path"] == path
 
 
 def test_lookup_bytes_reference() -> None:
