@@ -4,7 +4,9 @@ The plan is made on the dataflow graph of each function's top-level ops (a netwo
 Every op starts in a group of its own; in program order, an op's group takes in the group that produces
 one of its operands when the rules below hold, and the two groups are contracted in the graph:
 
-- the operand is the producer group's only result and has no other use, so nothing outside needs it;
+- the operand is the producer group's only result and every op reading it is in the consumer's group, so
+  nothing outside needs it (a value read several times, as GPT-2's tanh GELU reads its input, joins once all
+  its readers have been grouped: the planning sweeps the ops again until nothing merges);
 - the union holds at most one *anchor* (an op that is not elementwise: matmul, conv, a reduction, a norm,
   softmax, a transpose, ...); the others are elementwise ops and reshapes that only add or drop size-1
   dims;
@@ -139,21 +141,30 @@ class Fuse(Pass):
                 producer = v.defining_op()
                 if producer is not None and id(producer) in group_of:
                     graph.add_edge(group_of[id(producer)], n)
-        for op in ops:
-            if not _fusable(op):
-                continue
-            for v in dict.fromkeys(op.operands):
-                producer = v.defining_op()
-                if producer is None or id(producer) not in group_of:
+        # A value read by several ops of one chain (x in 0.5 * x * (1 + tanh(x + x**3))) may join only once its
+        # readers are all in the group, which can come after its last reader was visited: sweep again until
+        # nothing merges.
+        changed = True
+        while changed:
+            changed = False
+            for op in ops:
+                if not _fusable(op):
                     continue
-                mine, theirs = group_of[id(op)], group_of[id(producer)]
-                if mine != theirs and self._may_merge(op, v, groups[theirs], groups[mine], graph, theirs, mine):
-                    merged = Group(groups[theirs].ops + groups[mine].ops, groups[theirs].anchor or groups[mine].anchor)
+                for v in dict.fromkeys(op.operands):
+                    producer = v.defining_op()
+                    if producer is None or id(producer) not in group_of:
+                        continue
+                    mine, theirs = group_of[id(op)], group_of[id(producer)]
+                    if mine == theirs or not self._may_merge(op, v, groups[theirs], groups[mine], graph, theirs, mine):
+                        continue
+                    anchor = groups[theirs].anchor or groups[mine].anchor
+                    merged = Group(groups[theirs].ops + groups[mine].ops, anchor)
                     merged.ops.sort(key=lambda o: position[id(o)])
                     groups[mine] = merged
                     for member in groups.pop(theirs).ops:
                         group_of[id(member)] = mine
                     nx.contracted_nodes(graph, mine, theirs, self_loops=False, copy=False)
+                    changed = True
         return sorted(groups.values(), key=lambda g: position[id(g.ops[-1])])
 
     def _may_merge(
@@ -162,22 +173,32 @@ class Fuse(Pass):
         """Whether ``consumer`` (holding ``op``) may take in ``producer`` (whose output ``op`` reads as ``value``)."""
         if not _fusable(producer.ops[-1]) or value is not producer.output:
             return False
-        if len(value.uses) != 1 or not _sizable(value.type):
-            return False
+        readers = [use.owner for use in value.uses]
+        members = {id(o) for o in consumer.ops}
+        if not readers or any(id(r) not in members for r in readers) or not _sizable(value.type):
+            return False  # every reader of the value must be in the consumer's group
         if len(producer.ops) + len(consumer.ops) > self.max_ops:
             return False
         if producer.anchor is not None and consumer.anchor is not None:
             return False
-        if producer.anchor is not None:  # op is an epilogue of the producer's anchor
-            if not self.epilogues or not is_elementwise(op) or _elements(value.type) != _elements(op.result.type):
+        if producer.anchor is not None:  # the readers are an epilogue of the producer's anchor
+            if not self.epilogues or any(
+                not is_elementwise(r) or _elements(value.type) != _elements(r.result.type) for r in readers
+            ):
                 return False
         elif consumer.anchor is op:  # elementwise producers recomputed at the anchor's loads of its data
-            if not self.producers or op.name not in READS_FEW_TIMES or op.operands[0] is not value:
+            if not self.producers or op.name not in READS_FEW_TIMES or op.operands[0] is not value or len(readers) != 1:
                 return False
-        elif _elements(value.type) != _elements(op.result.type):  # elementwise into elementwise: no broadcast
+        elif any(_elements(value.type) != _elements(r.result.type) for r in readers):  # no broadcast
             return False
         others = [s for s in graph.successors(theirs) if s != mine]
         return not any(nx.has_path(graph, s, mine) for s in others)
+
+
+def _ints(op: Operation, key: str) -> tuple[int, ...]:
+    value = op.attributes.get(key, ())
+    assert isinstance(value, tuple)
+    return value
 
 
 def _static_shape(value: Value) -> tuple[int, ...] | None:
@@ -243,6 +264,13 @@ def _sink_reshapes(block: Block) -> None:
             rewriter.replace_all_uses_with(op.result, source)
             rewriter.erase_op(op)
         else:
+            # A 0 in the shape copied a dim of the middle value, not of the source: the shape is restated as
+            # the (static) result's, or the two reshapes stay.
+            shape = _static_shape(op.result)
+            if shape is not None:
+                rewriter.set_attr(op, "shape", list(shape))
+            elif 0 in _ints(op, "shape"):
+                continue
             op.set_operand(0, source)
         if not producer.result.uses:
             rewriter.erase_op(producer)

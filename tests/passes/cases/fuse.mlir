@@ -229,3 +229,50 @@ module {
     func.return %10 : tensor<2x3x4xf32>
   }
 }
+// -----
+// RUN: fuse
+// A value read by several ops of one epilogue (GPT-2's tanh GELU reads the matmul's result four times)
+// joins once all its readers are in the group; a matmul whose result is also returned keeps it.
+module {
+  func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>, %v: tensor<8x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) {
+    %c = graph.constant {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+    %0 = graph.matmul %x, %w : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+    %1 = graph.mul %0, %c : (tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xf32>
+    %2 = graph.mul %0, %0 : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+    %3 = graph.add %0, %2 : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+    %4 = graph.tanh %3 : (tensor<4x3xf32>) -> tensor<4x3xf32>
+    %5 = graph.mul %1, %4 : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+    %6 = graph.matmul %x, %v : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+    %7 = graph.mul %6, %6 : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+    %8 = graph.tanh %7 : (tensor<4x3xf32>) -> tensor<4x3xf32>
+    func.return %5, %8, %6 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>
+  }
+}
+// EXPECTED:
+module {
+  func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>, %v: tensor<8x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) {
+    %c = graph.constant {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+    %0 = graph.fused %x, %w, %c (
+      {
+      ^bb0(%arg0: tensor<4x8xf32>, %arg1: tensor<8x3xf32>, %arg2: tensor<f32>):
+        %1 = graph.matmul %arg0, %arg1 : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+        %2 = graph.mul %1, %arg2 : (tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xf32>
+        %3 = graph.mul %1, %1 : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+        %4 = graph.add %1, %3 : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+        %5 = graph.tanh %4 : (tensor<4x3xf32>) -> tensor<4x3xf32>
+        %6 = graph.mul %2, %5 : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+        graph.yield %6 : (tensor<4x3xf32>) -> ()
+      }
+    ) : (tensor<4x8xf32>, tensor<8x3xf32>, tensor<f32>) -> tensor<4x3xf32>
+    %7 = graph.matmul %x, %v : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+    %8 = graph.fused %7 (
+      {
+      ^bb0(%arg3: tensor<4x3xf32>):
+        %9 = graph.mul %arg3, %arg3 : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+        %10 = graph.tanh %9 : (tensor<4x3xf32>) -> tensor<4x3xf32>
+        graph.yield %10 : (tensor<4x3xf32>) -> ()
+      }
+    ) : (tensor<4x3xf32>) -> tensor<4x3xf32>
+    func.return %0, %8, %7 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>
+  }
+}
