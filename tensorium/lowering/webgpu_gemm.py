@@ -9,8 +9,11 @@ smaller than :data:`MIN_OUTPUT` elements keep the ``gemm`` family (one invocatio
 
 Tiled convolution is the same kernel: the ``gpu_conv`` family of :mod:`tensorium.lowering.gpu_conv` (an implicit
 GEMM whose A tiles are gathered from the input window by window as they are copied into workgroup memory,
-zeros in the padding) with the same limit-pruned tile points, for f32 convolutions of one group whose implicit
-GEMM (``batch * out_height * out_width`` by the output channels) has at least :data:`MIN_OUTPUT` elements.
+zeros in the padding) with the same limit-pruned tile points, for f32 convolutions whose implicit GEMM
+(``batch * out_height * out_width`` by the output channels) has at least :data:`MIN_OUTPUT` elements. A grouped
+convolution is one such product per group, along the grid's z axis, where each group has at least
+:data:`MIN_GROUP_CHANNELS` output channels; depthwise ones keep the general ``conv`` family, one invocation per
+output (on lavapipe the implicit GEMM ran a 2 x 32 x 16 x 16 depthwise 3 x 3 about 10x slower than that).
 
 So is ``quant.matmul`` with k-bit weights (the ``gpu_qgemm`` tiles, WebGPU's own): B's elements are the
 weight's codes dequantized, ``(q - zero) * scale``, as the B tile is copied into workgroup memory, so each
@@ -26,7 +29,7 @@ from ..ir.core import Operation, Value
 from ..ir.dialects import loop
 from ..ir.types import QuantizedType, TensorType, f32
 from ..targets import Target
-from .gpu_conv import conv_gemm, gpu_conv_default, gpu_conv_space, lower_gpu_conv
+from .gpu_conv import conv_gemm, gpu_conv_default, lower_gpu_conv
 from .gpu_gemm import (
     GpuGemmShape,
     TiledOperands,
@@ -43,6 +46,9 @@ from .space import Config, Family, Setting, Space, register_target_family
 
 MIN_OUTPUT = 32 * 32
 """Products with fewer output elements than one 32 x 32 tile stay with the ``gemm`` family."""
+MIN_GROUP_CHANNELS = 8
+"""Grouped convolutions with fewer output channels per group (depthwise ones: 1) keep the ``conv`` family, one
+invocation per output: a column tile of the implicit GEMM would be mostly empty."""
 
 
 def _invocations(values: Mapping[str, Setting]) -> int:
@@ -60,13 +66,14 @@ def webgpu_gemm_space(op: Operation, target: Target) -> Space | None:
 
 
 def webgpu_conv_space(op: Operation, target: Target) -> Space | None:
-    """``gpu_conv``'s knobs (the tiled GEMM's) on a WebGPU ``target``, pruned as :func:`webgpu_gemm_space`."""
-    gemm = conv_gemm(op)
-    if gemm is None or gemm[0] * gemm[1] < MIN_OUTPUT:
+    """``gpu_conv``'s knobs (the tiled GEMM's) on a WebGPU ``target``, pruned as :func:`webgpu_gemm_space`; a
+    grouped convolution (one product per group) where each group has at least :data:`MIN_GROUP_CHANNELS` output
+    channels."""
+    gemm = conv_gemm(op, grouped=True)
+    groups = int(op.attr("groups", 1))
+    if gemm is None or gemm[0] * gemm[1] * groups < MIN_OUTPUT or (groups > 1 and gemm[1] < MIN_GROUP_CHANNELS):
         return None
-    cuda = gpu_conv_space(op, target)
-    assert cuda is not None
-    return _within_limits(cuda, target, gemm[0], gemm[1], 1)
+    return _within_limits(tile_space("gpu_conv", target), target, gemm[0], gemm[1], groups)
 
 
 def _within_limits(cuda: Space, target: Target, m: int, n: int, batch: int) -> Space | None:

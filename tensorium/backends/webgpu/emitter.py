@@ -62,6 +62,24 @@ _BITWISE = {"loop.and": "&", "loop.or": "|", "loop.xor": "^"}
 _CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 NONFINITE_FN = "f32_from_bits"
 NONFINITE_HELPER = f"fn {NONFINITE_FN}(bits: u32) -> f32 {{ return bitcast<f32>(bits); }}"
+INT_POW_HELPERS = {
+    f"int_pow_{t}": (
+        f"fn int_pow_{t}(a: {t}, b: {t}) -> {t} {{\n"
+        + (
+            "  if (b < 0i) { if (a == 1i) { return 1i; } if (a == -1i) { return select(1i, -1i, (b & 1i) != 0i); }"
+            " return 0i; }\n"
+            if t == "i32"
+            else ""
+        )
+        + f"  var r: {t} = {t}(1); var x: {t} = a; var e: {t} = b;\n"
+        + f"  loop {{ if (e == {t}(0)) {{ break; }} if ((e & {t}(1)) != {t}(0)) {{ r = r * x; }} x = x * x;"
+        + " e = e >> 1u; }\n"
+        + "  return r;\n}"
+    )
+    for t in ("i32", "u32")
+}
+"""Integer powers by squaring (wrapping as WGSL's integer products do; negative powers give 0 unless the base is
++-1, as the loop dialect says), by the name the emitter calls."""
 """inf and NaN through a function call: ``bitcast<f32>(0x7f800000u)`` is a const-expression, and Dawn's
 validator (Chrome's) refuses a const-expression that is not finite where wgpu's accepts it."""
 
@@ -241,6 +259,9 @@ class WGSLEmitter(KernelEmitter):
         header = ["enable f16;"] if any("f16" in line for line in (*self.globals, *self.lines)) else []
         if any(NONFINITE_FN in line for line in self.lines):
             self.globals.append(NONFINITE_HELPER)
+        for helper_name, helper in INT_POW_HELPERS.items():
+            if any(f"{helper_name}(" in line for line in self.lines):
+                self.globals.append(helper)
         workgroup = ", ".join(map(str, self.workgroup))
         source = "\n".join(
             [
@@ -464,10 +485,14 @@ class WGSLEmitter(KernelEmitter):
 
     def emit_pow(self, op: Operation) -> str:
         """``a ** b`` for floats: ``pow(|a|, b)`` with the sign of odd integer powers of negative ``a``, NaN for
-        other powers of negative ``a``, 1 for ``b = 0``."""
+        other powers of negative ``a``, 1 for ``b = 0``; for 32-bit integers, a helper that squares
+        (:data:`INT_POW_HELPERS`)."""
         a, b = self.operands(op)
         if not isinstance(op.results[0].type, FloatType):
-            raise op_error(op, "on integers is not supported by the WebGPU backend")
+            t = self.type_of(op.results[0].type, op)
+            if f"int_pow_{t}" not in INT_POW_HELPERS:
+                raise op_error(op, f"on {t} is not supported by the WebGPU backend")
+            return self.let(op, f"int_pow_{t}({a}, {b})")
         t = self.type_of(op.results[0].type, op)
         magnitude = self.let(op, f"pow(abs({a}), {b})")
         whole = f"floor({b}) == {b}"

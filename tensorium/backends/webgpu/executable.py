@@ -33,6 +33,7 @@ from ...errors import CompileError, InterpreterError
 from ...ir.core import Operation
 from ...ir.dialects.builtin import functions
 from ...ir.parser import parse_type_text
+from ...ir.rewrite import is_trivially_dead
 from ...ir.types import IntegerType, Sym, TensorType, storage_dtype
 from ...lowering import Step, View, plan_of
 from ...lowering.codegen import AfterStage, Codegen, run_codegen
@@ -41,6 +42,7 @@ from ...lowering.webgpu_limits import INDEX_LIMIT, apply_limits, storage_bytes
 from ...lowering.webgpu_quant import DEFAULT_LAYOUT, Packing, pack_quantized
 from ...lowering.webgpu_schedule import dynamic_grid, evaluate_dispatch, gpu_configs, map_to_workgroups
 from ...lowering.webgpu_split import split_for_binding_size, split_for_storage_buffers
+from ...passes.dce import DCE
 from ...runtime.executable import Executable, ExecutableError, ExecutableKind, load_stored
 from ...runtime.memory import MemoryPlan
 from ...targets import Target, TargetError, parse_target
@@ -156,6 +158,9 @@ class WebGPUExecutable(Executable):
             apply_limits(lowered, target)
             return compile_shaders(lowered, target)
 
+        if any(is_trivially_dead(op) for op in module.walk()):
+            module = module.clone()  # dead constants (a torch import's i64 counters) would be buffers of the plan
+            DCE().run(module)
         module = split_for_binding_size(split_for_storage_buffers(module, target, func), target, func)
         state = Codegen(module, target, func, gpu_configs(module, target, func, configs), WGSLEmitter.NATIVE, emit)
         run_codegen(state, {*disable, "schedule"}, after_stage)
