@@ -10,7 +10,8 @@ its high part times ``2**32``. Zero points are folded through per-group activati
 ``sum_j s (q_j - z) x_j = s (sum_j q_j x_j - z sum_j x_j)``, one multiply-add per group and row.
 
 That is the ``float`` path; the ``int`` path (:mod:`.quant_int`) quantizes the activations to 8 bits per block
-once per call and takes integer dot products instead. A path is a :class:`QgemvPath` in :data:`PATHS`: how
+once per call and takes integer dot products instead, and the ``lut`` path (:mod:`.quant_lut`, k <= 3) forms the
+same integer dots from table lookups. A path is a :class:`QgemvPath` in :data:`PATHS`: how
 it prepares the activations once per call, how it adds one block of 32 codes into per-row partial sums, and
 what a block costs on a target.
 
