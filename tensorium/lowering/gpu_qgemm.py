@@ -30,11 +30,20 @@ from __future__ import annotations
 
 from ..ir.core import Operation, Value
 from ..ir.dialects import loop
-from ..ir.types import TensorType, f16, f32
+from ..ir.types import f16, f32
 from ..targets import Target
 from ..targets.cuda import WARP
 from .gpu_gemm import DEFAULT_TILES, TILES, TiledOperands, TileWrite, emit_mma_gemm, emit_tiled_gemm, tile_space
-from .gpu_qgemv import BLOCK, MAX_ROWS, code_of, gpu_qgemv_default, gpu_qgemv_space, lower_gpu_qgemv, qgemv_split
+from .gpu_qgemv import (
+    BLOCK,
+    MAX_ROWS,
+    code_of,
+    gpu_qgemv_default,
+    gpu_qgemv_space,
+    lower_gpu_qgemv,
+    packed_product_rows,
+    qgemv_split,
+)
 from .kernel import LOWERINGS, Kernel, delinearize, register_target_lowering
 from .space import Config, Family, Setting, Space, register_target_family
 
@@ -47,18 +56,10 @@ def qgemm_split(op: Operation) -> tuple[int, int, int] | None:
     """(activation rows M, weight rows N, contraction K) of a product this family builds, or None: a
     ``quant.matmul_packed`` of 32 lanes, f32 activations and output with static shapes, more than
     :data:`~.gpu_qgemv.MAX_ROWS` rows (fewer are :mod:`.gpu_qgemv`'s)."""
-    if op.name != "quant.matmul_packed" or int(op.attr("lanes")) != WARP:
+    found = packed_product_rows(op)
+    if found is None or found[0] <= MAX_ROWS:
         return None
-    x, out = op.operands[0].type, op.results[0].type
-    if not all(isinstance(t, TensorType) and t.is_static and t.element == f32 for t in (x, out)):
-        return None
-    assert isinstance(x, TensorType)
-    rows = 1
-    for d in x.static_shape[:-1]:
-        rows *= d
-    if rows <= MAX_ROWS:
-        return None
-    return rows, int(op.attr("cols")), x.static_shape[-1]
+    return found[0], int(op.attr("cols")), found[1]
 
 
 def gpu_qgemm_space(op: Operation, target: Target) -> Space | None:

@@ -41,8 +41,9 @@ WARPS = (1, 2, 4, 8, 16)
 U32 = IntegerType(32, False)
 
 
-def qgemv_split(op: Operation) -> tuple[int, int] | None:
-    """(activation rows, blocks of 32 along the contraction) of a product this family builds, or None."""
+def packed_product_rows(op: Operation) -> tuple[int, int] | None:
+    """(activation rows, contraction length) of a GPU-packed ``quant.matmul_packed`` (32 lanes) with f32
+    activations and output of static shapes, or None for any other op."""
     if op.name != "quant.matmul_packed" or int(op.attr("lanes")) != WARP:
         return None
     x, out = op.operands[0].type, op.results[0].type
@@ -52,9 +53,15 @@ def qgemv_split(op: Operation) -> tuple[int, int] | None:
     rows = 1
     for d in x.static_shape[:-1]:
         rows *= d
-    if not 1 <= rows <= MAX_ROWS:
+    return rows, x.static_shape[-1]
+
+
+def qgemv_split(op: Operation) -> tuple[int, int] | None:
+    """(activation rows, blocks of 32 along the contraction) of a product this family builds, or None."""
+    found = packed_product_rows(op)
+    if found is None or not 1 <= found[0] <= MAX_ROWS:
         return None
-    return rows, -(-x.static_shape[-1] // BLOCK)
+    return found[0], -(-found[1] // BLOCK)
 
 
 def gpu_qgemv_space(op: Operation, target: Target) -> Space | None:
