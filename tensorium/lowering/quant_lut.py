@@ -39,9 +39,9 @@ MAX_BITS = 3
 """The widest codes the path takes (a nibble's table entry must fit 16 bits: at most 11 * 127 at k = 3)."""
 DEFAULT_WIDTHS = (1,)
 """The widths at which the default rule may choose the path: where it measured faster than the ``int`` path at
-both groups 128 and 32 (4096 x 4096 decode, Emerald Rapids, 2 threads: time over the ``int`` path's 0.55 and 0.59
-at group 128, 0.75 at group 32). At k = 3 it was 0.96 to 0.97 at group 128 but 1.14 at group 32, at k = 2 0.93 to
-1.09 and 1.16 (docs/quantization.md), so there it stays a point of the space, not a default."""
+both groups 128 and 32 (4096 x 4096 decode, Emerald Rapids, 2 threads: time over the ``int`` path's 0.50 to 0.59
+at group 128 in three runs, 0.75 at group 32). At k = 3 it was 0.96 to 0.99 at group 128 but 1.14 at group 32, at
+k = 2 0.93 to 1.34 and 1.16 (docs/quantization.md), so there it stays a point of the space, not a default."""
 TABLE_WORDS = 16
 TABLES = 4
 """Per weight word: the low and high bytes of the even nibbles' entries, then of the odd nibbles'."""
