@@ -41,7 +41,7 @@ from ..targets import Target, TargetError, host_target
 from ..version import __version__
 from .interp import check_value
 from .llvm import CompiledKernels, KernelInfo, LLVMEmitter, compile_module, host_target_machine
-from .llvm.objects import unpack_objects
+from .llvm.objects import load_objects
 from .llvm.runtime import register_runtime, thread_count
 
 __all__ = ["EXECUTABLE_FORMAT", "CpuExecutable", "ExecutableError", "MemoryPlan"]
@@ -477,9 +477,7 @@ def _engine(code: bytes) -> llvm.ExecutionEngine:
     """An MCJIT engine holding the object code ``code`` (linked against the runtime and libc), no codegen."""
     register_runtime()
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), host_target_machine())
-    for part in unpack_objects(code):
-        engine.add_object_file(llvm.ObjectFileRef.from_data(part))
-    engine.finalize_object()
+    load_objects(engine, code)
     return engine
 
 

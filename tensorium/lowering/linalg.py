@@ -21,7 +21,8 @@ f32 products (``graph.matmul`` and ``graph.matmul_packed``) are built at a point
   at their first value, so that every point is a different kernel.
 
 Every point computes the same product (up to the order of the f32 sums). The default point is a rule over
-the target (:func:`gemm_defaults`): ``nv = registers / 8`` vectors (fewer for narrow results) and the
+the target (:func:`gemm_defaults`): ``nv = registers / 8`` vectors (fewer for narrow results, half for a
+run-time column count, whose full and last panels each get a copy of the tile) and the
 most rows with ``mr * nv + nv + 1`` registers (the tile, one row of B, one broadcast of A), at most 6:
 6 x 64 on 32 AVX-512 registers, 6 x 16 on the 16 registers of AVX2; ``kc`` keeps the B panel in half
 the L2 cache. ``pack-weights`` packs constant weights with the same rule's ``nr``. The matrix-vector
@@ -138,7 +139,9 @@ def _default_nv(shape: GemmShape, target: Target) -> int:
     if shape.packed_width is not None:
         return -(-shape.packed_width // lanes)
     nv = max(1, _registers(target) // 8)
-    return nv if shape.n is None else max(1, min(nv, -(-shape.n // lanes)))
+    if shape.n is None:  # a run-time column count: two copies of the tile (full and last panel), so half as wide
+        return max(1, nv // 2)
+    return max(1, min(nv, -(-shape.n // lanes)))
 
 
 def _default_kc(shape: GemmShape, target: Target, nr: int) -> int:

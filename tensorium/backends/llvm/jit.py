@@ -42,7 +42,7 @@ from .kernel_cache import (
     object_key,
 )
 from .machine import host_target_machine, target_machine
-from .objects import emit_object_unlocked, pack_objects, unpack_objects
+from .objects import emit_object_unlocked, load_objects, pack_objects
 from .runtime import POOL, RUNTIME_FAILED, register_runtime, thread_count
 from .sharing import SharingEmitter
 
@@ -231,9 +231,7 @@ def compile_module(
     if target.runs_here():
         register_runtime()
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
-        for code in unpack_objects(object_code):
-            engine.add_object_file(llvm.ObjectFileRef.from_data(code))
-        engine.finalize_object()
+        load_objects(engine, object_code)
     llvm_ir = "\n".join(texts[id(m)] for _, m in emitted)
     llvm_ir += "".join(f'\n; @"{a.symbol}" runs the code of @"{a.of}"' for a in emitter.aliases.values())
     kernels = CompiledKernels(emitter.kernels, emitter.errors, engine, llvm_ir, compiled, object_code)

@@ -17,7 +17,7 @@ from llvmlite.binding import ffi
 
 from ...errors import TensoriumError
 
-__all__ = ["emit_object_unlocked", "pack_objects", "unpack_objects"]
+__all__ = ["emit_object_unlocked", "load_objects", "pack_objects", "unpack_objects"]
 
 _MAGIC = b"!<arch>\n"
 _HEADER = 60
@@ -52,6 +52,14 @@ def unpack_objects(code: bytes) -> list[bytes]:
         objects.append(code[start : start + size])
         at = start + size + (size % 2)
     return objects
+
+
+def load_objects(engine: llvm.ExecutionEngine, code: bytes) -> None:
+    """Add the object files of ``code`` (one object or an archive) to ``engine`` and finalize it (llvmlite copies
+    each object's bytes)."""
+    for part in unpack_objects(code):
+        engine.add_object_file(llvm.ObjectFileRef.from_data(part))
+    engine.finalize_object()
 
 
 def emit_object_unlocked(machine: llvm.TargetMachine, module: llvm.ModuleRef) -> bytes:
