@@ -22,6 +22,7 @@ order of the codes costs nothing at run time.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -172,22 +173,12 @@ class IntegerPath(QgemvPath):
         """The activation codes as byte words in the order of :func:`decode_plan` ([rows, K / 32 * words], i32),
         the block scales ([rows, K / 32]) and the zero-point sums ``xs`` per group ([rows, K / group])."""
         plan = decode_plan(bits)
-        depth = int(shape_of(x)[-1])  # type: ignore[arg-type]
-        blocks, per_group, groups = depth // BLOCK, group // BLOCK, depth // group
+        blocks = int(shape_of(x)[-1]) // BLOCK  # type: ignore[arg-type]
         xw = loop.alloc(rows, type=BufferType((DYN, blocks * len(plan)), i32, "global"))
         xd = loop.alloc(rows, type=BufferType((DYN, blocks), f32, "global"))
-        xs = loop.alloc(rows, type=BufferType((DYN, groups), f32, "global"))
-        with k.prologue():
-            tasks = loop.mul(rows, k.index(groups))
-        with loop.for_(k.index(0), tasks, k.index(1), kind="parallel", name="pmg") as task:
-            m, g = loop.div(task, k.index(groups)), loop.rem(task, k.index(groups))
-            total = loop.alloc(type=BufferType((), f32, "local"))
-            loop.store(k.const(0.0, f32), total)
-            with loop.for_(k.index(0), k.index(per_group), k.index(1), name="pb") as pb:
-                b = loop.add(loop.mul(g, k.index(per_group)), pb)
-                block_sum = _quantize_block(k, x, delinearize(m, lead), m, b, plan, xw, xd)
-                loop.store(loop.add(loop.load(total), block_sum), total)
-            loop.store(loop.load(total), xs, [m, g])
+        xs = quantize_by_group(
+            k, x, rows, group, lambda m, b: _quantize_block(k, x, delinearize(m, lead), m, b, plan, xw, xd)
+        )
         return [xw, xd, xs]
 
     def slots(self, chains: int) -> int:
@@ -238,6 +229,28 @@ class IntegerPath(QgemvPath):
             return None
         plan = decode_plan(bits)
         return float(sum(w.ops() for w in plan) + len(plan) * mr * (2 if vnni else 4) + 2 * mr)
+
+
+def quantize_by_group(
+    k: Kernel, x: Value, rows: Value, group: int, quantize_block: Callable[[Value, Value], Value]
+) -> Value:
+    """A parallel loop over (activation row ``m``, group) pairs that quantizes each block ``b`` of 32 of the group
+    with ``quantize_block(m, b)`` (which stores what its path needs and returns the block's code sum); the sums
+    per group, for the zero points, come back as a new buffer ``xs`` ([rows, K / group])."""
+    depth = int(shape_of(x)[-1])  # type: ignore[arg-type]
+    per_group, groups = group // BLOCK, depth // group
+    xs = loop.alloc(rows, type=BufferType((DYN, groups), f32, "global"))
+    with k.prologue():
+        tasks = loop.mul(rows, k.index(groups))
+    with loop.for_(k.index(0), tasks, k.index(1), kind="parallel", name="pmg") as task:
+        m, g = loop.div(task, k.index(groups)), loop.rem(task, k.index(groups))
+        total = loop.alloc(type=BufferType((), f32, "local"))
+        loop.store(k.const(0.0, f32), total)
+        with loop.for_(k.index(0), k.index(per_group), k.index(1), name="pb") as pb:
+            b = loop.add(loop.mul(g, k.index(per_group)), pb)
+            loop.store(loop.add(loop.load(total), quantize_block(m, b)), total)
+        loop.store(loop.load(total), xs, [m, g])
+    return xs  # type: ignore[no-any-return]
 
 
 def _quantize_block(

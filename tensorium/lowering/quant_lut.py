@@ -33,7 +33,7 @@ from ..targets import Target
 from .kernel import Kernel, delinearize, shape_of
 from .linalg import multiply_add
 from .quant import BLOCK, U32, BlockStep, QgemvPath, lane_loop, register_path
-from .quant_int import ROUNDER, ROUNDER_BITS, TINY
+from .quant_int import ROUNDER, ROUNDER_BITS, TINY, quantize_by_group
 
 MAX_BITS = 3
 """The widest codes the path takes (a nibble's table entry must fit 16 bits: at most 11 * 127 at k = 3)."""
@@ -60,25 +60,18 @@ class LutPath(QgemvPath):
     def prepare(self, k: Kernel, x: Value, lead: list[Value], rows: Value, bits: int, group: int) -> list[Value]:
         """The four byte tables per weight word ([rows, K / 32, k, 16] each, i32 words), the block scales
         ([rows, K / 32]) and the zero-point sums ``xs`` per group ([rows, K / group])."""
-        depth = int(shape_of(x)[-1])  # type: ignore[arg-type]
-        blocks, per_group, groups = depth // BLOCK, group // BLOCK, depth // group
+        blocks = int(shape_of(x)[-1]) // BLOCK  # type: ignore[arg-type]
         tables = [loop.alloc(rows, type=BufferType((DYN, blocks, bits, TABLE_WORDS), i32, "global")) for _ in range(4)]
         xd = loop.alloc(rows, type=BufferType((DYN, blocks), f32, "global"))
-        xs = loop.alloc(rows, type=BufferType((DYN, groups), f32, "global"))
-        with k.prologue():
-            tasks = loop.mul(rows, k.index(groups))
-        with loop.for_(k.index(0), tasks, k.index(1), kind="parallel", name="pmg") as task:
-            m, g = loop.div(task, k.index(groups)), loop.rem(task, k.index(groups))
-            total = loop.alloc(type=BufferType((), f32, "local"))
-            loop.store(k.const(0.0, f32), total)
-            with loop.for_(k.index(0), k.index(per_group), k.index(1), name="pb") as pb:
-                b = loop.add(loop.mul(g, k.index(per_group)), pb)
-                codes, d, block_sum = _quantize_block(k, x, delinearize(m, lead), b)
-                loop.store(d, xd, [m, b])
-                for w in range(bits):
-                    _store_tables(k, tables, codes, m, b, w, bits)
-                loop.store(loop.add(loop.load(total), block_sum), total)
-            loop.store(loop.load(total), xs, [m, g])
+
+        def quantize_block(m: Value, b: Value) -> Value:
+            codes, d, block_sum = _quantize_block(k, x, delinearize(m, lead), b)
+            loop.store(d, xd, [m, b])
+            for w in range(bits):
+                _store_tables(k, tables, codes, m, b, w, bits)
+            return block_sum
+
+        xs = quantize_by_group(k, x, rows, group, quantize_block)
         return [*tables, xd, xs]
 
     def slots(self, chains: int) -> int:
