@@ -253,13 +253,10 @@ def quantize_by_group(
     return xs  # type: ignore[no-any-return]
 
 
-def _quantize_block(
-    k: Kernel, x: Value, at: list[Value], m: Value, b: Value, plan: tuple[ByteWord, ...], xw: Value, xd: Value
-) -> Value:
-    """Quantize block ``b`` of activation row ``m`` (``at`` in ``x``): store its byte words and scale, give
-    ``d * sum xq``. The largest magnitude is the largest of the bit patterns with the sign cleared (which order
-    as the floats do); the block sum adds the rounded patterns and takes the rounder's away once (exact: the
-    i32 sum wraps, the true sum is small)."""
+def load_block(k: Kernel, x: Value, at: list[Value], b: Value) -> tuple[list[Value], Value, Value]:
+    """Block ``b`` of 32 of the activation row at ``at``: its values, ``127 / amax`` (0 for an all-zero block)
+    and its scale ``d = amax / 127``. The largest magnitude is the largest of the bit patterns with the sign
+    cleared, which order as the floats do."""
     base = loop.mul(b, k.index(BLOCK))
     values = [loop.load(x, [*at, loop.add(base, k.index(j))]) for j in range(BLOCK)]
     magnitude = k.const(0x7FFFFFFF, i32)
@@ -270,6 +267,16 @@ def _quantize_block(
     positive = loop.cmp(amax, k.const(TINY, f32), predicate="gt")
     inverse = loop.select(positive, loop.div(k.const(127.0, f32), amax), k.const(0.0, f32))
     d = loop.div(amax, k.const(127.0, f32))
+    return values, inverse, d
+
+
+def _quantize_block(
+    k: Kernel, x: Value, at: list[Value], m: Value, b: Value, plan: tuple[ByteWord, ...], xw: Value, xd: Value
+) -> Value:
+    """Quantize block ``b`` of activation row ``m`` (``at`` in ``x``): store its byte words and scale, give
+    ``d * sum xq`` (scale from :func:`load_block`). The block sum adds the rounded patterns and takes the
+    rounder's away once (exact: the i32 sum wraps, the true sum is small)."""
+    values, inverse, d = load_block(k, x, at, b)
     rounder = k.const(ROUNDER, f32)
     rounded = [loop.bitcast(loop.add(loop.mul(v, inverse), rounder), dtype=i32) for v in values]
     isum = rounded[0]

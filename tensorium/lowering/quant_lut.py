@@ -33,7 +33,7 @@ from ..targets import Target
 from .kernel import Kernel, delinearize, shape_of
 from .linalg import multiply_add
 from .quant import BLOCK, U32, BlockStep, QgemvPath, lane_loop, register_path
-from .quant_int import ROUNDER, ROUNDER_BITS, TINY, quantize_by_group
+from .quant_int import ROUNDER, ROUNDER_BITS, load_block, quantize_by_group
 
 MAX_BITS = 3
 """The widest codes the path takes (a nibble's table entry must fit 16 bits: at most 11 * 127 at k = 3)."""
@@ -129,16 +129,7 @@ class LutPath(QgemvPath):
 def _quantize_block(k: Kernel, x: Value, at: list[Value], b: Value) -> tuple[list[Value], Value, Value]:
     """Block ``b`` of the activation row at ``at`` quantized as the ``int`` path does: its 32 codes (i32), its
     scale ``d`` and ``d * sum xq``."""
-    base = loop.mul(b, k.index(BLOCK))
-    values = [loop.load(x, [*at, loop.add(base, k.index(j))]) for j in range(BLOCK)]
-    magnitude = k.const(0x7FFFFFFF, i32)
-    amax_bits = loop.and_(loop.bitcast(values[0], dtype=i32), magnitude)
-    for v in values[1:]:
-        amax_bits = loop.max(amax_bits, loop.and_(loop.bitcast(v, dtype=i32), magnitude))
-    amax = loop.bitcast(amax_bits, dtype=f32)
-    positive = loop.cmp(amax, k.const(TINY, f32), predicate="gt")
-    inverse = loop.select(positive, loop.div(k.const(127.0, f32), amax), k.const(0.0, f32))
-    d = loop.div(amax, k.const(127.0, f32))
+    values, inverse, d = load_block(k, x, at, b)
     rounder, pattern = k.const(ROUNDER, f32), k.const(ROUNDER_BITS, i32)
     codes = [loop.sub(loop.bitcast(loop.add(loop.mul(v, inverse), rounder), dtype=i32), pattern) for v in values]
     isum = codes[0]
