@@ -195,12 +195,6 @@ class Fuse(Pass):
         return not any(nx.has_path(graph, s, mine) for s in others)
 
 
-def _ints(op: Operation, key: str) -> tuple[int, ...]:
-    value = op.attributes.get(key, ())
-    assert isinstance(value, tuple)
-    return value
-
-
 def _static_shape(value: Value) -> tuple[int, ...] | None:
     t = value.type
     return t.static_shape if isinstance(t, TensorType) and t.is_static else None
@@ -269,7 +263,7 @@ def _sink_reshapes(block: Block) -> None:
             shape = _static_shape(op.result)
             if shape is not None:
                 rewriter.set_attr(op, "shape", list(shape))
-            elif 0 in _ints(op, "shape"):
+            elif 0 in op.attr("shape", ()):
                 continue
             op.set_operand(0, source)
         if not producer.result.uses:

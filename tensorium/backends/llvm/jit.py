@@ -199,8 +199,8 @@ def compile_module(
             wrappers.link_in(llvm.parse_assembly(wrapper))
     for alias in emitter.aliases.values():
         ftype, offset = linked[alias.of]
-        inner = alias.of + CHECKS_SUFFIX if offset else alias.of
         shift = alias.first_error - alias.of_first_error + offset
+        inner = _code_symbol(alias.of, offset)
         wrapper = _status_wrapper(alias.symbol, ftype, shift, machine.triple, str(machine.target_data), inner)
         wrappers.link_in(llvm.parse_assembly(wrapper))
     has_wrappers = any(not fn.is_declaration for fn in wrappers.functions)
