@@ -14,9 +14,7 @@ import numpy as np
 import pytest
 
 from tensorium.api import TARGET_PASSES
-from tensorium.backends import interp
 from tensorium.backends.cuda.ptx import NATIVE, compile_ptx, ptxas_path
-from tensorium.backends.plan_runner import run_plan
 from tensorium.errors import ScheduleError
 from tensorium.ir import Operation, graph
 from tensorium.ir.attributes import DenseAttr
@@ -29,7 +27,7 @@ from tensorium.targets import parse_target
 from tensorium.testing import build_module
 
 from .conftest import SM90, needs_ptxas
-from .test_gpu_qgemv import _packed_op, _quantized
+from .test_gpu_qgemv import _packed_op, _quantized, check_family
 
 
 def _check(
@@ -37,18 +35,8 @@ def _check(
 ) -> Operation:
     """``module``'s k-bit product lowered for the GPU as ``gpu_qgemm`` (at ``config`` when given), run on the
     loop interpreter against the graph interpreter; the lowered module."""
-    op = _packed_op(module)
-    configs = {kernel_key(op): Config.parse(config)} if config else {}
-    state = run_codegen(Codegen(module, SM90, configs=configs, native=NATIVE), until="decompose")
-    assert state.lowered is not None
-    (kernel,) = functions(state.lowered)
-    assert str(kernel.attributes["config"]).startswith("gpu_qgemm{")
-    x_type = func_body(functions(module)[0]).args[0].type
-    x = np.random.default_rng(seed).standard_normal(x_type.static_shape).astype(np.float32)  # type: ignore[attr-defined]
-    (got,) = run_plan(state.lowered, [x])
-    (want,) = interp.run(module, [x])
-    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
-    return state.lowered
+    configs = {kernel_key(_packed_op(module)): Config.parse(config)} if config else {}
+    return check_family(module, "gpu_qgemm", configs, seed, rtol, atol)
 
 
 @pytest.mark.parametrize("bits", range(1, 9))

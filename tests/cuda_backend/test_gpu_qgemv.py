@@ -41,19 +41,31 @@ def _packed_op(module: Operation) -> Operation:
     return next(op for op in func_body(functions(module)[0]).ops if op.name == "quant.matmul_packed")
 
 
-def _check(module: Operation, configs: dict[str, Config] | None = None, seed: int = 0) -> Operation:
-    """``module`` lowered for the GPU (with ``configs``), run on the loop interpreter against the graph
-    interpreter; the lowered module."""
+def check_family(
+    module: Operation,
+    family: str,
+    configs: dict[str, Config] | None = None,
+    seed: int = 0,
+    rtol: float = 1e-5,
+    atol: float = 1e-4,
+) -> Operation:
+    """``module``'s one kernel lowered for the GPU by ``family`` (with ``configs``), run on the loop interpreter
+    against the graph interpreter; the lowered module."""
     state = run_codegen(Codegen(module, SM90, configs=configs or {}, native=NATIVE), until="decompose")
     assert state.lowered is not None
     (kernel,) = functions(state.lowered)
-    assert str(kernel.attributes["config"]).startswith("gpu_qgemv{")
+    assert str(kernel.attributes["config"]).startswith(f"{family}{{")
     x_type = func_body(functions(module)[0]).args[0].type
     x = np.random.default_rng(seed).standard_normal(x_type.static_shape).astype(np.float32)  # type: ignore[attr-defined]
     (got,) = run_plan(state.lowered, [x])
     (want,) = interp.run(module, [x])
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
     return state.lowered
+
+
+def _check(module: Operation, configs: dict[str, Config] | None = None, seed: int = 0) -> Operation:
+    """``module`` lowered as ``gpu_qgemv`` and checked on the loop interpreter (see :func:`check_family`)."""
+    return check_family(module, "gpu_qgemv", configs, seed)
 
 
 @pytest.mark.parametrize("bits", range(1, 9))
