@@ -512,7 +512,9 @@ class Fuzzer:
             if now >= next_sample:
                 self._sample()
                 next_sample = now + 1.0
-            if now >= next_progress:
+            if now >= next_progress and (self.log is not None or self.on_progress is not None):
+                # Nobody reads a quiet run's progress: its line percentage (the package's executable lines,
+                # compiled file by file on the first call, about a second) waits for the report.
                 self._progress()
                 next_progress = now + cfg.progress_seconds
         self._sample()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import multiprocessing
 import queue
 import shutil
@@ -64,7 +65,9 @@ def _run_workers(config: FuzzConfig, context: Any, messages: Any, shared: Path, 
     workers = []
     for k in range(config.jobs):
         out = config.out / f"worker-{k}" if config.out is not None else None
-        own = dataclasses.replace(config, seed=config.seed + k, out=out, jobs=1)
+        # A quiet run prints no progress: its workers need not measure it (see Fuzzer.run).
+        every = config.progress_seconds if log is not None else math.inf
+        own = dataclasses.replace(config, seed=config.seed + k, out=out, jobs=1, progress_seconds=every)
         process = context.Process(target=_worker, args=(own, k, messages, shared), daemon=True)
         process.start()
         workers.append(process)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,28 @@ def test_a_guided_session_grows_a_corpus_and_records_coverage_over_time() -> Non
     assert [t for t, *_ in report.timeline] == sorted(t for t, *_ in report.timeline)
     assert sum(report.mutations.values()) > 0
     assert "25 executions" in report.summary() and "no failures" in report.summary()
+
+
+def test_a_quiet_session_measures_its_line_percentage_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Progress nobody reads is not computed: a quiet run takes the line percentage for its report only, while
+    a run that prints progress takes it at each progress line too."""
+    from tensorium.fuzz import coverage
+
+    calls: list[int] = []
+    measure = coverage.CoverageTracer.line_percent
+
+    def counted(self: coverage.CoverageTracer) -> float:
+        calls.append(1)
+        return measure(self)
+
+    monkeypatch.setattr(coverage.CoverageTracer, "line_percent", counted)
+    config = FuzzConfig(seconds=300, max_execs=4, seed=0, backends=INTERP, progress_seconds=0.0)
+    report = fuzz(config, log=None)
+    assert len(calls) == 1 and report.line_percent > 0
+    calls.clear()
+    log = io.StringIO()
+    fuzz(config, log=log)
+    assert len(calls) == 1 + log.getvalue().count(" lines ") and log.getvalue().count(" lines ") >= 3
 
 
 def test_generation_only_keeps_no_corpus_and_need_not_trace() -> None:
