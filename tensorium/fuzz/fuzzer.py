@@ -41,7 +41,14 @@ from ..passes.pipeline import Pipeline, parse_pipeline
 from .backends import DEFAULT_BACKENDS, backends_for_execution
 from .coverage import make_tracer
 from .generator import GenConfig, generate_module
-from .mutators import TERMINAL_PASSES, mutate_module, mutate_pipeline, random_pipeline, with_pass_for
+from .mutators import (
+    TERMINAL_PASSES,
+    mutate_module,
+    mutate_pipeline,
+    random_pipeline,
+    with_pass_for,
+    with_pass_for_ops,
+)
 from .oracle import Backend, Failure, FuzzCase, Reference, Verdict, check
 from .patterns import pattern_case
 from .quant import quant_pipeline, quant_program
@@ -56,6 +63,9 @@ MAX_OPS = 80
 """A seed with more ops than this is only mutated in ways that do not grow it."""
 FUZZ_WIDE = 0.1
 """How often a shape the fuzzer's generator draws has a wide last dimension (:attr:`GenConfig.wide_probability`)."""
+FUZZ_OP_PASSES = 0.5
+"""How often a freshly generated program's random pipeline gets one of the passes for its ops
+(:func:`~.mutators.with_pass_for_ops`: ``layout`` for a convolution, ``pack-weights`` for a matmul, ...)."""
 SHRINKING_MUTATORS = ("delete", "replace", "rewire", "attribute", "shape", "precision", "duplicate")
 
 
@@ -283,7 +293,11 @@ class Fuzzer:
         module = generate_module(
             int(self.rng.integers(2**31)), int(self.rng.integers(2, self.config.num_ops + 1)), self._gen_config
         )
-        pipeline = self._fixed_pipeline if self._fixed_pipeline is not None else random_pipeline(self.rng)
+        if self._fixed_pipeline is not None:
+            return module, self._fixed_pipeline
+        pipeline = random_pipeline(self.rng)
+        if self.rng.random() < FUZZ_OP_PASSES:
+            pipeline = with_pass_for_ops(pipeline, module, self.rng)
         return module, pipeline
 
     def _pick(self) -> Seed:

@@ -933,7 +933,34 @@ def _random_options(rng: Rng, p: Pass) -> Pass:
 def with_pass_for(pipeline: Pipeline, mutator: str, rng: Rng) -> Pipeline:
     """``pipeline`` with one of the passes ``mutator``'s pattern is for (:data:`PATTERN_PASSES`, half the time
     with one option changed) inserted at a random place before any terminal pass, unless one is there."""
-    targets = PATTERN_PASSES.get(mutator, ())
+    return _with_one_of(pipeline, PATTERN_PASSES.get(mutator, ()), rng)
+
+
+OP_PASSES: dict[str, tuple[str, ...]] = {
+    "graph.conv2d": ("layout", "fold-batch-norm", "fuse"),
+    "graph.batch_norm": ("fold-batch-norm",),
+    "graph.matmul": ("pack-weights", "fuse-siblings", "fuse", "fuse-attention"),
+    "graph.softmax": ("fuse-attention", "fuse"),
+    "graph.transpose": ("layout", "canonicalize"),
+    "graph.reshape": ("canonicalize", "fuse"),
+}
+"""The passes that rewrite a graph op (by name): a freshly generated program holding one gets one of them
+in its random pipeline now and then (:func:`with_pass_for_ops`), so that a pass meets the ops it rewrites
+more often than a uniform draw from a dozen passes gives (a convolution and ``layout``, whose NHWC form
+the CPU backend lowers with kernels of its own; a matmul by a constant and ``pack-weights``)."""
+
+
+def with_pass_for_ops(pipeline: Pipeline, module: Operation, rng: Rng) -> Pipeline:
+    """``pipeline`` with one of the passes (:data:`OP_PASSES`) for the ops of ``module`` inserted as
+    :func:`with_pass_for` inserts one, unless one of them is there or ``module`` holds none of those ops."""
+    present = {op.name for op in module.walk()}
+    targets = tuple(dict.fromkeys(p for name in sorted(present & OP_PASSES.keys()) for p in OP_PASSES[name]))
+    return _with_one_of(pipeline, targets, rng)
+
+
+def _with_one_of(pipeline: Pipeline, targets: Sequence[str], rng: Rng) -> Pipeline:
+    """``pipeline`` with one of the passes named ``targets`` (half the time with one option changed) inserted
+    at a random place before any terminal pass, unless one of them is there already."""
     passes = list(pipeline)
     if not targets or any(p.name in targets for p in passes):
         return pipeline

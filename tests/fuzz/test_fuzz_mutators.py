@@ -100,3 +100,35 @@ def test_a_pattern_brings_the_pass_that_looks_for_it_into_the_pipeline() -> None
     kept = parse_pipeline("cse,fold")
     assert with_pass_for(kept, "commuted-twin", rng) is kept
     assert with_pass_for(kept, "insert", rng) is kept
+
+
+def test_generated_programs_meet_the_passes_for_their_ops() -> None:
+    """with_pass_for_ops puts one of the passes of OP_PASSES for a program's ops into its pipeline (before a
+    terminal pass), keeps a pipeline that has one, and leaves alone programs without such ops."""
+    from tensorium.fuzz.mutators import OP_PASSES, with_pass_for_ops
+    from tensorium.ir.opdef import lookup
+    from tensorium.passes.base import pass_names
+
+    assert all(lookup(op) is not None for op in OP_PASSES)
+    assert {p for passes in OP_PASSES.values() for p in passes} <= set(pass_names())
+    conv = tm.parse_module(
+        "module {\n  func.func @main(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<1x3x3x3xf32> {\n"
+        "    %y = graph.conv2d %x, %w : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x3x3xf32>\n"
+        "    func.return %y : tensor<1x3x3x3xf32>\n  }\n}\n"
+    )
+    rng = np.random.default_rng(0)
+    chosen = Counter()
+    for _ in range(60):
+        pipeline = with_pass_for_ops(parse_pipeline("cse,lower-to-loops"), conv, rng)
+        names = [p.name for p in pipeline]
+        assert names[-1] == "lower-to-loops" and len(names) == 3
+        (added,) = [n for n in names if n not in ("cse", "lower-to-loops")]
+        chosen[added] += 1
+    assert set(chosen) == set(OP_PASSES["graph.conv2d"])
+    kept = parse_pipeline("layout,cse")
+    assert with_pass_for_ops(kept, conv, rng) is kept
+    plain = tm.parse_module(
+        "module {\n  func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+        "    %y = graph.tanh %x : (tensor<4xf32>) -> tensor<4xf32>\n    func.return %y : tensor<4xf32>\n  }\n}\n"
+    )
+    assert with_pass_for_ops(parse_pipeline("cse"), plain, rng) == parse_pipeline("cse")
