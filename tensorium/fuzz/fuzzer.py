@@ -37,6 +37,7 @@ from ..errors import TensoriumError
 from ..ir.core import Operation
 from ..ir.parser import parse_module
 from ..ir.printer import print_module
+from ..passes.base import get_pass
 from ..passes.pipeline import Pipeline, parse_pipeline
 from .backends import DEFAULT_BACKENDS, backends_for_execution
 from .coverage import make_tracer
@@ -66,6 +67,11 @@ FUZZ_WIDE = 0.1
 FUZZ_OP_PASSES = 0.5
 """How often a freshly generated program's random pipeline gets one of the passes for its ops
 (:func:`~.mutators.with_pass_for_ops`: ``layout`` for a convolution, ``pack-weights`` for a matmul, ...)."""
+FUZZ_LOWERED = 0.12
+"""How often a freshly generated program's random pipeline ends with ``lower-to-loops`` (half the time with
+``schedule=true``): the CPU backend then compiles the loop IR as it is (the ``emit`` stage alone), so the LLVM
+emitter meets the math it otherwise never sees, which ``decompose`` rewrites on the ordinary path (``tanh``,
+``erf``, ``exp`` and ``log`` of f32, scalar and, scheduled, in vector loops)."""
 SHRINKING_MUTATORS = ("delete", "replace", "rewire", "attribute", "shape", "precision", "duplicate")
 
 
@@ -298,6 +304,9 @@ class Fuzzer:
         pipeline = random_pipeline(self.rng)
         if self.rng.random() < FUZZ_OP_PASSES:
             pipeline = with_pass_for_ops(pipeline, module, self.rng)
+        if self.rng.random() < FUZZ_LOWERED:
+            lower: Any = get_pass("lower-to-loops")
+            pipeline = Pipeline((*pipeline, lower(schedule=bool(self.rng.random() < 0.5))))
         return module, pipeline
 
     def _pick(self) -> Seed:

@@ -9,7 +9,7 @@ import pytest
 
 from tensorium.cli import main
 from tensorium.fuzz.fuzzer import FuzzConfig, fuzz
-from tensorium.fuzz.oracle import check
+from tensorium.fuzz.oracle import FuzzCase, check
 from tensorium.fuzz.reduce import read_case
 
 from .conftest import SIMPLE
@@ -132,3 +132,37 @@ def test_workers_on_several_cores_merge_into_one_report(tmp_path: Path) -> None:
     assert "2 workers: execs" in log.getvalue()
     assert (tmp_path / "report.json").is_file()
     assert (tmp_path / "worker-0" / "report.json").is_file() and (tmp_path / "worker-1" / "corpus").is_dir()
+
+
+def test_generated_cases_sometimes_lower_to_loops_at_the_end() -> None:
+    """FUZZ_LOWERED of the generated pipelines end with lower-to-loops (scheduled or not), never elsewhere, so that
+    the CPU backend compiles loop IR whose math decompose never rewrote."""
+    from tensorium.fuzz.fuzzer import FUZZ_LOWERED, Fuzzer
+
+    fuzzer = Fuzzer(FuzzConfig(coverage=False, pattern_fraction=0, quant_fraction=0), log=None)
+    ends = []
+    for _ in range(200):
+        _, pipeline = fuzzer._generate()
+        names = [p.name for p in pipeline]
+        assert "lower-to-loops" not in names[:-1]
+        if names[-1] == "lower-to-loops":
+            ends.append(list(pipeline)[-1].schedule)
+    assert 0.5 * FUZZ_LOWERED * 200 <= len(ends) <= 2 * FUZZ_LOWERED * 200
+    assert set(ends) == {True, False}
+
+
+def test_a_lowered_case_compiles_math_the_emitter_keeps() -> None:
+    """tanh and erf of f32 in scheduled (vectorized) loops reach the LLVM emitter's own vector math when the
+    pipeline lowers to loops, and agree with the interpreter there."""
+    rows = [
+        "    %0 = graph.tanh %x : (tensor<3x40xf32>) -> tensor<3x40xf32>",
+        "    %1 = graph.erf %0 : (tensor<3x40xf32>) -> tensor<3x40xf32>",
+    ]
+    text = (
+        "module {\n  func.func @main(%x: tensor<3x40xf32>) -> tensor<3x40xf32> {\n"
+        + "\n".join(rows)
+        + "\n    func.return %1 : tensor<3x40xf32>\n  }\n}\n"
+    )
+    for pipeline in ("lower-to-loops{schedule=true}", "lower-to-loops"):
+        verdict = check(FuzzCase(module=text, pipeline=pipeline, seed=0, backends=("interp", "cpu")))
+        assert verdict.status == "ok", verdict.failure.detail if verdict.failure else verdict.reason
