@@ -30,7 +30,7 @@ from collections.abc import Callable
 from ..errors import CompileError
 from ..ir.core import Operation
 from ..ir.dialects.builtin import func_body, func_name, functions
-from ..ir.types import BufferType, IndexType, IntegerType, TensorType, storage_dtype
+from ..ir.types import BufferType, FloatType, IndexType, IntegerType, TensorType, storage_dtype
 from ..targets import Target
 from .plan import plan_of
 from .webgpu_private import fit_function_storage, global_allocs
@@ -98,12 +98,21 @@ def check_buffer_sizes(lowered: Operation, target: Target) -> None:
                 raise CompileError(f"tensor #{number} ({t}, {size} bytes) is over the limit {name} = {limit}")
 
 
+def _workgroup_bytes(t: BufferType, target: Target) -> int:
+    """Bytes of a ``shared`` buffer: its storage bytes, or 4 per element for 8- and 16-bit integers (and f16
+    without ``shader-f16``), which workgroup memory holds widened to 32-bit registers."""
+    element = t.element
+    narrow_int = isinstance(element, IntegerType) and not element.is_bool and element.width <= 16
+    half = isinstance(element, FloatType) and element.name == "f16" and "shader-f16" not in target.features
+    return (t.num_elements or 0) * 4 if narrow_int or half else storage_bytes(t)
+
+
 def check_workgroup_storage(lowered: Operation, target: Target) -> None:
     """CompileError for a kernel whose ``shared`` buffers exceed ``max_compute_workgroup_storage_size``."""
     limit = target.limit("max_compute_workgroup_storage_size")
     for kernel in functions(lowered):
         shared = [op.attr("type") for op in kernel.walk() if op.name == "loop.alloc"]
-        size = sum(storage_bytes(t) for t in shared if isinstance(t, BufferType) and t.space == "shared")
+        size = sum(_workgroup_bytes(t, target) for t in shared if isinstance(t, BufferType) and t.space == "shared")
         if size > limit:
             raise CompileError(
                 f"kernel @{func_name(kernel)} uses {size} bytes of workgroup storage, over the limit "

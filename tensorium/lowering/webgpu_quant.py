@@ -17,8 +17,11 @@ its high bits from the next one; signed codes are sign-extended by a pair of shi
 loaded value's users (the lowering's ``loop.cast`` to the float the code stands for) take that instead. All
 index arithmetic on the words is shifts and masks, so nothing needs the integer-division decompositions.
 Constants are packed at compile time; inputs are packed by the runtimes (Python and JavaScript) from their
-codes, one per byte, as the interpreter holds them. A k-bit tensor a kernel writes (``quant.quantize`` at
-run time), an output or a view is a CompileError naming the tensor.
+codes, one per byte, as the interpreter holds them. A k-bit tensor a kernel writes (a k-bit result computed at
+run time), an output or a view (or the source of one) is not packed here: it stays a buffer of codes, one per
+byte, which the WGSL emitter holds four to a ``u32`` word like any 8-bit integer tensor
+(:func:`~tensorium.backends.webgpu.emitter.packed_bits`), so the runtimes take and return it as the
+interpreter does.
 """
 
 from __future__ import annotations
@@ -112,22 +115,21 @@ def packing_for(t: TensorType, layout: str = DEFAULT_LAYOUT, lanes: int = DEFAUL
 def pack_quantized(lowered: Operation, layout: str = DEFAULT_LAYOUT, lanes: int = DEFAULT_LANES) -> dict[int, Packing]:
     """Hold every k-bit buffer of ``lowered``'s plan packed in ``layout`` (see the module docstring): the plan's
     buffer types and constants, the kernels' argument types and their loads are rewritten in place. Returns
-    the packings by plan buffer."""
+    the packings by plan buffer. k-bit tensors written by a kernel, returned, viewed or computed on as codes
+    are left as they are (codes, one per byte)."""
     plan = plan_of(lowered)
     packings: dict[int, Packing] = {}
+    kernels = {func_name(f): f for f in functions(lowered)}
     for number, t in enumerate(plan.buffers):
         if not isinstance(t.element, QuantizedType):
             continue
         what = f"tensor #{number} ({t})"
-        if number in plan.outputs:
-            raise CompileError(f"{what} is an output; the WebGPU backend returns no k-bit tensors (dequantize it)")
+        if number in plan.outputs or any(number in s.outputs for s in plan.steps):
+            continue  # computed at run time or returned: kept as codes, one per byte (packed_bits in the emitter)
         if any(v.buffer == number or v.source == number for v in plan.views):
-            raise CompileError(f"{what} is read through a view; the WebGPU backend packs whole k-bit tensors only")
-        if any(number in s.outputs for s in plan.steps):
-            raise CompileError(
-                f"{what} is computed at run time (quant.quantize); the WebGPU backend packs k-bit constants and "
-                "inputs only"
-            )
+            continue  # a view of it: kept as codes, so the view is one of bytes
+        if not all(_casts_only(kernels[s.kernel], p) for s in plan.steps for p in _positions(s, number)):
+            continue  # some kernel computes on the codes themselves (a k-bit add): kept as codes too
         packings[number] = packing_for(t, layout, lanes, what)
     if not packings:
         return {}
@@ -137,7 +139,6 @@ def pack_quantized(lowered: Operation, layout: str = DEFAULT_LAYOUT, lanes: int 
         (b, DenseAttr.adopt(packings[b].pack(c.array), packings[b].words) if b in packings else c)
         for b, c in plan.constants
     )
-    kernels = {func_name(f): f for f in functions(lowered)}
     done: set[tuple[str, int]] = set()
     for step in plan.steps:
         for position, b in enumerate((*step.inputs, *step.outputs)):
@@ -145,6 +146,24 @@ def pack_quantized(lowered: Operation, layout: str = DEFAULT_LAYOUT, lanes: int 
                 done.add((step.kernel, position))
                 _rewrite_argument(kernels[step.kernel], position, packings[b])
     return packings
+
+
+def _positions(step: Any, number: int) -> list[int]:
+    """The argument positions at which ``step`` passes plan buffer ``number``."""
+    return [p for p, b in enumerate((*step.inputs, *step.outputs)) if b == number]
+
+
+def _casts_only(kernel: Operation, position: int) -> bool:
+    """Whether argument ``position`` of ``kernel`` is only sized and loaded, each load converted by casts (what
+    the unpacking rewrites)."""
+    for op in func_body(kernel).args[position].users:
+        if op.name == "loop.dim":
+            continue
+        if op.name != "loop.load" or op.operands[0] is not func_body(kernel).args[position]:
+            return False
+        if any(u.name != "loop.cast" for u in op.results[0].users):
+            return False
+    return True
 
 
 def _rewrite_argument(kernel: Operation, position: int, packing: Packing) -> None:

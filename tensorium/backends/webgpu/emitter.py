@@ -18,8 +18,15 @@ one WGSL module whose entry point ``main`` runs one invocation.
   arrays, ``local`` ones function-scope arrays.
 - Types: ``f32``; ``f16`` (``enable f16``) when the Target has ``shader-f16``; ``bf16`` is held in f32 (the
   ``decompose`` stage rounds it); ``i32``, ``u32``; ``i1`` is ``bool`` in registers and ``u32`` in storage;
-  ``index`` is ``i32`` (the limit passes prove every index fits). Other types (64-bit integers and floats,
-  8- and 16-bit integers) are a CompileError naming the value.
+  ``index`` is ``i32`` (the limit passes prove every index fits). Types WGSL cannot store are held packed in
+  ``u32`` words (:func:`packed_bits`): 8-bit integers and k-bit codes four to a word, 16-bit integers and f16
+  without ``shader-f16`` two to a word, in the byte order of the host's arrays (so the runtimes upload and read
+  back the arrays' own bytes); a load shifts the element out of its word (sign-extending signed integers), a
+  store into a buffer the kernel writes (then ``array<atomic<u32>>``) clears and sets the element's bits with
+  ``atomicAnd``/``atomicOr``, so invocations writing other elements of the same word never race. In registers
+  such integers are ``i32``/``u32`` wrapped to their width after each op that can leave it, f16 is ``f32``
+  rounded to the nearest f16 (ties to even) after each op that rounds; ``shared`` and ``local`` arrays hold
+  them widened. 64-bit integers and floats are a CompileError naming the value.
 - ``exp``, ``log``, ``sqrt``, ``sin``... are WGSL's builtins; ``tanh``, ``erf``, integer division and
   remainder come from the shared decompositions (:mod:`tensorium.lowering.decompose`). ``max``/``min``
   propagate NaN and ``pow`` handles negative bases with integer exponents, as the loop dialect says.
@@ -33,10 +40,12 @@ import struct
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
+
 from ...errors import CompileError
 from ...ir.core import Operation, Value
 from ...ir.dialects.builtin import func_body, func_name
-from ...ir.types import BufferType, FloatType, IndexType, IntegerType, ScalarType, Type
+from ...ir.types import BufferType, FloatType, IndexType, IntegerType, QuantizedType, ScalarType, Type
 from ...lowering.webgpu_limits import concat_pieces
 from ...lowering.webgpu_schedule import dispatch_expression, trip_count
 from ...targets import Target
@@ -82,6 +91,49 @@ INT_POW_HELPERS = {
 +-1, as the loop dialect says), by the name the emitter calls."""
 """inf and NaN through a function call: ``bitcast<f32>(0x7f800000u)`` is a const-expression, and Dawn's
 validator (Chrome's) refuses a const-expression that is not finite where wgpu's accepts it."""
+PACKED_HELPERS = {
+    "half_value": (
+        "fn half_value(h: u32) -> f32 {\n"
+        "  let sign = (h & 0x8000u) << 16u; let e = (h >> 10u) & 0x1fu; let m = h & 0x3ffu;\n"
+        "  if (e == 31u) { return bitcast<f32>(sign | 0x7f800000u | (m << 13u)); }\n"
+        "  if (e == 0u) { return bitcast<f32>(sign | bitcast<u32>(f32(m) * 5.9604644775390625e-08)); }\n"
+        "  return bitcast<f32>(sign | ((e + 112u) << 23u) | (m << 13u));\n}"
+    ),
+    "half_bits": (
+        "fn half_bits(x: f32) -> u32 {\n"
+        "  let b = bitcast<u32>(x); let sign = (b >> 16u) & 0x8000u; let a = b & 0x7fffffffu;\n"
+        "  if (a >= 0x7f800000u) { return sign | 0x7c00u | select(0u, 0x200u, a > 0x7f800000u); }\n"
+        "  if (a >= 0x38800000u) { return sign | ((a - 0x38000000u) >> 13u); }\n"
+        "  return sign | u32(round(bitcast<f32>(a) * 16777216.0));\n}"
+    ),
+    "half_round": (
+        "fn half_round(x: f32) -> f32 {\n"
+        "  let b = bitcast<u32>(x); let a = b & 0x7fffffffu;\n"
+        "  if (a >= 0x7f800000u) { return x; }\n"
+        "  if (a < 0x38800000u) { return round(x * 16777216.0) * 5.9604644775390625e-08; }\n"
+        "  let r = (b + 0xfffu + ((b >> 13u) & 1u)) & 0xffffe000u;\n"
+        "  if ((r & 0x7fffffffu) >= 0x47800000u) { return bitcast<f32>((b & 0x80000000u) | 0x7f800000u); }\n"
+        "  return bitcast<f32>(r);\n}"
+    ),
+    "float_low_bits": (
+        "fn float_low_bits(x: f32, m: f32) -> u32 {\n"
+        "  if ((bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u) { return 0u; }\n"
+        "  let t = trunc(x);\n"
+        "  if (t >= 9223372036854775808.0) { return u32(m - 1.0); }\n"
+        "  if (t < -9223372036854775808.0) { return 0u; }\n"
+        "  return u32(t - m * floor(t / m));\n}"
+    ),
+}
+"""Helpers of the types held packed (:func:`packed_bits`): an f16's bits to f32 and back (exact; the value is
+already an f16), an f32 rounded to the nearest f16 (ties to even, overflow to inf, as the interpreter's f16
+arithmetic), and a float's truncation wrapped to ``m = 2**width`` (the loop dialect's cast: saturate to the
+i64 range, NaN 0, then wrap), by the name the emitter calls."""
+_EXACT_HALF = frozenset({"loop.load", "loop.select", "loop.max", "loop.min", "loop.neg", "loop.abs"})
+"""Ops whose f16 result is one of their operands (or its negation) exactly: not rounded again."""
+_WRAPPING = frozenset(
+    {"loop.add", "loop.sub", "loop.mul", "loop.div", "loop.neg", "loop.fma", "loop.pow", "loop.shl", "loop.bitcast"}
+)
+"""Integer ops whose result can leave a narrow type's range in a 32-bit register: wrapped to its width after."""
 
 
 @dataclass(frozen=True)
@@ -130,29 +182,46 @@ class Shader:
 
 
 def storage_type(element: ScalarType, target: Target, what: str) -> str:
-    """The WGSL type of ``element`` in a storage buffer; CompileError naming ``what`` when WebGPU has none."""
+    """The WGSL type of ``element`` in a storage buffer (the word type ``u32`` for elements held packed, see
+    :func:`packed_bits`); CompileError naming ``what`` when WebGPU has none."""
     if isinstance(element, IntegerType) and element.is_bool:
+        return "u32"
+    if packed_bits(element, target):
         return "u32"
     return scalar_type(element, target, what)
 
 
+def packed_bits(element: ScalarType, target: Target) -> int:
+    """The bits per element of a type WGSL cannot store (8-bit integers and 1..8-bit quant codes: 8, four per
+    ``u32`` word; 16-bit integers, and f16 without ``shader-f16``: 16, two per word); 0 for the others."""
+    if isinstance(element, QuantizedType):
+        return 8
+    if isinstance(element, IntegerType) and not element.is_bool and element.width <= 16:
+        return 8 if element.width <= 8 else 16
+    if isinstance(element, FloatType) and element.name == "f16" and F16_FEATURE not in target.features:
+        return 16
+    return 0
+
+
 def scalar_type(t: Type, target: Target, what: str) -> str:
-    """The WGSL type of a register value of type ``t``; CompileError naming ``what`` when WebGPU has none."""
+    """The WGSL type of a register value of type ``t``; CompileError naming ``what`` when WebGPU has none.
+    Integers narrower than 32 bits are held in ``i32``/``u32`` (wrapped to their width after each op); f16 is
+    ``f16`` with ``shader-f16``, else held in ``f32`` (rounded to f16 after each op)."""
     if isinstance(t, IndexType):
         return "i32"
     if isinstance(t, FloatType):
         if t.name in ("f32", "bf16"):
             return "f32"
         if t.name == "f16":
-            if F16_FEATURE not in target.features:
-                raise CompileError(f"{what}: f16 needs the WebGPU feature '{F16_FEATURE}' (target 'webgpu:shader-f16')")
-            return "f16"
+            return "f16" if F16_FEATURE in target.features else "f32"
+    if isinstance(t, QuantizedType):
+        return "i32" if t.signed else "u32"
     if isinstance(t, IntegerType):
         if t.is_bool:
             return "bool"
-        if t.width == 32:
+        if t.width <= 32:
             return "i32" if t.signed else "u32"
-    raise CompileError(f"{what}: WebGPU has no {t} (WGSL has 32-bit integers, f32 and f16; no 64-bit integers)")
+    raise CompileError(f"{what}: WebGPU has no {t} (WGSL has 32-bit integers, f32 and f16; no 64-bit types)")
 
 
 class WGSLEmitter(KernelEmitter):
@@ -213,6 +282,8 @@ class WGSLEmitter(KernelEmitter):
         self.dynamic_grid = False
         self.scratch_sizes: list[str | None] = []
         self.alloc_dims: dict[int, dict[int, str]] = {}
+        self.packed: dict[int, bool] = {}
+        """Buffers held packed (:func:`packed_bits`), by value id: whether their words are atomic (written)."""
 
     def output(self) -> dict[str, Shader]:
         """The shaders emitted so far, by kernel name."""
@@ -226,7 +297,7 @@ class WGSLEmitter(KernelEmitter):
         self.lines, self.globals, self.depth, self.counter = [], [], 1, 0
         self.workgroup, self.grid = [1, 1, 1], [1, 1, 1]
         self.env, self.buffers, self.scratch, self.dims, self.positions = {}, {}, [], {}, {}
-        self.scratch_sizes, self.alloc_dims = [], {}
+        self.scratch_sizes, self.alloc_dims, self.packed = [], {}, {}
         args = func_body(func).args
         used = {id(op.operands[1 if op.name == "loop.store" else 0]) for op in func.walk() if _touches(op)}
         stored = {id(op.operands[1]) for op in func.walk() if op.name == "loop.store"}
@@ -247,6 +318,10 @@ class WGSLEmitter(KernelEmitter):
             if id(arg) in stored:
                 written.add(position)
             var = f"b{position}"
+            if packed_bits(t.element, self.target):
+                self.packed[id(arg)] = id(arg) in stored
+                if id(arg) in stored:
+                    wgsl = "atomic<u32>"
             self.globals.append(f"@group(0) @binding({len(bindings)}) var<storage, {access}> {var}: array<{wgsl}>;")
             bindings.append(position)
             self.buffers[id(arg)] = (var, t)
@@ -259,7 +334,7 @@ class WGSLEmitter(KernelEmitter):
         header = ["enable f16;"] if any("f16" in line for line in (*self.globals, *self.lines)) else []
         if any(NONFINITE_FN in line for line in self.lines):
             self.globals.append(NONFINITE_HELPER)
-        for helper_name, helper in INT_POW_HELPERS.items():
+        for helper_name, helper in (*INT_POW_HELPERS.items(), *PACKED_HELPERS.items()):
             if any(f"{helper_name}(" in line for line in self.lines):
                 self.globals.append(helper)
         workgroup = ", ".join(map(str, self.workgroup))
@@ -298,8 +373,27 @@ class WGSLEmitter(KernelEmitter):
         """Bind ``op``'s result to a new ``let`` of ``expression``; returns its name."""
         name = f"v{self.counter}"
         self.counter += 1
-        self.line(f"let {name}: {self.type_of(op.results[0].type, op)} = {expression};")
+        t = op.results[0].type
+        if self.half_in_f32(t) and op.name not in _EXACT_HALF:
+            expression = f"half_round({expression})"
+        elif op.name in _WRAPPING:
+            expression = self.wrapped(t, expression)
+        self.line(f"let {name}: {self.type_of(t, op)} = {expression};")
         return name
+
+    def half_in_f32(self, t: Type) -> bool:
+        """Whether ``t`` is f16 held in f32 registers (a target without ``shader-f16``)."""
+        return isinstance(t, FloatType) and t.name == "f16" and F16_FEATURE not in self.target.features
+
+    @staticmethod
+    def wrapped(t: Type, expression: str) -> str:
+        """``expression`` (a 32-bit register value) wrapped to the width of ``t`` when ``t`` is a narrower
+        integer (sign-extended for signed ones); else ``expression`` unchanged."""
+        if not isinstance(t, IntegerType) or t.is_bool or t.width >= 32:
+            return expression
+        if t.signed:
+            return f"(({expression}) << {32 - t.width}u) >> {32 - t.width}u"
+        return f"(({expression}) & {(1 << t.width) - 1}u)"
 
     def type_of(self, t: Type, op: Operation) -> str:
         """The WGSL type of a value of type ``t`` that ``op`` uses or makes."""
@@ -368,12 +462,18 @@ class WGSLEmitter(KernelEmitter):
             self.line(f"var {name}: array<{self.type_of(t.element, op)}, {size}>;")
         else:
             element = storage_type(t.element, self.target, f"'{op.name}' of {t}")
+            bits = packed_bits(t.element, self.target)
             if t.space == "shared":
+                element = self.type_of(t.element, op) if bits else element  # widened: one register per element
                 self.globals.append(f"var<workgroup> {name}: array<{element}, {size}>;")
             else:
                 number = self.bound + len(self.scratch)
+                if bits:
+                    self.packed[id(op.results[0])] = True
+                    element = "atomic<u32>"
                 self.globals.append(f"@group(0) @binding({number}) var<storage, read_write> {name}: array<{element}>;")
-                self.scratch.append(size * 4 if element in ("u32", "i32", "f32") else size * 2)
+                itemsize = bits // 8 if bits else 4 if element in ("u32", "i32", "f32") else 2
+                self.scratch.append(-(-size * itemsize // 4) * 4)
                 self.scratch_sizes.append(None)
         self.buffers[id(op.results[0])] = (name, t)
 
@@ -381,7 +481,12 @@ class WGSLEmitter(KernelEmitter):
         """A ``global`` scratch buffer with dynamic dims (sized by the alloc's operands): its bytes as an expression
         over the kernel's argument sizes (:attr:`Shader.scratch_sizes`), which the runtimes evaluate."""
         element = storage_type(t.element, self.target, f"'{op.name}' of {t}")
-        itemsize = 4 if element in ("u32", "i32", "f32") else 2
+        bits = packed_bits(t.element, self.target)
+        itemsize = bits // 8 if bits else 4 if element in ("u32", "i32", "f32") else 2
+        if bits:
+            self.packed[id(op.results[0])] = True
+            element = "atomic<u32>"
+            itemsize = 4  # whole words (a multiple of the elements' bytes)
         kernel = op
         while kernel.name != "func.func" and kernel.parent_op is not None:
             kernel = kernel.parent_op
@@ -417,25 +522,65 @@ class WGSLEmitter(KernelEmitter):
         """A size: a constant, or read from the uniform buffer of dynamic sizes."""
         return self.size(op, op.operands[0], int(op.attr("axis")))
 
-    def address(self, op: Operation, buffer: Value, indices: tuple[Value, ...]) -> tuple[str, BufferType]:
-        """``name[linear index]`` of an element of ``buffer`` and its type."""
-        name, t = self.buffers[id(buffer)]
+    def linear(self, op: Operation, buffer: Value, indices: tuple[Value, ...]) -> str:
+        """The row-major linear index of an element of ``buffer``."""
         linear = ""
         for axis, i in enumerate(self.values(indices)):
             linear = str(i) if not linear else f"({linear}) * {self.size(op, buffer, axis)} + {i}"
-        return f"{name}[{linear or '0'}]", t
+        return linear or "0"
+
+    def address(self, op: Operation, buffer: Value, indices: tuple[Value, ...]) -> tuple[str, BufferType]:
+        """``name[linear index]`` of an element of ``buffer`` and its type."""
+        name, t = self.buffers[id(buffer)]
+        return f"{name}[{self.linear(op, buffer, indices)}]", t
+
+    def packed_word(self, op: Operation, buffer: Value, indices: tuple[Value, ...]) -> tuple[str, str, int]:
+        """For a buffer held packed: a pointer-free reference to the word holding the element, the ``u32`` bit
+        offset of the element in it (both as ``let`` names) and the element's bits."""
+        name, t = self.buffers[id(buffer)]
+        bits = packed_bits(t.element, self.target)
+        per_word = 32 // bits
+        at = f"e{self.counter}"
+        self.counter += 1
+        self.line(f"let {at}: u32 = u32({self.linear(op, buffer, indices)});")
+        shift = f"s{self.counter}"
+        self.counter += 1
+        self.line(f"let {shift}: u32 = ({at} & {per_word - 1}u) * {bits}u;")
+        return f"{name}[{at} >> {per_word.bit_length() - 1}u]", shift, bits
 
     def emit_load(self, op: Operation) -> str:
-        """An element; ``i1`` elements of storage buffers are ``!= 0u``."""
-        where, t = self.address(op, op.operands[0], op.operands[1:])
+        """An element; ``i1`` elements of storage buffers are ``!= 0u``; an element held packed is taken out of
+        its word (sign-extended for signed integers, through its bits for f16)."""
+        buffer = op.operands[0]
+        if id(buffer) in self.packed:
+            word, shift, bits = self.packed_word(op, buffer, op.operands[1:])
+            if self.packed[id(buffer)]:
+                word = f"atomicLoad(&{word})"
+            t = op.results[0].type
+            if self.half_in_f32(t):
+                return self.let(op, f"half_value(({word} >> {shift}) & 0xffffu)")
+            if scalar_type(t, self.target, op.name) == "i32":
+                return self.let(op, f"bitcast<i32>({word} << ({32 - bits}u - {shift})) >> {32 - bits}u")
+            return self.let(op, f"({word} >> {shift}) & {(1 << bits) - 1}u")
+        where, t = self.address(op, buffer, op.operands[1:])
         if _is_bool(t.element) and t.space != "local":
             return self.let(op, f"{where} != 0u")
         return self.let(op, where)
 
     def emit_store(self, op: Operation) -> None:
-        """An element store; ``i1`` into storage as ``0u`` / ``1u``."""
-        where, t = self.address(op, op.operands[1], op.operands[2:])
+        """An element store; ``i1`` into storage as ``0u`` / ``1u``; an element held packed is put into its word
+        by atomics (clear its bits, then set them), so invocations writing other elements of the same word do
+        not race."""
+        buffer = op.operands[1]
         value = self.value(op.operands[0])
+        if id(buffer) in self.packed:
+            word, shift, bits = self.packed_word(op, buffer, op.operands[2:])
+            mask = (1 << bits) - 1
+            code = f"half_bits({value})" if self.half_in_f32(op.operands[0].type) else f"(u32({value}) & {mask}u)"
+            self.line(f"atomicAnd(&{word}, ~({mask}u << {shift}));")
+            self.line(f"atomicOr(&{word}, {code} << {shift});")
+            return
+        where, t = self.address(op, buffer, op.operands[2:])
         if _is_bool(t.element) and t.space != "local":
             value = f"select(0u, 1u, {value})"
         self.line(f"{where} = {value};")
@@ -448,6 +593,8 @@ class WGSLEmitter(KernelEmitter):
         if wgsl == "bool":
             return "true" if value else "false"
         if wgsl in ("f32", "f16"):
+            if self.half_in_f32(t):
+                return f"{_float_literal(float(np.float16(value)), wgsl)}"
             return self.let(op, _float_literal(float(value), wgsl))
         number = int(value)
         if wgsl == "u32":
@@ -532,6 +679,15 @@ class WGSLEmitter(KernelEmitter):
         (a,) = self.operands(op)
         source, result = op.operands[0].type, op.results[0].type
         src, dst = self.type_of(source, op), self.type_of(result, op)
+        if self.half_in_f32(result) and not self.half_in_f32(source):
+            return self.let(op, f"{dst}({a})")  # rounded to f16 by let
+        narrow = isinstance(result, IntegerType) and not result.is_bool and result.width < 32
+        if narrow and src in ("f32", "f16"):
+            assert isinstance(result, IntegerType)
+            bits = f"float_low_bits(f32({a}), {float(1 << result.width)!r})"
+            return self.let(op, self.wrapped(result, bits if dst == "u32" else f"bitcast<i32>({bits})"))
+        if narrow and source != result and src != "bool":
+            return self.let(op, self.wrapped(result, f"{dst}({a})"))
         if dst == src:
             return str(a)
         if dst == "bool":
@@ -546,7 +702,12 @@ class WGSLEmitter(KernelEmitter):
     def emit_bitcast(self, op: Operation) -> str:
         """``bitcast<T>(a)`` between 32-bit types."""
         (a,) = self.operands(op)
-        return self.let(op, f"bitcast<{self.type_of(op.results[0].type, op)}>({a})")
+        source, result = op.operands[0].type, op.results[0].type
+        if self.half_in_f32(source):
+            return self.let(op, f"{self.type_of(result, op)}(half_bits({a}))")  # wrapped to 16 bits by let
+        if self.half_in_f32(result):
+            return self.let(op, f"half_value(u32({a}) & 0xffffu)")
+        return self.let(op, f"bitcast<{self.type_of(result, op)}>({a})")
 
     def emit_shift(self, op: Operation) -> str:
         """``a << b`` / ``a >> b`` (arithmetic for ``i32``) with the loop dialect's meaning of amounts outside

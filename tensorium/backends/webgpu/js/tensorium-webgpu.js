@@ -25,6 +25,8 @@ const ARRAYS = {
   bool: Uint8Array,
   int8: Int8Array,
   uint8: Uint8Array,
+  int16: Int16Array,
+  uint16: Uint16Array,
 };
 
 /** The dtypes of .npy descriptors the runtime reads and writes. */
@@ -36,6 +38,8 @@ const NPY_DTYPES = {
   "|b1": "bool",
   "|i1": "int8",
   "|u1": "uint8",
+  "<i2": "int16",
+  "<u2": "uint16",
 };
 
 /** An error of the runtime: a malformed file, a wrong input, a device without what the model needs. */
