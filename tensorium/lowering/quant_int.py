@@ -16,7 +16,11 @@ Decoding: a block of a weight row is ``k`` words of a bit stream (the ``interlea
 32-bit lane ``dot_u8i8`` wants four codes in the four bytes of a word; :func:`decode_plan` finds, per k, how
 to cut the k words into such byte words with few shifts, masks and ors (for k = 4: ``w & 0x0F0F0F0F`` and
 ``(w >> 4) & 0x0F0F0F0F``), and the activations are stored once per call in the matching order, so the
-order of the codes costs nothing at run time.
+order of the codes costs nothing at run time. Where the target cuts bit fields out of words in one instruction
+(``loop.bit_fields``: AVX-512 VBMI's ``vpmultishiftqb``), :func:`field_plan` takes codes ``4t .. 4t + 3`` into
+byte word ``t`` instead: they span ``4k <= 32`` bits, so one ``bit_fields`` and its byte mask of one word, or
+of a funnel shift of two words when they straddle a word boundary (:func:`int_plan` takes the plan of fewer
+operations: the fields for k = 3, 5, 6, 7 on such targets, the shifts and masks otherwise).
 """
 
 from __future__ import annotations
@@ -120,6 +124,68 @@ def decode_plan(bits: int) -> tuple[ByteWord, ...]:
     return tuple(_byte_word(codes, bits) for codes in words)
 
 
+@dataclass(frozen=True)
+class FieldWord:
+    """Codes ``4t .. 4t + 3`` of a block as a byte word: ``loop.bit_fields`` of a window of 32 bits that starts
+    ``shift`` bits into block word ``word`` (a funnel shift of ``word`` and the next one when the codes reach
+    past it), at ``offsets`` in the window."""
+
+    word: int
+    shift: int
+    offsets: tuple[int, int, int, int]
+    codes: tuple[int, int, int, int]
+
+    def straddles(self) -> bool:
+        """Whether the four codes reach into the next word (a funnel shift first)."""
+        return self.shift > 0
+
+    def ops(self, bits: int, funnel: int) -> int:
+        """Vector operations: the ``bit_fields`` (a multishift and a mask), and ``funnel`` for a funnel shift."""
+        return 2 + (funnel if self.straddles() else 0)
+
+
+@functools.cache
+def field_plan(bits: int) -> tuple[FieldWord, ...]:
+    """Byte word ``t`` holds codes ``4t .. 4t + 3`` (bits ``4tk .. 4tk + 4k`` of the block): from word ``4tk // 32``
+    at offsets ``4tk % 32 + i k`` when they fit in it, else from the 32 bits at ``4tk`` (a funnel shift of two
+    words) at offsets ``i k``."""
+    words = []
+    for t in range(BLOCK // 4):
+        word, shift = divmod(4 * t * bits, 32)
+        if shift + 4 * bits <= 32:
+            offsets = tuple(shift + i * bits for i in range(4))
+            shift = 0
+        else:
+            offsets = tuple(i * bits for i in range(4))
+        words.append(FieldWord(word, shift, offsets, tuple(4 * t + i for i in range(4))))  # type: ignore[arg-type]
+    return tuple(words)
+
+
+def has_bit_fields(target: Target) -> bool:
+    """Whether ``loop.bit_fields`` is one instruction on ``target``'s vectors (AVX-512 VBMI's ``vpmultishiftqb``,
+    with VL below 512 bits)."""
+    features = set(target.features)
+    return target.kind == "cpu" and "avx512vbmi" in features and (target.lanes() >= 16 or "avx512vl" in features)
+
+
+def _decode_ops(bits: int, wide: bool) -> int:
+    """Vector operations of :func:`decode_plan` per block: its byte words' (one mask for a word masked in place)
+    and one shift per group of words masked in place by the same amount (``wide``: the target takes any byte)."""
+    ups = [in_place_shift(w, bits) if wide else 0 for w in decode_plan(bits)]
+    return sum(1 if up else w.ops() for w, up in zip(decode_plan(bits), ups)) + len({u for u in ups if u})
+
+
+def int_plan(target: Target, bits: int) -> tuple[ByteWord, ...] | tuple[FieldWord, ...]:
+    """The byte words of a block on ``target``: :func:`field_plan` where the target has one-instruction bit fields
+    and that plan takes fewer operations (a funnel shift is one instruction with AVX-512 VBMI2, three
+    otherwise), else :func:`decode_plan`."""
+    if not has_bit_fields(target):
+        return decode_plan(bits)
+    funnel = 1 if "avx512vbmi2" in target.features else 3
+    fields = sum(w.ops(bits, funnel) for w in field_plan(bits))
+    return field_plan(bits) if fields < _decode_ops(bits, bool(target.dot_product)) else decode_plan(bits)
+
+
 def _byte_word(codes: list[int], bits: int) -> ByteWord:
     """The byte word holding ``codes`` (by byte), its parts merged by (word, shift)."""
     masks: dict[tuple[int, int], int] = {}
@@ -172,7 +238,7 @@ class IntegerPath(QgemvPath):
     def prepare(self, k: Kernel, x: Value, lead: list[Value], rows: Value, bits: int, group: int) -> list[Value]:
         """The activation codes as byte words in the order of :func:`decode_plan` ([rows, K / 32 * words], i32),
         the block scales ([rows, K / 32]) and the zero-point sums ``xs`` per group ([rows, K / group])."""
-        plan = decode_plan(bits)
+        plan = int_plan(k.target, bits)
         blocks = int(shape_of(x)[-1]) // BLOCK  # type: ignore[arg-type]
         xw = loop.alloc(rows, type=BufferType((DYN, blocks * len(plan)), i32, "global"))
         xd = loop.alloc(rows, type=BufferType((DYN, blocks), f32, "global"))
@@ -192,9 +258,9 @@ class IntegerPath(QgemvPath):
         apart and shifted down by ``s`` (exact: every product is a multiple of ``2**s``), one shift per such
         group instead of one per byte word."""
         xw, xd = step.prepared[0], step.prepared[1]
-        plan = decode_plan(step.bits)
+        plan = int_plan(k.target, step.bits)
         wide = bool(k.target.dot_product)
-        ups = [in_place_shift(word, step.bits) if wide else 0 for word in plan]
+        ups = [in_place_shift(word, step.bits) if wide and isinstance(word, ByteWord) else 0 for word in plan]
         first = loop.mul(step.kb, k.index(len(plan)))
         xs = [[loop.load(xw, [m, loop.add(first, k.index(t))]) for t in range(len(plan))] for m in step.ms]
         ds = [loop.load(xd, [m, step.kb]) for m in step.ms]
@@ -203,7 +269,11 @@ class IntegerPath(QgemvPath):
             words = [loop.load(step.packed, [step.nb, step.kb, k.index(w), lane]) for w in range(step.bits)]
             chains: list[dict[tuple[int, int], Value]] = [{} for _ in step.ms]
             for t, (word, up) in enumerate(zip(plan, ups)):
-                weights = _byte_word_value(k, words, word, up)
+                weights = (
+                    _field_word_value(k, words, word, step.bits)
+                    if isinstance(word, FieldWord)
+                    else _byte_word_value(k, words, word, up)
+                )
                 key = (up, t % step.chains if not up else 0)
                 for r in range(len(step.ms)):
                     acc = chains[r].get(key, k.const(0, i32))
@@ -227,8 +297,12 @@ class IntegerPath(QgemvPath):
         vnni = bool(target.dot_product)
         if not vnni and ("avx2" not in target.features or bits == 8):
             return None
-        plan = decode_plan(bits)
-        return float(sum(w.ops() for w in plan) + len(plan) * mr * (2 if vnni else 4) + 2 * mr)
+        plan = int_plan(target, bits)
+        if isinstance(plan[0], FieldWord):
+            decode = sum(w.ops(bits, 1 if "avx512vbmi2" in target.features else 3) for w in field_plan(bits))
+        else:
+            decode = _decode_ops(bits, vnni)
+        return float(decode + len(plan) * mr * (2 if vnni else 4) + 2 * mr)
 
 
 def quantize_by_group(
@@ -271,7 +345,14 @@ def load_block(k: Kernel, x: Value, at: list[Value], b: Value) -> tuple[list[Val
 
 
 def _quantize_block(
-    k: Kernel, x: Value, at: list[Value], m: Value, b: Value, plan: tuple[ByteWord, ...], xw: Value, xd: Value
+    k: Kernel,
+    x: Value,
+    at: list[Value],
+    m: Value,
+    b: Value,
+    plan: tuple[ByteWord, ...] | tuple[FieldWord, ...],
+    xw: Value,
+    xd: Value,
 ) -> Value:
     """Quantize block ``b`` of activation row ``m`` (``at`` in ``x``): store its byte words and scale, give
     ``d * sum xq`` (scale from :func:`load_block`). The block sum adds the rounded patterns and takes the
@@ -305,6 +386,16 @@ def in_place_shift(word: ByteWord, bits: int) -> int:
         return 0
     part = word.parts[0]
     return part.shift if 0 < part.shift <= 8 - bits else 0
+
+
+def _field_word_value(k: Kernel, words: list[Value], word: FieldWord, bits: int) -> Value:
+    """The u32 byte word ``word`` of :func:`field_plan`: ``bit_fields`` of its block word, or of the 32 bits
+    ``shift`` bits into it (``(w0 >> shift) | (w1 << (32 - shift))``, a funnel shift)."""
+    window = words[word.word]
+    if word.straddles():
+        low = loop.shr(window, k.const(word.shift, U32))
+        window = loop.or_(low, loop.shl(words[word.word + 1], k.const(32 - word.shift, U32)))
+    return loop.bit_fields(window, offsets=word.offsets, width=bits)  # type: ignore[no-any-return]
 
 
 def _byte_word_value(k: Kernel, words: list[Value], word: ByteWord, up: int = 0) -> Value:

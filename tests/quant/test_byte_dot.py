@@ -1,4 +1,4 @@
-"""The loop dialect's integer bit ops (shl, shr, dot_u8i8) through LLVM against the loop interpreter, in scalar
+"""The loop dialect's integer bit ops (shl, shr, dot_u8i8, bit_fields) through LLVM against the loop interpreter, in scalar
 and vector loops, for targets with and without dot-product instructions; and the instruction each target gets."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import pytest
 
 from tensorium.backends import loop_interp
 from tensorium.backends.llvm import compile_module
-from tensorium.backends.llvm.bits import dot_form
+from tensorium.backends.llvm.bits import dot_form, multishift_intrinsic
 from tensorium.errors import VerifyError
 from tensorium.ir import InsertionPoint, func_body, make_func, make_module, set_results
 from tensorium.ir.dialects import loop
-from tensorium.ir.dialects.loop.bits import byte_dot
+from tensorium.ir.dialects.loop.bits import bit_fields_of, byte_dot
 from tensorium.ir.types import BufferType, IntegerType, i32
 from tensorium.targets import parse_target
 
@@ -103,3 +103,57 @@ def test_bad_operands_are_named() -> None:
     with InsertionPoint(func_body(f)), pytest.raises(VerifyError, match="lhs must be a 32-bit integer word"):
         x = loop.load(a, loop.const(value=0, dtype=loop.as_index(0).type))
         loop.dot_u8i8(loop.const(value=0, dtype=i32), x, x)
+
+
+FIELDS = [((0, 5, 10, 15), 5), ((3, 10, 17, 24), 7), ((25, 0, 13, 26), 6), ((31, 30, 0, 16), 1), ((24, 16, 8, 0), 8)]
+"""(offsets, width) cases of ``bit_fields``: consecutive, odd, out of order, the last bit, whole bytes."""
+
+
+def bit_fields_kernel(kind: str, lanes: int = 16):  # type: ignore[no-untyped-def]
+    """``out_c[i] = bit_fields(a[i])`` for each case ``c`` of :data:`FIELDS` over N items."""
+    words = BufferType((N,), U32)
+    f = make_func("k", [words] * (1 + len(FIELDS)), arg_names=["a"] + [f"o{c}" for c in range(len(FIELDS))])
+    a, *outs = func_body(f).args
+    with InsertionPoint(func_body(f)):
+        with loop.for_(0, N, kind=kind, factor=lanes if kind == "vectorize" else None, name="i") as i:
+            word = loop.load(a, i)
+            for out, (offsets, width) in zip(outs, FIELDS):
+                loop.store(loop.bit_fields(word, offsets=offsets, width=width), out, i)
+    set_results(f, [])
+    return make_module([f])
+
+
+@pytest.mark.parametrize("cpu", ["", "sapphirerapids", "skylake-avx512", "x86-64-v3", "x86-64"])
+@pytest.mark.parametrize("kind", ["vectorize", "serial"])
+def test_bit_fields_match_the_interpreter(cpu: str, kind: str) -> None:
+    target = parse_target(f"cpu:{cpu}" if cpu else "cpu")
+    if not target.runs_here():
+        pytest.skip(f"this host cannot run code for {cpu}")
+    words = np.random.default_rng(3).integers(0, 1 << 32, N, dtype=np.uint64).astype(np.uint32)
+    words[0], words[1] = 0xFFFFFFFF, 0x80000001
+    module = bit_fields_kernel(kind, target.lanes())
+    want = [words] + [np.zeros(N, np.uint32) for _ in FIELDS]
+    loop_interp.run(module, want)
+    got = [words] + [np.zeros(N, np.uint32) for _ in FIELDS]
+    compile_module(module, target=target).run("k", *got)
+    for c, (offsets, width) in enumerate(FIELDS):
+        np.testing.assert_array_equal(got[1 + c], want[1 + c])
+        np.testing.assert_array_equal(want[1 + c], bit_fields_of(words, offsets, width))
+    assert [(int(want[1][0]) >> (8 * b)) & 0xFF for b in range(4)] == [31] * 4  # 5-bit fields of all ones
+
+
+@pytest.mark.parametrize(("cpu", "present"), [("sapphirerapids", True), ("icelake-server", True), ("x86-64-v3", False)])
+def test_bit_fields_take_multishift_where_the_target_has_it(cpu: str, present: bool) -> None:
+    """Cross-compiled: ``vpmultishiftqb`` on AVX-512 VBMI targets, shifts and masks on AVX2."""
+    target = parse_target(f"cpu:{cpu}")
+    text = compile_module(bit_fields_kernel("vectorize", target.lanes()), target=target).assembly()
+    assert ("vpmultishiftqb" in text) == present, cpu
+    assert multishift_intrinsic(frozenset({"avx512vbmi"}), 256) is None  # 256 bits need VL too
+
+
+def test_bit_fields_refuse_fields_past_the_word() -> None:
+    f = make_func("bad", [BufferType((4,), U32)], arg_names=["a"])
+    (a,) = func_body(f).args
+    with InsertionPoint(func_body(f)), pytest.raises(VerifyError, match=r"offsets must lie in \[0, 27\].*\[28\]"):
+        x = loop.load(a, loop.const(value=0, dtype=loop.as_index(0).type))
+        loop.bit_fields(x, offsets=(0, 5, 10, 28), width=5)

@@ -17,7 +17,10 @@ from tensorium.ir.dialects.quant.ops import packed_weight
 from tensorium.lowering import lower_function
 from tensorium.lowering.quant_int import (
     WORD_MASK,
+    FieldWord,
     decode_plan,
+    field_plan,
+    int_plan,
     integer_reference,
     quantize_activations,
     rounding_bound,
@@ -87,7 +90,10 @@ def test_each_isa_computes_the_same(cpu: str, bits: int) -> None:
         ("sapphirerapids", 8, ["vpdpbusd.*%zmm"], ["vpmaddubsw"]),
         ("alderlake", 4, ["vex}\tvpdpbusd.*%ymm"], ["vpmaddubsw"]),
         ("haswell", 4, ["vpmaddubsw.*%ymm", "vpmaddwd.*%ymm"], ["vpdpbusd"]),
-        ("x86-64-v3", 5, ["vpmaddubsw.*%ymm", "vpmaddwd.*%ymm"], ["vpdpbusd"]),
+        ("x86-64-v3", 5, ["vpmaddubsw.*%ymm", "vpmaddwd.*%ymm"], ["vpdpbusd", "vpmultishiftqb"]),
+        ("sapphirerapids", 5, ["vpmultishiftqb.*%zmm", "vpshldd.*%zmm", "vpdpbusd.*%zmm"], ["vpsrld"]),
+        ("sapphirerapids", 4, ["vpdpbusd.*%zmm"], ["vpmultishiftqb"]),
+        ("skylake-avx512", 5, ["vpmaddubsw.*%zmm"], ["vpmultishiftqb"]),
     ],
 )
 def test_each_target_gets_its_dot_instruction(cpu: str, bits: int, present: list[str], absent: list[str]) -> None:
@@ -143,3 +149,27 @@ def test_several_rows_per_step_stay_vector_code(cpu: str, pattern: str) -> None:
     configs = {kernel_key(_op(module)): Config.parse("qgemv{path=int,mr=4,chains=2,prefetch=4096}")}
     text = CpuExecutable.build(module, target=target, configs=configs).kernels.assembly()
     assert re.search(pattern, text) and "vpmovzxbd" not in text
+
+
+@pytest.mark.parametrize("bits", range(1, 9))
+def test_field_plan_takes_each_code_from_its_window(bits: int) -> None:
+    """Byte word t holds codes 4t .. 4t + 3, each cut from the 32-bit window at its offset."""
+    codes = np.random.default_rng(bits).integers(0, 1 << bits, 32).astype(np.uint32)
+    stream = [int(w) for w in layouts.pack_stream(codes, bits)] + [0]
+    for t, word in enumerate(field_plan(bits)):
+        assert word.codes == tuple(range(4 * t, 4 * t + 4))
+        window = ((stream[word.word + 1] << 32 | stream[word.word]) >> word.shift) & WORD_MASK
+        assert word.straddles() == (word.shift > 0) and all(o + bits <= 32 for o in word.offsets)
+        assert [(window >> o) & ((1 << bits) - 1) for o in word.offsets] == [int(codes[j]) for j in word.codes]
+
+
+@pytest.mark.parametrize(
+    ("cpu", "fields"),
+    [("sapphirerapids", {3, 5, 6, 7}), ("icelake-server", {3, 5, 6, 7})]
+    + [("skylake-avx512", set()), ("x86-64-v3", set()), ("alderlake", set())],
+)
+def test_int_plan_takes_bit_fields_where_they_are_one_instruction(cpu: str, fields: set[int]) -> None:
+    """The plan of fewer operations per target: fields for the odd widths (and 6) with VBMI, never without."""
+    target = parse_target(f"cpu:{cpu}")
+    assert {b for b in range(1, 9) if isinstance(int_plan(target, b)[0], FieldWord)} == fields
+    assert all(int_plan(target, b) == decode_plan(b) for b in range(1, 9) if b not in fields)

@@ -5,7 +5,8 @@ features and the vector's width allow: ``vpdpbusd`` (AVX-512 VNNI on 512-bit vec
 VNNI with VL, on 256 and 128 bits), else, when the op is ``narrow`` (its pairs of products fit i16),
 ``vpmaddubsw`` + ``vpmaddwd`` + ``vpaddd`` (AVX-512 BW, AVX2, SSSE3); anything else (a scalar, a target
 without these instructions, a wide op on AVX2) is the portable form: bytes widened to i32, multiplied, and
-summed by fours, which any LLVM target compiles. ``lookup_bytes`` on 16 lanes with a table that is the same in
+summed by fours, which any LLVM target compiles. ``bit_fields`` on a vector is ``vpmultishiftqb`` and a byte mask
+where the target has AVX-512 VBMI (and VL below 512 bits), else shifts, masks and ors. ``lookup_bytes`` on 16 lanes with a table that is the same in
 every lane is one 64-byte load and ``vpermb`` (AVX-512 VBMI); elsewhere four byte loads per lane.
 """
 
@@ -66,6 +67,20 @@ def dot_form(features: frozenset[str], bits: int, narrow: bool) -> DotForm | Non
     return next((f for f in DOT_FORMS if f.available(features, bits, narrow)), None)
 
 
+MULTISHIFTS = {
+    512: ("llvm.x86.avx512.pmultishift.qb.512", frozenset({"avx512vbmi"})),
+    256: ("llvm.x86.avx512.pmultishift.qb.256", frozenset({"avx512vbmi", "avx512vl"})),
+    128: ("llvm.x86.avx512.pmultishift.qb.128", frozenset({"avx512vbmi", "avx512vl"})),
+}
+"""``vpmultishiftqb`` per vector width: its intrinsic and the features it needs."""
+
+
+def multishift_intrinsic(features: frozenset[str], bits: int) -> str | None:
+    """The ``vpmultishiftqb`` intrinsic for ``bits``-bit vectors on a target with ``features``, else None."""
+    name, needs = MULTISHIFTS.get(bits, ("", frozenset({"-"})))
+    return name if needs <= features else None
+
+
 def _splat(t: ir.Type, value: int) -> ir.Constant:
     return ir.Constant(t, [value] * t.count) if isinstance(t, ir.VectorType) else ir.Constant(t, value)
 
@@ -79,6 +94,7 @@ class BitsEmitter:
         "loop.shr": "emit_shift",
         "loop.dot_u8i8": "emit_dot_u8i8",
         "loop.lookup_bytes": "emit_lookup_bytes",
+        "loop.bit_fields": "emit_bit_fields",
     }
     builder: ir.IRBuilder
     features: frozenset[str] = frozenset()
@@ -116,6 +132,32 @@ class BitsEmitter:
         halves = bl.call(pairs, [bl.bitcast(lhs, byte_vector), bl.bitcast(rhs, byte_vector)])
         widen = self.intrinsic(form.widen, words, [half_vector, half_vector])  # type: ignore[attr-defined]
         return bl.add(acc, bl.call(widen, [halves, _splat(half_vector, 1)]))
+
+    def emit_bit_fields(self, op: Operation) -> ir.Value:
+        """Four ``width``-bit fields of each 32-bit word into its bytes: one ``vpmultishiftqb`` (each byte an
+        8-bit window at any bit offset of its 64-bit lane: ``offset`` in a lane's low word, ``32 + offset`` in its
+        high word) and a byte mask where :func:`multishift_intrinsic` names one, else a shift and mask per field."""
+        (word,) = self.operands(op)  # type: ignore[attr-defined]
+        offsets = [int(o) for o in op.attr("offsets")]
+        width = int(op.attr("width"))
+        bl = self.builder
+        lanes = word.type.count if isinstance(word.type, ir.VectorType) else 0
+        name = multishift_intrinsic(self.features, 32 * lanes) if lanes else None
+        if name is not None:
+            byte_vector = ir.VectorType(I8, 4 * lanes)
+            control = ir.Constant(byte_vector, [32 * (n % 2) + offsets[b] for n in range(lanes) for b in range(4)])
+            shift = self.intrinsic(name, byte_vector, [byte_vector, byte_vector])  # type: ignore[attr-defined]
+            fields = bl.call(shift, [control, bl.bitcast(word, byte_vector)])
+            masked = bl.and_(fields, ir.Constant(byte_vector, [(1 << width) - 1] * (4 * lanes)))
+            return bl.bitcast(masked, word.type)
+        out: ir.Value | None = None
+        for byte, offset in enumerate(offsets):
+            piece = bl.lshr(word, _splat(word.type, offset)) if offset else word
+            piece = bl.and_(piece, _splat(word.type, (1 << width) - 1))
+            piece = bl.shl(piece, _splat(word.type, 8 * byte)) if byte else piece
+            out = piece if out is None else bl.or_(out, piece)
+        assert out is not None
+        return out
 
     def emit_lookup_bytes(self, op: Operation) -> ir.Value:
         """One lane's lookup: the four index bytes (low 6 bits each) as byte offsets from the table's first word."""

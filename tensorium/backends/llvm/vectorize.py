@@ -49,6 +49,7 @@ _VECTOR_OPS = {
     "loop.shl",
     "loop.shr",
     "loop.dot_u8i8",
+    "loop.bit_fields",
 }
 _FLOAT_ONLY = {"loop.div", "loop.fma", "loop.exp", "loop.log", "loop.sqrt", "loop.sin", "loop.cos", "loop.floor"}
 _FLOAT_ONLY |= {"loop.abs"}

@@ -10,13 +10,16 @@ bytes that x86's ``vpdpbusd`` (AVX-512 VNNI, AVX-VNNI) computes per 32-bit lane 
 backend use AVX2's saturating ``vpmaddubsw``; a result where the promise is broken is undefined.
 ``lookup_bytes`` is a byte table lookup, what AVX-512 VBMI's ``vpermb`` computes per 32-bit lane: each byte
 of an index word (its low 6 bits) selects one of the 64 bytes of a table of 16 words read from a buffer.
+``bit_fields`` cuts four bit fields of one width out of a 32-bit word into its four bytes (byte ``b`` is
+``(word >> offsets[b]) & (2**width - 1)``): what AVX-512 VBMI's ``vpmultishiftqb`` and a byte mask compute per
+lane, the unpacking of odd-width codes.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...attributes import BoolAttr
+from ...attributes import BoolAttr, IntAttr, IntsAttr
 from ...opdef import InferError, OpDef, define
 from ...types import IntegerType, Type, i32
 from .common import check_indices, expect_buffer, expect_scalar, same_scalar
@@ -134,4 +137,42 @@ lookup_bytes = define(
     reference=_lookup_reference,
     doc="Byte b of the result is byte (index byte b & 63) of the 64-byte table of 16 little-endian 32-bit words "
     "at `indices` and the 15 words after them along the last dimension (all in bounds): vpermb per lane.",
+)
+
+
+FIELDS = 4
+"""The fields of a ``bit_fields`` result: one per byte of a 32-bit word."""
+
+
+def _fields_infer(word: Type, *, offsets: tuple[int, ...], width: int) -> Type:
+    t = expect_scalar(word, "intbool", "word")
+    if not isinstance(t, IntegerType) or t.width != 32:
+        raise InferError(f"the word must be a 32-bit integer, got {word}")
+    if not 1 <= width <= 8:
+        raise InferError(f"the field width must be 1 to 8 bits, got {width}")
+    bad = [o for o in offsets if not 0 <= o <= 32 - width]
+    if bad:
+        raise InferError(f"field offsets must lie in [0, {32 - width}] for {width}-bit fields of a word, got {bad}")
+    return t
+
+
+def bit_fields_of(word: np.ndarray, offsets: tuple[int, ...], width: int) -> np.ndarray:
+    """Byte ``b`` of each result word is ``(word >> offsets[b]) & (2**width - 1)`` (numpy, 32-bit words)."""
+    w = np.asarray(word).astype(np.uint32)
+    mask = np.uint32((1 << width) - 1)
+    out = np.zeros_like(w)
+    for byte, offset in enumerate(offsets):
+        out |= ((w >> np.uint32(offset)) & mask) << np.uint32(8 * byte)
+    return out.astype(np.asarray(word).dtype)
+
+
+bit_fields = define(
+    "loop.bit_fields",
+    operands=("word",),
+    attrs={"offsets": IntsAttr(length=FIELDS), "width": IntAttr()},
+    infer=_fields_infer,
+    reference=lambda word, *, offsets, width: bit_fields_of(word, tuple(offsets), int(width)),
+    traits=("pure",),
+    doc="Byte b of the result is `(word >> offsets[b]) & (2**width - 1)` for a 32-bit word, width 1..8 and each "
+    "offset + width <= 32: vpmultishiftqb + a byte mask per lane (AVX-512 VBMI), shifts and masks elsewhere.",
 )
