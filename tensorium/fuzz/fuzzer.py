@@ -111,6 +111,12 @@ class FuzzConfig:
     """The share of freshly generated programs that are pattern cases: one exact pattern of a pattern-matching
     pass, which the pass must rewrite (:mod:`.patterns`; not with a fixed ``pipeline``); they are a few ops
     each."""
+    op_pass_fraction: float = FUZZ_OP_PASSES
+    """The share of freshly generated programs whose random pipeline gets one of the passes for their ops
+    (:func:`~.mutators.with_pass_for_ops`); 0 draws nothing, so the cases of a seed are those before it came."""
+    lowered_fraction: float = FUZZ_LOWERED
+    """The share of freshly generated programs whose random pipeline ends with ``lower-to-loops`` (see
+    :data:`FUZZ_LOWERED`); 0 draws nothing, as for ``op_pass_fraction``."""
     opt_level: int = 1
     """LLVM's optimization level for the CPU oracle: 1 compiles about 1.5x faster than the 3 that
     ``tensorium.compile`` uses (most of an execution is LLVM); pass 3 to fuzz exactly what ships."""
@@ -302,9 +308,10 @@ class Fuzzer:
         if self._fixed_pipeline is not None:
             return module, self._fixed_pipeline
         pipeline = random_pipeline(self.rng)
-        if self.rng.random() < FUZZ_OP_PASSES:
+        cfg = self.config
+        if cfg.op_pass_fraction > 0 and self.rng.random() < cfg.op_pass_fraction:
             pipeline = with_pass_for_ops(pipeline, module, self.rng)
-        if self.rng.random() < FUZZ_LOWERED:
+        if cfg.lowered_fraction > 0 and self.rng.random() < cfg.lowered_fraction:
             lower: Any = get_pass("lower-to-loops")
             pipeline = Pipeline((*pipeline, lower(schedule=bool(self.rng.random() < 0.5))))
         return module, pipeline

@@ -149,6 +149,8 @@ def test_generated_cases_sometimes_lower_to_loops_at_the_end() -> None:
             ends.append(list(pipeline)[-1].schedule)
     assert 0.5 * FUZZ_LOWERED * 200 <= len(ends) <= 2 * FUZZ_LOWERED * 200
     assert set(ends) == {True, False}
+    off = Fuzzer(FuzzConfig(coverage=False, pattern_fraction=0, quant_fraction=0, lowered_fraction=0), log=None)
+    assert all([p.name for p in off._generate()[1]][-1] != "lower-to-loops" for _ in range(100))
 
 
 def test_a_lowered_case_compiles_math_the_emitter_keeps() -> None:
