@@ -44,7 +44,7 @@ from tensorium.autotune.model import (
 )
 from tensorium.autotune.plot import write_svg
 from tensorium.autotune.records import Record, TuningDB
-from tensorium.autotune.search import SearchOptions, Tuner
+from tensorium.autotune.search import Candidate, SearchOptions, Tuner
 from tensorium.autotune.tuning import tune_kernels
 from tensorium.backends.llvm.emitter import LLVMEmitter
 from tensorium.bench.workloads import WORKLOADS
@@ -386,6 +386,296 @@ def collect(points: int, db_path: Path, seed: int) -> None:
                 )
 
 
+def exhaust(most: int, db_path: Path, only: list[str] | None = None) -> None:
+    """Measure every legal point of each :data:`CORPUS` kernel whose space has at most ``most`` points
+    (smallest spaces first; ``only``: just the kernels whose key starts with one of these), each the
+    fastest of 9 repeats by ``--clock``, into ``db_path`` (points already there are skipped): the ground
+    truth for simulating searches offline (``--simulate``)."""
+    db = TuningDB(db_path)
+    kernels = sorted(corpus_kernels().values(), key=lambda kt: (kt[0].space.size(), kt[0].key))
+    with Measurer(repeats=9, clock=_clock()) as measurer:
+        fastest = _Fastest(measurer)
+        for kernel, target in kernels:
+            if kernel.space.size() > most or (only and not any(kernel.key.startswith(o) for o in only)):
+                continue
+            done = {r.config for r in db.of(kernel.key, target.key())}
+            points = [kernel.default, *(p for p in kernel.space.points() if str(p) != str(kernel.default))]
+            reference: float | None = None
+            started = time.perf_counter()
+            for config in points:
+                if str(config) in done:
+                    continue
+                try:
+                    lowered = lowered_kernel(kernel.op, target, config, LLVMEmitter.NATIVE)
+                except TensoriumError:
+                    continue
+                features = candidate_features(lowered, config)
+                m = fastest.measure(build_job(kernel.op, target, config, lowered))
+                if m.ok and reference is not None and abs(m.checksum - reference) > 1e-3 * abs(reference):
+                    m = Measurement(None, f"wrong result (checksum {m.checksum:.6g}, default {reference:.6g})")
+                elif m.ok and reference is None and str(config) == str(kernel.default):
+                    reference = m.checksum
+                db.add(
+                    [
+                        Record(
+                            kernel.key,
+                            target.key(),
+                            str(config),
+                            m.seconds,
+                            m.error,
+                            kernel.space.family,
+                            tuple(float(f) for f in features),
+                        )
+                    ]
+                )
+            _log(
+                f"{kernel.space.family} {kernel.key[:8]}: {kernel.space.size()} points, "
+                f"{len(db.of(kernel.key, target.key()))} recorded, {time.perf_counter() - started:.0f} s"
+            )
+
+
+class _Replay:
+    """A measurer that answers from recorded measurements (``truth``: seconds by config text, None where the
+    point failed when it was recorded): a search replayed offline costs no timing and sees no noise."""
+
+    def __init__(self, truth: dict[str, float | None]) -> None:
+        self.truth = truth
+
+    def measure(self, job: Job) -> Measurement:
+        seconds = self.truth.get(job.config)
+        if seconds is None:
+            return Measurement(None, "failed when recorded")
+        return Measurement(seconds, None, (seconds,), 0.0, 1.0)
+
+
+class _MemoryDB(TuningDB):
+    """Records kept in memory only (a replayed search writes nothing)."""
+
+    def __init__(self) -> None:
+        super().__init__(Path(tempfile.gettempdir()) / "tensorium-replay-nonexistent" / "records.jsonl")
+
+    def add(self, records: Any) -> None:
+        self.records += list(records)
+
+
+class _ReplayTuner(Tuner):
+    """A :class:`Tuner` whose candidates come from recorded features instead of being lowered again (a point
+    that was not recorded is illegal), and whose warm-start model is given (None: none)."""
+
+    def __init__(self, *args: Any, table: dict[str, tuple[float, ...]], warm: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.table = table
+        self._warm = warm
+
+    def _prepare(self, kernel: Any, config: Config) -> Candidate:
+        features = self.table.get(str(config))
+        if features is None:
+            raise TensoriumError(f"{config} was not recorded")
+        return Candidate(config, np.array(features), Job(kernel.key, str(config), "", self.target))
+
+    def _warm_start(self, width: int) -> Any:
+        return self._warm
+
+
+def replay_search(
+    kernel: Any,
+    target: Any,
+    records: list[Record],
+    options: SearchOptions,
+    warm: Any,
+    trials: int,
+) -> list[tuple[float, str]]:
+    """One search of ``kernel`` replayed on its recorded points (each config's fastest record): the true
+    seconds and config of every trial in the order the search measured them (inf for a failed one)."""
+    truth: dict[str, float | None] = {}
+    table: dict[str, tuple[float, ...]] = {}
+    for r in records:
+        if r.config not in truth or (r.seconds is not None and (truth[r.config] or float("inf")) > r.seconds):
+            truth[r.config] = r.seconds
+        table.setdefault(r.config, r.features)
+    measurer = _Replay(truth)
+    order: list[tuple[float, str]] = []
+
+    class _Logged:
+        def measure(self, job: Job) -> Measurement:
+            m = measurer.measure(job)
+            order.append((m.seconds if m.seconds is not None else float("inf"), job.config))
+            return m
+
+    tuner = _ReplayTuner(target, _MemoryDB(), _Logged(), options, table=table, warm=warm)
+    tuner.tune_kernel(kernel, budget=1e18, max_trials=trials)
+    return order
+
+
+SIMULATED_TRIALS = (10, 20, 40)
+Orders = dict[str, dict[str, list[list[tuple[float, str]]]]]
+"""Replayed searches: {variant: {kernel: per seed, the (seconds, config) of each trial in order}}."""
+
+
+def _held_out_warm(db_path: Path, kind: str, seed: int) -> dict[str, Any]:
+    """Per kernel key: a ``kind`` model trained on the records of ``db_path`` (the shipped model's training
+    set) without that kernel's records, so that a replayed search is warm-started by a model that never saw
+    the kernel it searches."""
+    data = dataset(db_path, stored=True)
+    db = TuningDB(db_path)
+    names = list(dict.fromkeys(f"{r.target}/{r.kernel}" for r in db.records if r.ok and r.features))
+    out: dict[str, Any] = {}
+    for kernel in {name.split("/", 1)[1] for name in names}:
+        keep = np.array([not names[g].endswith("/" + kernel) for g in data.groups])
+        model = new_model(kind, seed)
+        model.fit(data.subset(keep))
+        out[kernel] = model
+    return out
+
+
+def simulate(
+    full: list[Path],
+    training: Path,
+    seeds: int,
+    variants: list[str],
+    options: dict[str, Any],
+    again: Path | None = None,
+) -> Orders:
+    """Replay searches on fully measured spaces (``full``: records of every point of some corpus kernels,
+    ``--exhaust``) at equal trials over ``seeds`` seeds: random search, and the learned search cold (no
+    warm start), warm-started by a model trained on ``training`` without the kernel (``warm``), and by the
+    shipped model (``shipped``, which saw 2-thread measurements of these very kernels); a ``-scratch``
+    suffix (``warm-scratch``) trains the online model from scratch instead of on from the warm one, as the
+    search did before. ``options``
+    overrides :class:`SearchOptions` fields of the learned variants. Prints per kernel the mean over seeds
+    of the best found over the space's best, and the share of the space faster than it, at
+    :data:`SIMULATED_TRIALS`. ``again``: a second, independent recording of some of the spaces; each
+    search's best point (by the first recording) is then judged by its time in the second, over the second
+    recording's best, which no luck of the first recording can flatter. Returns {variant: {kernel: per-seed
+    trial orders}}."""
+    from tensorium.autotune.model import load_warm_start
+
+    records: dict[str, list[Record]] = {}
+    for path in full:
+        for r in TuningDB(path).records:
+            if r.features:
+                records.setdefault(r.kernel, []).append(r)
+    kernels = {
+        k: kt
+        for k, kt in corpus_kernels().items()
+        if len({r.config for r in records.get(k, []) if r.target == kt[1].key()}) >= kt[0].space.size()
+    }  # fully measured spaces only
+    wanted = {v.partition("-")[0] for v in variants}
+    held = _held_out_warm(training, "lightgbm" if lightgbm_available() else "mlp", 0) if "warm" in wanted else {}
+    width = len(FEATURE_NAMES)
+    shipped = load_warm_start(width)
+    orders: Orders = {v: {} for v in variants}
+    for key, (kernel, target) in sorted(kernels.items(), key=lambda kv: (kv[1][0].space.size(), kv[0])):
+        mine = [r for r in records[key] if r.target == target.key()]
+        for variant in variants:
+            runs = []
+            for seed in range(seeds):
+                if variant == "random":
+                    opts = SearchOptions(seed=seed, learned=False, confirm=0)
+                    warm = None
+                else:
+                    base, _, scratch = variant.partition("-")
+                    overrides = {**options, **({"from_warm": False} if scratch == "scratch" else {})}
+                    opts = SearchOptions(seed=seed, confirm=0, warm_start=base != "cold", **overrides)
+                    warm = {"cold": None, "warm": held.get(key), "shipped": shipped}[base]
+                runs.append(replay_search(kernel, target, mine, opts, warm, max(SIMULATED_TRIALS)))
+            orders[variant][key] = runs
+        _log(f"replayed {kernel.space.family} {key[:8]} ({len(mine)} records)")
+    _simulation_table(orders, records, kernels)
+    if again is not None:
+        _rejudged(
+            orders,
+            again,
+            {k: len({r.config for r in records[k] if r.seconds is not None}) for k in orders[variants[0]]},
+        )
+    if held:
+        rows = [
+            (key, r.features, r.seconds)
+            for key, (kernel, target) in kernels.items()
+            for r in records[key]
+            if r.target == target.key() and r.seconds is not None and key in held
+        ]
+        data = Dataset.of(rows)
+        names = list(dict.fromkeys(row[0] for row in rows))
+        scores = np.zeros(len(data))
+        for g, name in enumerate(names):
+            mask = data.groups == g
+            scores[mask] = held[name].predict(data.features[mask])
+        big = np.isin(data.groups, [g for g, name in enumerate(names) if kernels[name][0].space.size() > 10])
+        q = score_quality(scores[big], data.subset(big))
+        print()
+        print(
+            f"held-out warm model on the fully measured spaces of more than 10 points ({int(q['groups'])} kernels, "
+            f"{int(q['rows'])} points): Kendall tau {q['kendall_tau']:.3f}, top-1 {q['top1_recall']:.3f}, "
+            f"top-10 {q['top10_recall']:.3f}, R2 {q['r2']:.3f}"
+        )
+    return orders
+
+
+def _rejudged(orders: Orders, again: Path, sizes: dict[str, int]) -> None:
+    """Each replayed search's best point judged by a second recording (:func:`simulate`)."""
+    second: dict[str, dict[str, float]] = {}
+    for r in TuningDB(again).records:
+        if r.seconds is not None:
+            table = second.setdefault(r.kernel, {})
+            table[r.config] = min(r.seconds, table.get(r.config, float("inf")))
+    variants = list(orders)
+    print()
+    print("Best point of each search (by the replayed recording) timed in the second recording, over its best:")
+    print("| kernel | trials | " + " | ".join(variants) + " |")
+    print("| --- | --- | " + " | ".join("---" for _ in variants) + " |")
+    for key in orders[variants[0]]:
+        if len(second.get(key, {})) < sizes[key]:
+            continue  # not measured again in full
+        best = min(second[key].values())
+        for t in SIMULATED_TRIALS:
+            cells = []
+            for v in variants:
+                picks = [min(run[:t])[1] for run in orders[v][key]]
+                cells.append(f"{np.mean([second[key].get(c, float('nan')) / best for c in picks]):.3f}")
+            print(f"| {key[:8]} | {t} | " + " | ".join(cells) + " |")
+
+
+def _simulation_table(
+    orders: Orders,
+    records: dict[str, list[Record]],
+    kernels: dict[str, Any],
+) -> None:
+    """The tables of :func:`simulate`: per kernel and trials, each variant's mean best-found ratio and mean
+    share of the space faster than it; then per variant and trials the kernels where it did at least as
+    well as random search (ratios within 0.1%), and the means over kernels."""
+    variants = list(orders)
+    print("| kernel | points | trials | " + " | ".join(f"{v}: best/optimum (share faster)" for v in variants) + " |")
+    print("| --- | --- | --- | " + " | ".join("---" for _ in variants) + " |")
+    summary: dict[tuple[str, int], list[float]] = {}
+    wins: dict[tuple[str, int], int] = {}
+    counted = 0
+    for key in orders[variants[0]]:
+        times = np.array(sorted(r.seconds for r in records[key] if r.seconds is not None))
+        best = times[0]
+        counted += 1
+        for t in SIMULATED_TRIALS:
+            cells = []
+            means = {}
+            for v in variants:
+                found = [min(run[:t])[0] for run in orders[v][key]]
+                ratio = float(np.mean([f / best for f in found]))
+                share = float(np.mean([np.sum(times < f - 1e-15) / len(times) for f in found]))
+                means[v] = ratio
+                summary.setdefault((v, t), []).append(ratio)
+                cells.append(f"{ratio:.3f} ({share:.1%})")
+            for v in variants:
+                wins[(v, t)] = wins.get((v, t), 0) + (means[v] <= means.get("random", means[v]) * 1.001)
+            family = kernels[key][0].space.family
+            print(f"| {family} {key[:8]} | {len(times)} | {t} | " + " | ".join(cells) + " |")
+    print()
+    print("| variant | trials | mean best/optimum over kernels | kernels at least as good as random |")
+    print("| --- | --- | --- | --- |")
+    for v in variants:
+        for t in SIMULATED_TRIALS:
+            print(f"| {v} | {t} | {np.mean(summary[(v, t)]):.4f} | {wins[(v, t)]} of {counted} |")
+
+
 TINYGRAD = """
 import json, os, sys, time
 import numpy as np
@@ -647,6 +937,16 @@ def train(db_path: Path, seed: int, folds: int, plot: Path | None = None) -> Non
     print(f"wrote the warm-start models ({', '.join(kinds)}) trained on {len(data)} configs")
 
 
+def _number(text: str) -> Any:
+    """An int, float or bool from the command line (else the text)."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return {"true": True, "false": False}.get(text.lower(), text)
+
+
 def _log(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
@@ -670,6 +970,19 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--gemm", default="512x512x512", help="the GEMM MxNxK of --tinygrad (default 512x512x512)")
     parser.add_argument("--collect", type=int, metavar="N", help="measure N random points of each corpus kernel")
+    parser.add_argument(
+        "--exhaust", type=int, metavar="N", help="measure every point of each corpus kernel of at most N points"
+    )
+    parser.add_argument("--kernel", action="append", default=[], help="--exhaust: only kernels with this key prefix")
+    parser.add_argument("--simulate", type=Path, action="append", help="replay searches on this --exhaust file")
+    parser.add_argument("--again", type=Path, help="--simulate: a second recording to judge the searches' picks")
+    parser.add_argument("--seeds", type=int, default=20, help="--simulate: seeds per variant (default 20)")
+    parser.add_argument(
+        "--variants", default="random,cold,warm,shipped", help="--simulate: comma-separated searches to replay"
+    )
+    parser.add_argument(
+        "--option", action="append", default=[], metavar="K=V", help="--simulate: a SearchOptions field"
+    )
     parser.add_argument("--long", type=float, metavar="S", help="--budget against a search of S seconds")
     parser.add_argument("--minilm", action="store_true", help="tune all-MiniLM-L6-v2 for --budget, time it")
     parser.add_argument("--size", action="append", default=[], metavar="K=V", help="override a workload size")
@@ -695,6 +1008,14 @@ def main(argv: list[str] | None = None) -> None:
         m, n, k = (int(x) for x in args.gemm.split("x"))
         with tempfile.TemporaryDirectory() as folder:
             against_tinygrad(m, n, k, args.tinygrad, args.db or Path(folder) / "records.jsonl")
+    elif args.simulate:
+        overrides = {k: _number(v) for k, v in (item.split("=", 1) for item in args.option)}
+        training = args.db or Path(__file__).with_name("tuning") / "records.jsonl"
+        simulate(args.simulate, training, args.seeds, args.variants.split(","), overrides, args.again)
+    elif args.exhaust is not None:
+        if args.db is None:
+            raise SystemExit("--exhaust needs --db FILE")
+        exhaust(args.exhaust, args.db, args.kernel)
     elif args.collect is not None:
         if args.db is None:
             raise SystemExit("--collect needs --db FILE")

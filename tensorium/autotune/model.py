@@ -85,7 +85,7 @@ class CostModel(Protocol):
 
     kind: str
 
-    def fit(self, data: Dataset) -> None: ...
+    def fit(self, data: Dataset, init: CostModel | None = None) -> None: ...
 
     def predict(self, features: np.ndarray) -> np.ndarray: ...
 
@@ -102,7 +102,10 @@ class LightGBMRanker:
         self.rounds = rounds
         self.booster = booster
 
-    def fit(self, data: Dataset) -> None:
+    def fit(self, data: Dataset, init: CostModel | None = None) -> None:
+        """Train on ``data``; with ``init`` (a LightGBM model, the shipped one) the boosting goes on from
+        its trees, so that a few measurements of a new kernel correct the learned order instead of
+        replacing it."""
         import lightgbm
 
         order = np.argsort(data.groups, kind="stable")
@@ -121,7 +124,8 @@ class LightGBMRanker:
             "verbosity": -1,
         }
         train = lightgbm.Dataset(data.features[order], label=relevance(data)[order], group=sizes)
-        self.booster = lightgbm.train(params, train, num_boost_round=self.rounds)
+        start = init.booster if isinstance(init, LightGBMRanker) and init.booster is not None else None
+        self.booster = lightgbm.train(params, train, num_boost_round=self.rounds, init_model=start)
 
     def predict(self, features: np.ndarray) -> np.ndarray:
         if self.booster is None:
@@ -149,19 +153,26 @@ class MLPRanker:
         self.epochs = epochs
         self.params: dict[str, np.ndarray] = {}
 
-    def fit(self, data: Dataset) -> None:
+    def fit(self, data: Dataset, init: CostModel | None = None) -> None:
+        """Train on ``data``; with ``init`` (an MLP of the same shape, the shipped one) training starts from
+        its weights and input scaling, so that a few measurements of a new kernel adjust it."""
         x = data.features
         y = -relative_log_time(data)
         mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
         rng = np.random.default_rng(self.seed)
-        p = {
-            "mean": mean,
-            "scale": scale,
-            "w1": rng.standard_normal((x.shape[1], self.hidden)) * math.sqrt(2.0 / x.shape[1]),
-            "b1": np.zeros(self.hidden),
-            "w2": rng.standard_normal(self.hidden) * math.sqrt(1.0 / self.hidden),
-            "b2": np.zeros(1),
-        }
+        warm = init.params if isinstance(init, MLPRanker) and init.params.get("w1") is not None else None
+        if warm is not None and warm["w1"].shape == (x.shape[1], self.hidden):
+            p = {k: v.copy() for k, v in warm.items()}
+            mean, scale = p["mean"], p["scale"]
+        else:
+            p = {
+                "mean": mean,
+                "scale": scale,
+                "w1": rng.standard_normal((x.shape[1], self.hidden)) * math.sqrt(2.0 / x.shape[1]),
+                "b1": np.zeros(self.hidden),
+                "w2": rng.standard_normal(self.hidden) * math.sqrt(1.0 / self.hidden),
+                "b2": np.zeros(1),
+            }
         trained = ("w1", "b1", "w2", "b2")
         m = {k: np.zeros_like(p[k]) for k in trained}
         v = {k: np.zeros_like(p[k]) for k in trained}

@@ -1,7 +1,7 @@
 """The tuning records database: one JSON-lines file of measurements that ``tensorium.compile`` reads.
 
 The first line is a header naming the format and its version; every other line is one :class:`Record`:
-a kernel's structural key, the target's key, a config, and the median seconds of one trial (or why it
+a kernel's structural key, the target's key, a config, and the seconds of one trial (or why it
 failed), with the candidate's features for training cost models. Records are only ever added: a write
 copies the file with the new lines appended to a temporary file beside it and renames that over it, so a
 crash leaves the old file or the new one, never half of one (under a lock file, so that processes adding
@@ -58,7 +58,8 @@ def default_db_path() -> Path:
 @dataclass(frozen=True)
 class Record:
     """One trial: ``kernel`` (structural key) on ``target`` (Target.key()) at ``config`` took ``seconds``
-    (a median over repeats), or failed with ``error``."""
+    (the fastest of the trial's repeats, or their median: :attr:`SearchOptions.statistic
+    <tensorium.autotune.search.SearchOptions.statistic>`), or failed with ``error``."""
 
     kernel: str
     target: str

@@ -5,8 +5,10 @@ so far, plus random points), rejects illegal ones before anything is built, lowe
 their features, and measures a batch: the candidates the model ranks first and a share chosen at random.
 Every trial is written to the records database as soon as it is measured (Ctrl-C keeps them), the model
 is retrained on the target's records after each round, and the winner and the default are timed again
-before the search ends. A model's budget is split across its kernels by expected gain (their default
-times). All random choices come from one seed, so equal measurements give equal searches.
+before the search ends. A trial's time is the fastest of its repeats (other processes only ever add
+time). A model's budget is split across its kernels by expected gain (their default times), smallest
+spaces first, and time a kernel leaves unused passes on to the others. All random choices come from one
+seed, so equal measurements give equal searches.
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ class KernelResult:
 
 @dataclass
 class _KernelSearch:
-    """One kernel's search in progress: what is measured (median seconds by config text, None: failed), the
+    """One kernel's search in progress: what is measured (seconds by config text, None: failed), the
     result so far, the default's checksum (a list holding it once known), when the search began and the
     configs set aside by an earlier verdict (never the winner)."""
 
@@ -89,8 +91,13 @@ class SearchOptions:
     model's kind (auto, lightgbm, mlp), ``tolerance`` the relative checksum difference that marks a wrong
     result, ``warm_start`` whether to start from the shipped model, ``confirm`` how many times the winner
     and the default are timed again (in alternation) before the winner is recorded as better (0: not at
-    all, the search's first measurements decide; for comparing searches), and
-    ``margin`` the least relative gain that counts (see :func:`beats_default`)."""
+    all, the search's first measurements decide; for comparing searches),
+    ``margin`` the least relative gain that counts (see :func:`beats_default`), and ``statistic`` what
+    a trial's repeats give as its time: ``min``, the fastest (on a shared machine other processes only ever
+    add time, so the fastest repeat moves least from trial to trial), or ``median``; a config measured in
+    several trials is judged by the same statistic over them. ``from_warm``: the online model is trained
+    on from the warm-start model (LightGBM boosting on from its trees, the MLP from its weights) rather than
+    from scratch, so the first measurements of a kernel correct what the shipped model knows."""
 
     seed: int = 0
     batch: int = 8
@@ -102,6 +109,16 @@ class SearchOptions:
     warm_start: bool = True
     confirm: int = 3
     margin: float = 0.02
+    statistic: str = "min"
+    from_warm: bool = True
+
+    def __post_init__(self) -> None:
+        if self.statistic not in STATISTICS:
+            raise TensoriumError(f"statistic must be one of {', '.join(STATISTICS)}, got {self.statistic!r}")
+
+
+STATISTICS: dict[str, Callable[[list[float]], float]] = {"min": min, "median": statistics.median}
+"""How a search reduces a trial's repeats, and a config's trials, to one time (:attr:`SearchOptions.statistic`)."""
 
 
 def beats_default(winner: list[float], default: list[float], margin: float) -> bool:
@@ -225,7 +242,8 @@ class Tuner:
         self.progress(f"{kernel.space.family} {kernel.key[:8]}: kept the default ({result.verdict})")
 
     def _measured(self, kernel: TunableKernel) -> dict[str, float | None]:
-        """Median seconds (None: failed) of each config already recorded for ``kernel``."""
+        """Seconds (None: failed) of each config already recorded for ``kernel``: the search's statistic
+        over its records."""
         times: dict[str, list[float]] = {}
         failed: set[str] = set()
         for r in self.db.of(kernel.key, self.target.key()):
@@ -234,8 +252,13 @@ class Tuner:
             else:
                 times.setdefault(r.config, []).append(r.seconds)
         out: dict[str, float | None] = {c: None for c in failed}
-        out.update({c: statistics.median(t) for c, t in times.items()})
+        reduce = STATISTICS[self.options.statistic]
+        out.update({c: reduce(t) for c, t in times.items()})
         return out
+
+    def exhausted(self, kernel: TunableKernel) -> bool:
+        """Whether every legal point of ``kernel`` has a record on this target (a search has nothing left)."""
+        return len(self._measured(kernel)) >= kernel.space.size()
 
     def _prepare(self, kernel: TunableKernel, config: Config) -> Candidate:
         lowered = lowered_kernel(kernel.op, self.target, config, LLVMEmitter.NATIVE)
@@ -248,8 +271,12 @@ class Tuner:
         return self._record(state, candidate, self.measurer.measure(candidate.job), again)
 
     def _record(self, state: _KernelSearch, candidate: Candidate, m: Measurement, again: bool = False) -> Measurement:
-        """Check a measurement against the reference checksum, write its record and update the search."""
+        """Check a measurement against the reference checksum, write its record (its time: the search's
+        statistic over the trial's repeats) and update the search."""
         kernel, measured, result, reference = state.kernel, state.measured, state.result, state.reference
+        reduce = STATISTICS[self.options.statistic]
+        if m.ok and m.runs:
+            m = Measurement(reduce(list(m.runs)), m.error, m.runs, m.compile_seconds, m.checksum)
         if m.ok and reference and not _close(m.checksum, reference[0], self.options.tolerance):
             m = Measurement(None, f"wrong result (checksum {m.checksum:.6g}, default {reference[0]:.6g})")
         if m.ok and not reference and str(candidate.config) == str(kernel.default):
@@ -276,7 +303,7 @@ class Tuner:
                 measured[text] = None
         elif again or text in measured:
             runs = [r.seconds for r in self.db.of(kernel.key, self.target.key()) if r.config == text and r.seconds]
-            measured[text] = statistics.median(runs)
+            measured[text] = reduce(runs)
         else:
             measured[text] = m.seconds
         self._update_best(state)
@@ -367,7 +394,8 @@ class Tuner:
         if len(data) < 8:
             return
         model = new_model(self.options.model, self.options.seed)
-        model.fit(data)
+        warm = self._warm_start(data.features.shape[1]) if self.options.from_warm else None
+        model.fit(data, init=warm if warm is not None and warm.kind == model.kind else None)
         self.model = model
 
     def _report(self, kernel: TunableKernel, result: KernelResult, start: float, budget: float) -> None:
@@ -379,9 +407,12 @@ class Tuner:
 
     # a whole model ------------------------------------------------------------------------------------
     def tune(self, kernels: list[TunableKernel], budget: float) -> list[KernelResult]:
-        """Tune ``kernels`` within ``budget`` seconds in all: each default is measured first, then the rest
-        of the budget is shared in proportion to the default times (the expected gain), at least a quarter of
-        an even share each."""
+        """Tune ``kernels`` within ``budget`` seconds in all (results in the order given): each default is
+        measured first; then the kernels are searched from the smallest space to the largest, each given the
+        time left shared in proportion to the default times of the kernels not yet searched (the expected
+        gain), at least a quarter of an even share. Time a kernel leaves unused (its space exhausted) so
+        passes on to the kernels after it, and what is left at the end goes to the kernels whose spaces are
+        not exhausted, in a second pass."""
         start = self.clock()
         firsts = [self.tune_kernel(k, budget=0.0) for k in kernels]
         spent = self.clock() - start
@@ -392,21 +423,51 @@ class Tuner:
             )
             return firsts
         weights = [r.default_seconds or 0.0 for r in firsts]
-        total = sum(weights) or 1.0
-        left = budget - spent
-        results = []
-        for i, kernel in enumerate(kernels):
-            self.progress(f"[{i + 1}/{len(kernels)}] {kernel}")
-            share = max(left * weights[i] / total, left * 0.25 / max(len(kernels), 1))
-            remaining = budget - (self.clock() - start)
-            began = self.clock() - start
-            result = self.tune_kernel(kernel, budget=min(share, max(remaining, 0.0)))
-            result.started = began
-            result.trials += firsts[i].trials
-            result.failures += firsts[i].failures
-            result.default_seconds = result.default_seconds or firsts[i].default_seconds
-            results.append(result)
-        return results
+        order = sorted(range(len(kernels)), key=lambda i: kernels[i].space.size())
+        results: dict[int, KernelResult] = {}
+        for pass_number in (1, 2):
+            todo = [i for i in order if pass_number == 1 or not self.exhausted(kernels[i])]
+            for n, i in enumerate(todo):
+                left = budget - (self.clock() - start)
+                if left <= 0 and pass_number == 2:
+                    break
+                rest = todo[n:]
+                total = sum(weights[j] for j in rest) or 1.0
+                share = min(max(left * weights[i] / total, left * 0.25 / len(rest)), left)
+                if pass_number == 2:
+                    self.progress(f"[leftover] {share:.1f} s more for {kernels[i]}")
+                else:
+                    self.progress(f"[{n + 1}/{len(kernels)}] {kernels[i]}")
+                began = self.clock() - start
+                result = self.tune_kernel(kernels[i], budget=max(share, 0.0))
+                result.started = began
+                results[i] = result if i not in results else _merged(results[i], result)
+        out = []
+        for i, first in enumerate(firsts):
+            result = results[i]
+            result.trials += first.trials
+            result.failures += first.failures
+            result.default_seconds = result.default_seconds or first.default_seconds
+            out.append(result)
+        return out
+
+
+def _merged(earlier: KernelResult, later: KernelResult) -> KernelResult:
+    """One kernel's two searches as one result: the later one's best and verdict (it knows every record),
+    unless it measured nothing or could not confirm its winner where the earlier one had confirmed one;
+    the trials of both; the later history shifted to the earlier search's start."""
+    if later.trials == 0 or (later.verdict.startswith(UNCONFIRMED) and earlier.verdict == "confirmed"):
+        later.best, later.best_seconds, later.verdict = earlier.best, earlier.best_seconds, earlier.verdict
+    shift = later.started - earlier.started
+    later.history = earlier.history + [(t + shift, s) for t, s in later.history]
+    later.trials += earlier.trials
+    later.failures += earlier.failures
+    later.rejected += earlier.rejected
+    later.started = earlier.started
+    later.default_seconds = later.default_seconds or earlier.default_seconds
+    if not later.verdict:
+        later.verdict = earlier.verdict if str(later.best) == str(earlier.best) else ""
+    return later
 
 
 def _close(a: float, b: float, tolerance: float) -> bool:

@@ -223,3 +223,110 @@ def test_a_clear_winner_is_confirmed(tmp_path: Path, gemm_kernel: TunableKernel,
     assert result.best_seconds < result.default_seconds  # type: ignore[attr-defined]
     best = TuningDB(tmp_path / "r.jsonl").best(gemm_kernel.key, target.key())
     assert best is not None and str(best[0]) == str(result.best)  # type: ignore[attr-defined]
+
+
+def _small(kernel: TunableKernel, key: str, points: int) -> TunableKernel:
+    """``kernel`` under another key, with a space of its default and ``points - 1`` other legal points."""
+    import dataclasses
+
+    from tensorium.lowering.space import Knob, Space
+
+    chosen = [kernel.default, *[c for c in kernel.space.points() if str(c) != str(kernel.default)][: points - 1]]
+    knobs = tuple(
+        Knob(knob.name, tuple(dict.fromkeys(c.as_dict()[knob.name] for c in chosen))) for knob in kernel.space.knobs
+    )
+    allowed = {str(c) for c in chosen}
+    space = Space(
+        kernel.space.family, knobs, lambda values: str(Config(kernel.space.family, tuple(values.items()))) in allowed
+    )
+    assert space.size() == points
+    return dataclasses.replace(kernel, key=key, space=space)
+
+
+class Repeats:
+    """Each trial's repeats: the default's are all 5 units; every other point's fastest is ``fast`` units
+    and its median 9 (a point that only a busy machine slowed down, most of the time)."""
+
+    def __init__(self, default: str, fast: float = 1.0) -> None:
+        self.default, self.fast = default, fast
+
+    def measure(self, job: Job) -> Measurement:
+        runs = (5.0, 5.0, 5.0) if job.config == self.default else (self.fast, 9.0, 9.0)
+        return Measurement(sorted(runs)[1], None, runs, 0.0, 123.0)
+
+
+@pytest.mark.parametrize("statistic", ["min", "median"])
+def test_the_search_judges_trials_by_their_fastest_repeat(
+    tmp_path: Path, gemm_kernel: TunableKernel, target: tensorium.Target, statistic: str
+) -> None:
+    small = _small(gemm_kernel, "two-points", 2)
+    other = next(c for c in small.space.points() if str(c) != str(small.default))
+    db = TuningDB(tmp_path / "r.jsonl")
+    options = SearchOptions(warm_start=False, model="mlp", batch=4, confirm=0, statistic=statistic)
+    result = Tuner(target, db, Repeats(str(small.default)), options, clock=Clock()).tune_kernel(small, budget=1e9)
+    recorded = {r.config: r.seconds for r in db.records}
+    if statistic == "min":
+        assert str(result.best) == str(other) and result.best_seconds == 1.0
+        assert recorded == {str(small.default): 5.0, str(other): 1.0}
+    else:
+        assert str(result.best) == str(small.default) and result.best_seconds == 5.0
+        assert recorded == {str(small.default): 5.0, str(other): 9.0}
+
+
+def test_an_unknown_statistic_is_refused() -> None:
+    from tensorium.errors import TensoriumError
+
+    with pytest.raises(TensoriumError, match="statistic must be one of min, median"):
+        SearchOptions(statistic="mean")
+
+
+class Ticking(Synthetic):
+    """A synthetic measurer whose every measurement takes one second of ``clock``."""
+
+    def __init__(self, default: str, clock: list[float]) -> None:
+        super().__init__(default)
+        self.clock = clock
+
+    def measure(self, job: Job) -> Measurement:
+        self.clock[0] += 1.0
+        return super().measure(job)
+
+
+def test_time_a_kernel_leaves_unused_passes_on_to_the_others(
+    tmp_path: Path, gemm_kernel: TunableKernel, target: tensorium.Target
+) -> None:
+    big, small = _small(gemm_kernel, "big", 60), _small(gemm_kernel, "small", 3)
+    now = [0.0]
+    measurer = Ticking(str(gemm_kernel.default), now)
+    options = SearchOptions(warm_start=False, model="mlp", proposals=12, batch=4, confirm=0)
+    tuner = Tuner(target, TuningDB(tmp_path / "r.jsonl"), measurer, options, clock=lambda: now[0])
+    results = tuner.tune([big, small], budget=40.0)
+    assert [r.key for r in results] == ["big", "small"]  # in the order given
+    assert tuner.exhausted(small) and results[1].trials == len(
+        set(measurer.jobs) & {str(c) for c in small.space.points()}
+    )
+    # the small space took 3 s; the big one got all the rest, not half of it
+    assert results[0].trials >= 40 - results[1].trials - 1
+    assert now[0] <= 40.0 + options.batch
+
+
+def test_leftover_time_goes_back_to_kernels_whose_space_is_not_exhausted(
+    tmp_path: Path, gemm_kernel: TunableKernel, target: tensorium.Target
+) -> None:
+    # the smaller space (30 points) is searched first and stops at its share, half the time; the larger one
+    # (40 points, 34 of them recorded before) is exhausted long before the budget ends, and the time left
+    # goes back to the first
+    first, second = _small(gemm_kernel, "first", 30), _small(gemm_kernel, "second", 40)
+    db = TuningDB(tmp_path / "r.jsonl")
+    known = [c for c in second.space.points() if str(c) != str(second.default)][:34]
+    db.add([Record("second", target.key(), str(c), 1e-3, family="gemm") for c in known])
+    now = [0.0]
+    measurer = Ticking(str(gemm_kernel.default), now)
+    options = SearchOptions(warm_start=False, model="mlp", proposals=12, batch=2, confirm=0)
+    lines: list[str] = []
+    tuner = Tuner(target, db, measurer, options, lines.append, clock=lambda: now[0])
+    results = tuner.tune([second, first], budget=50.0)
+    assert any(line.startswith("[leftover]") and "first" in line for line in lines)
+    assert tuner.exhausted(second) and tuner.exhausted(first)
+    assert results[1].trials == 30 and results[0].trials == 40 - 34
+    assert now[0] <= 50.0
