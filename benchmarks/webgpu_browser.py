@@ -5,7 +5,8 @@
 
 Needs the webgpu extra (wgpu-py, lavapipe), Debian's chromium, Node and ``npm ci`` in
 tensorium/backends/webgpu/js (which installs playwright-core and onnxruntime-web 1.30.0). For each model
-(an MLP 32x256 -> 512 -> 256 with ReLU and softmax, and examples/tiny_cnn.onnx) it runs
+(an MLP 32x256 -> 512 -> 256 with ReLU and softmax; one 512x512x512 f32 GEMM; a MiniLM-sized encoder layer,
+64 tokens of 384 with 12 heads and an FFN of 1536; examples/tiny_cnn.onnx; ``--model NAME`` picks) it runs
 ``tensorium compile MODEL.onnx -t webgpu -o site/NAME``, then one page in chromium (WebGPU on SwiftShader,
 a CPU) times, on the same random input, Tensorium's runtime (``tensorium-webgpu.js``), onnxruntime-web's
 ``webgpu`` execution provider and its ``wasm`` one (one thread: the page is not cross-origin isolated), and
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -108,6 +110,97 @@ def mlp_onnx(path: Path) -> None:
     onnx.save(model, path)
 
 
+def gemm_onnx(path: Path, n: int = 512) -> None:
+    """One f32 GEMM ``x[n, n] @ w[n, n]`` (``w`` a seeded constant), built with onnx.helper."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(np.random.default_rng(1).normal(0, 0.05, (n, n)).astype(np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])],
+        "gemm",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n, n])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, n])],
+        [w],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
+def encoder_onnx(path: Path, seq: int = 64, hidden: int = 384, heads: int = 12, ffn: int = 1536) -> None:
+    """A MiniLM-sized post-norm transformer encoder layer on ``x[seq, hidden]`` (batch 1, no mask): Q/K/V
+    projections, ``heads`` heads of scaled dot-product attention, the output projection, residual and
+    LayerNormalization, an erf-GELU FFN of width ``ffn``, residual and LayerNormalization; seeded weights."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(2)
+    head = hidden // heads
+    inits = []
+
+    def weight(name: str, shape: tuple[int, ...], scale: float = 0.05) -> str:
+        inits.append(numpy_helper.from_array(rng.normal(0, scale, shape).astype(np.float32), name))
+        return name
+
+    def const(name: str, value: np.ndarray) -> str:
+        inits.append(numpy_helper.from_array(value, name))
+        return name
+
+    def ln(prefix: str, x: str, out: str) -> list[onnx.NodeProto]:
+        gamma = const(f"{prefix}_g", (1 + rng.normal(0, 0.05, hidden)).astype(np.float32))
+        beta = const(f"{prefix}_b", rng.normal(0, 0.05, hidden).astype(np.float32))
+        return [helper.make_node("LayerNormalization", [x, gamma, beta], [out], axis=-1, epsilon=1e-12)]
+
+    split = const("split_shape", np.array([seq, heads, head], np.int64))
+    merge = const("merge_shape", np.array([seq, hidden], np.int64))
+    nodes = []
+    for p in "qkv":
+        nodes += [
+            helper.make_node("MatMul", ["x", weight(f"w{p}", (hidden, hidden))], [f"{p}0"]),
+            helper.make_node("Add", [f"{p}0", weight(f"b{p}", (hidden,))], [f"{p}1"]),
+            helper.make_node("Reshape", [f"{p}1", split], [f"{p}2"]),
+            helper.make_node("Transpose", [f"{p}2"], [f"{p}h"], perm=[1, 2, 0] if p == "k" else [1, 0, 2]),
+        ]
+    nodes += [
+        helper.make_node("MatMul", ["qh", "kh"], ["s0"]),
+        helper.make_node("Mul", ["s0", const("scale", np.array(head**-0.5, np.float32))], ["s1"]),
+        helper.make_node("Softmax", ["s1"], ["p"], axis=-1),
+        helper.make_node("MatMul", ["p", "vh"], ["c0"]),
+        helper.make_node("Transpose", ["c0"], ["c1"], perm=[1, 0, 2]),
+        helper.make_node("Reshape", ["c1", merge], ["c2"]),
+        helper.make_node("MatMul", ["c2", weight("wo", (hidden, hidden))], ["o0"]),
+        helper.make_node("Add", ["o0", weight("bo", (hidden,))], ["o1"]),
+        helper.make_node("Add", ["o1", "x"], ["r1"]),
+        *ln("ln1", "r1", "h1"),
+        helper.make_node("MatMul", ["h1", weight("w1", (hidden, ffn))], ["f0"]),
+        helper.make_node("Add", ["f0", weight("b1", (ffn,))], ["f1"]),
+        helper.make_node("Div", ["f1", const("sqrt2", np.array(2**0.5, np.float32))], ["g0"]),
+        helper.make_node("Erf", ["g0"], ["g1"]),
+        helper.make_node("Add", ["g1", const("one", np.array(1.0, np.float32))], ["g2"]),
+        helper.make_node("Mul", ["f1", "g2"], ["g3"]),
+        helper.make_node("Mul", ["g3", const("half", np.array(0.5, np.float32))], ["g4"]),
+        helper.make_node("MatMul", ["g4", weight("w2", (ffn, hidden))], ["f2"]),
+        helper.make_node("Add", ["f2", weight("b2", (hidden,))], ["f3"]),
+        helper.make_node("Add", ["f3", "h1"], ["r2"]),
+        *ln("ln2", "r2", "y"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "encoder_layer",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [seq, hidden])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [seq, hidden])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
+MODELS = {"mlp": mlp_onnx, "gemm512": gemm_onnx, "encoder": encoder_onnx, "tiny_cnn": None}
+"""The models by name: built here, or (None) examples/NAME.onnx."""
+
+
 def lavapipe_ms(site: Path, runs: int) -> float:
     """Mean time per run of the artifact at ``site`` through wgpu-py (lavapipe), after three warm-up runs."""
     artifact = read_artifact(site)
@@ -125,6 +218,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=30, help="timed runs per engine and model (30)")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument(
+        "--model", action="append", choices=sorted(MODELS), help="run only these models (repeatable; default all)"
+    )
+    parser.add_argument("--no-lavapipe", action="store_true", help="skip the wgpu-py (lavapipe) timing")
     args = parser.parse_args(argv)
     ort_dist = JS_FOLDER / "node_modules" / "onnxruntime-web" / "dist"
     if not ort_dist.is_dir():
@@ -133,8 +230,12 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        models = {"mlp": root / "mlp.onnx", "tiny_cnn": ROOT / "examples" / "tiny_cnn.onnx"}
-        mlp_onnx(models["mlp"])
+        models = {}
+        for name in args.model or list(MODELS):
+            build = MODELS[name]
+            models[name] = root / f"{name}.onnx" if build is not None else ROOT / "examples" / f"{name}.onnx"
+            if build is not None:
+                build(models[name])
         for name, path in models.items():
             site = root / "site" / name
             if cli(["compile", str(path), "-t", "webgpu", "-o", str(site)]) != 0:
@@ -158,7 +259,8 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{name}: the page failed: {done.stderr.strip()}", file=sys.stderr)
                     return 1
                 result = json.loads(done.stdout)
-                result["tensorium_lavapipe_wgpu_py"] = lavapipe_ms(root / "site" / name, args.runs)
+                lavapipe = math.nan if args.no_lavapipe else lavapipe_ms(root / "site" / name, args.runs)
+                result["tensorium_lavapipe_wgpu_py"] = lavapipe
                 results.append(result)
     header = ("model", "input", "tensorium chromium", "ort-web webgpu", "ort-web wasm", "lavapipe")
     print(f"{header[0]:10} {header[1]:22} {header[2]:>19} {header[3]:>15} {header[4]:>13} {header[5]:>9}")
