@@ -114,3 +114,29 @@ def test_without_lightgbm_the_mlp_fallback_serves(monkeypatch: pytest.MonkeyPatc
     assert warm is not None and warm.kind == "mlp"
     with pytest.raises(cost_model.TensoriumError, match="needs the 'tune' extra"):
         cost_model.new_model("lightgbm")
+
+
+@pytest.mark.parametrize("kind", ["mlp", "lightgbm"])
+def test_training_on_from_a_warm_model_starts_from_its_ranking(kind: str) -> None:
+    from tensorium.autotune.model import LightGBMRanker, lightgbm_available
+
+    if kind == "lightgbm" and not lightgbm_available():
+        pytest.skip("LightGBM is not installed (the 'tune' extra)")
+    training, held_out = synthetic().split(0.25, seed=0)
+    warm = MLPRanker(seed=0) if kind == "mlp" else LightGBMRanker(seed=0)
+    warm.fit(training)
+    few = held_out.subset(held_out.groups == held_out.groups[0])
+    if kind == "mlp":  # no steps of its own: the warm model, unchanged (LightGBM needs one round at least)
+        same = MLPRanker(seed=1, epochs=0)
+        same.fit(few, init=warm)
+        np.testing.assert_allclose(same.predict(held_out.features), warm.predict(held_out.features))
+    # some steps: a different model that still knows what the warm one learned from the other kernels
+    on = MLPRanker(seed=1, epochs=20) if kind == "mlp" else LightGBMRanker(seed=1, rounds=5)
+    on.fit(few, init=warm)
+    scratch = MLPRanker(seed=1, epochs=20) if kind == "mlp" else LightGBMRanker(seed=1, rounds=5)
+    scratch.fit(few)
+    assert not np.allclose(on.predict(held_out.features), warm.predict(held_out.features))
+    others = held_out.subset(held_out.groups != held_out.groups[0])
+    assert quality(on, others)["kendall_tau"] > quality(scratch, others)["kendall_tau"]
+    if kind == "lightgbm":
+        assert on.booster.num_trees() == warm.booster.num_trees() + 5  # type: ignore[attr-defined]
