@@ -188,3 +188,18 @@ def test_packed_files_round_trip(tmp_path: Path) -> None:
     inputs = _layout_inputs()
     folder = WebGPUExecutable.build(m).to_files(tmp_path / "exe")
     _check(WebGPUExecutable.from_files(folder).run(inputs), reference(m, inputs))
+
+
+@pytest.mark.usefixtures("gpu")
+@pytest.mark.parametrize("name", ["layout", "half"])
+def test_packed_local_arrays_moved_to_scratch_run(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At a function-storage limit of 0 the kernels' ``local`` accumulators (an i8 row maximum, f16 sums) become
+    slices of scratch buffers, held packed like any other storage (invocations' slices share words)."""
+    monkeypatch.setattr("tensorium.lowering.webgpu_private.FUNCTION_STORAGE_BYTES", 0)
+    m = _module(name)
+    executable = WebGPUExecutable.build(m)
+    scratch = [s for s in executable.shaders.values() if s.scratch]
+    assert scratch and all("var m" not in s.wgsl for s in executable.shaders.values())
+    assert any("array<atomic<u32>>" in s.wgsl.split("@compute")[0] for s in scratch)
+    inputs = CASES[name][1]()
+    _check(executable.run(inputs), reference(m, inputs))
