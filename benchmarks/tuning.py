@@ -515,11 +515,13 @@ Orders = dict[str, dict[str, list[list[tuple[float, str]]]]]
 def _held_out_warm(db_path: Path, kind: str, seed: int) -> dict[str, Any]:
     """Per kernel key: a ``kind`` model trained on the records of ``db_path`` (the shipped model's training
     set) without that kernel's records, so that a replayed search is warm-started by a model that never saw
-    the kernel it searches."""
+    the kernel it searches; under ``*``, one trained on them all (for kernels that have no records there)."""
     data = dataset(db_path, stored=True)
     db = TuningDB(db_path)
     names = list(dict.fromkeys(f"{r.target}/{r.kernel}" for r in db.records if r.ok and r.features))
-    out: dict[str, Any] = {}
+    everything = new_model(kind, seed)
+    everything.fit(data)
+    out: dict[str, Any] = {"*": everything}  # for kernels that have no records there
     for kernel in {name.split("/", 1)[1] for name in names}:
         keep = np.array([not names[g].endswith("/" + kernel) for g in data.groups])
         model = new_model(kind, seed)
@@ -577,7 +579,7 @@ def simulate(
                     base, _, scratch = variant.partition("-")
                     overrides = {**options, **({"from_warm": False} if scratch == "scratch" else {})}
                     opts = SearchOptions(seed=seed, confirm=0, warm_start=base != "cold", **overrides)
-                    warm = {"cold": None, "warm": held.get(key), "shipped": shipped}[base]
+                    warm = {"cold": None, "warm": held.get(key, held.get("*")), "shipped": shipped}[base]
                 runs.append(replay_search(kernel, target, mine, opts, warm, max(SIMULATED_TRIALS)))
             orders[variant][key] = runs
         _log(f"replayed {kernel.space.family} {key[:8]} ({len(mine)} records)")
@@ -593,14 +595,14 @@ def simulate(
             (key, r.features, r.seconds)
             for key, (kernel, target) in kernels.items()
             for r in records[key]
-            if r.target == target.key() and r.seconds is not None and key in held
+            if r.target == target.key() and r.seconds is not None
         ]
         data = Dataset.of(rows)
         names = list(dict.fromkeys(row[0] for row in rows))
         scores = np.zeros(len(data))
         for g, name in enumerate(names):
             mask = data.groups == g
-            scores[mask] = held[name].predict(data.features[mask])
+            scores[mask] = held.get(name, held["*"]).predict(data.features[mask])
         big = np.isin(data.groups, [g for g, name in enumerate(names) if kernels[name][0].space.size() > 10])
         q = score_quality(scores[big], data.subset(big))
         print()
