@@ -72,6 +72,10 @@ FUZZ_LOWERED = 0.12
 ``schedule=true``): the CPU backend then compiles the loop IR as it is (the ``emit`` stage alone), so the LLVM
 emitter meets the math it otherwise never sees, which ``decompose`` rewrites on the ordinary path (``tanh``,
 ``erf``, ``exp`` and ``log`` of f32, scalar and, scheduled, in vector loops)."""
+LOWERED_OPS = 5
+"""The most recipe steps of a program whose pipeline lowers to loops: such a case costs several ordinary ones
+(the loop IR's round trip through the printer and parser, about a second for a 12-step program, its CPU build
+and the loop interpreter), and the emitter's math needs only a few ops to be met."""
 SHRINKING_MUTATORS = ("delete", "replace", "rewire", "attribute", "shape", "precision", "duplicate")
 
 
@@ -302,16 +306,16 @@ class Fuzzer:
         if self.rng.random() < self.config.quant_fraction:
             module = quant_program(int(self.rng.integers(2**31)))
             return module, self._fixed_pipeline if self._fixed_pipeline is not None else quant_pipeline(self.rng)
-        module = generate_module(
-            int(self.rng.integers(2**31)), int(self.rng.integers(2, self.config.num_ops + 1)), self._gen_config
-        )
+        cfg = self.config
+        lowered = self._fixed_pipeline is None and cfg.lowered_fraction > 0 and self.rng.random() < cfg.lowered_fraction
+        most = min(cfg.num_ops, LOWERED_OPS) if lowered else cfg.num_ops
+        module = generate_module(int(self.rng.integers(2**31)), int(self.rng.integers(2, most + 1)), self._gen_config)
         if self._fixed_pipeline is not None:
             return module, self._fixed_pipeline
         pipeline = random_pipeline(self.rng)
-        cfg = self.config
         if cfg.op_pass_fraction > 0 and self.rng.random() < cfg.op_pass_fraction:
             pipeline = with_pass_for_ops(pipeline, module, self.rng)
-        if cfg.lowered_fraction > 0 and self.rng.random() < cfg.lowered_fraction:
+        if lowered:
             lower: Any = get_pass("lower-to-loops")
             pipeline = Pipeline((*pipeline, lower(schedule=bool(self.rng.random() < 0.5))))
         return module, pipeline
