@@ -27,6 +27,7 @@ from .autotune.records import TuningDB, open_db
 from .errors import TensoriumError
 from .frontend.common import ImportedGraph
 from .frontend.tracer.tensor import DynamicSpec, bind_arguments, is_static, trace_function
+from .gc_pause import old_objects_frozen
 from .ir.core import Operation
 from .ir.dialects.builtin import func_body, func_type, lookup_func
 from .ir.dialects.quant.config import QuantConfig
@@ -543,7 +544,8 @@ class CompiledModel:
         spec = self._specs.get(key)
         if spec is None:
             self._info.imports += 1
-            spec = self._import_torch(args, kwargs, named) if use_torch else self._import_traced(args, kwargs)
+            with old_objects_frozen():
+                spec = self._import_torch(args, kwargs, named) if use_torch else self._import_traced(args, kwargs)
             if spec is None:
                 return self._call_fallback(args, kwargs)
             self._specs[key] = spec
@@ -619,8 +621,9 @@ class CompiledModel:
                 for axis, sym in (self.dynamic or {}).get(name, {}).items():
                     dims[axis % max(a.ndim, 1)] = sym
                 shapes[name] = dims
-            imported = import_onnx(self._onnx, input_shapes=shapes)
-            spec = self._compile(imported, json_tree(imported))
+            with old_objects_frozen():
+                imported = import_onnx(self._onnx, input_shapes=shapes)
+                spec = self._compile(imported, json_tree(imported))
             self._specs[key] = spec
         self._last = spec
         check_inputs(spec.artifact, arrays)

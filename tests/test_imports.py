@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("tensorium", "benchmarks")
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("tensorium.errors", "tensorium.paths", "tensorium.version")),
+    ("base", ("tensorium.errors", "tensorium.gc_pause", "tensorium.paths", "tensorium.version")),
     (
         "ir",
         (
