@@ -148,11 +148,11 @@ class FusedKernel:
             anchor_out, anchor_sizes = self.placeholder(self.anchor.results[0])
         else:
             anchor_out, anchor_sizes = real_output, []
-        k.inputs, k.outputs = operands, [anchor_out]
+        k.inputs, k.outputs, k.store_epilogue = operands, [anchor_out], epilogue
         try:
             LOWERINGS[self.anchor.name](self.anchor, k)
         finally:
-            k.inputs, k.outputs = real_inputs, [real_output]
+            k.inputs, k.outputs, k.store_epilogue = real_inputs, [real_output], False
         for buffer, value, sizes in producers:
             self._replace_dims(buffer, sizes)
             for use in list(buffer.uses):

@@ -97,6 +97,10 @@ class Kernel:
         self.outputs: list[Value] = list(self.body.args[len(ins) :])
         self._prologue: list[Operation] = []
         self._memo: dict[Any, Value] = {}
+        self.store_epilogue = False
+        """Whether a fused epilogue will be inlined at every store to the output (set by the fused lowering
+        while its anchor is lowered): a lowering that unrolls its stores then keeps them in one loop, so that
+        the epilogue's code is not copied once per unrolled store."""
 
     @contextmanager
     def prologue(self) -> Iterator[None]:

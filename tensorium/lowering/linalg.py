@@ -615,11 +615,17 @@ class _BlockedGemm:
     def _store(self, acc: Value, at: _Tile, epilogue: Epilogue | None) -> None:
         """Store the rows this tile owns: below ``i0`` a shifted tile overlaps the one before, which stores them."""
         k, nr = self.k, self.nr
-        if not at.full:
+        # The edge tiles (clamped rows, the narrower last panel) run their epilogue in a loop over the rows, from
+        # the edge buffer: one copy of its code rather than mr. An epilogue such as GELU is most of a GEMM's LLVM
+        # code, and of its compile time, so a dynamic model's GEMM (a shifted and a clamped copy) compiles in
+        # about half the time; the full, shifted tiles that do nearly all the work keep it unrolled.
+        rows_loop = (epilogue is not None or k.store_epilogue) and (at.clamp or not at.full)
+        if not at.full or rows_loop:
             edge = self._edge()
             self._copy_tile(acc, edge)
             acc = edge
-        with loop.for_(k.index(0), k.index(self.mr), k.index(1), kind="unroll", name="ii") as ii:
+        kind = "serial" if rows_loop else "unroll"
+        with loop.for_(k.index(0), k.index(self.mr), k.index(1), kind=kind, name="ii") as ii:
             i = loop.add(at.start, ii)
             owned = loop.cmp(i, self.rows, predicate="lt") if at.clamp else loop.cmp(i, at.i0, predicate="ge")
             with loop.if_(owned):

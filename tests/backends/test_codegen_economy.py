@@ -244,3 +244,21 @@ def test_shared_kernels_survive_an_artifact_round_trip(tmp_path: Any) -> None:
     loaded = CpuExecutable.from_files(exe.to_files(tmp_path / "cpu"))
     for got in (exe.run([x, w]), loaded.run([x, w])):
         np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
+
+
+def test_a_parallel_loop_body_is_compiled_once_not_inlined_into_its_direct_call() -> None:
+    """The outlined body of a parallel loop is called directly (one thread) and through the pool; it is marked
+    noinline, so LLVM does not optimize and compile a second, inlined copy of it."""
+    serial = ") : (index, index, index) -> ()"
+    parallel = STEPPED.format(name="squares").replace(serial, ') {kind = "parallel"}' + serial[1:])
+    kernels = compile_module(tm.parse_module("module {\n" + parallel + "\n}", "parallel.mlir"), kernel_cache=False)
+    (body,) = [line for line in kernels.llvm_ir.splitlines() if line.startswith("define") and ".parallel" in line]
+    assert "noinline" in body
+    parts = kernels.optimized_ir.split("\ndefine ")[1:]
+    definitions = {part.split("(", 1)[0].split("@")[-1].strip('"'): part for part in parts}
+    outer, inner = definitions["tensorium.kernel.squares"], definitions["tensorium.kernel.squares.parallel"]
+    assert "call i32 @" in outer and "squares.parallel(" in outer  # called directly, not inlined
+    assert "fmul" in inner and "fmul" not in outer
+    a, b = np.arange(5, dtype=np.float32), np.zeros(5, np.float32)
+    kernels.run("squares", a, b, 1)
+    np.testing.assert_array_equal(b, a * a)

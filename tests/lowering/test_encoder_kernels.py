@@ -5,6 +5,7 @@ tests/passes/cases/fuse.mlir)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -63,3 +64,38 @@ def test_a_static_encoder_ffn_runs_gelu_and_residual_in_the_gemm_epilogues() -> 
     kernels = [step.kernel for step in compiled.artifact.executable.steps]
     assert any("gelu" in name and "matmul" in name for name in kernels), kernels
     assert not any(name.startswith(("gelu", "add")) for name in kernels), kernels
+
+
+def test_a_gemm_with_run_time_rows_unrolls_its_epilogue_only_in_the_full_tiles() -> None:
+    """A run-time row count builds a shifted and a clamped copy of the register tile; the clamped copy (fewer
+    rows than the tile) runs a fused epilogue in a loop over its rows, so the GELU's code appears once per
+    vector there rather than once per row and vector (most of the kernel's code and of its compile time)."""
+    torch = pytest.importorskip("torch")
+
+    class LinearGelu(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.up = torch.nn.Linear(32, 64)
+
+        def forward(self, x: Any) -> Any:
+            return torch.nn.functional.gelu(self.up(x), approximate="tanh")
+
+    torch.manual_seed(0)
+    model = LinearGelu().eval()
+
+    def compiled_for(x: Any, **options: Any) -> tuple[Any, int, int]:
+        compiled = tensorium.compile(model, cache=False, **options)
+        with torch.no_grad():
+            np.testing.assert_allclose(compiled(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-5)
+        executable = compiled.artifact.executable
+        (mr,) = {int(m) for m in re.findall(r"gemm\{mr=(\d+)", executable.loop_ir)}
+        return compiled, mr, executable.kernels.llvm_ir.count(" fdiv ")  # one per GELU vector (its tanh)
+
+    _, mr, static_copies = compiled_for(torch.randn(2 * 6, 32))
+    dynamic, dynamic_mr, dynamic_copies = compiled_for(torch.randn(13, 32), dynamic={"x": {0: "rows"}})
+    assert dynamic_mr == mr and static_copies % mr == 0 and static_copies > 0
+    assert dynamic_copies == static_copies + static_copies // mr
+    with torch.no_grad():
+        for rows in (1, mr - 1, mr, 2 * mr + 1):
+            x = torch.randn(rows, 32)
+            np.testing.assert_allclose(dynamic(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-5, err_msg=f"{rows}")
