@@ -243,7 +243,8 @@ class TiledOperands:
     written through ``store``. The convolution family of :mod:`.gpu_conv` builds its kernel from it."""
 
     batch: int
-    m: int
+    m: int | Value
+    """A's rows: a number, or an index value known only at run time (then see :attr:`row_blocks`)."""
     n: int
     k: int
     a: Operand
@@ -262,6 +263,10 @@ class TiledOperands:
     """Whether the vector tile copies are written for ``cp.async``: a group inside the matrix is only copied and
     one outside only zeroed (never both: a plain store and an asynchronous copy to one address are unordered), and
     the NVPTX emitter makes each copy of 16 aligned bytes one ``cp.async``, waited for before every barrier."""
+    row_blocks: int = 1
+    """Blocks along grid y when :attr:`m` is known only at run time (the grid's size is fixed when compiling): block
+    ``y`` computes row tiles ``y``, ``y + row_blocks``, ... of the run-time ``ceil(m / bm)``, the last one's rows past
+    ``m`` guarded like the edges of a static C."""
 
 
 def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
@@ -310,14 +315,30 @@ def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
 
 @contextmanager
 def _block_grid(operands: TiledOperands, bm: int, bn: int) -> Iterator[tuple[Value, Value, Value]]:
-    """The grid of a tiled GEMM: one block per ``bm`` x ``bn`` tile of C (x along N, y along M) and per batch
-    (z); yields the block ids (z, y, x)."""
+    """The grid of a tiled GEMM: one block per ``bm`` x ``bn`` tile of C (x along N, y along M; ``row_blocks``
+    along y for a run-time M) and per batch (z); yields the block ids (z, y, x)."""
+    rows = operands.row_blocks if isinstance(operands.m, Value) else -(-operands.m // bm)
     with (
         loop.for_(0, operands.batch, kind="gpu_block", axis=2, name="z") as z,
-        loop.for_(0, -(-operands.m // bm), kind="gpu_block", axis=1, name="y") as y,
+        loop.for_(0, rows, kind="gpu_block", axis=1, name="y") as y,
         loop.for_(0, -(-operands.n // bn), kind="gpu_block", axis=0, name="x") as x,
     ):
         yield z, y, x
+
+
+@contextmanager
+def _row_tiles(k: Kernel, operands: TiledOperands, y: Value, bm: int, row0: Value | None) -> Iterator[Value]:
+    """The first row of each row tile of C block ``y`` computes: ``row0`` (``y * bm``) for a static M; for a
+    run-time M, a loop over row tiles ``y``, ``y + row_blocks``, ... of the run-time ``ceil(M / bm)`` (every thread
+    of the block takes the same trips, so the barriers inside stay uniform)."""
+    if not isinstance(operands.m, Value):
+        assert row0 is not None
+        yield row0
+        return
+    i = k.index
+    tiles = loop.div(loop.add(operands.m, i(bm - 1)), i(bm))
+    with loop.for_(y, tiles, operands.row_blocks, name="yt") as tile:
+        yield loop.mul(tile, i(bm))
 
 
 def emit_tiled_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
@@ -333,65 +354,69 @@ def emit_tiled_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
     with _block_grid(operands, bm, bn) as (z, y, x):
         tile_a = loop.alloc(type=BufferType((stages, bm, bk), f32, "shared"))
         tile_b = loop.alloc(type=BufferType((stages, bk, bn), f32, "shared"))
-        row0, col0 = loop.mul(y, i(bm)), loop.mul(x, i(bn))
+        static_row0 = None if isinstance(operands.m, Value) else loop.mul(y, i(bm))
+        col0 = loop.mul(x, i(bn))
         with loop.for_(0, threads, kind="gpu_thread", axis=0, name="t") as t:
             ty, tx = loop.div(t, i(across)), loop.rem(t, i(across))
             acc = loop.alloc(type=BufferType((tm, tn), f32, "local"))
             regs = loop.alloc(type=BufferType((tm,), f32, "local"))
-            with loop.for_(0, tm, kind="unroll", name="zi") as zi, loop.for_(0, tn, kind="unroll", name="zj") as zj:
-                loop.store(zero, acc, zi, zj)
+            with _row_tiles(k, operands, y, bm, static_row0) as row0:
+                with loop.for_(0, tm, kind="unroll", name="zi") as zi, loop.for_(0, tn, kind="unroll", name="zj") as zj:
+                    loop.store(zero, acc, zi, zj)
 
-            def a_inside(r: Value, q: Value) -> Value:
-                inside = _inside(k, r, operands.m, q, operands.k)
-                return inside if operands.a_valid is None else loop.and_(inside, operands.a_valid(z, r, q))
+                def a_inside(r: Value, q: Value) -> Value:
+                    inside = _inside(k, r, operands.m, q, operands.k)
+                    return inside if operands.a_valid is None else loop.and_(inside, operands.a_valid(z, r, q))
 
-            def copy(step: Value, slot: Value) -> None:
-                """Copy the A and B tiles of contraction step ``step`` into stage ``slot`` of the shared tiles."""
-                k0 = loop.mul(step, i(bk))
-                _copy_tile(
-                    k,
-                    t,
-                    threads,
-                    tile_a,
-                    slot,
-                    (bm, bk),
-                    lambda r, q: operands.a(z, loop.add(row0, r), loop.add(k0, q)),
-                    lambda r, q: a_inside(loop.add(row0, r), loop.add(k0, q)),
-                    1 if operands.vector_a else None,
-                    operands.async_copy,
-                )
-                if operands.b_tile is not None:
-                    operands.b_tile(t, threads, k0, col0, (bk, bn), lambda r, q, v: loop.store(v, tile_b, slot, r, q))
-                    return
-                _copy_tile(
-                    k,
-                    t,
-                    threads,
-                    tile_b,
-                    slot,
-                    (bk, bn),
-                    lambda r, q: operands.b(z, loop.add(k0, r), loop.add(col0, q)),
-                    lambda r, q: _inside(k, loop.add(k0, r), operands.k, loop.add(col0, q), operands.n),
-                    operands.vector_b,
-                    operands.async_copy,
-                )
+                def copy(step: Value, slot: Value) -> None:
+                    """Copy the A and B tiles of contraction step ``step`` into stage ``slot`` of the shared tiles."""
+                    k0 = loop.mul(step, i(bk))
+                    _copy_tile(
+                        k,
+                        t,
+                        threads,
+                        tile_a,
+                        slot,
+                        (bm, bk),
+                        lambda r, q: operands.a(z, loop.add(row0, r), loop.add(k0, q)),
+                        lambda r, q: a_inside(loop.add(row0, r), loop.add(k0, q)),
+                        1 if operands.vector_a else None,
+                        operands.async_copy,
+                    )
+                    if operands.b_tile is not None:
+                        operands.b_tile(
+                            t, threads, k0, col0, (bk, bn), lambda r, q, v: loop.store(v, tile_b, slot, r, q)
+                        )
+                        return
+                    _copy_tile(
+                        k,
+                        t,
+                        threads,
+                        tile_b,
+                        slot,
+                        (bk, bn),
+                        lambda r, q: operands.b(z, loop.add(k0, r), loop.add(col0, q)),
+                        lambda r, q: _inside(k, loop.add(k0, r), operands.k, loop.add(col0, q), operands.n),
+                        operands.vector_b,
+                        operands.async_copy,
+                    )
 
-            def multiply(slot: Value) -> None:
-                """Accumulate the product of stage ``slot``'s tiles into the thread's register tile."""
-                with loop.for_(0, bk, name="kk") as kk:
-                    with loop.for_(0, tm, kind="unroll", name="ri") as ri:
-                        loop.store(loop.load(tile_a, slot, loop.add(loop.mul(ty, i(tm)), ri), kk), regs, ri)
-                    with loop.for_(0, tn, kind="unroll", name="rj") as rj:
-                        value_b = loop.load(tile_b, slot, kk, loop.add(loop.mul(tx, i(tn)), rj))
-                        with loop.for_(0, tm, kind="unroll", name="ai") as ai:
-                            loop.store(loop.fma(loop.load(regs, ai), value_b, loop.load(acc, ai, rj)), acc, ai, rj)
+                def multiply(slot: Value) -> None:
+                    """Accumulate the product of stage ``slot``'s tiles into the thread's register tile."""
+                    with loop.for_(0, bk, name="kk") as kk:
+                        with loop.for_(0, tm, kind="unroll", name="ri") as ri:
+                            loop.store(loop.load(tile_a, slot, loop.add(loop.mul(ty, i(tm)), ri), kk), regs, ri)
+                        with loop.for_(0, tn, kind="unroll", name="rj") as rj:
+                            value_b = loop.load(tile_b, slot, kk, loop.add(loop.mul(tx, i(tn)), rj))
+                            with loop.for_(0, tm, kind="unroll", name="ai") as ai:
+                                loop.store(loop.fma(loop.load(regs, ai), value_b, loop.load(acc, ai, rj)), acc, ai, rj)
 
-            _step_through_k(k, steps, stages, copy, multiply)
-            with loop.for_(0, tm, kind="unroll", name="wi") as wi, loop.for_(0, tn, kind="unroll", name="wj") as wj:
-                row = loop.add(row0, loop.add(loop.mul(ty, i(tm)), wi))
-                col = loop.add(col0, loop.add(loop.mul(tx, i(tn)), wj))
-                with loop.if_(_inside(k, row, operands.m, col, operands.n)):
-                    operands.store(z, row, col, loop.load(acc, wi, wj))
+                _step_through_k(k, steps, stages, copy, multiply)
+                with loop.for_(0, tm, kind="unroll", name="wi") as wi, loop.for_(0, tn, kind="unroll", name="wj") as wj:
+                    row = loop.add(row0, loop.add(loop.mul(ty, i(tm)), wi))
+                    col = loop.add(col0, loop.add(loop.mul(tx, i(tn)), wj))
+                    with loop.if_(_inside(k, row, operands.m, col, operands.n)):
+                        operands.store(z, row, col, loop.load(acc, wi, wj))
 
 
 def _step_through_k(
@@ -438,61 +463,63 @@ def emit_mma_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
     with _block_grid(operands, bm, bn) as (z, y, x):
         tile_a = loop.alloc(type=BufferType((stages * bm, bk), f16, "shared"))
         tile_b = loop.alloc(type=BufferType((stages * bk, bn), f16, "shared"))
-        row0, col0 = loop.mul(y, i(bm)), loop.mul(x, i(bn))
+        static_row0 = None if isinstance(operands.m, Value) else loop.mul(y, i(bm))
+        col0 = loop.mul(x, i(bn))
         with loop.for_(0, threads, kind="gpu_thread", axis=0, name="t") as t:
             warp, lane = loop.div(t, i(WARP)), loop.rem(t, i(WARP))
             warp_row = loop.mul(loop.div(warp, i(across)), i(MMA_M * tm))
             warp_col = loop.mul(loop.rem(warp, i(across)), i(MMA_N * tn))
             accs = [[loop.alloc(type=BufferType((4,), f32, "local")) for _ in range(tn)] for _ in range(tm)]
-            for row_of_accs in accs:
-                for acc in row_of_accs:
-                    for e in range(4):
-                        loop.store(k.const(0.0, f32), acc, i(e))
+            with _row_tiles(k, operands, y, bm, static_row0) as row0:
+                for row_of_accs in accs:
+                    for acc in row_of_accs:
+                        for e in range(4):
+                            loop.store(k.const(0.0, f32), acc, i(e))
 
-            def copy(step: Value, slot: Value) -> None:
-                """Copy the A and B tiles of contraction step ``step`` into stage ``slot`` of the shared tiles."""
-                k0 = loop.mul(step, i(bk))
-                with loop.for_(t, bm * bk, threads, name="ea") as e:
-                    r, q = loop.div(e, i(bk)), loop.rem(e, i(bk))
-                    at = (loop.add(loop.mul(slot, i(bm)), r), q)
-                    loop.store(k.const(0.0, f16), tile_a, *at)
-                    row, col = loop.add(row0, r), loop.add(k0, q)
-                    with loop.if_(_inside(k, row, operands.m, col, operands.k)):
-                        loop.store(operands.a(z, row, col), tile_a, *at)
-                if operands.b_tile is not None:
+                def copy(step: Value, slot: Value) -> None:
+                    """Copy the A and B tiles of contraction step ``step`` into stage ``slot`` of the shared tiles."""
+                    k0 = loop.mul(step, i(bk))
+                    with loop.for_(t, bm * bk, threads, name="ea") as e:
+                        r, q = loop.div(e, i(bk)), loop.rem(e, i(bk))
+                        at = (loop.add(loop.mul(slot, i(bm)), r), q)
+                        loop.store(k.const(0.0, f16), tile_a, *at)
+                        row, col = loop.add(row0, r), loop.add(k0, q)
+                        with loop.if_(_inside(k, row, operands.m, col, operands.k)):
+                            loop.store(operands.a(z, row, col), tile_a, *at)
+                    if operands.b_tile is not None:
 
-                    def write(r: Value, q: Value, value: Value) -> None:
-                        loop.store(loop.cast(value, dtype=f16), tile_b, loop.add(loop.mul(slot, i(bk)), r), q)
+                        def write(r: Value, q: Value, value: Value) -> None:
+                            loop.store(loop.cast(value, dtype=f16), tile_b, loop.add(loop.mul(slot, i(bk)), r), q)
 
-                    operands.b_tile(t, threads, k0, col0, (bk, bn), write)
-                    return
-                with loop.for_(t, bk * bn, threads, name="eb") as e:
-                    r, q = loop.div(e, i(bn)), loop.rem(e, i(bn))
-                    at = (loop.add(loop.mul(slot, i(bk)), r), q)
-                    loop.store(k.const(0.0, f16), tile_b, *at)
-                    row, col = loop.add(k0, r), loop.add(col0, q)
-                    with loop.if_(_inside(k, row, operands.k, col, operands.n)):
-                        loop.store(operands.b(z, row, col), tile_b, *at)
+                        operands.b_tile(t, threads, k0, col0, (bk, bn), write)
+                        return
+                    with loop.for_(t, bk * bn, threads, name="eb") as e:
+                        r, q = loop.div(e, i(bn)), loop.rem(e, i(bn))
+                        at = (loop.add(loop.mul(slot, i(bk)), r), q)
+                        loop.store(k.const(0.0, f16), tile_b, *at)
+                        row, col = loop.add(k0, r), loop.add(col0, q)
+                        with loop.if_(_inside(k, row, operands.k, col, operands.n)):
+                            loop.store(operands.b(z, row, col), tile_b, *at)
 
-            def multiply(slot: Value) -> None:
-                """Each warp's ``tm x tn`` mma tiles for the ``bk / 16`` steps of stage ``slot``."""
-                a_base, b_base = loop.mul(slot, i(bm)), loop.mul(slot, i(bk))
-                for kk in range(0, bk, MMA_K):
-                    for ti in range(tm):
-                        a_row = loop.add(a_base, loop.add(warp_row, i(MMA_M * ti)))
-                        for tj in range(tn):
-                            b_col = loop.add(warp_col, i(MMA_N * tj))
-                            loop.mma(accs[ti][tj], tile_a, a_row, i(kk), tile_b, loop.add(b_base, i(kk)), b_col)
+                def multiply(slot: Value) -> None:
+                    """Each warp's ``tm x tn`` mma tiles for the ``bk / 16`` steps of stage ``slot``."""
+                    a_base, b_base = loop.mul(slot, i(bm)), loop.mul(slot, i(bk))
+                    for kk in range(0, bk, MMA_K):
+                        for ti in range(tm):
+                            a_row = loop.add(a_base, loop.add(warp_row, i(MMA_M * ti)))
+                            for tj in range(tn):
+                                b_col = loop.add(warp_col, i(MMA_N * tj))
+                                loop.mma(accs[ti][tj], tile_a, a_row, i(kk), tile_b, loop.add(b_base, i(kk)), b_col)
 
-            _step_through_k(k, steps, stages, copy, multiply)
-            group, pair = loop.div(lane, i(4)), loop.mul(loop.rem(lane, i(4)), i(2))
-            for ti in range(tm):
-                for tj in range(tn):
-                    for e in range(4):
-                        row = loop.add(row0, loop.add(warp_row, loop.add(group, i(MMA_M * ti + 8 * (e // 2)))))
-                        col = loop.add(col0, loop.add(warp_col, loop.add(pair, i(MMA_N * tj + e % 2))))
-                        with loop.if_(_inside(k, row, operands.m, col, operands.n)):
-                            operands.store(z, row, col, loop.load(accs[ti][tj], i(e)))
+                _step_through_k(k, steps, stages, copy, multiply)
+                group, pair = loop.div(lane, i(4)), loop.mul(loop.rem(lane, i(4)), i(2))
+                for ti in range(tm):
+                    for tj in range(tn):
+                        for e in range(4):
+                            row = loop.add(row0, loop.add(warp_row, loop.add(group, i(MMA_M * ti + 8 * (e // 2)))))
+                            col = loop.add(col0, loop.add(warp_col, loop.add(pair, i(MMA_N * tj + e % 2))))
+                            with loop.if_(_inside(k, row, operands.m, col, operands.n)):
+                                operands.store(z, row, col, loop.load(accs[ti][tj], i(e)))
 
 
 def _copy_tile(
@@ -547,8 +574,10 @@ def _copy_tile(
             loop.store(source(r, q), tile, slot, r, q)
 
 
-def _inside(k: Kernel, row: Value, rows: int, col: Value, cols: int) -> Value:
-    return loop.and_(loop.cmp(row, k.index(rows), predicate="lt"), loop.cmp(col, k.index(cols), predicate="lt"))  # type: ignore[no-any-return]
+def _inside(k: Kernel, row: Value, rows: int | Value, col: Value, cols: int) -> Value:
+    """Whether (``row``, ``col``) lies inside a ``rows x cols`` matrix (``rows`` a number or a run-time value)."""
+    bound = rows if isinstance(rows, Value) else k.index(rows)
+    return loop.and_(loop.cmp(row, bound, predicate="lt"), loop.cmp(col, k.index(cols), predicate="lt"))  # type: ignore[no-any-return]
 
 
 def _batch(buffer: Value, z: Value) -> list[Value]:

@@ -17,13 +17,18 @@ and dequantized by the block's threads as they are copied into shared memory: th
                                                                                  take bits of both)
 
 Each element of a weight tile is decoded once per block and used by the block's ``bm`` rows, so the unpacking
-costs ``1 / bm`` of the multiply-adds. The codes are unsigned (``pack-quant`` stores signed ones shifted, with
-shifted zero points), so one form serves every k, signed or not. With ``mma=true`` the tiles hold f16 (the
-activations rounded to f16, the dequantized weights too) and each warp multiplies through ``loop.mma`` with f32
-accumulators; with ``mma=false`` (the default) every product is f32, as the graph interpreter computes it.
+costs ``1 / bm`` of the multiply-adds. Activation rows known only at run time (prefill with a symbolic sequence
+length) keep the grid's size fixed when compiling: ``row_blocks`` blocks along grid y, each looping over row tiles
+``y``, ``y + row_blocks``, ... of the run-time ``ceil(M / bm)``, the rows past M of the last one guarded (their A
+elements read as zeros, their C elements not written).
+
+The codes are unsigned (``pack-quant`` stores signed ones shifted, with shifted zero points), so one form serves
+every k, signed or not. With ``mma=true`` the tiles hold f16 (the activations rounded to f16, the dequantized
+weights too) and each warp multiplies through ``loop.mma`` with f32 accumulators; with ``mma=false`` (the default)
+every product is f32, as the graph interpreter computes it.
 
 This module also registers, for ``quant.matmul_packed`` on CUDA targets, the one family that chooses between
-this kernel and :mod:`.gpu_qgemv`'s by the number of activation rows.
+this kernel and :mod:`.gpu_qgemv`'s by the number of activation rows (this one for rows known only at run time).
 """
 
 from __future__ import annotations
@@ -45,38 +50,55 @@ from .gpu_qgemv import (
     qgemv_split,
 )
 from .kernel import LOWERINGS, Kernel, delinearize, register_target_lowering
-from .space import Config, Family, Setting, Space, register_target_family
+from .space import Config, Family, Knob, Setting, Space, register_target_family
 
 STEPS = (32, 64)
 """Legal ``bk``: whole blocks of 32 codes per contraction step."""
 LARGE_TILES: dict[str, Setting] = {"bm": 128, "bn": 128, "bk": 32, "tm": 8, "tn": 8}
+ROW_BLOCKS = (1, 2, 4, 8, 16, 32, 64)
+"""Legal ``row_blocks`` (blocks along grid y) for activation rows known only at run time."""
+NOMINAL_ROWS = 512
+"""The row count the default tiles assume when the rows are known only at run time (a prompt's length)."""
+FILL_BLOCKS = 264
+"""The blocks the default ``row_blocks`` aims for at least: two per SM of the largest GPUs (132 on an H100)."""
 
 
-def qgemm_split(op: Operation) -> tuple[int, int, int] | None:
+def qgemm_split(op: Operation) -> tuple[int | None, int, int] | None:
     """(activation rows M, weight rows N, contraction K) of a product this family builds, or None: a
-    ``quant.matmul_packed`` of 32 lanes, f32 activations and output with static shapes, more than
-    :data:`~.gpu_qgemv.MAX_ROWS` rows (fewer are :mod:`.gpu_qgemv`'s)."""
+    ``quant.matmul_packed`` of 32 lanes, f32 activations and output whose last dims are static, more than
+    :data:`~.gpu_qgemv.MAX_ROWS` rows (fewer are :mod:`.gpu_qgemv`'s) or rows known only at run time (M None)."""
     found = packed_product_rows(op)
-    if found is None or found[0] <= MAX_ROWS:
+    if found is None or (found[0] is not None and found[0] <= MAX_ROWS):
         return None
     return found[0], int(op.attr("cols")), found[1]
 
 
 def gpu_qgemm_space(op: Operation, target: Target) -> Space | None:
-    """The tile knobs of the tiled GEMM with ``bk`` in :data:`STEPS`, and ``mma`` (f16 tiles through mma.sync)."""
-    if qgemm_split(op) is None:
+    """The tile knobs of the tiled GEMM with ``bk`` in :data:`STEPS`, and ``mma`` (f16 tiles through mma.sync);
+    for rows known only at run time, ``row_blocks`` too (the grid's blocks along y)."""
+    split = qgemm_split(op)
+    if split is None:
         return None
-    return tile_space("gpu_qgemm", target, mma=True, steps=STEPS, columns=TILES)
+    space = tile_space("gpu_qgemm", target, mma=True, steps=STEPS, columns=TILES)
+    if split[0] is not None:
+        return space
+    rows = Knob("row_blocks", ROW_BLOCKS, "blocks along grid y, each looping over row tiles of the run-time rows")
+    return Space(space.family, (*space.knobs, rows), space.valid)
 
 
 def gpu_qgemm_default(op: Operation, target: Target, space: Space) -> Config:
-    """:mod:`.gpu_gemm`'s tiles by the size of C with ``bk = 32`` (:data:`LARGE_TILES` beyond them), two stages
-    where K takes several steps and they fit shared memory, f32 products (``mma=false``)."""
+    """:mod:`.gpu_gemm`'s tiles by the size of C with ``bk = 32`` (:data:`LARGE_TILES` beyond them; rows known
+    only at run time count as :data:`NOMINAL_ROWS`), two stages where K takes several steps and they fit shared
+    memory, f32 products (``mma=false``); for run-time rows, the fewest ``row_blocks`` that make the grid at least
+    :data:`FILL_BLOCKS` blocks."""
     split = qgemm_split(op)
     assert split is not None
     rows, cols, depth = split
-    tiles = next((t for most, t in DEFAULT_TILES if rows * cols <= most), LARGE_TILES)
+    tiles = next((t for most, t in DEFAULT_TILES if (rows or NOMINAL_ROWS) * cols <= most), LARGE_TILES)
     values: dict[str, Setting] = {**tiles, "bk": 32, "mma": False}
+    if rows is None:
+        columns = -(-cols // int(tiles["bn"]))
+        values["row_blocks"] = next((b for b in ROW_BLOCKS if columns * b >= FILL_BLOCKS), ROW_BLOCKS[-1])
     for stages in (2, 1) if depth > 32 else (1,):
         candidate = {**values, "stages": stages}
         if space.valid is None or space.valid(candidate):
@@ -95,16 +117,16 @@ def lower_gpu_qgemm(op: Operation, k: Kernel) -> None:
     if k.config is None or k.config.family != "gpu_qgemm" or split is None:
         LOWERINGS[op.name](op, k)
         return
-    rows, cols, depth = split
+    static_rows, cols, depth = split
     bits, group = int(op.attr("bits")), int(op.attr("group"))
     x, packed, scale, zero = k.inputs
     (out,) = k.outputs
-    x_shape, out_shape = x.type.static_shape, out.type.static_shape  # type: ignore[attr-defined]
     panels, blocks = packed.type.static_shape[:2]  # type: ignore[attr-defined]
     mma = bool(k.config.as_dict().get("mma", False))
     i = k.index
-    lead = [i(d) for d in x_shape[:-1]]
-    out_lead = [i(d) for d in out_shape[:-1]]
+    lead = k.sizes(x)[:-1]
+    out_lead = k.sizes(out)[:-1]
+    rows: int | Value = static_rows if static_rows is not None else k.product(lead)
 
     def a_at(z: Value, r: Value, q: Value) -> Value:
         value = loop.load(x, *delinearize(r, lead), q)
@@ -134,7 +156,8 @@ def lower_gpu_qgemm(op: Operation, k: Kernel) -> None:
                 value = loop.mul(loop.sub(code_of(k, words, j, bits), zp), s)
                 write(loop.add(row0, i(j)), nn, value)
 
-    operands = TiledOperands(1, rows, cols, depth, a_at, _no_b, store, b_tile=b_tile)
+    row_blocks = int(k.config.as_dict().get("row_blocks", 1))
+    operands = TiledOperands(1, rows, cols, depth, a_at, _no_b, store, b_tile=b_tile, row_blocks=row_blocks)
     (emit_mma_gemm if mma else emit_tiled_gemm)(k, k.config, operands)
 
 

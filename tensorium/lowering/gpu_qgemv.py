@@ -19,8 +19,9 @@ one block and one weight row to one lane of a warp: the warp's 32 loads of word 
 
 The codes are unsigned (pack-quant stores signed ones shifted, with shifted zero points), so one form serves
 every k. Products with at most :data:`MAX_ROWS` activation rows (decode and small batches), f32 activations,
-static shapes and 32 lanes take this family; more rows take :mod:`.gpu_qgemm`'s tiled GEMM (which registers
-the family that chooses between the two); others keep the ``qgemv`` family, bound to the grid.
+static shapes and 32 lanes take this family; more rows, or rows known only at run time, take :mod:`.gpu_qgemm`'s
+tiled GEMM (which registers the family that chooses between the two); others keep the ``qgemv`` family, bound to
+the grid.
 """
 
 from __future__ import annotations
@@ -41,25 +42,29 @@ WARPS = (1, 2, 4, 8, 16)
 U32 = IntegerType(32, False)
 
 
-def packed_product_rows(op: Operation) -> tuple[int, int] | None:
+def packed_product_rows(op: Operation) -> tuple[int | None, int] | None:
     """(activation rows, contraction length) of a GPU-packed ``quant.matmul_packed`` (32 lanes) with f32
-    activations and output of static shapes, or None for any other op."""
+    activations and output whose last dims are static, or None for any other op; the rows are None when some
+    leading dim of the activations is known only at run time."""
     if op.name != "quant.matmul_packed" or int(op.attr("lanes")) != WARP:
         return None
     x, out = op.operands[0].type, op.results[0].type
-    if not all(isinstance(t, TensorType) and t.is_static and t.element == f32 for t in (x, out)):
+    if not all(isinstance(t, TensorType) and isinstance(t.shape[-1], int) and t.element == f32 for t in (x, out)):
         return None
     assert isinstance(x, TensorType)
-    rows = 1
-    for d in x.static_shape[:-1]:
-        rows *= d
-    return rows, x.static_shape[-1]
+    rows: int | None = 1
+    for d in x.shape[:-1]:
+        rows = rows * d if isinstance(d, int) and rows is not None else None
+    depth = x.shape[-1]
+    assert isinstance(depth, int)
+    return rows, depth
 
 
 def qgemv_split(op: Operation) -> tuple[int, int] | None:
-    """(activation rows, blocks of 32 along the contraction) of a product this family builds, or None."""
+    """(activation rows, blocks of 32 along the contraction) of a product this family builds (static rows), or
+    None."""
     found = packed_product_rows(op)
-    if found is None or not 1 <= found[0] <= MAX_ROWS:
+    if found is None or found[0] is None or not 1 <= found[0] <= MAX_ROWS:
         return None
     return found[0], -(-found[1] // BLOCK)
 

@@ -4,11 +4,10 @@ What ``pack-quant`` does for a CPU, with the rows of a warp side by side: ``quan
 with constant operands becomes ``quant.matmul_packed`` over the ``interleaved`` layout of 32 lanes, so that the
 32 lanes of a warp, one weight row each, load 32 adjacent words of every block of 32 codes (one coalesced
 transaction), with the scales and zero points transposed to [K / group, rows] the same way (adjacent per lane).
-Products of at most 8 activation rows run as ``gpu_qgemv`` (decode), products of more as ``gpu_qgemm``'s tiled
-GEMM (prefill), both from this layout. Products the kernels cannot take are left as they are, as ``pack-quant``
-leaves them, and so are products of rows known only at run time: they keep the simple dequantizing kernel,
-which a GPU runs bound to its grid (the CPU's packed kernel allocates scratch of run-time size, which a GPU
-kernel cannot).
+Products of at most 8 activation rows run as ``gpu_qgemv`` (decode), products of more, or of rows known only at
+run time (prefill with a symbolic sequence length), as ``gpu_qgemm``'s tiled GEMM, both from this layout. Products
+the kernels cannot take are left as they are, as ``pack-quant`` leaves them, and so are products whose contraction
+length is known only at run time.
 """
 
 from __future__ import annotations
@@ -33,12 +32,13 @@ class PackQuantGpu(Pass):
 
     def run(self, module: Operation) -> None:
         def pack(op: Operation, rewriter: PatternRewriter) -> bool:
-            return _static_rows(op) and _pack(op, rewriter, WARP)
+            return _static_depth(op) and _pack(op, rewriter, WARP)
 
         apply_patterns_greedily(module, [RewritePattern("pack_quantized_weight_for_a_warp", ("quant.matmul",), pack)])
 
 
-def _static_rows(op: Operation) -> bool:
-    """Whether ``op``'s activations have a static shape (the GPU kernels' grids are sized when compiling)."""
+def _static_depth(op: Operation) -> bool:
+    """Whether ``op``'s activations have a static last dim (the contraction: the GPU kernels' shapes are fixed when
+    compiling but for the rows, which ``gpu_qgemm`` takes at run time)."""
     x = op.operands[0].type
-    return isinstance(x, TensorType) and x.is_static
+    return isinstance(x, TensorType) and x.rank > 0 and isinstance(x.shape[-1], int)

@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 from tensorium.api import TARGET_PASSES
+from tensorium.backends import interp
 from tensorium.backends.cuda.ptx import NATIVE, compile_ptx, ptxas_path
+from tensorium.backends.plan_runner import run_plan
 from tensorium.errors import ScheduleError
 from tensorium.ir import Operation, graph
 from tensorium.ir.attributes import DenseAttr
@@ -89,17 +91,87 @@ def test_the_row_count_chooses_the_gemv_or_the_gemm() -> None:
     assert default_config(big, SM90) == Config.parse("gpu_qgemm{bm=64,bn=64,bk=32,tm=4,tn=4,stages=2,mma=false}")
 
 
-def test_rows_known_only_at_run_time_keep_the_dequantizing_kernel() -> None:
-    weight = np.ones((8, 32), np.float32)
+def _run_time_rows(lead: tuple[int | Sym, ...], n: int, depth: int, bits: int, group: int) -> Operation:
+    """``x @ W.T`` (W constant, ``n x depth``, ``bits``-bit) with activations ``[*lead, depth]``, some lead dims
+    symbolic, through the CUDA pipeline: packed for ``gpu_qgemm``."""
+    weight = np.random.default_rng(bits).standard_normal((n, depth)).astype(np.float32)
 
     def body(x: object) -> object:
-        w = graph.constant(value=DenseAttr.adopt(weight, TensorType((8, 32), f32)))
+        w = graph.constant(value=DenseAttr.adopt(weight, TensorType((n, depth), f32)))
         return graph.matmul(x, w, transpose_b=True)
 
-    module = build_module([TensorType((Sym("n"), 32), f32)], body)
-    PassManager.parse(f"quantize{{bits=4,group=32,min-elements=0}},{TARGET_PASSES['cuda']}").run(module)
-    names = [op.name for op in func_body(functions(module)[0]).ops if op.name.startswith("quant.")]
-    assert names == ["quant.matmul"]
+    module = build_module([TensorType((*lead, depth), f32)], body)
+    PassManager.parse(f"quantize{{bits={bits},group={group},min-elements=0}},{TARGET_PASSES['cuda']}").run(module)
+    return module
+
+
+def _check_run_time_rows(
+    module: Operation, config: str, shapes: list[tuple[int, ...]], rtol: float, atol: float
+) -> Operation:
+    """``module``'s product lowered as ``gpu_qgemm`` at ``config`` once, run on the loop interpreter for activations
+    of each of ``shapes`` against the graph interpreter; the lowered module."""
+    configs = {kernel_key(_packed_op(module)): Config.parse(config)}
+    state = run_codegen(Codegen(module, SM90, configs=configs, native=NATIVE), until="decompose")
+    assert state.lowered is not None
+    (kernel,) = functions(state.lowered)
+    assert str(kernel.attributes["config"]) == config
+    for seed, shape in enumerate(shapes):
+        x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+        (got,) = run_plan(state.lowered, [x])
+        (want,) = interp.run(module, [x])
+        assert got.shape == want.shape == (*shape[:-1], want.shape[-1])
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+    return state.lowered
+
+
+def test_rows_known_only_at_run_time_take_the_gemm_with_a_fixed_grid() -> None:
+    module = _run_time_rows((Sym("s"),), 4096, 256, 4, 128)
+    op = _packed_op(module)
+    assert [o.name for o in func_body(functions(module)[0]).ops if o.name.startswith("quant.")] == [
+        "quant.matmul_packed"
+    ]
+    space = kernel_space(op, SM90)
+    assert space is not None and space.knobs[-1].name == "row_blocks"
+    assert space.knobs[-1].values == (1, 2, 4, 8, 16, 32, 64)
+    # the large tiles (512 rows x 4096 columns is past 1024^2), one stage (two would not fit 48 KiB); 32 column
+    # tiles of 128 take 16 row blocks to reach 264 blocks
+    want = "gpu_qgemm{bm=128,bn=128,bk=32,tm=8,tn=8,stages=1,mma=false,row_blocks=16}"
+    assert default_config(op, SM90) == Config.parse(want)
+    state = run_codegen(Codegen(module, SM90, native=NATIVE), until="decompose")
+    assert state.lowered is not None
+    (kernel,) = functions(state.lowered)
+    launch = compile_ptx(state.lowered, SM90).launches[kernel.attributes["sym_name"]]  # type: ignore[index]
+    assert launch.grid == (32, 16, 1) and launch.block == (256, 1, 1)  # fixed when compiling, whatever the rows
+    assert [o.attr("type").static_shape for o in kernel.walk() if o.name == "loop.alloc"][:2] == [
+        (1, 128, 32),
+        (1, 32, 128),
+    ]
+
+
+def test_run_time_rows_with_f32_tiles_guard_the_last_tile() -> None:
+    # [2, s, 32] activations: 2 s rows through delinearized run-time sizes; one row block loops over both 16-row
+    # tiles of s = 9 (18 rows, 14 of the second tile past M), and over the one tile of s = 1
+    module = _run_time_rows((2, Sym("s")), 8, 32, 3, 32)
+    config = "gpu_qgemm{bm=16,bn=16,bk=32,tm=2,tn=4,stages=1,mma=false,row_blocks=1}"
+    lowered = _check_run_time_rows(module, config, [(2, 9, 32), (2, 1, 32)], rtol=1e-5, atol=1e-4)
+    row_tiles = [  # the loop over row tiles: serial, to a run-time bound, the K steps' barriers inside
+        o
+        for o in functions(lowered)[0].walk()
+        if o.name == "loop.for"
+        and o.attr("kind") == "serial"
+        and o.operands[1].defining_op().name != "loop.const"  # type: ignore[union-attr]
+        and any(b.name == "loop.barrier" for b in o.walk())
+    ]
+    assert len(row_tiles) == 1
+
+
+def test_run_time_rows_through_mma_spread_over_row_blocks() -> None:
+    # 40 rows: three 16-row tiles over two row blocks (block 0 takes tiles 0 and 2); 7 rows: one tile, block 1
+    # idle; K = 64 in two double-buffered steps
+    module = _run_time_rows((Sym("s"),), 12, 64, 5, 32)
+    config = "gpu_qgemm{bm=16,bn=32,bk=32,tm=1,tn=2,stages=2,mma=true,row_blocks=2}"
+    lowered = _check_run_time_rows(module, config, [(40, 64), (7, 64)], rtol=2e-2, atol=5e-2)
+    assert any(o.name == "loop.mma" for o in functions(lowered)[0].walk())
 
 
 def _ptxas_report(ptx: str, arch: str) -> str:
@@ -141,3 +213,25 @@ def test_every_k_assembles_for_ptxas_without_spills(arch: str, config: str | Non
         report = _ptxas_report(ptx.ptx, arch)
         spills = [int(n) for n in re.findall(r"(\d+) bytes spill (?:stores|loads)", report)]
         assert spills and not any(spills), report
+
+
+DYNAMIC_MMA_CONFIG = "gpu_qgemm{bm=64,bn=64,bk=32,tm=2,tn=4,stages=2,mma=true,row_blocks=8}"
+
+
+@needs_ptxas
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_90"])
+@pytest.mark.parametrize("config", [None, DYNAMIC_MMA_CONFIG])
+def test_run_time_rows_assemble_for_ptxas_without_spills(arch: str, config: str | None) -> None:
+    target = parse_target(f"cuda:{arch}")
+    module = _run_time_rows((Sym("s"),), 256, 256, 4, 128)
+    op = _packed_op(module)
+    configs = {kernel_key(op): Config.parse(config)} if config else {}
+    state = run_codegen(Codegen(module, target, configs=configs, native=NATIVE), until="decompose")
+    assert state.lowered is not None
+    assert "row_blocks=" in str(functions(state.lowered)[0].attributes["config"])
+    ptx = compile_ptx(state.lowered, target)
+    assert ("mma.sync" in ptx.ptx) == (config is not None)
+    assert ".param .u64 matmul_packed_0_param_1" in ptx.ptx  # the run-time row count follows x's address
+    report = _ptxas_report(ptx.ptx, arch)
+    spills = [int(n) for n in re.findall(r"(\d+) bytes spill (?:stores|loads)", report)]
+    assert spills and not any(spills), report
