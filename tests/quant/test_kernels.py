@@ -77,12 +77,15 @@ def test_loop_interpreter_runs_the_same_kernel() -> None:
     + [("x86-64", 4, "float"), ("x86-64-v3", 3, "int")],
 )
 def test_space_and_default_rule(cpu: str, bits: int, path: str) -> None:
-    """The int path where the target has VNNI or AVX2 (not AVX2 at 8 bits, whose multiply-add saturates)."""
+    """The int path where the target has VNNI or AVX2 (not AVX2 at 8 bits, whose multiply-add saturates), with at
+    most 2 integer chains."""
     target = parse_target(f"cpu:{cpu}")
     decode, _ = packed_case(bits, 1, 16, 64, 32, target.lanes())
     batch, _ = packed_case(bits, 3, 16, 64, 32, target.lanes())
-    assert str(default_config(_op(decode), target)) == f"qgemv{{path={path},mr=1,chains=8,prefetch=4096}}"
-    assert str(default_config(_op(batch), target)) == f"qgemv{{path={path},mr=2,chains=4,prefetch=4096}}"
+    chains = (2, 2) if path == "int" else (8, 4)  # the int path's blocks are independent integer sums
+    want = f"qgemv{{path={path},mr=1,chains={chains[0]},prefetch=4096}}"
+    assert str(default_config(_op(decode), target)) == want
+    assert str(default_config(_op(batch), target)) == f"qgemv{{path={path},mr=2,chains={chains[1]},prefetch=4096}}"
     space = kernel_space(_op(batch), target)
     assert space is not None and space.size() == 32 * len(space.knobs[0].values)
     assert space.knobs[0].values == (("float", "int", "lut") if bits <= 3 else ("float", "int"))
@@ -129,7 +132,8 @@ def test_unpacked_quant_ops_on_the_cpu(
 @pytest.mark.parametrize(("cpu", "bits"), [("x86-64-v3", 3), ("skylake-avx512", 4), ("skylake-avx512", 5)])
 def test_prefetch_knob_fetches_one_line_per_64_bytes_of_a_block(cpu: str, bits: int) -> None:
     """``prefetch`` > 0: one ``prefetcht0`` per 64 bytes of a block's words (k words of ``lanes`` rows) in the
-    block loop, the distance in the address; 0: none. Cross-compiled, so the host's ISA plays no part."""
+    block loop, the distance in the address, and per group one for the next panel's scales and one for its zero
+    points (one group here); 0: none. Cross-compiled, so the host's ISA plays no part."""
     target = parse_target(f"cpu:{cpu}")
     lanes = target.lanes()
     module, _ = packed_case(bits, 1, 2 * lanes, 128, 128, lanes)
@@ -140,7 +144,8 @@ def test_prefetch_knob_fetches_one_line_per_64_bytes_of_a_block(cpu: str, bits: 
         counts[ahead] = text.count("prefetcht0")
     per_block = -(-bits // max(1, 64 // (lanes * 4)))
     assert counts[0] == 0
-    assert counts[4096] % per_block == 0 and counts[4096] >= per_block  # the block loop may be unrolled
+    weights = counts[4096] - 2  # the scale and zero-point lines of the next panel
+    assert weights % per_block == 0 and weights >= per_block  # the block loop may be unrolled
 
 
 def test_prefetch_is_a_hint_that_reads_nothing() -> None:
