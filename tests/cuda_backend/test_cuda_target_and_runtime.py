@@ -107,3 +107,35 @@ def test_a_gpu_older_than_the_code_is_named(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(executable, "device_arch", lambda: "sm_75")
     with pytest.raises(CudaUnavailable, match=r"compiled for sm_90, but GPU 0 is sm_75; compile for 'cuda'"):
         built.run(SUITE["softmax"].inputs())
+
+
+FLOATS_FACTORY = """
+import numpy as np
+from tensorium import nn
+
+W = np.arange(12, dtype=np.float32).reshape(4, 3) / 10
+
+
+def floats():
+    return (lambda x: nn.softmax(x @ W, axis=-1)), (np.ones((2, 4), np.float32),)
+"""
+
+
+@pytest.mark.skipif(NO_GPU is None, reason="a GPU is present: running succeeds")
+def test_the_cli_writes_ptx_for_cuda_and_running_it_without_a_gpu_is_one_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tensorium.cli import main
+
+    factory = tmp_path / "floats.py"
+    factory.write_text(FLOATS_FACTORY)
+    out = tmp_path / "floats.tsm"
+    assert main(["compile", f"{factory}:floats", "-t", "cuda", "-o", str(out)]) == 0
+    ptx = (out / "cuda" / "kernels.ptx").read_text()
+    assert ".target sm_80" in ptx and ".entry" in ptx  # "cuda" without a device: sm_80
+    capsys.readouterr()
+    assert main(["run", str(out), "--random-inputs"]) == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(errors) == 1, errors
+    assert errors[0].startswith("tensorium: error: running CUDA code needs cuda-bindings")
+    assert "`tensorium compile -t cuda` keeps the PTX" in errors[0]

@@ -9,7 +9,7 @@ import pytest
 
 from tensorium.backends import interp
 from tensorium.backends.cuda.emitter import Launch
-from tensorium.backends.cuda.ptx import PtxasError, assemble, compile_ptx, ptxas_path
+from tensorium.backends.cuda.ptx import PtxasError, assemble, compile_ptx, ptxas_path, resource_usage
 from tensorium.backends.plan_runner import run_plan
 from tensorium.errors import CompileError
 from tensorium.ir import graph, parse_module
@@ -97,3 +97,14 @@ def test_math_without_a_gpu_instruction_is_a_clear_error() -> None:
 def test_ptxas_messages_reach_the_user() -> None:
     with pytest.raises(PtxasError, match="ptxas rejected the PTX for sm_90"):
         assemble(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { bogus; }\n", "sm_90")
+
+
+@needs_ptxas
+def test_resource_usage_names_each_kernel_with_its_registers_and_spills() -> None:
+    ptx = compile_ptx(lowered_for_gpu(SUITE["mlp_block"].module()), SM90)
+    usage = resource_usage(ptx.ptx, "sm_90")
+    assert set(usage) == set(ptx.launches) and len(usage) > 1
+    for used in usage.values():
+        assert 0 < used.registers <= 255 and used.spill_stores == used.spill_loads == 0
+    with pytest.raises(PtxasError, match="ptxas rejected the PTX for sm_90"):
+        resource_usage(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { bogus; }\n", "sm_90")

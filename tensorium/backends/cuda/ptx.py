@@ -4,6 +4,7 @@
     kernels.ptx                              # one PTX module holding every kernel
     kernels.launches["add_0"]                # its grid and block sizes
     cubin = assemble(kernels.ptx, "sm_90")   # ptxas; PtxasError with its messages when it rejects the PTX
+    usage = resource_usage(kernels.ptx, "sm_90")   # registers and spill bytes per kernel (ptxas -v)
 
 The math an NVIDIA GPU lacks (exp, log, tanh, erf) is decomposed into basic ops by the codegen's
 ``decompose`` stage before the emitter runs (:data:`NATIVE`).
@@ -12,6 +13,7 @@ The math an NVIDIA GPU lacks (exp, log, tanh, erf) is decomposed into basic ops 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -98,3 +100,44 @@ def assemble(ptx: str, arch: str, ptxas: str | None = None) -> bytes:
         if done.returncode != 0:
             raise PtxasError(f"ptxas rejected the PTX for {arch}:\n{done.stderr.strip() or done.stdout.strip()}")
         return cubin.read_bytes()
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What ptxas reports of one kernel: 32-bit registers per thread and bytes of local-memory spills."""
+
+    registers: int
+    spill_stores: int
+    spill_loads: int
+
+
+_ENTRY = re.compile(r"Compiling entry function '([^']+)'")
+_REGISTERS = re.compile(r"Used (\d+) registers")
+_SPILLS = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
+
+
+def resource_usage(ptx: str, arch: str, ptxas: str | None = None) -> dict[str, Usage]:
+    """Each kernel's :class:`Usage` as ``ptxas -v`` reports it for ``arch``; PtxasError when ptxas rejects the PTX,
+    CompileError without a ptxas."""
+    tool = ptxas or ptxas_path()
+    if tool is None:
+        raise CompileError("ptxas was not found (install the CUDA toolkit or set TENSORIUM_PTXAS)")
+    with tempfile.TemporaryDirectory(prefix="tensorium-ptxas-") as folder:
+        source, cubin = Path(folder, "kernels.ptx"), Path(folder, "kernels.cubin")
+        source.write_text(ptx)
+        done = subprocess.run(
+            [tool, "-v", f"-arch={arch}", str(source), "-o", str(cubin)], capture_output=True, text=True
+        )
+    if done.returncode != 0:
+        raise PtxasError(f"ptxas rejected the PTX for {arch}:\n{done.stderr.strip() or done.stdout.strip()}")
+    found: dict[str, Usage] = {}
+    kernel, spills = None, (0, 0)
+    for line in done.stderr.splitlines():
+        if (entry := _ENTRY.search(line)) is not None:
+            kernel, spills = entry.group(1), (0, 0)
+        elif (spill := _SPILLS.search(line)) is not None:
+            spills = (int(spill.group(1)), int(spill.group(2)))
+        elif kernel is not None and (used := _REGISTERS.search(line)) is not None:
+            found[kernel] = Usage(int(used.group(1)), *spills)
+            kernel = None
+    return found
