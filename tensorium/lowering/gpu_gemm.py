@@ -128,6 +128,8 @@ def gpu_gemm_space(op: Operation, target: Target) -> Space | None:
     def valid(values: Mapping[str, Setting]) -> bool:
         if values.get("async_copy", False) and not (values.get("vector", False) and int(values["stages"]) == 2):
             return False
+        if shape.element == f16 and values.get("vector", False) and not values.get("mma", False):
+            return False  # f16 groups are the mma kernel's (the f32-tile kernel widens each element)
         return inner is None or inner(values)
 
     return Space(space.family, (*space.knobs, vector, asynchronous), valid)
@@ -139,14 +141,18 @@ ASYNC_ARCH = 80
 
 VECTOR = 4
 """Elements per vector load of the ``vector`` knob: four f32, 16 bytes (``ld.global.v4.f32``)."""
+HALF_VECTOR = 8
+"""Elements per 16-byte group of the f16 tiles of ``mma`` (the ``vector`` knob on f16 products)."""
 
 
 def vector_loads_proven(shape: GpuGemmShape) -> bool:
-    """Whether every group of :data:`VECTOR` elements the tile copies would load together is 16-byte aligned (given
-    buffers that start so): f32 operands whose rows (K for A, N for B, K for a transposed B) are multiples of 4
-    long, so that a group starting at a multiple of 4 never crosses a row or an edge of the matrix."""
+    """Whether every group of 16 bytes the tile copies would load together is 16-byte aligned (given buffers that
+    start so): operands whose rows (K for A, N for B, K for a transposed B) are multiples of a group (4 f32 or 8
+    f16) long, so that a group starting at a multiple of its size never crosses a row or an edge of the matrix.
+    f16 groups serve the ``mma`` kernel only, which copies a transposed B element by element."""
+    width = VECTOR if shape.element == f32 else HALF_VECTOR
     rows_b = shape.k if shape.transpose_b else shape.n
-    return shape.element == f32 and shape.k % VECTOR == 0 and rows_b % VECTOR == 0
+    return shape.element in (f32, f16) and shape.k % width == 0 and rows_b % width == 0
 
 
 def tile_space(
@@ -206,8 +212,8 @@ def gpu_gemm_default(op: Operation, target: Target, space: Space) -> Config:
     shape = gemm_shape(op, target)
     assert shape is not None
     vector: tuple[tuple[str, Setting], ...] = ()
-    if target.kind == "cuda":
-        vector = (("vector", vector_loads_proven(shape)), ("async_copy", False))
+    if target.kind == "cuda":  # f16 (mma) tiles copied element by element unless a config asks for groups
+        vector = (("vector", shape.element == f32 and vector_loads_proven(shape)), ("async_copy", False))
     if shape.element != f16:
         config = tile_default("gpu_gemm", shape.m, shape.n, shape.k)
         return Config(config.family, (*config.values, *vector))
@@ -292,6 +298,7 @@ def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
         return loop.cast(value, dtype=f32) if widen else value  # type: ignore[no-any-return]
 
     vector = bool(k.config.as_dict().get("vector", False)) and vector_loads_proven(shape)
+    vector = vector and (shape.element == f32 or mma)  # f16 groups: the mma kernel's tiles only
     # a transposed B's groups of 4 run along the contraction: the tile's rows
     along_b = (0 if shape.transpose_b else 1) if vector else None
     asynchronous = vector and bool(k.config.as_dict().get("async_copy", False))
@@ -479,13 +486,37 @@ def emit_mma_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
                 def copy(step: Value, slot: Value) -> None:
                     """Copy the A and B tiles of contraction step ``step`` into stage ``slot`` of the shared tiles."""
                     k0 = loop.mul(step, i(bk))
-                    with loop.for_(t, bm * bk, threads, name="ea") as e:
-                        r, q = loop.div(e, i(bk)), loop.rem(e, i(bk))
-                        at = (loop.add(loop.mul(slot, i(bm)), r), q)
-                        loop.store(k.const(0.0, f16), tile_a, *at)
-                        row, col = loop.add(row0, r), loop.add(k0, q)
-                        with loop.if_(_inside(k, row, operands.m, col, operands.k)):
-                            loop.store(operands.a(z, row, col), tile_a, *at)
+                    if operands.vector_a:
+                        _copy_groups(
+                            t,
+                            threads,
+                            tile_a,
+                            loop.mul(slot, i(bm)),
+                            (bm, bk),
+                            lambda r, q: operands.a(z, loop.add(row0, r), loop.add(k0, q)),
+                            lambda r, q: _inside(k, loop.add(row0, r), operands.m, loop.add(k0, q), operands.k),
+                            operands.async_copy,
+                        )
+                    else:
+                        with loop.for_(t, bm * bk, threads, name="ea") as e:
+                            r, q = loop.div(e, i(bk)), loop.rem(e, i(bk))
+                            at = (loop.add(loop.mul(slot, i(bm)), r), q)
+                            loop.store(k.const(0.0, f16), tile_a, *at)
+                            row, col = loop.add(row0, r), loop.add(k0, q)
+                            with loop.if_(_inside(k, row, operands.m, col, operands.k)):
+                                loop.store(operands.a(z, row, col), tile_a, *at)
+                    if operands.b_tile is None and operands.vector_b == 1:
+                        _copy_groups(
+                            t,
+                            threads,
+                            tile_b,
+                            loop.mul(slot, i(bk)),
+                            (bk, bn),
+                            lambda r, q: operands.b(z, loop.add(k0, r), loop.add(col0, q)),
+                            lambda r, q: _inside(k, loop.add(k0, r), operands.k, loop.add(col0, q), operands.n),
+                            operands.async_copy,
+                        )
+                        return
                     if operands.b_tile is not None:
 
                         def write(r: Value, q: Value, value: Value) -> None:
@@ -520,6 +551,45 @@ def emit_mma_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
                             col = loop.add(col0, loop.add(warp_col, loop.add(pair, i(MMA_N * tj + e % 2))))
                             with loop.if_(_inside(k, row, operands.m, col, operands.n)):
                                 operands.store(z, row, col, loop.load(accs[ti][tj], i(e)))
+
+
+def _copy_groups(
+    t: Value,
+    threads: int,
+    tile: Value,
+    first_row: Value,
+    dims: tuple[int, int],
+    source: Callable[[Value, Value], Value],
+    inside: Callable[[Value, Value], Value],
+    asynchronous: bool,
+) -> None:
+    """The f16 copy of :func:`emit_mma_gemm`'s ``vector`` knob: each of ``threads`` threads copies every
+    ``threads``-th group of :data:`HALF_VECTOR` elements (16 bytes) along the rows of a ``dims`` tile into the 2-D
+    shared ``tile`` from its row ``first_row`` on (the stage's), each group a ``vectorize`` loop that the NVPTX
+    emitter makes one vector load, or one ``cp.async`` with ``asynchronous``: copied where ``inside`` holds of its
+    first element (the lowering proved the group inside or outside as a whole), zeroed elsewhere, never both when
+    asynchronous (as :func:`_copy_tile`)."""
+    rows, cols = dims
+    groups = cols // HALF_VECTOR
+    zero = loop.const(value=0.0, dtype=f16)
+    with loop.for_(t, rows * groups, threads, name="e") as e:
+        r = loop.div(e, loop.const(value=groups, dtype=index))
+        q = loop.mul(loop.rem(e, loop.const(value=groups, dtype=index)), loop.const(value=HALF_VECTOR, dtype=index))
+        row = loop.add(first_row, r)
+        inside_now = inside(r, q)
+        if asynchronous:
+            with loop.if_(inside_now):
+                with loop.for_(0, HALF_VECTOR, kind="vectorize", factor=HALF_VECTOR, name="v") as v:
+                    loop.store(source(r, loop.add(q, v)), tile, row, loop.add(q, v))
+            with loop.if_(loop.xor(inside_now, loop.const(value=True, dtype=i1))):
+                with loop.for_(0, HALF_VECTOR, kind="vectorize", factor=HALF_VECTOR, name="v") as v:
+                    loop.store(zero, tile, row, loop.add(q, v))
+            return
+        with loop.for_(0, HALF_VECTOR, kind="vectorize", factor=HALF_VECTOR, name="v") as v:
+            loop.store(zero, tile, row, loop.add(q, v))
+        with loop.if_(inside_now):
+            with loop.for_(0, HALF_VECTOR, kind="vectorize", factor=HALF_VECTOR, name="v") as v:
+                loop.store(source(r, loop.add(q, v)), tile, row, loop.add(q, v))
 
 
 def _copy_tile(

@@ -1,7 +1,8 @@
 """Vectorized global loads in the f32 GEMM's tile copies (``gpu_gemm``'s ``vector`` knob): legal only where the
 lowering proves every group of four 16-byte aligned, proven on the loop interpreter, ``ld.global.v4`` in the PTX
 and ptxas accepting it; the alignment the emitter proves; views the executable must realign. The same copies by
-``cp.async`` (the ``async_copy`` knob, sm_80 on), waited for before every barrier."""
+``cp.async`` (the ``async_copy`` knob, sm_80 on), waited for before every barrier; the f16 tiles of ``mma`` copied
+by groups of eight, by ``cp.async`` too."""
 
 from __future__ import annotations
 
@@ -11,14 +12,14 @@ import pytest
 from tensorium.backends import interp
 from tensorium.backends.cuda.emitter import known_multiple, vector_alignment
 from tensorium.backends.cuda.executable import CudaExecutable
-from tensorium.backends.cuda.ptx import NATIVE, assemble, compile_ptx
+from tensorium.backends.cuda.ptx import NATIVE, assemble, compile_ptx, resource_usage
 from tensorium.backends.plan_runner import run_plan
 from tensorium.errors import ScheduleError
 from tensorium.ir import Operation, graph
 from tensorium.ir.builder import InsertionPoint
 from tensorium.ir.dialects import loop
 from tensorium.ir.dialects.builtin import func_body, functions
-from tensorium.ir.types import BufferType, TensorType, f32, index
+from tensorium.ir.types import BufferType, TensorType, f16, f32, index
 from tensorium.lowering.codegen import Codegen, run_codegen
 from tensorium.lowering.space import Config, default_config, kernel_key, kernel_space
 from tensorium.targets import parse_target
@@ -173,3 +174,68 @@ def test_async_copies_assemble_for_ptxas(arch: str) -> None:
     ptx = compile_ptx(state.lowered, target).ptx
     assert "cp.async.cg.shared.global" in ptx
     assemble(ptx, arch)
+
+
+MMA_ASYNC = "gpu_gemm{bm=32,bn=32,bk=16,tm=1,tn=2,stages=2,mma=true,vector=true,async_copy=true}"
+
+
+def _matmul_f16(m: int, k: int, n: int, transpose_b: bool = False) -> Operation:
+    b = (n, k) if transpose_b else (k, n)
+    return build_module(
+        [TensorType((m, k), f16), TensorType(b, f16)], lambda x, y: graph.matmul(x, y, transpose_b=transpose_b)
+    )
+
+
+@pytest.mark.parametrize("transpose_b", [False, True])
+def test_mma_tiles_fed_by_cp_async_match_the_graph_interpreter(transpose_b: bool) -> None:
+    # 20 rows (the second row tile's groups past M zeroed), K = 48 in three double-buffered steps, 40 columns
+    sm80 = parse_target("cuda:sm_80")
+    module = _matmul_f16(20, 48, 40, transpose_b)
+    op = _op(module)
+    state = run_codegen(
+        Codegen(module, sm80, configs={kernel_key(op): Config.parse(MMA_ASYNC)}, native=NATIVE), until="decompose"
+    )
+    assert state.lowered is not None
+    rng = np.random.default_rng(3)
+    shapes = [a.type.static_shape for a in func_body(functions(module)[0]).args]  # type: ignore[attr-defined]
+    inputs = [rng.standard_normal(s).astype(np.float16) for s in shapes]
+    (got,) = run_plan(state.lowered, inputs)
+    np.testing.assert_allclose(
+        got.astype(np.float32), interp.run(module, inputs)[0].astype(np.float32), rtol=2e-3, atol=4e-3
+    )
+    ptx = compile_ptx(state.lowered, sm80).ptx
+    assert "mma.sync" in ptx and ptx.count("cp.async.wait_all") == ptx.count("bar.sync")
+    if transpose_b:  # A's groups by cp.async; a transposed B's tile rows are not contiguous: element by element
+        assert "cp.async.cg.shared.global" in ptx and "ld.global" in ptx
+    else:  # every tile element arrives by cp.async
+        assert "cp.async.cg.shared.global" in ptx and "ld.global" not in ptx
+
+
+def test_f16_groups_are_the_mma_kernels_and_need_k_and_n_multiples_of_8() -> None:
+    space = kernel_space(_op(_matmul_f16(16, 48, 40)), parse_target("cuda:sm_80"))
+    assert space is not None
+    knobs = {k.name: k.values for k in space.knobs}
+    assert knobs["vector"] == (True, False) and knobs["async_copy"] == (True, False)
+    with pytest.raises(ScheduleError, match="combines knobs"):
+        space.check(Config.parse(MMA_ASYNC.replace("mma=true", "mma=false").replace("tn=2", "tn=1")))
+    odd = kernel_space(_op(_matmul_f16(16, 44, 40)), parse_target("cuda:sm_80"))
+    assert odd is not None and {k.name: k.values for k in odd.knobs}["vector"] == (False,)
+    default = default_config(_op(_matmul_f16(16, 48, 40)), SM90)
+    assert default is not None and default["vector"] is False  # the default copies element by element
+
+
+@needs_ptxas
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_mma_tiles_fed_by_cp_async_assemble_for_ptxas_without_spills(arch: str) -> None:
+    target = parse_target(f"cuda:{arch}")
+    module = _matmul_f16(4096, 4096, 4096)
+    point = "gpu_gemm{bm=128,bn=128,bk=32,tm=4,tn=4,stages=2,mma=true,vector=true,async_copy=true}"
+    state = run_codegen(
+        Codegen(module, target, configs={kernel_key(_op(module)): Config.parse(point)}, native=NATIVE),
+        until="decompose",
+    )
+    assert state.lowered is not None
+    ptx = compile_ptx(state.lowered, target).ptx
+    assert "cp.async.cg.shared.global" in ptx and "ld.global" not in ptx
+    (usage,) = resource_usage(ptx, arch).values()
+    assert usage.registers <= 255 and usage.spill_stores == usage.spill_loads == 0

@@ -209,8 +209,9 @@ class NVPTXEmitter(LLVMEmitter):
 
     def emit_async_copy(self, op: Operation, lower: ir.Value, factor: int) -> bool:
         """``cp.async.cg.shared.global`` of 16 bytes (``llvm.nvvm.cp.async.cg.shared.global.16``) for a planned
-        vector loop whose body copies 16 proven-aligned bytes from a global buffer to a shared one; False (nothing
-        emitted) for any other body. The copy completes in the background: :meth:`emit_barrier` waits for it."""
+        vector loop whose body copies 16 proven-aligned bytes (four f32, eight f16) from a global buffer to a shared
+        one; False (nothing emitted) for any other body. The copy completes in the background: :meth:`emit_barrier`
+        waits for it."""
         body = op.regions[0].block
         moves = [o for o in body.ops if o.name in ("loop.load", "loop.store")]
         if len(moves) != 2 or moves[0].name != "loop.load" or moves[1].operands[0] is not moves[0].results[0]:
@@ -218,9 +219,12 @@ class NVPTXEmitter(LLVMEmitter):
         load, store = moves
         source, target = self.buffer(load.operands[0]), self.buffer(store.operands[1])
         sources, targets = list(load.operands[1:]), list(store.operands[2:])
-        if source.type.space != "global" or target.type.space != "shared" or source.type.element != FloatType("f32"):
+        element = source.type.element
+        if source.type.space != "global" or target.type.space != "shared" or target.type.element != element:
             return False
-        if factor * 4 != 16 or not (self.contiguous(sources, source) and self.contiguous(targets, target)):
+        if element not in (FloatType("f32"), FloatType("f16")) or factor * storage_dtype(element).itemsize != 16:
+            return False
+        if not (self.contiguous(sources, source) and self.contiguous(targets, target)):
             return False
         varying = self.plan.varying
         if vector_alignment(source.type, sources, varying) < 16 or vector_alignment(target.type, targets, varying) < 16:
