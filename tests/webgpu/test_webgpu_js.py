@@ -111,7 +111,8 @@ def test_node_dawn_tunes_variants_and_computes_the_same(tmp_path: Path) -> None:
     variants = json.loads((site / "webgpu" / "variants.json").read_text())
     assert variants and all(len(shaders) >= 1 for shaders in variants.values())
     x = np.random.default_rng(6).standard_normal((3, 16)).astype(np.float32)
-    done = run_node(site, [x], tmp_path, tune_ms=60000)  # a budget that every candidate fits, even on a loaded machine
+    # No budget to speak of: every candidate is tried however loaded the machine (60 s ran out at load 13).
+    done = run_node(site, [x], tmp_path, tune_ms=10**9)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stderr.split("tuned: ", 1)[1].splitlines()[0])
     assert report["tried"] > len(variants) and set(report["choices"]) == set(variants)
