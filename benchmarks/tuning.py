@@ -7,6 +7,8 @@ cost model's quality on held-out measurements (a benchmark, not a test; run it o
     python benchmarks/tuning.py --train --db runs.jsonl  # train the shipped warm-start model from records
     python benchmarks/tuning.py --collect 40 --db runs.jsonl   # random points of the corpus's kernels
     python benchmarks/tuning.py --evaluate --db runs.jsonl     # cost-model quality, k-fold by kernel
+    python benchmarks/tuning.py --exhaust 110 --clock cpu --db spaces.jsonl  # every point of small spaces
+    python benchmarks/tuning.py --simulate spaces.jsonl --seeds 10  # searches replayed on those recordings
     python benchmarks/tuning.py --tinygrad 2 --gemm 512x512x512  # against tinygrad's BEAM=2, same time
     python benchmarks/tuning.py gemm --long 1800 --size m=512 --size n=512 --size k=512  # 60 s against 30 min
     python benchmarks/tuning.py --minilm --budget 60     # all-MiniLM-L6-v2, tuned against default
