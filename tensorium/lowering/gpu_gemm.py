@@ -119,17 +119,18 @@ def gpu_gemm_space(op: Operation, target: Target) -> Space | None:
     space = tile_space("gpu_gemm", target, mma=shape.element == f16)
     if target.kind != "cuda":
         return space
-    proven = vector_loads_proven(shape)
-    vector = Knob("vector", (True, False) if proven else (False,), "f32 tiles copied by 4-element vector loads")
-    copies = (True, False) if proven and _arch_number(target) >= ASYNC_ARCH else (False,)
+    async_arch = _arch_number(target) >= ASYNC_ARCH
+    proven = vector_loads_proven(shape) and (shape.element == f32 or async_arch)
+    vector = Knob("vector", (True, False) if proven else (False,), "tiles copied by groups of 16 bytes")
+    copies = (True, False) if proven and async_arch else (False,)
     asynchronous = Knob("async_copy", copies, "vector tile copies by cp.async (sm_80 on), with two stages")
     inner = space.valid
 
     def valid(values: Mapping[str, Setting]) -> bool:
         if values.get("async_copy", False) and not (values.get("vector", False) and int(values["stages"]) == 2):
             return False
-        if shape.element == f16 and values.get("vector", False) and not values.get("mma", False):
-            return False  # f16 groups are the mma kernel's (the f32-tile kernel widens each element)
+        if shape.element == f16 and values.get("vector", False) and not _f16_groups(values):
+            return False
         return inner is None or inner(values)
 
     return Space(space.family, (*space.knobs, vector, asynchronous), valid)
@@ -137,6 +138,12 @@ def gpu_gemm_space(op: Operation, target: Target) -> Space | None:
 
 ASYNC_ARCH = 80
 """The first architecture with ``cp.async`` (Ampere)."""
+
+
+def _f16_groups(values: Mapping[str, Setting]) -> bool:
+    """Whether ``vector`` may hold for an f16 product at ``values``: its groups of eight are the ``mma`` kernel's,
+    copied by ``cp.async`` (the NVPTX emitter loads f16 element by element otherwise: it widens each to compute)."""
+    return bool(values.get("mma", False)) and bool(values.get("async_copy", False))
 
 
 VECTOR = 4
@@ -298,7 +305,7 @@ def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
         return loop.cast(value, dtype=f32) if widen else value  # type: ignore[no-any-return]
 
     vector = bool(k.config.as_dict().get("vector", False)) and vector_loads_proven(shape)
-    vector = vector and (shape.element == f32 or mma)  # f16 groups: the mma kernel's tiles only
+    vector = vector and (shape.element == f32 or _f16_groups(k.config.as_dict()))
     # a transposed B's groups of 4 run along the contraction: the tile's rows
     along_b = (0 if shape.transpose_b else 1) if vector else None
     asynchronous = vector and bool(k.config.as_dict().get("async_copy", False))

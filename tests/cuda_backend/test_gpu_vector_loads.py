@@ -190,10 +190,11 @@ def _matmul_f16(m: int, k: int, n: int, transpose_b: bool = False) -> Operation:
 def test_mma_tiles_fed_by_cp_async_match_the_graph_interpreter(transpose_b: bool) -> None:
     # 20 rows (the second row tile's groups past M zeroed), K = 48 in three double-buffered steps, 40 columns
     sm80 = parse_target("cuda:sm_80")
+    point = MMA_ASYNC
     module = _matmul_f16(20, 48, 40, transpose_b)
     op = _op(module)
     state = run_codegen(
-        Codegen(module, sm80, configs={kernel_key(op): Config.parse(MMA_ASYNC)}, native=NATIVE), until="decompose"
+        Codegen(module, sm80, configs={kernel_key(op): Config.parse(point)}, native=NATIVE), until="decompose"
     )
     assert state.lowered is not None
     rng = np.random.default_rng(3)
@@ -211,13 +212,19 @@ def test_mma_tiles_fed_by_cp_async_match_the_graph_interpreter(transpose_b: bool
         assert "cp.async.cg.shared.global" in ptx and "ld.global" not in ptx
 
 
-def test_f16_groups_are_the_mma_kernels_and_need_k_and_n_multiples_of_8() -> None:
+def test_f16_groups_are_the_mma_kernels_by_cp_async_and_need_k_and_n_multiples_of_8() -> None:
     space = kernel_space(_op(_matmul_f16(16, 48, 40)), parse_target("cuda:sm_80"))
     assert space is not None
     knobs = {k.name: k.values for k in space.knobs}
     assert knobs["vector"] == (True, False) and knobs["async_copy"] == (True, False)
-    with pytest.raises(ScheduleError, match="combines knobs"):
-        space.check(Config.parse(MMA_ASYNC.replace("mma=true", "mma=false").replace("tn=2", "tn=1")))
+    for point in (
+        MMA_ASYNC.replace("mma=true", "mma=false").replace("tn=2", "tn=1"),  # the f32-tile kernel widens each
+        MMA_ASYNC.replace("async_copy=true", "async_copy=false"),  # f16 vector loads would load element by element
+    ):
+        with pytest.raises(ScheduleError, match="combines knobs"):
+            space.check(Config.parse(point))
+    sm75 = kernel_space(_op(_matmul_f16(16, 48, 40)), parse_target("cuda:sm_75"))
+    assert sm75 is not None and {k.name: k.values for k in sm75.knobs}["vector"] == (False,)
     odd = kernel_space(_op(_matmul_f16(16, 44, 40)), parse_target("cuda:sm_80"))
     assert odd is not None and {k.name: k.values for k in odd.knobs}["vector"] == (False,)
     default = default_config(_op(_matmul_f16(16, 48, 40)), SM90)
