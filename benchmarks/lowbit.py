@@ -125,7 +125,11 @@ def tensorium_runner(
     ops = func_body(functions(module)[0]).ops[:per_call]
     default = default_config(ops[0], host_target())
     assert default is not None
-    config = default.replace(path=path, **knobs)
+    from tensorium.lowering.quant import PATHS
+
+    # The path's own default chains (k = 1 defaults to lut, whose chains are not the int path's).
+    chains = PATHS[path].default_chains(default.int("mr"))
+    config = default.replace(path=path, **{"chains": chains, **knobs})
     exe = CpuExecutable.build(module, configs={kernel_key(op): config for op in ops})
     nbytes = sum(a.nbytes for a in sets[0])
     if per_layer:
