@@ -1,5 +1,6 @@
-"""The loop dialect's integer bit ops (shl, shr, dot_u8i8, bit_fields) through LLVM against the loop interpreter, in scalar
-and vector loops, for targets with and without dot-product instructions; and the instruction each target gets."""
+"""The loop dialect's integer bit ops (shl, shr, dot_u8i8, bit_fields) through LLVM against the loop interpreter,
+in scalar and vector loops, for targets with and without dot-product instructions; and the instruction each target
+gets."""
 
 from __future__ import annotations
 

@@ -5,9 +5,10 @@ features and the vector's width allow: ``vpdpbusd`` (AVX-512 VNNI on 512-bit vec
 VNNI with VL, on 256 and 128 bits), else, when the op is ``narrow`` (its pairs of products fit i16),
 ``vpmaddubsw`` + ``vpmaddwd`` + ``vpaddd`` (AVX-512 BW, AVX2, SSSE3); anything else (a scalar, a target
 without these instructions, a wide op on AVX2) is the portable form: bytes widened to i32, multiplied, and
-summed by fours, which any LLVM target compiles. ``bit_fields`` on a vector is ``vpmultishiftqb`` and a byte mask
-where the target has AVX-512 VBMI (and VL below 512 bits), else shifts, masks and ors. ``lookup_bytes`` on 16 lanes with a table that is the same in
-every lane is one 64-byte load and ``vpermb`` (AVX-512 VBMI); elsewhere four byte loads per lane.
+summed by fours, which any LLVM target compiles. ``bit_fields`` on a vector is ``vpmultishiftqb`` and a byte
+mask where the target has AVX-512 VBMI (and VL below 512 bits), else shifts, masks and ors. ``lookup_bytes`` on
+16 lanes with a table that is the same in every lane is one 64-byte load and ``vpermb`` (AVX-512 VBMI); elsewhere
+four byte loads per lane.
 """
 
 from __future__ import annotations
