@@ -51,7 +51,8 @@ from tensorium.autotune.tuning import tune_kernels
 from tensorium.backends.llvm.emitter import LLVMEmitter
 from tensorium.bench.workloads import WORKLOADS
 from tensorium.errors import TensoriumError
-from tensorium.lowering.space import Config
+from tensorium.lowering.space import Config, TunableKernel
+from tensorium.targets import Target
 
 
 def _interleaved(fns: list[Any], inputs: tuple[Any, ...], rounds: int = 15) -> list[tuple[float, float]]:
@@ -359,33 +360,33 @@ def collect(points: int, db_path: Path, seed: int) -> None:
                     config = kernel.space.sample(rng)
                     if str(config) not in done:
                         wanted.setdefault(str(config), config)
-                reference: float | None = None
                 started = time.perf_counter()
-                for config in wanted.values():
-                    try:
-                        lowered = lowered_kernel(kernel.op, target, config, LLVMEmitter.NATIVE)
-                    except TensoriumError:
-                        continue
-                    features = candidate_features(lowered, config)
-                    m = fastest.measure(build_job(kernel.op, target, config, lowered))
-                    if m.ok and reference is not None and abs(m.checksum - reference) > 1e-3 * abs(reference):
-                        m = Measurement(None, f"wrong result (checksum {m.checksum:.6g}, default {reference:.6g})")
-                    elif m.ok and reference is None and str(config) == str(kernel.default):
-                        reference = m.checksum
-                    record = Record(
-                        kernel.key,
-                        target.key(),
-                        str(config),
-                        m.seconds,
-                        m.error,
-                        kernel.space.family,
-                        tuple(float(f) for f in features),
-                    )
-                    db.add([record])
+                _record_points(fastest, db, kernel, target, list(wanted.values()))
                 _log(
                     f"{name} {kernel.space.family} {kernel.key[:8]}: {len(wanted)} points in "
                     f"{time.perf_counter() - started:.0f} s ({len(db.of(kernel.key, target.key()))} recorded)"
                 )
+
+
+def _record_points(
+    fastest: _Fastest, db: TuningDB, kernel: TunableKernel, target: Target, configs: list[Config]
+) -> None:
+    """Measure each of ``configs`` of ``kernel`` (its default first, when listed: its checksum is the reference
+    the others must match) and add a record of each to ``db``; points that do not lower are skipped."""
+    reference: float | None = None
+    for config in configs:
+        try:
+            lowered = lowered_kernel(kernel.op, target, config, LLVMEmitter.NATIVE)
+        except TensoriumError:
+            continue
+        features = candidate_features(lowered, config)
+        m = fastest.measure(build_job(kernel.op, target, config, lowered))
+        if m.ok and reference is not None and abs(m.checksum - reference) > 1e-3 * abs(reference):
+            m = Measurement(None, f"wrong result (checksum {m.checksum:.6g}, default {reference:.6g})")
+        elif m.ok and reference is None and str(config) == str(kernel.default):
+            reference = m.checksum
+        features_ = tuple(float(f) for f in features)
+        db.add([Record(kernel.key, target.key(), str(config), m.seconds, m.error, kernel.space.family, features_)])
 
 
 def exhaust(most: int, db_path: Path, only: list[str] | None = None) -> None:
@@ -402,34 +403,8 @@ def exhaust(most: int, db_path: Path, only: list[str] | None = None) -> None:
                 continue
             done = {r.config for r in db.of(kernel.key, target.key())}
             points = [kernel.default, *(p for p in kernel.space.points() if str(p) != str(kernel.default))]
-            reference: float | None = None
             started = time.perf_counter()
-            for config in points:
-                if str(config) in done:
-                    continue
-                try:
-                    lowered = lowered_kernel(kernel.op, target, config, LLVMEmitter.NATIVE)
-                except TensoriumError:
-                    continue
-                features = candidate_features(lowered, config)
-                m = fastest.measure(build_job(kernel.op, target, config, lowered))
-                if m.ok and reference is not None and abs(m.checksum - reference) > 1e-3 * abs(reference):
-                    m = Measurement(None, f"wrong result (checksum {m.checksum:.6g}, default {reference:.6g})")
-                elif m.ok and reference is None and str(config) == str(kernel.default):
-                    reference = m.checksum
-                db.add(
-                    [
-                        Record(
-                            kernel.key,
-                            target.key(),
-                            str(config),
-                            m.seconds,
-                            m.error,
-                            kernel.space.family,
-                            tuple(float(f) for f in features),
-                        )
-                    ]
-                )
+            _record_points(fastest, db, kernel, target, [p for p in points if str(p) not in done])
             _log(
                 f"{kernel.space.family} {kernel.key[:8]}: {kernel.space.size()} points, "
                 f"{len(db.of(kernel.key, target.key()))} recorded, {time.perf_counter() - started:.0f} s"

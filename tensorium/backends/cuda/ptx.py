@@ -90,16 +90,23 @@ def ptxas_path() -> str | None:
 
 def assemble(ptx: str, arch: str, ptxas: str | None = None) -> bytes:
     """The cubin ptxas makes of ``ptx`` for ``arch`` (``sm_90``); PtxasError with its messages when it fails."""
+    return _run_ptxas(ptx, arch, ptxas, [])[0]
+
+
+def _run_ptxas(ptx: str, arch: str, ptxas: str | None, options: list[str]) -> tuple[bytes, str]:
+    """ptxas on ``ptx`` for ``arch`` with ``options``: the cubin and what ptxas wrote to stderr; PtxasError with
+    its messages when it rejects the PTX, CompileError without a ptxas."""
     tool = ptxas or ptxas_path()
     if tool is None:
         raise CompileError("ptxas was not found (install the CUDA toolkit or set TENSORIUM_PTXAS)")
     with tempfile.TemporaryDirectory(prefix="tensorium-ptxas-") as folder:
         source, cubin = Path(folder, "kernels.ptx"), Path(folder, "kernels.cubin")
         source.write_text(ptx)
-        done = subprocess.run([tool, f"-arch={arch}", str(source), "-o", str(cubin)], capture_output=True, text=True)
+        command = [tool, *options, f"-arch={arch}", str(source), "-o", str(cubin)]
+        done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:
             raise PtxasError(f"ptxas rejected the PTX for {arch}:\n{done.stderr.strip() or done.stdout.strip()}")
-        return cubin.read_bytes()
+        return cubin.read_bytes(), done.stderr
 
 
 @dataclass(frozen=True)
@@ -119,20 +126,10 @@ _SPILLS = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
 def resource_usage(ptx: str, arch: str, ptxas: str | None = None) -> dict[str, Usage]:
     """Each kernel's :class:`Usage` as ``ptxas -v`` reports it for ``arch``; PtxasError when ptxas rejects the PTX,
     CompileError without a ptxas."""
-    tool = ptxas or ptxas_path()
-    if tool is None:
-        raise CompileError("ptxas was not found (install the CUDA toolkit or set TENSORIUM_PTXAS)")
-    with tempfile.TemporaryDirectory(prefix="tensorium-ptxas-") as folder:
-        source, cubin = Path(folder, "kernels.ptx"), Path(folder, "kernels.cubin")
-        source.write_text(ptx)
-        done = subprocess.run(
-            [tool, "-v", f"-arch={arch}", str(source), "-o", str(cubin)], capture_output=True, text=True
-        )
-    if done.returncode != 0:
-        raise PtxasError(f"ptxas rejected the PTX for {arch}:\n{done.stderr.strip() or done.stdout.strip()}")
+    _, report = _run_ptxas(ptx, arch, ptxas, ["-v"])
     found: dict[str, Usage] = {}
     kernel, spills = None, (0, 0)
-    for line in done.stderr.splitlines():
+    for line in report.splitlines():
         if (entry := _ENTRY.search(line)) is not None:
             kernel, spills = entry.group(1), (0, 0)
         elif (spill := _SPILLS.search(line)) is not None:
