@@ -60,7 +60,13 @@ def run_vmfb(vmfb: bytes, inputs: Sequence[np.ndarray], func: str = "main") -> l
         raise IreeError(f"IREE failed to run @{func}: {_first_lines(str(e))}") from None
     if not isinstance(results, (list, tuple)):
         results = [results]
-    return [np.asarray(r.to_host() if hasattr(r, "to_host") else r) for r in results]
+    arrays = []
+    for n, r in enumerate(results):
+        try:
+            arrays.append(np.asarray(r.to_host() if hasattr(r, "to_host") else r))
+        except ValueError as e:  # an element type IREE's runtime cannot hand to numpy (its i1 buffers, say)
+            raise IreeError(f"IREE cannot return result #{n} of @{func} as a numpy array: {e}") from None
+    return arrays
 
 
 def _first_lines(text: str, count: int = 12) -> str:
