@@ -617,8 +617,8 @@ class _BlockedGemm:
         k, nr = self.k, self.nr
         # The edge tiles (clamped rows, the narrower last panel) run their epilogue in a loop over the rows, from
         # the edge buffer: one copy of its code rather than mr. An epilogue such as GELU is most of a GEMM's LLVM
-        # code, and of its compile time, so a dynamic model's GEMM (a shifted and a clamped copy) compiles in
-        # about half the time; the full, shifted tiles that do nearly all the work keep it unrolled.
+        # code, and of its compile time (a dynamic GPT-2's FFN GEMM, a shifted and a clamped copy: 0.73 -> 0.45 s
+        # of LLVM); the full, shifted tiles that do nearly all the work keep it unrolled.
         rows_loop = (epilogue is not None or k.store_epilogue) and (at.clamp or not at.full)
         if not at.full or rows_loop:
             edge = self._edge()
