@@ -7,19 +7,23 @@ buffers: a buffer takes a slot freed by a buffer whose last use came before it, 
 lifetimes do not overlap share memory; a view (a reshape, say) has no memory of its own and keeps its
 source alive. ``run`` binds inputs and constants without copying, allocates the slots and the outputs
 with numpy (sizes from the named dims of the inputs) and calls the kernels in order; the slots' memory is
-kept for the next run with the same dims. :meth:`CpuExecutable.to_files` keeps the object code, the plan
-(JSON) and the loop IR; :meth:`CpuExecutable.from_files` loads that object code into the JIT, with no LLVM
-code generation, after checking that it was built by this Tensorium version for a CPU with features this
-host has.
+kept for the next run with the same dims. A plan whose shapes are all static runs through a launch worked
+out on its first run (every pointer but the inputs' and the new outputs' known, inputs of the right dtype
+and shape checked in a few comparisons), so a call costs little Python beyond its kernel calls.
+:meth:`CpuExecutable.to_files` keeps the object code, the plan (JSON) and the loop IR;
+:meth:`CpuExecutable.from_files` loads that object code into the JIT, with no LLVM code generation, after
+checking that it was built by this Tensorium version for a CPU with features this host has.
 """
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
+import operator
 import os
 import threading
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -97,12 +101,10 @@ class CpuExecutable(Executable):
         """The named dims of the most recent run (None before the first)."""
         _check_sizable(buffers, inputs, steps, views, dims)
         self._static = all(t.is_static for t in buffers)
-        self._fresh = sorted({b for step in steps for b in step.outputs})
-        self._output_set = set(outputs)
-        self._calls: list[tuple[Any, tuple[int, ...], str]] | None = None
         self._arena_lock = threading.Lock()
         self._arena_key: tuple[tuple[str, int], ...] | None = None
-        self._arena_pool: list[list[np.ndarray]] = []
+        self._arena_pool: list[_Arenas] = []
+        self._launch: _StaticLaunch | None = None
 
     @staticmethod
     def build(
@@ -182,6 +184,27 @@ class CpuExecutable(Executable):
         """Run the plan on numpy ``inputs`` (in @main argument order); returns new output arrays."""
         if len(inputs) != len(self.inputs):
             raise InterpreterError(f"the plan takes {len(self.inputs)} inputs, got {len(inputs)}")
+        if self._static:
+            static = self._launch if self._launch is not None else self._make_launch()
+            return self._run_launch(static, inputs, num_threads)
+        values, bindings = self._bind_inputs(inputs)
+        self.last_bindings = bindings
+        key, arenas = self._take_arenas(bindings)
+        try:
+
+            def launch(step: Step, arrays: list[np.ndarray]) -> None:
+                self.kernels.run(step.kernel, *arrays, num_threads=num_threads)
+
+            plan = LaunchPlan(self.buffers, self.inputs, self.outputs, (), self.steps, self.views, self.dims)
+            run_steps(plan, values, bindings, lambda b, dims: self._allocate(b, arenas.arrays, dims), launch)
+            constant = {b for b, _ in self.constants}
+            return [values[b].copy() if b in constant else values[b] for b in self.outputs]
+        finally:
+            self._give_back_arenas(key, arenas)
+
+    def _bind_inputs(self, inputs: Sequence[Any]) -> tuple[dict[int, np.ndarray], dict[str, int]]:
+        """The constants and the checked ``inputs`` (C-ordered, copied only when they are not) by buffer, and
+        the named dims the inputs bind; InterpreterError naming the input for a wrong dtype or shape."""
         values: dict[int, np.ndarray] = dict(self.constants)
         bindings: dict[str, int] = {}
         for n, (buffer, value) in enumerate(zip(self.inputs, inputs)):
@@ -193,23 +216,38 @@ class CpuExecutable(Executable):
                 )
             check_value(array, t, f"input #{n}", bindings)
             values[buffer] = _c_array(array)
-        self.last_bindings = bindings
-        key, arenas = self._take_arenas(bindings)
+        return values, bindings
+
+    def _make_launch(self) -> _StaticLaunch:
+        """The precomputed launch of this all-static plan, made on its first run (where the target is checked)."""
+        self.target.check_runs_here("this executable")
+        calls = [(self.kernels.function(s.kernel), (*s.inputs, *s.outputs), s.kernel) for s in self.steps]
+        self._launch = _StaticLaunch(self, calls)
+        return self._launch
+
+    def _run_launch(self, launch: _StaticLaunch, inputs: Sequence[Any], num_threads: int | None) -> list[np.ndarray]:
+        """``run`` of an all-static plan through its precomputed launch: inputs that are C-ordered numpy arrays
+        of the right dtype and shape are checked in a few comparisons; any other input goes through the full
+        checks (and a copy when it is not C-ordered)."""
+        threads = thread_count() if num_threads is None else num_threads
+        if threads < 1:
+            raise InterpreterError(f"num_threads must be at least 1, got {threads}")
+        arrays = inputs if launch.ready(inputs) else self._checked_inputs(inputs)
+        self.last_bindings = {}
+        key, arenas = self._take_arenas({})
         try:
-            if self._static:
-                return self._run_static(values, arenas, num_threads)
-
-            def launch(step: Step, arrays: list[np.ndarray]) -> None:
-                self.kernels.run(step.kernel, *arrays, num_threads=num_threads)
-
-            plan = LaunchPlan(self.buffers, self.inputs, self.outputs, (), self.steps, self.views, self.dims)
-            run_steps(plan, values, bindings, lambda b, dims: self._allocate(b, arenas, dims), launch)
-            constant = {b for b, _ in self.constants}
-            return [values[b].copy() if b in constant else values[b] for b in self.outputs]
+            if arenas.pointers is None:
+                arenas.pointers = launch.arena_pointers(arenas.arrays)
+            return launch.run(arrays, arenas.pointers, threads, self.kernels.raise_status, self.poison)
         finally:
             self._give_back_arenas(key, arenas)
 
-    def _take_arenas(self, bindings: dict[str, int]) -> tuple[tuple[tuple[str, int], ...], list[np.ndarray]]:
+    def _checked_inputs(self, inputs: Sequence[Any]) -> list[np.ndarray]:
+        """``inputs`` through the full checks of :meth:`_bind_inputs`, as C-ordered arrays."""
+        values, _ = self._bind_inputs(inputs)
+        return [values[b] for b in self.inputs]
+
+    def _take_arenas(self, bindings: dict[str, int]) -> tuple[tuple[tuple[str, int], ...], _Arenas]:
         """The memory of the plan's slots for the named dims ``bindings``: kept from an earlier run when one
         with the same dims has finished (fresh allocations of large arenas page-fault on every call), else new.
         """
@@ -218,51 +256,18 @@ class CpuExecutable(Executable):
             if self._arena_key == key and self._arena_pool:
                 arenas = self._arena_pool.pop()
                 if self.poison:
-                    for arena in arenas:
+                    for arena in arenas.arrays:
                         arena.fill(0xFF)
                 return key, arenas
         make = _poisoned if self.poison else np.empty
-        return key, [make(n, np.uint8) for n in self.memory.slot_bytes(self.buffers, bindings)]
+        return key, _Arenas([make(n, np.uint8) for n in self.memory.slot_bytes(self.buffers, bindings)])
 
-    def _give_back_arenas(self, key: tuple[tuple[str, int], ...], arenas: list[np.ndarray]) -> None:
+    def _give_back_arenas(self, key: tuple[tuple[str, int], ...], arenas: _Arenas) -> None:
         """Keep ``arenas`` for the next run; only the latest dims' arenas are kept, one set per concurrent run."""
         with self._arena_lock:
             if self._arena_key != key:
                 self._arena_key, self._arena_pool = key, []
             self._arena_pool.append(arenas)
-
-    def _run_static(
-        self, values: dict[int, np.ndarray], arenas: list[np.ndarray], num_threads: int | None
-    ) -> list[np.ndarray]:
-        """``run`` for plans whose buffers all have static shapes: kernels called with precomputed pointers.
-
-        The checks of ``CompiledKernels.run`` hold by construction here (the plan's buffers match the
-        kernels' signatures), so each step costs one foreign call.
-        """
-        threads = thread_count() if num_threads is None else num_threads
-        if threads < 1:
-            raise InterpreterError(f"num_threads must be at least 1, got {threads}")
-        pointers = {b: v.ctypes.data for b, v in values.items()}
-        bases = [a.ctypes.data for a in arenas]
-        for b in self._fresh:
-            slot = self.memory.slots[b]
-            if slot is None or b in self._output_set:
-                values[b] = self._allocate(b, arenas, {})
-                pointers[b] = values[b].ctypes.data
-            else:
-                pointers[b] = bases[slot]  # a slot's buffers all start at the arena's first byte
-        for view in self.views:
-            itemsize = storage_dtype(self.buffers[view.buffer].element).itemsize
-            pointers[view.buffer] = pointers[view.source] + view.offset * itemsize
-        if self._calls is None:
-            self.target.check_runs_here("this executable")
-            self._calls = [(self.kernels.function(s.kernel), (*s.inputs, *s.outputs), s.kernel) for s in self.steps]
-        for fn, args, kernel in self._calls:
-            status = fn(threads, *[pointers[b] for b in args])
-            if status:
-                self.kernels.raise_status(kernel, status)
-        constant = {b for b, _ in self.constants}
-        return [values[b].copy() if b in constant else values[b] for b in self.outputs]
 
     def _allocate(self, buffer: int, arenas: list[np.ndarray], bindings: Mapping[str, int]) -> np.ndarray:
         t = self.buffers[buffer]
@@ -332,6 +337,141 @@ class CpuExecutable(Executable):
             if isinstance(e, ExecutableError):
                 raise
             raise ExecutableError(f"{file}: malformed plan ({type(e).__name__}: {e})") from None
+
+
+class _Arenas:
+    """The arenas of one run's slots (a byte array each) and, once a static launch has used them, the pointers
+    of every buffer that lives in them or in a constant (see :meth:`_StaticLaunch.arena_pointers`)."""
+
+    __slots__ = ("arrays", "pointers")
+
+    def __init__(self, arrays: list[np.ndarray]) -> None:
+        self.arrays = arrays
+        self.pointers: list[int] | None = None
+
+
+_Call = tuple[Any, tuple[int, ...], str]
+"""A kernel call of a static plan: the ctypes function, the buffers it takes, the kernel's name."""
+
+
+class _StaticLaunch:
+    """A run of an all-static plan worked out once, so that a call costs little more than its kernel calls.
+
+    Every buffer's pointer goes in one list indexed by buffer number. Constants, the slots' buffers and views
+    of either never change place for a given set of arenas, so they are filled once per set
+    (:meth:`arena_pointers`); a run copies that list and fills in the inputs, the fresh outputs (new arrays
+    every run: consecutive runs never share output memory) and the views of those.
+    """
+
+    def __init__(self, exe: CpuExecutable, calls: Sequence[_Call]) -> None:
+        buffers, slots = exe.buffers, exe.memory.slots
+        self.inputs = tuple((b, storage_dtype(buffers[b].element), buffers[b].shape) for b in exe.inputs)
+        self.template = [0] * len(buffers)
+        for b, array in exe.constants:
+            self.template[b] = _address(array)
+        written = sorted({b for step in exe.steps for b in step.outputs})
+        fresh = [b for b in written if slots[b] is None or b in exe.outputs]
+        self.fresh = tuple((b, _static_shape(buffers[b]), storage_dtype(buffers[b].element)) for b in fresh)
+        self.slotted = tuple((b, slot) for b in written if (slot := slots[b]) is not None and b not in fresh)
+        fixed = {b for b, _ in exe.constants} | {b for b, _ in self.slotted}
+        self.fixed_views: list[tuple[int, int, int]] = []
+        self.views: list[tuple[int, int, int]] = []
+        for v in exe.views:  # in plan order: a view's source is a view listed before it, or no view
+            offset = v.offset * storage_dtype(buffers[v.buffer].element).itemsize
+            if v.source in fixed:
+                fixed.add(v.buffer)
+                self.fixed_views.append((v.buffer, v.source, offset))
+            else:
+                self.views.append((v.buffer, v.source, offset))
+        self.calls = tuple((fn, _getter(args), kernel) for fn, args, kernel in calls)
+        self.outputs = tuple(self._output(exe, b, fresh) for b in exe.outputs)
+
+    @staticmethod
+    def _output(exe: CpuExecutable, buffer: int, fresh: list[int]) -> tuple[int, int | np.ndarray]:
+        """Where output ``buffer`` comes from: (0, its index among the fresh arrays), (1, the input's
+        position: the input itself is returned, as the interpreter does) or (2, the constant, copied)."""
+        if buffer in fresh:
+            return 0, fresh.index(buffer)
+        if buffer in exe.inputs:
+            return 1, exe.inputs.index(buffer)
+        constant = dict(exe.constants).get(buffer)
+        if constant is None:
+            raise InterpreterError(f"output buffer #{buffer} is none of a step's output, an input, a constant")
+        return 2, constant
+
+    def ready(self, inputs: Sequence[Any]) -> bool:
+        """True when every input is a C-ordered, aligned numpy array of its buffer's dtype and shape (nothing to
+        convert, nothing the full checks would refuse)."""
+        for (_, dtype, shape), value in zip(self.inputs, inputs):
+            if type(value) is not np.ndarray or value.dtype != dtype or value.shape != shape:
+                return False
+            flags = value.flags
+            if not (flags.c_contiguous and flags.aligned):
+                return False
+        return True
+
+    def arena_pointers(self, arenas: list[np.ndarray]) -> list[int]:
+        """The pointers of the constants, of the buffers in slots of ``arenas`` and of the views of those."""
+        pointers = list(self.template)
+        bases = [_address(a) for a in arenas]
+        for b, slot in self.slotted:
+            pointers[b] = bases[slot]  # a slot's buffers all start at the arena's first byte
+        for b, source, offset in self.fixed_views:
+            pointers[b] = pointers[source] + offset
+        return pointers
+
+    def run(
+        self,
+        arrays: Sequence[np.ndarray],
+        fixed: list[int],
+        threads: int,
+        fail: Callable[[str, int], None],
+        poison: bool = False,
+    ) -> list[np.ndarray]:
+        """Call the kernels on ``arrays`` (the checked inputs) with the pointers ``fixed`` of ``arena_pointers``;
+        ``fail(kernel, status)`` raises for a kernel's nonzero status; ``poison`` fills the fresh outputs with
+        all-ones bytes first (see :attr:`CpuExecutable.poison`). Returns the outputs."""
+        pointers = fixed.copy()
+        for (b, _, _), array in zip(self.inputs, arrays):
+            pointers[b] = _address(array)
+        make = _poisoned if poison else np.empty
+        fresh = [make(shape, dtype) for _, shape, dtype in self.fresh]
+        for (b, _, _), array in zip(self.fresh, fresh):
+            pointers[b] = _address(array)
+        for b, source, offset in self.views:
+            pointers[b] = pointers[source] + offset
+        for fn, args, kernel in self.calls:
+            status = fn(threads, *args(pointers))
+            if status:
+                fail(kernel, status)
+        return [
+            fresh[where] if kind == 0 else arrays[where] if kind == 1 else where.copy()  # type: ignore[index,union-attr]
+            for kind, where in self.outputs
+        ]
+
+
+def _static_shape(t: TensorType) -> tuple[int, ...]:
+    """The shape of a tensor type with static dims only."""
+    shape = tuple(d for d in t.shape if isinstance(d, int))
+    assert len(shape) == t.rank, f"{t} has named dims"
+    return shape
+
+
+def _getter(indices: tuple[int, ...]) -> Callable[[list[int]], tuple[int, ...]]:
+    """A function of a list giving its items at ``indices`` as a tuple (itemgetter, tupled for one index)."""
+    if len(indices) == 1:
+        (index,) = indices
+        return lambda items: (items[index],)
+    return operator.itemgetter(*indices)
+
+
+def _address(array: np.ndarray) -> int:
+    """The address of a C-contiguous array's first byte (a ctypes view where the array allows one: a few
+    times cheaper than ``array.ctypes.data``, which serves read-only and empty arrays)."""
+    try:
+        return ctypes.addressof(ctypes.c_char.from_buffer(array))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return int(array.ctypes.data)
 
 
 def _poisoned(shape: int | tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:

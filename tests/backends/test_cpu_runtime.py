@@ -240,11 +240,13 @@ def test_poisoned_buffers_show_elements_no_kernel_writes(monkeypatch: pytest.Mon
         same(module, exe, [x])
     assert exe.loop_ir.startswith("module")
 
-    calls = exe._calls
-    monkeypatch.setattr(exe, "_calls", calls[:-1])  # the last kernel never runs: its output keeps the poison
+    launch = exe._launch
+    assert launch is not None
+    calls = launch.calls
+    monkeypatch.setattr(launch, "calls", calls[:-1])  # the last kernel never runs: its output keeps the poison
     assert np.isnan(exe.run([x])[0]).all()
     exe.poison = False
-    monkeypatch.setattr(exe, "_calls", calls)
+    monkeypatch.setattr(launch, "calls", calls)
     same(module, exe, [x])
 
 
@@ -256,6 +258,46 @@ def test_run_checks_the_inputs(mlp_exe: tuple[Any, CpuExecutable]) -> None:
         exe.run([rand(2, 16).astype(np.float64), *MLP_WEIGHTS])
     with pytest.raises(InterpreterError, match=r"input #1: expected shape tensor<16x32xf32>, got \[16, 31\]"):
         exe.run([rand(2, 16), rand(16, 31), *MLP_WEIGHTS[1:]])
+
+
+def test_static_plans_give_new_outputs_every_run() -> None:
+    w = rand(8)
+
+    def fn(x: Any) -> Any:
+        return nn.tanh(x) + w, x, np.arange(3, dtype=np.float32)
+
+    module, exe = build(fn, rand(4, 8))
+    x1, x2 = rand(4, 8), rand(4, 8)
+    first = exe.run([x1])
+    want = [a.copy() for a in first]
+    second = exe.run([x2])
+    assert not np.shares_memory(first[0], second[0])
+    assert first[1] is x1 and second[1] is x2  # an input returned as is, as the interpreter does
+    assert not np.shares_memory(first[2], second[2])  # a constant output is a copy
+    first[2][:] = -1
+    for got, expected in zip(first[:2], want[:2]):
+        np.testing.assert_array_equal(got, expected)  # the second run left the first one's outputs alone
+    same(module, exe, [x2])
+
+
+def test_static_plans_check_and_convert_every_kind_of_input() -> None:
+    _, exe = build(lambda x, y: x * y + 1.0, rand(3, 4), rand(3, 4))
+    y = rand(3, 4)
+    with pytest.raises(InterpreterError, match=r"input #1: expected shape tensor<3x4xf32>, got \[3, 5\] \(axis 1\)"):
+        exe.run([rand(3, 4), rand(3, 5)])
+    with pytest.raises(InterpreterError, match=r"input #0: expected dtype float32 for tensor<3x4xf32>, got float64"):
+        exe.run([rand(3, 4).astype(np.float64), y])
+    with pytest.raises(InterpreterError, match=r"input #0: expected rank 2 \(tensor<3x4xf32>\), got shape \[12\]"):
+        exe.run([rand(12), y])
+    with pytest.raises(InterpreterError, match="num_threads must be at least 1, got 0"):
+        exe.run([rand(3, 4), y], num_threads=0)
+    readonly = np.broadcast_to(rand(4), (3, 4))  # read-only and not C-ordered: copied
+    frozen = rand(3, 4)
+    frozen.flags.writeable = False
+    for x in (rand(4, 3).T, readonly, frozen):
+        np.testing.assert_allclose(exe.run([x, y])[0], x * y + 1.0, rtol=1e-6)
+    _, empty = build(lambda x: x + 1.0, rand(0, 3))
+    assert empty.run([rand(0, 3)])[0].shape == (0, 3)
 
 
 def test_named_dims_must_agree_across_inputs() -> None:
