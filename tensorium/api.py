@@ -153,14 +153,31 @@ def _leaves(value: Any) -> list[Any]:
 
 
 def _has_torch(args: Sequence[Any], kwargs: Mapping[str, Any]) -> bool:
-    return any(_is_torch_tensor(leaf) for leaf in _leaves([list(args), dict(kwargs)]))
+    torch = _torch()
+    if torch is None:
+        return False
+    return any(isinstance(leaf, torch.Tensor) for leaf in _leaves([list(args), dict(kwargs)]))
+
+
+_DTYPE_NAMES: dict[Any, str] = {}
+
+
+def _dtype_name(dtype: Any) -> str:
+    """The name of a numpy or torch dtype without torch's prefix, kept per dtype (numpy builds the name in
+    Python, a few microseconds, and the guards of a compiled model name every input's dtype on every call)."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype).removeprefix("torch.")
+    return name
 
 
 def to_numpy(x: Any) -> np.ndarray:
     """A torch tensor or array-like as a numpy array (bf16 tensors become float32, as the IR stores bf16)."""
-    if _is_torch_tensor(x):
-        t = x.detach().cpu()
-        torch = _torch()
+    torch = _torch()
+    if torch is not None and isinstance(x, torch.Tensor):
+        t = x.detach() if x.requires_grad else x  # each step below costs a new tensor: only where needed
+        if not t.is_cpu:
+            t = t.cpu()
         if t.dtype == torch.bfloat16:
             t = t.float()
         return np.asarray(t.numpy())
@@ -175,9 +192,12 @@ def to_torch(array: np.ndarray, t: Type | None = None) -> Any:
     if not data.flags.writeable:  # an output that is a constant of the model: the caller gets a copy
         data = data.copy()
     out = torch.from_numpy(data)
-    if isinstance(t, TensorType) and t.element == FloatType("bf16"):
+    if isinstance(t, TensorType) and t.element == _BF16:
         out = out.to(torch.bfloat16)
     return out
+
+
+_BF16 = FloatType("bf16")
 
 
 def _map_leaves(value: Any, fn: Callable[[Any], Any]) -> Any:
@@ -561,23 +581,23 @@ class CompiledModel:
 
     def _guard(self, named: list[tuple[str, Any]]) -> tuple[Any, ...]:
         """Shapes (dynamic dims masked) and dtypes of array arguments, types and values of the others."""
+        torch = _torch()
+        arrays = (np.ndarray, np.generic) if torch is None else (torch.Tensor, np.ndarray, np.generic)
+        dynamic = self.dynamic or {}
         out: list[Any] = []
         for name, value in named:
             if is_static(value):
                 out.append((name, type(value).__name__, value))
                 continue
-            leaves = _leaves(value)
+            axes = dynamic.get(name)
             sig: list[Any] = []
-            for leaf in leaves:
-                if _is_torch_tensor(leaf) or isinstance(leaf, (np.ndarray, np.generic)):
-                    shape: list[Any] = list(leaf.shape)
-                    for axis, sym in (self.dynamic or {}).get(name, {}).items():
-                        if -len(shape) <= axis < len(shape):
-                            shape[axis] = Sym(sym)
-                    sig.append((tuple(shape), str(leaf.dtype).removeprefix("torch.")))
+            for leaf in _leaves(value):
+                if isinstance(leaf, arrays):
+                    shape = tuple(leaf.shape) if axes is None else _masked(leaf.shape, axes)
+                    sig.append((shape, _dtype_name(leaf.dtype)))
                 else:
                     sig.append((type(leaf).__name__, repr(leaf)))
-            out.append((name, "array" if _is_array(value) else type(value).__name__, tuple(sig)))
+            out.append((name, "array" if isinstance(value, arrays) else type(value).__name__, tuple(sig)))
         return tuple(out)
 
     # the Tensorium tracer ---------------------------------------------------------------------------
@@ -705,8 +725,13 @@ class CompiledModel:
         return _map_leaves(out, lambda x: to_numpy(x) if _is_torch_tensor(x) else x)
 
 
-def _is_array(x: Any) -> bool:
-    return _is_torch_tensor(x) or isinstance(x, (np.ndarray, np.generic))
+def _masked(shape: Sequence[int], axes: Mapping[int, str]) -> tuple[Any, ...]:
+    """``shape`` with the dynamic ``axes`` (axis: symbol name, negative axes from the end) as symbols."""
+    dims: list[Any] = list(shape)
+    for axis, sym in axes.items():
+        if -len(dims) <= axis < len(dims):
+            dims[axis] = Sym(sym)
+    return tuple(dims)
 
 
 def _as_torch_input(x: Any) -> Any:

@@ -56,6 +56,21 @@ def test_torch_in_torch_out_and_numpy_in_numpy_out() -> None:
     assert cm.cache_info().imports == 1  # torch and numpy inputs of one shape and dtype share a specialization
 
 
+def test_inputs_that_need_grad_or_are_bf16_become_numpy_arrays_of_their_values() -> None:
+    from tensorium.api import to_numpy
+
+    x = torch.randn(2, 4, requires_grad=True)
+    got = to_numpy(x)
+    assert isinstance(got, np.ndarray) and got.dtype == np.float32 and np.shares_memory(got, x.detach().numpy())
+    np.testing.assert_array_equal(got, x.detach().numpy())
+    half = torch.randn(3).to(torch.bfloat16)
+    np.testing.assert_array_equal(to_numpy(half), half.float().numpy())
+    assert to_numpy(torch.randn(2)[::2]).shape == (1,)  # a strided view: numpy strides, same values
+    cm = tm.compile(lambda a: a * 2.0)
+    close(cm(x), x.detach() * 2)  # a tensor that needs grad goes in as its values
+    assert cm.cache_info().imports == 1
+
+
 def test_dynamic_batch_does_not_recompile_and_artifacts_round_trip(tmp_path: Path) -> None:
     net = Net().eval()
     cm = tm.compile(net, dynamic={"x": {0: "batch"}})
