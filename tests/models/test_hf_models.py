@@ -2,8 +2,9 @@
 compiled with dynamic batch and sequence (one compile, a first call of size 1) and compared with PyTorch eager,
 cache objects in the outputs included.
 
-GPT-2 compiles for the CPU target; the other families run the same import on the interpreter, which keeps the
-suite fast on a small machine (each CPU compile with a symbolic sequence costs seconds of LLVM code generation;
+GPT-2 and BERT compile for the CPU target (BERT's separate q, k and v projections check that fuse-siblings stacks
+them with symbolic dims); the other families run the same import on the interpreter, which keeps the suite fast on
+a small machine (each CPU compile with a symbolic sequence costs seconds of LLVM code generation;
 benchmarks/models.py compiles the families for the CPU)."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ torch = pytest.importorskip("torch", reason="the PyTorch frontend needs torch")
 transformers = pytest.importorskip("transformers", reason="the HuggingFace tests need transformers")
 
 import tensorium  # noqa: E402
+from tensorium.ir.types import Sym  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 transformers.logging.set_verbosity_error()  # tiny vocabularies trip config warnings about special token ids
@@ -87,7 +89,12 @@ def test_bert_with_a_padding_mask() -> None:
         {"input_ids": ids(1, 1), "attention_mask": torch.ones(1, 1, dtype=torch.long)},
         {"input_ids": ids(2, 6), "attention_mask": mask},
     ]
-    check_dynamic(tiny(transformers.BertModel(config)), dynamic, calls)
+    compiled = check_dynamic(tiny(transformers.BertModel(config)), dynamic, calls, target="cpu")
+    gemms = [op for op in compiled.module.walk() if op.name in ("graph.matmul", "graph.matmul_packed")]
+    splits = [op for op in compiled.module.walk() if op.name == "graph.split"]
+    # q, k and v: one GEMM over the concatenated columns, cut by one split (else 3 + output + 2 FFN + pooler = 7)
+    assert (len(gemms), len(splits)) == (5, 1)
+    assert splits[0].operands[0].type.shape[:2] == (Sym("batch"), Sym("seq"))
 
 
 def test_t5_encoder_decoder_with_its_encoder_decoder_cache() -> None:
