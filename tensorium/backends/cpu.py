@@ -9,7 +9,8 @@ source alive. ``run`` binds inputs and constants without copying, allocates the 
 with numpy (sizes from the named dims of the inputs) and calls the kernels in order; the slots' memory is
 kept for the next run with the same dims. A plan whose shapes are all static runs through a launch worked
 out on its first run (every pointer but the inputs' and the new outputs' known, inputs of the right dtype
-and shape checked in a few comparisons), so a call costs little Python beyond its kernel calls.
+and shape checked in a few comparisons) and its kernels run in one foreign call
+(:mod:`tensorium.backends.llvm.launcher`), so a call costs little Python beyond its kernels.
 :meth:`CpuExecutable.to_files` keeps the object code, the plan (JSON) and the loop IR;
 :meth:`CpuExecutable.from_files` loads that object code into the JIT, with no LLVM code generation, after
 checking that it was built by this Tensorium version for a CPU with features this host has.
@@ -20,7 +21,6 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import json
-import operator
 import os
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -45,6 +45,7 @@ from ..targets import Target, TargetError, host_target
 from ..version import __version__
 from .interp import check_value
 from .llvm import CompiledKernels, KernelInfo, LLVMEmitter, compile_module, host_target_machine
+from .llvm.launcher import decode_failure, program_runner
 from .llvm.objects import load_objects
 from .llvm.runtime import register_runtime, thread_count
 
@@ -221,7 +222,9 @@ class CpuExecutable(Executable):
     def _make_launch(self) -> _StaticLaunch:
         """The precomputed launch of this all-static plan, made on its first run (where the target is checked)."""
         self.target.check_runs_here("this executable")
-        calls = [(self.kernels.function(s.kernel), (*s.inputs, *s.outputs), s.kernel) for s in self.steps]
+        calls = [
+            (_function_address(self.kernels.function(s.kernel)), (*s.inputs, *s.outputs), s.kernel) for s in self.steps
+        ]
         self._launch = _StaticLaunch(self, calls)
         return self._launch
 
@@ -236,9 +239,9 @@ class CpuExecutable(Executable):
         self.last_bindings = {}
         key, arenas = self._take_arenas({})
         try:
-            if arenas.pointers is None:
-                arenas.pointers = launch.arena_pointers(arenas.arrays)
-            return launch.run(arrays, arenas.pointers, threads, self.kernels.raise_status, self.poison)
+            if arenas.program is None:
+                arenas.program = launch.arena_program(arenas.arrays)
+            return launch.run(arrays, arenas.program, threads, self.kernels.raise_status, self.poison)
         finally:
             self._give_back_arenas(key, arenas)
 
@@ -340,50 +343,63 @@ class CpuExecutable(Executable):
 
 
 class _Arenas:
-    """The arenas of one run's slots (a byte array each) and, once a static launch has used them, the pointers
-    of every buffer that lives in them or in a constant (see :meth:`_StaticLaunch.arena_pointers`)."""
+    """The arenas of one run's slots (a byte array each) and, once a static launch has run on them, its program
+    over them and the program's address (see :meth:`_StaticLaunch.arena_program`)."""
 
-    __slots__ = ("arrays", "pointers")
+    __slots__ = ("arrays", "program")
 
     def __init__(self, arrays: list[np.ndarray]) -> None:
         self.arrays = arrays
-        self.pointers: list[int] | None = None
+        self.program: tuple[np.ndarray, int] | None = None
 
 
-_Call = tuple[Any, tuple[int, ...], str]
-"""A kernel call of a static plan: the ctypes function, the buffers it takes, the kernel's name."""
+_Call = tuple[int, tuple[int, ...], str]
+"""A kernel call of a static plan: the kernel's address, the buffers it takes, the kernel's name."""
 
 
 class _StaticLaunch:
     """A run of an all-static plan worked out once, so that a call costs little more than its kernel calls.
 
-    Every buffer's pointer goes in one list indexed by buffer number. Constants, the slots' buffers and views
-    of either never change place for a given set of arenas, so they are filled once per set
-    (:meth:`arena_pointers`); a run copies that list and fills in the inputs, the fresh outputs (new arrays
-    every run: consecutive runs never share output memory) and the views of those.
+    The kernels run in one foreign call, a program of :mod:`tensorium.backends.llvm.launcher` holding every
+    kernel's address and arguments. Constants, the slots' buffers and views of either never change place for a
+    given set of arenas, so their pointers are written once per set (:meth:`arena_program`); a run writes the
+    pointers of the inputs, of the fresh outputs (new arrays every run: consecutive runs never share output
+    memory) and of the views of those where the program takes them, then runs it.
     """
 
     def __init__(self, exe: CpuExecutable, calls: Sequence[_Call]) -> None:
         buffers, slots = exe.buffers, exe.memory.slots
-        self.inputs = tuple((b, storage_dtype(buffers[b].element), buffers[b].shape) for b in exe.inputs)
+        self.inputs = tuple((storage_dtype(buffers[b].element), buffers[b].shape) for b in exe.inputs)
         self.template = [0] * len(buffers)
         for b, array in exe.constants:
             self.template[b] = _address(array)
         written = sorted({b for step in exe.steps for b in step.outputs})
         fresh = [b for b in written if slots[b] is None or b in exe.outputs]
-        self.fresh = tuple((b, _static_shape(buffers[b]), storage_dtype(buffers[b].element)) for b in fresh)
+        self.fresh = tuple((_static_shape(buffers[b]), storage_dtype(buffers[b].element)) for b in fresh)
         self.slotted = tuple((b, slot) for b in written if (slot := slots[b]) is not None and b not in fresh)
+        varying = {b: n for n, b in enumerate((*exe.inputs, *fresh))}  # a run's pointers, in this order
         fixed = {b for b, _ in exe.constants} | {b for b, _ in self.slotted}
         self.fixed_views: list[tuple[int, int, int]] = []
-        self.views: list[tuple[int, int, int]] = []
+        self.views: list[tuple[int, int]] = []  # (the source's place among the varying pointers, byte offset)
         for v in exe.views:  # in plan order: a view's source is a view listed before it, or no view
             offset = v.offset * storage_dtype(buffers[v.buffer].element).itemsize
             if v.source in fixed:
                 fixed.add(v.buffer)
                 self.fixed_views.append((v.buffer, v.source, offset))
             else:
-                self.views.append((v.buffer, v.source, offset))
-        self.calls = tuple((fn, _getter(args), kernel) for fn, args, kernel in calls)
+                self.views.append((varying[v.source], offset))
+                varying[v.buffer] = len(varying)
+        self.calls = tuple((address, args) for address, args, _ in calls)
+        self.names = tuple(name for _, _, name in calls)
+        self.count = len(calls)
+        """How many of the calls a run makes (all of them; a test may stop short)."""
+        places, start = [], 0
+        for _, args in self.calls:  # a record is [address, count, arguments...]
+            places += [(start + 2 + k, b) for k, b in enumerate(args) if b in varying]
+            start += 2 + len(args)
+        self.positions = np.array([p for p, _ in places], np.intp)
+        self.sources = np.array([varying[b] for _, b in places], np.intp)
+        self.runner = program_runner(max((len(args) for _, args in self.calls), default=0))
         self.outputs = tuple(self._output(exe, b, fresh) for b in exe.outputs)
 
     @staticmethod
@@ -402,7 +418,7 @@ class _StaticLaunch:
     def ready(self, inputs: Sequence[Any]) -> bool:
         """True when every input is a C-ordered, aligned numpy array of its buffer's dtype and shape (nothing to
         convert, nothing the full checks would refuse)."""
-        for (_, dtype, shape), value in zip(self.inputs, inputs):
+        for (dtype, shape), value in zip(self.inputs, inputs):
             if type(value) is not np.ndarray or value.dtype != dtype or value.shape != shape:
                 return False
             flags = value.flags
@@ -410,40 +426,42 @@ class _StaticLaunch:
                 return False
         return True
 
-    def arena_pointers(self, arenas: list[np.ndarray]) -> list[int]:
-        """The pointers of the constants, of the buffers in slots of ``arenas`` and of the views of those."""
+    def arena_program(self, arenas: list[np.ndarray]) -> tuple[np.ndarray, int]:
+        """The program over ``arenas`` (the pointers of constants, of buffers in slots and of views of those
+        written; a run writes the others) and its address."""
         pointers = list(self.template)
         bases = [_address(a) for a in arenas]
         for b, slot in self.slotted:
             pointers[b] = bases[slot]  # a slot's buffers all start at the arena's first byte
         for b, source, offset in self.fixed_views:
             pointers[b] = pointers[source] + offset
-        return pointers
+        words = [w for address, args in self.calls for w in (address, len(args), *(pointers[b] for b in args))]
+        program = np.array(words, np.int64)
+        return program, _address(program)
 
     def run(
         self,
         arrays: Sequence[np.ndarray],
-        fixed: list[int],
+        program: tuple[np.ndarray, int],
         threads: int,
         fail: Callable[[str, int], None],
         poison: bool = False,
     ) -> list[np.ndarray]:
-        """Call the kernels on ``arrays`` (the checked inputs) with the pointers ``fixed`` of ``arena_pointers``;
+        """Run the kernels on ``arrays`` (the checked inputs) through ``program`` (of :meth:`arena_program`);
         ``fail(kernel, status)`` raises for a kernel's nonzero status; ``poison`` fills the fresh outputs with
         all-ones bytes first (see :attr:`CpuExecutable.poison`). Returns the outputs."""
-        pointers = fixed.copy()
-        for (b, _, _), array in zip(self.inputs, arrays):
-            pointers[b] = _address(array)
         make = _poisoned if poison else np.empty
-        fresh = [make(shape, dtype) for _, shape, dtype in self.fresh]
-        for (b, _, _), array in zip(self.fresh, fresh):
-            pointers[b] = _address(array)
-        for b, source, offset in self.views:
-            pointers[b] = pointers[source] + offset
-        for fn, args, kernel in self.calls:
-            status = fn(threads, *args(pointers))
-            if status:
-                fail(kernel, status)
+        fresh = [make(shape, dtype) for shape, dtype in self.fresh]
+        varying = [_address(a) for a in arrays]
+        varying += [_address(a) for a in fresh]
+        for source, offset in self.views:
+            varying.append(varying[source] + offset)
+        words, address = program
+        words[self.positions] = np.array(varying, np.int64)[self.sources]
+        code = self.runner(threads, address, self.count) if self.count else 0
+        if code:
+            call, status = decode_failure(code)
+            fail(self.names[call], status)
         return [
             fresh[where] if kind == 0 else arrays[where] if kind == 1 else where.copy()  # type: ignore[index,union-attr]
             for kind, where in self.outputs
@@ -457,12 +475,9 @@ def _static_shape(t: TensorType) -> tuple[int, ...]:
     return shape
 
 
-def _getter(indices: tuple[int, ...]) -> Callable[[list[int]], tuple[int, ...]]:
-    """A function of a list giving its items at ``indices`` as a tuple (itemgetter, tupled for one index)."""
-    if len(indices) == 1:
-        (index,) = indices
-        return lambda items: (items[index],)
-    return operator.itemgetter(*indices)
+def _function_address(function: Any) -> int:
+    """The address of a ctypes function."""
+    return int(ctypes.cast(function, ctypes.c_void_p).value or 0)
 
 
 def _address(array: np.ndarray) -> int:
