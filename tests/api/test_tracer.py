@@ -14,7 +14,7 @@ import tensorium as tm
 from tensorium import nn
 from tensorium.backends.interp import run
 from tensorium.errors import VerifyError
-from tensorium.frontend.tracer.tensor import Tensor, Trace, TracerError, bind
+from tensorium.frontend.tracer.tensor import Tensor, Trace, TracerError, bind, bind_arguments
 from tensorium.ir.dialects.builtin import func_body, make_func
 from tensorium.ir.types import Sym, TensorType, f32
 
@@ -511,3 +511,21 @@ def test_bad_dynamic_specs(dynamic: Any, message: str) -> None:
 
 def test_sqrt_of_pi_constant_is_exact() -> None:
     check(lambda a: a * math.pi, A)
+
+
+def test_arguments_bind_by_name_in_signature_order() -> None:
+    def two(a: Any, b: Any = 2) -> None: ...
+
+    def rest(a: Any, *more: Any, **named: Any) -> None: ...
+
+    def keyword_only(a: Any, *, b: Any) -> None: ...
+
+    assert bind_arguments(two, (1, 5), {}) == [("a", 1), ("b", 5)]
+    assert bind_arguments(two, (1,), {}) == [("a", 1)]  # a default is no argument of the call
+    assert bind_arguments(two, (), {"b": 3, "a": 4}) == [("a", 4), ("b", 3)]
+    assert bind_arguments(rest, (1, 2, 3), {"k": 4}) == [("a", 1), ("more_0", 2), ("more_1", 3), ("k", 4)]
+    assert bind_arguments(keyword_only, (1,), {"b": 2}) == [("a", 1), ("b", 2)]
+    with pytest.raises(TracerError, match="cannot bind the arguments of 'two': too many positional arguments"):
+        bind_arguments(two, (1, 2, 3), {})
+    with pytest.raises(TracerError, match="cannot bind the arguments of 'keyword_only'"):
+        bind_arguments(keyword_only, (1, 2), {})

@@ -626,8 +626,27 @@ def _signature(fn: Callable[..., Any]) -> inspect.Signature:
     return inspect.signature(fn)
 
 
+@functools.lru_cache(maxsize=256)
+def _positional_names(fn: Callable[..., Any]) -> tuple[str, ...] | None:
+    """The parameter names of ``fn`` when all of them can be given by position (no ``*args``, ``**kwargs`` or
+    keyword-only ones), else None: a call giving each by position binds them in order, with no ``bind``."""
+    try:
+        params = _signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return tuple(p.name for p in params) if all(p.kind in positional for p in params) else None
+
+
 def bind_arguments(fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """``(name, value)`` for each argument of a call, in signature order (``*args`` become ``name_0``, ...)."""
+    if not kwargs:
+        try:
+            names = _positional_names(fn)
+        except TypeError:  # an unhashable callable: bound below like any other
+            names = None
+        if names is not None and len(names) == len(args):  # Signature.bind costs microseconds per call
+            return list(zip(names, args))
     try:
         sig = _signature(fn)
         bound = sig.bind(*args, **kwargs)
