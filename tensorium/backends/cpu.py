@@ -7,9 +7,9 @@ buffers: a buffer takes a slot freed by a buffer whose last use came before it, 
 lifetimes do not overlap share memory; a view (a reshape, say) has no memory of its own and keeps its
 source alive. ``run`` binds inputs and constants without copying, allocates the slots and the outputs
 with numpy (sizes from the named dims of the inputs) and calls the kernels in order; the slots' memory is
-kept for the next run with the same dims. A plan whose shapes are all static runs through a launch worked
-out on its first run (every pointer but the inputs' and the new outputs' known, inputs of the right dtype
-and shape checked in a few comparisons) and its kernels run in one foreign call
+kept for the next run with the same dims. A plan whose steps compute no dims runs through a launch worked
+out on its first run with the inputs' shapes (every pointer but the inputs' and the new outputs' known,
+inputs of the same dtypes and shapes checked in a few comparisons), its kernels in one foreign call
 (:mod:`tensorium.backends.llvm.launcher`), so a call costs little Python beyond its kernels.
 :meth:`CpuExecutable.to_files` keeps the object code, the plan (JSON) and the loop IR;
 :meth:`CpuExecutable.from_files` loads that object code into the JIT, with no LLVM code generation, after
@@ -105,7 +105,9 @@ class CpuExecutable(Executable):
         self._arena_lock = threading.Lock()
         self._arena_key: tuple[tuple[str, int], ...] | None = None
         self._arena_pool: list[_Arenas] = []
-        self._launch: _StaticLaunch | None = None
+        self._calls: list[_Call] | None = None
+        self._launch: _Launch | None = None
+        self._launches: dict[tuple[tuple[int, ...], ...], _Launch] = {}
 
     @staticmethod
     def build(
@@ -185,9 +187,8 @@ class CpuExecutable(Executable):
         """Run the plan on numpy ``inputs`` (in @main argument order); returns new output arrays."""
         if len(inputs) != len(self.inputs):
             raise InterpreterError(f"the plan takes {len(self.inputs)} inputs, got {len(inputs)}")
-        if self._static:
-            static = self._launch if self._launch is not None else self._make_launch()
-            return self._run_launch(static, inputs, num_threads)
+        if not self.dims:
+            return self._run_launch(inputs, num_threads)
         values, bindings = self._bind_inputs(inputs)
         self.last_bindings = bindings
         key, arenas = self._take_arenas(bindings)
@@ -219,25 +220,22 @@ class CpuExecutable(Executable):
             values[buffer] = _c_array(array)
         return values, bindings
 
-    def _make_launch(self) -> _StaticLaunch:
-        """The precomputed launch of this all-static plan, made on its first run (where the target is checked)."""
-        self.target.check_runs_here("this executable")
-        calls = [
-            (_function_address(self.kernels.function(s.kernel)), (*s.inputs, *s.outputs), s.kernel) for s in self.steps
-        ]
-        self._launch = _StaticLaunch(self, calls)
-        return self._launch
-
-    def _run_launch(self, launch: _StaticLaunch, inputs: Sequence[Any], num_threads: int | None) -> list[np.ndarray]:
-        """``run`` of an all-static plan through its precomputed launch: inputs that are C-ordered numpy arrays
-        of the right dtype and shape are checked in a few comparisons; any other input goes through the full
-        checks (and a copy when it is not C-ordered)."""
+    def _run_launch(self, inputs: Sequence[Any], num_threads: int | None) -> list[np.ndarray]:
+        """``run`` through the launch of the inputs' shapes (:class:`_Launch`): inputs that are C-ordered numpy
+        arrays of the dtypes and shapes of an earlier run are checked in a few comparisons; others go through
+        the full checks (and a copy when they are not C-ordered), and new dims make a new launch."""
         threads = thread_count() if num_threads is None else num_threads
         if threads < 1:
             raise InterpreterError(f"num_threads must be at least 1, got {threads}")
-        arrays = inputs if launch.ready(inputs) else self._checked_inputs(inputs)
-        self.last_bindings = {}
-        key, arenas = self._take_arenas({})
+        launch = self._launch if self._static else self._launches.get(_shapes(inputs))
+        if launch is not None and launch.ready(inputs):
+            arrays = inputs
+        else:
+            values, bindings = self._bind_inputs(inputs)
+            arrays = [values[b] for b in self.inputs]
+            launch = self._launch_of(arrays, bindings)
+        self.last_bindings = dict(launch.bindings)
+        key, arenas = self._take_arenas(launch.bindings)
         try:
             if arenas.program is None:
                 arenas.program = launch.arena_program(arenas.arrays)
@@ -245,10 +243,32 @@ class CpuExecutable(Executable):
         finally:
             self._give_back_arenas(key, arenas)
 
-    def _checked_inputs(self, inputs: Sequence[Any]) -> list[np.ndarray]:
-        """``inputs`` through the full checks of :meth:`_bind_inputs`, as C-ordered arrays."""
-        values, _ = self._bind_inputs(inputs)
-        return [values[b] for b in self.inputs]
+    def _launch_of(self, arrays: list[np.ndarray], bindings: dict[str, int]) -> _Launch:
+        """The launch for checked inputs ``arrays`` binding the named dims ``bindings``: made on the first run
+        with their shapes (the target checked on the first of all); the latest :data:`LAUNCHES_KEPT` are kept."""
+        shapes = _shapes(arrays)
+        launch = self._launch if self._static else self._launches.get(shapes)
+        if launch is not None:
+            return launch
+        if self._calls is None:
+            self.target.check_runs_here("this executable")
+            self._calls = [self._call(step) for step in self.steps]
+        launch = _Launch(self, self._calls, dict(zip(self.inputs, arrays)), bindings)
+        if self._static:
+            self._launch = launch
+            return launch
+        with self._arena_lock:
+            while len(self._launches) >= LAUNCHES_KEPT:
+                self._launches.pop(next(iter(self._launches)))  # the oldest
+            self._launches[shapes] = launch
+        return launch
+
+    def _call(self, step: Step) -> _Call:
+        """The kernel call of ``step``: the kernel's address, the buffers it takes, its name and argument types."""
+        function = self.kernels.function(step.kernel)
+        address = int(ctypes.cast(function, ctypes.c_void_p).value or 0)
+        types = self.kernels.kernels[step.kernel].arg_types
+        return address, (*step.inputs, *step.outputs), step.kernel, types
 
     def _take_arenas(self, bindings: dict[str, int]) -> tuple[tuple[tuple[str, int], ...], _Arenas]:
         """The memory of the plan's slots for the named dims ``bindings``: kept from an earlier run when one
@@ -343,8 +363,8 @@ class CpuExecutable(Executable):
 
 
 class _Arenas:
-    """The arenas of one run's slots (a byte array each) and, once a static launch has run on them, its program
-    over them and the program's address (see :meth:`_StaticLaunch.arena_program`)."""
+    """The arenas of one run's slots (a byte array each) and, once a launch has run on them, its program over
+    them and the program's address (see :meth:`_Launch.arena_program`)."""
 
     __slots__ = ("arrays", "program")
 
@@ -353,29 +373,39 @@ class _Arenas:
         self.program: tuple[np.ndarray, int] | None = None
 
 
-_Call = tuple[int, tuple[int, ...], str]
-"""A kernel call of a static plan: the kernel's address, the buffers it takes, the kernel's name."""
+_Call = tuple[int, tuple[int, ...], str, tuple[Type, ...]]
+"""A kernel call of a plan: the kernel's address, the buffers it takes, the kernel's name and argument types."""
+
+LAUNCHES_KEPT = 16
+"""How many launches (one per set of input shapes) a plan with named dims keeps."""
 
 
-class _StaticLaunch:
-    """A run of an all-static plan worked out once, so that a call costs little more than its kernel calls.
+class _Launch:
+    """A run of a plan for one set of input shapes, worked out once, so that a call costs little more than its
+    kernels (plans whose steps compute no dims: :class:`~tensorium.lowering.plan.RuntimeDim`).
 
     The kernels run in one foreign call, a program of :mod:`tensorium.backends.llvm.launcher` holding every
-    kernel's address and arguments. Constants, the slots' buffers and views of either never change place for a
-    given set of arenas, so their pointers are written once per set (:meth:`arena_program`); a run writes the
-    pointers of the inputs, of the fresh outputs (new arrays every run: consecutive runs never share output
-    memory) and of the views of those where the program takes them, then runs it.
+    kernel's address and arguments (pointers, and the sizes of symbolic dims, known from the shapes). Constants,
+    the slots' buffers and views of either never change place for a given set of arenas, so their pointers are
+    written once per set (:meth:`arena_program`); a run writes the pointers of the inputs, of the fresh outputs
+    (new arrays every run: consecutive runs never share output memory) and of the views of those where the
+    program takes them, then runs it.
     """
 
-    def __init__(self, exe: CpuExecutable, calls: Sequence[_Call]) -> None:
+    def __init__(
+        self, exe: CpuExecutable, calls: Sequence[_Call], inputs: Mapping[int, np.ndarray], bindings: dict[str, int]
+    ) -> None:
         buffers, slots = exe.buffers, exe.memory.slots
-        self.inputs = tuple((storage_dtype(buffers[b].element), buffers[b].shape) for b in exe.inputs)
+        self.bindings = bindings
+        shapes = {b: _shape(t, bindings) for b, t in enumerate(buffers) if b not in inputs}
+        shapes.update((b, array.shape) for b, array in inputs.items())
+        self.inputs = tuple((storage_dtype(buffers[b].element), shapes[b]) for b in exe.inputs)
         self.template = [0] * len(buffers)
         for b, array in exe.constants:
             self.template[b] = _address(array)
         written = sorted({b for step in exe.steps for b in step.outputs})
         fresh = [b for b in written if slots[b] is None or b in exe.outputs]
-        self.fresh = tuple((_static_shape(buffers[b]), storage_dtype(buffers[b].element)) for b in fresh)
+        self.fresh = tuple((shapes[b], storage_dtype(buffers[b].element)) for b in fresh)
         self.slotted = tuple((b, slot) for b in written if (slot := slots[b]) is not None and b not in fresh)
         varying = {b: n for n, b in enumerate((*exe.inputs, *fresh))}  # a run's pointers, in this order
         fixed = {b for b, _ in exe.constants} | {b for b, _ in self.slotted}
@@ -389,17 +419,18 @@ class _StaticLaunch:
             else:
                 self.views.append((varying[v.source], offset))
                 varying[v.buffer] = len(varying)
-        self.calls = tuple((address, args) for address, args, _ in calls)
-        self.names = tuple(name for _, _, name in calls)
+        self.records = [(address, _words(args, types, shapes)) for address, args, _, types in calls]
+        self.names = tuple(name for _, _, name, _ in calls)
         self.count = len(calls)
         """How many of the calls a run makes (all of them; a test may stop short)."""
-        places, start = [], 0
-        for _, args in self.calls:  # a record is [address, count, arguments...]
-            places += [(start + 2 + k, b) for k, b in enumerate(args) if b in varying]
-            start += 2 + len(args)
+        places: list[tuple[int, int]] = []
+        start = 0
+        for _, words in self.records:  # a record is [address, n, n words]
+            places += [(start + 2 + k, w[0]) for k, w in enumerate(words) if isinstance(w, tuple) and w[0] in varying]
+            start += 2 + len(words)
         self.positions = np.array([p for p, _ in places], np.intp)
         self.sources = np.array([varying[b] for _, b in places], np.intp)
-        self.runner = program_runner(max((len(args) for _, args in self.calls), default=0))
+        self.runner = program_runner(max((len(words) for _, words in self.records), default=0))
         self.outputs = tuple(self._output(exe, b, fresh) for b in exe.outputs)
 
     @staticmethod
@@ -416,8 +447,8 @@ class _StaticLaunch:
         return 2, constant
 
     def ready(self, inputs: Sequence[Any]) -> bool:
-        """True when every input is a C-ordered, aligned numpy array of its buffer's dtype and shape (nothing to
-        convert, nothing the full checks would refuse)."""
+        """True when every input is a C-ordered, aligned numpy array of its buffer's dtype and this launch's
+        shape (nothing to convert, nothing the full checks would refuse)."""
         for (dtype, shape), value in zip(self.inputs, inputs):
             if type(value) is not np.ndarray or value.dtype != dtype or value.shape != shape:
                 return False
@@ -435,9 +466,11 @@ class _StaticLaunch:
             pointers[b] = bases[slot]  # a slot's buffers all start at the arena's first byte
         for b, source, offset in self.fixed_views:
             pointers[b] = pointers[source] + offset
-        words = [w for address, args in self.calls for w in (address, len(args), *(pointers[b] for b in args))]
-        program = np.array(words, np.int64)
-        return program, _address(program)
+        program: list[int] = []
+        for address, words in self.records:
+            program += [address, len(words), *(pointers[w[0]] if isinstance(w, tuple) else w for w in words)]
+        array = np.array(program, np.int64)
+        return array, _address(array)
 
     def run(
         self,
@@ -468,16 +501,27 @@ class _StaticLaunch:
         ]
 
 
-def _static_shape(t: TensorType) -> tuple[int, ...]:
-    """The shape of a tensor type with static dims only."""
-    shape = tuple(d for d in t.shape if isinstance(d, int))
-    assert len(shape) == t.rank, f"{t} has named dims"
-    return shape
+def _words(args: Sequence[int], types: Sequence[Type], shapes: Mapping[int, tuple[int, ...]]) -> list[tuple[int] | int]:
+    """A kernel call's words: for each buffer, ``(buffer,)`` for its pointer (known only with the arenas or
+    at run time), then the sizes of the dims its kernel argument type leaves symbolic."""
+    words: list[tuple[int] | int] = []
+    for b, t in zip(args, types):
+        assert isinstance(t, BufferType), f"a plan step passes buffers, not {t}"
+        sizes = [size for d, size in zip(t.shape, shapes[b]) if isinstance(d, Sym)]
+        assert all(size >= 0 for size in sizes), f"buffer #{b} has a dim the inputs do not bind"
+        words += [(b,), *sizes]
+    return words
 
 
-def _function_address(function: Any) -> int:
-    """The address of a ctypes function."""
-    return int(ctypes.cast(function, ctypes.c_void_p).value or 0)
+def _shape(t: TensorType, bindings: Mapping[str, int]) -> tuple[int, ...]:
+    """The shape of a tensor type with its named dims bound (-1 for a dim ``bindings`` lacks: no buffer a launch
+    allocates or passes has one, see :func:`_check_sizable`)."""
+    return tuple(d if isinstance(d, int) else bindings.get(d.name or "", -1) for d in t.shape)
+
+
+def _shapes(arrays: Sequence[Any]) -> tuple[Any, ...]:
+    """The shapes of ``arrays`` (None for a value without one), the key of a plan's launches."""
+    return tuple(getattr(a, "shape", None) for a in arrays)
 
 
 def _address(array: np.ndarray) -> int:
