@@ -520,6 +520,12 @@ def test_arguments_bind_by_name_in_signature_order() -> None:
 
     def keyword_only(a: Any, *, b: Any) -> None: ...
 
+    def star(a: Any, b: Any, *more: Any) -> None: ...
+
+    assert bind_arguments(star, (1, 2), {}) == [("a", 1), ("b", 2)]
+    assert bind_arguments(star, (1, 2, 3, 4), {}) == [("a", 1), ("b", 2), ("more_0", 3), ("more_1", 4)]
+    with pytest.raises(TracerError, match="cannot bind the arguments of 'star': missing a required argument: 'b'"):
+        bind_arguments(star, (1,), {})
     assert bind_arguments(two, (1, 5), {}) == [("a", 1), ("b", 5)]
     assert bind_arguments(two, (1,), {}) == [("a", 1)]  # a default is no argument of the call
     assert bind_arguments(two, (), {"b": 3, "a": 4}) == [("a", 4), ("b", 3)]

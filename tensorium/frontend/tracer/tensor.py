@@ -627,26 +627,30 @@ def _signature(fn: Callable[..., Any]) -> inspect.Signature:
 
 
 @functools.lru_cache(maxsize=256)
-def _positional_names(fn: Callable[..., Any]) -> tuple[str, ...] | None:
-    """The parameter names of ``fn`` when all of them can be given by position (no ``*args``, ``**kwargs`` or
-    keyword-only ones), else None: a call giving each by position binds them in order, with no ``bind``."""
+def _positional_names(fn: Callable[..., Any]) -> tuple[tuple[str, ...], str | None] | None:
+    """The names of ``fn``'s parameters that can be given by position and of a last ``*args`` (or None) when
+    it has no others (keyword-only, ``**kwargs``), else None: a call by position binds them in order."""
     try:
-        params = _signature(fn).parameters.values()
+        params = list(_signature(fn).parameters.values())
     except (TypeError, ValueError):
         return None
+    rest = params.pop().name if params and params[-1].kind is inspect.Parameter.VAR_POSITIONAL else None
     positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    return tuple(p.name for p in params) if all(p.kind in positional for p in params) else None
+    return (tuple(p.name for p in params), rest) if all(p.kind in positional for p in params) else None
 
 
 def bind_arguments(fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """``(name, value)`` for each argument of a call, in signature order (``*args`` become ``name_0``, ...)."""
     if not kwargs:
         try:
-            names = _positional_names(fn)
+            positional = _positional_names(fn)
         except TypeError:  # an unhashable callable: bound below like any other
-            names = None
-        if names is not None and len(names) == len(args):  # Signature.bind costs microseconds per call
-            return list(zip(names, args))
+            positional = None
+        if positional is not None:  # Signature.bind costs microseconds per call
+            names, rest = positional
+            if len(args) == len(names) or (rest is not None and len(args) > len(names)):
+                extra = [(f"{rest}_{i}", v) for i, v in enumerate(args[len(names) :])]
+                return [*zip(names, args), *extra]
     try:
         sig = _signature(fn)
         bound = sig.bind(*args, **kwargs)
