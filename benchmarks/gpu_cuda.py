@@ -51,6 +51,7 @@ from tensorium.ir.attributes import DenseAttr
 from tensorium.ir.types import Sym, TensorType, f16, f32
 from tensorium.lowering.space import Config, kernel_key
 from tensorium.passes import PassManager
+from tensorium.passes.rtn import round_to_nearest
 from tensorium.targets import Target, parse_target
 from tensorium.testing import build_module
 
@@ -72,6 +73,9 @@ class Workload:
     """Kernel configs by graph op name (``quant.matmul_packed``: its kernel at that point), else the defaults."""
     torch_inputs: Callable[[list[np.ndarray]], list[np.ndarray]] | None = None
     """The peers' inputs made from Tensorium's (when the peer computes the same from other arrays)."""
+    reference_inputs: Callable[[list[np.ndarray]], list[np.ndarray]] | None = None
+    """The inputs on which :attr:`torch_fn` computes what Tensorium's kernels must give (a quantized weight's
+    dequantized values), when they differ from the peers'."""
     run_time_rows: bool = False
     """Whether the first input's first dim is symbolic in the program (the kernels take its size at run time)."""
 
@@ -110,6 +114,54 @@ def _torch_layer(x: Any, wq: Any, wo: Any, w1: Any, w2: Any, g: Any) -> Any:
 
     x = x + torch.softmax(rms(x) @ wq, dim=-1) @ wo
     return x + torch.nn.functional.gelu(rms(x) @ w1) @ w2
+
+
+SWEEPS: dict[str, tuple[str, ...]] = {
+    "gemm 4096^3 f16": (
+        "gpu_gemm{bm=128,bn=128,bk=32,tm=4,tn=4,stages=2,mma=true,vector=true,async_copy=true,unroll=false}",
+        "gpu_gemm{bm=128,bn=128,bk=32,tm=2,tn=8,stages=2,mma=true,vector=true,async_copy=true,unroll=false}",
+        "gpu_gemm{bm=128,bn=128,bk=16,tm=4,tn=4,stages=2,mma=true,vector=true,async_copy=true,unroll=false}",
+        "gpu_gemm{bm=64,bn=128,bk=32,tm=2,tn=4,stages=2,mma=true,vector=true,async_copy=true,unroll=false}",
+        "gpu_gemm{bm=128,bn=64,bk=32,tm=4,tn=2,stages=2,mma=true,vector=true,async_copy=true,unroll=false}",
+        "gpu_gemm{bm=64,bn=64,bk=32,tm=2,tn=4,stages=2,mma=true,vector=true,async_copy=true,unroll=false}",
+    ),
+    "decode gemv 1x4096x4096 f32": (
+        "gpu_gemv{warps=8,unroll=4}",
+        "gpu_gemv{warps=32,unroll=4}",
+        "gpu_gemv{warps=16,unroll=8}",
+        "gpu_gemv{warps=16,unroll=1}",
+    ),
+    "gemm 4096^3 f32": (
+        "gpu_gemm{bm=64,bn=64,bk=16,tm=4,tn=4,stages=2,vector=true,async_copy=true,unroll=false}",
+        "gpu_gemm{bm=128,bn=128,bk=8,tm=8,tn=8,stages=2,vector=true,async_copy=true,unroll=true}",
+        "gpu_gemm{bm=128,bn=128,bk=16,tm=8,tn=8,stages=2,vector=true,async_copy=true,unroll=true}",
+        "gpu_gemm{bm=128,bn=64,bk=16,tm=8,tn=4,stages=2,vector=true,async_copy=true,unroll=true}",
+        "gpu_gemm{bm=64,bn=128,bk=16,tm=4,tn=8,stages=2,vector=true,async_copy=true,unroll=true}",
+        "gpu_gemm{bm=64,bn=64,bk=32,tm=4,tn=4,stages=2,vector=true,async_copy=true,unroll=true}",
+    ),
+}
+"""Other points of the GEMM rows' spaces that ``--sweep`` times beside the default (graph op: ``graph.matmul``)."""
+
+
+def sweep(target: Target, quick: bool, repeat: int) -> list[dict[str, Any]]:
+    """Every point of :data:`SWEEPS` timed on the GPU and checked against torch, beside its row's default."""
+    rng = np.random.default_rng(0)
+    found = []
+    for w in workloads(quick):
+        for point in SWEEPS.get(w.name, ()):
+            variant = Workload(**{**w.__dict__, "configs": {"graph.matmul": point}})
+            try:
+                row = _time_row(variant, target, rng, repeat, peers=False)
+            except Exception as e:  # an illegal or failing point is reported, the sweep goes on
+                print(f"  sweep {w.name} {point}: {type(e).__name__}: {str(e).strip()[:160]}")
+                continue
+            print(
+                f"  sweep {w.name:20} {point:90} {row['tensorium_s'] * 1e3:8.3f} ms "
+                f"{row['tensorium_tflops']:6.1f} TFLOP/s {row['tensorium_gbps']:5.0f} GB/s "
+                f"rel.err {row['max_rel_error']}"
+            )
+            found.append({**row, "config": point})
+    return found
 
 
 def workloads(quick: bool) -> list[Workload]:
@@ -154,7 +206,14 @@ def _int4_gemv(k: int) -> Workload:
         lambda x, w: x @ w,
         pipeline="quantize{bits=4,group=128,min-elements=0},fuse,pack-quant-gpu",
         torch_inputs=lambda arrays: [arrays[0].astype(np.float16), weight.T.astype(np.float16)],
+        reference_inputs=lambda arrays: [arrays[0], _int4_dequantized(weight).T.copy()],
     )
+
+
+def _int4_dequantized(weight: np.ndarray) -> np.ndarray:
+    """``weight`` as the quantize pass of the int4 rows leaves it (RTN, 4 bits per group of 128, unsigned codes with
+    a float zero point), back in f32: what the kernels multiply by."""
+    return round_to_nearest(weight, 4, 128, signed=False).dequantized().astype(np.float32)
 
 
 def _int4_gemm(tokens: int, k: int, config: str | None = None, run_time_rows: bool = False) -> Workload:
@@ -178,6 +237,7 @@ def _int4_gemm(tokens: int, k: int, config: str | None = None, run_time_rows: bo
         pipeline="quantize{bits=4,group=128,min-elements=0},fuse,pack-quant-gpu",
         configs={"quant.matmul_packed": config} if config else None,
         torch_inputs=lambda arrays: [arrays[0].astype(np.float16), weight.T.astype(np.float16)],
+        reference_inputs=lambda arrays: [arrays[0], _int4_dequantized(weight).T.copy()],
         run_time_rows=run_time_rows,
     )
 
@@ -289,7 +349,70 @@ def run_checks(target: Target) -> list[str]:
     return failed
 
 
-def _torch_time(fn: Callable[..., Any], arrays: list[np.ndarray], repeat: int, compiled: bool) -> float | None:
+ROW_TOLERANCE = 2e-2
+"""Largest ``max|ours - torch| / max|torch|`` a timed row may show (f16 inputs, K up to 4096, int4 dequantized
+differently by the peer): above it the row counts as failed."""
+
+
+def _time_row(w: Workload, target: Target, rng: np.random.Generator, repeat: int, peers: bool = True) -> dict[str, Any]:
+    """One row of the table: ``w``'s kernels timed on the GPU, the peers timed, and our outputs checked against
+    eager torch's on the same inputs (``max_rel_error``; None without CUDA torch)."""
+    dtype = np.float16 if w.element == f16 else np.float32
+    arrays = [(rng.standard_normal(s) / np.sqrt(s[-1])).astype(dtype) for s in w.shapes]
+    module = w.module()
+    built = CudaExecutable.build(module, target=target, configs=w.kernel_configs(module))
+    ours = built.time_kernels(arrays, repeat)
+    peer_arrays = w.torch_inputs(arrays) if w.torch_inputs is not None else arrays
+    eager = _torch_time(w.torch_fn, peer_arrays, repeat, compiled=False) if peers else None
+    inductor = _torch_time(w.torch_fn, peer_arrays, repeat, compiled=True) if peers else None
+    reference = w.reference_inputs(arrays) if w.reference_inputs is not None else arrays
+    return {
+        "workload": w.name,
+        "tensorium_s": ours,
+        "torch_s": eager,
+        "torch_compile_s": inductor,
+        "tensorium_tflops": w.flops / ours / 1e12,
+        "tensorium_gbps": _operand_bytes(module) / ours / 1e9,
+        "max_rel_error": _relative_error(built.run(arrays)[0], w.torch_fn, reference),
+    }
+
+
+def _operand_bytes(module: Operation) -> int:
+    """Bytes of ``module``'s inputs, results and constants (packed weights included): what a kernel bound by memory
+    must move at least once."""
+    values: list[Value] = []
+    for op in module.walk():
+        if op.name in ("graph.constant", "quant.constant"):
+            values.extend(op.results)
+        elif op.name == "func.func":
+            values.extend(op.regions[0].block.args)
+        elif op.name == "func.return":
+            values.extend(op.operands)
+    total = 0.0
+    for value in values:
+        t = value.type
+        if isinstance(t, TensorType) and t.is_static:
+            bits = getattr(t.element, "bits", None) or getattr(t.element, "width", None) or 32
+            total += int(np.prod(t.static_shape, dtype=np.int64)) * bits / 8
+    return int(total)
+
+
+def _relative_error(got: np.ndarray, fn: Callable[..., Any], arrays: list[np.ndarray]) -> float | None:
+    """``max|got - fn(arrays)| / max|fn(arrays)|`` with ``fn`` run by torch on the GPU; None without CUDA torch."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    want = fn(*[torch.from_numpy(a).cuda() for a in arrays]).float().cpu().numpy()
+    got = np.asarray(got, np.float32).reshape(want.shape)
+    return float(np.abs(got - want).max() / max(float(np.abs(want).max()), 1e-30))
+
+
+def _torch_time(
+    fn: Callable[..., Any], arrays: list[np.ndarray], repeat: int, compiled: bool, tensors: list[Any] | None = None
+) -> float | None:
     """Best kernel time of ``fn`` on CUDA tensors, eager or through torch.compile; None without CUDA torch."""
     try:
         import torch
@@ -297,9 +420,13 @@ def _torch_time(fn: Callable[..., Any], arrays: list[np.ndarray], repeat: int, c
         return None
     if not torch.cuda.is_available():
         return None
-    tensors = [torch.from_numpy(a).cuda() for a in arrays]
+    tensors = tensors if tensors is not None else [torch.from_numpy(a).cuda() for a in arrays]
     run = torch.compile(fn) if compiled else fn
-    run(*tensors)
+    try:
+        run(*tensors)
+    except Exception as e:  # a peer that fails (Triton missing, say) shows as '-' with the reason
+        print(f"  ({'torch.compile' if compiled else 'torch'} failed: {type(e).__name__}: {str(e)[:200]})")
+        return None
     torch.cuda.synchronize()
     best = float("inf")
     for _ in range(repeat):
@@ -310,6 +437,21 @@ def _torch_time(fn: Callable[..., Any], arrays: list[np.ndarray], repeat: int, c
         end.synchronize()
         best = min(best, start.elapsed_time(end) / 1000)
     return best
+
+
+def copy_bandwidth(repeat: int) -> float | None:
+    """Bytes per second (read and written) of a 1 GiB device-to-device copy through torch, the best of ``repeat``:
+    the memory system's practical limit, which the GEMV rows are measured against; None without CUDA torch."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    source = torch.empty(1 << 28, dtype=torch.float32, device="cuda")
+    target = torch.empty_like(source)
+    seconds = _torch_time(lambda a, b: b.copy_(a), [], repeat, compiled=False, tensors=[source, target])
+    return None if seconds is None else 2 * source.numel() * 4 / seconds
 
 
 def device_name() -> str:
@@ -378,6 +520,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dry-run", action="store_true", help="no GPU: compile every row to PTX, run ptxas, print")
     parser.add_argument("--arch", default="sm_90", help="the architecture of --dry-run (default sm_90)")
     parser.add_argument("--no-checks", action="store_true", help="skip the op suite and models")
+    parser.add_argument("--sweep", action="store_true", help="also time other GEMM tiles (SWEEPS) beside the defaults")
     args = parser.parse_args(argv)
     if args.dry_run:
         kernels = dry_run(args.quick, args.arch, not args.no_checks)
@@ -392,38 +535,44 @@ def main(argv: list[str] | None = None) -> int:
         print(f"benchmarks/gpu_cuda.py needs a GPU: {e} (--dry-run compiles every row without one)", file=sys.stderr)
         return 2
     target = parse_target("cuda")
-    failed = [] if args.no_checks else run_checks(target)
+    failed: list[str] = [] if args.no_checks else run_checks(target)
     rng = np.random.default_rng(0)
     rows = []
     print(f"device: {device} ({target}); kernel time, best of {args.repeat}")
-    print(f"{'workload':34} {'tensorium':>12} {'torch':>12} {'torch.compile':>14} {'vs cuBLAS':>10}")
+    bandwidth = copy_bandwidth(args.repeat)
+    if bandwidth is not None:
+        print(
+            f"memory probe: a 1 GiB device-to-device copy through torch moves {bandwidth / 1e9:.0f} GB/s (read + write)"
+        )
+    header = f"{'workload':34} {'tensorium':>12} {'torch':>12} {'torch.compile':>14} {'vs cuBLAS':>10} {'rel.err':>9}"
+    print(f"{header} {'TFLOP/s':>8} {'GB/s':>6}")
     for w in workloads(args.quick):
-        dtype = np.float16 if w.element == f16 else np.float32
-        arrays = [(rng.standard_normal(s) / np.sqrt(s[-1])).astype(dtype) for s in w.shapes]
-        module = w.module()
-        built = CudaExecutable.build(module, target=target, configs=w.kernel_configs(module))
-        ours = built.time_kernels(arrays, args.repeat)
-        peer_arrays = w.torch_inputs(arrays) if w.torch_inputs is not None else arrays
-        eager = _torch_time(w.torch_fn, peer_arrays, args.repeat, compiled=False)
-        inductor = _torch_time(w.torch_fn, peer_arrays, args.repeat, compiled=True)
+        try:
+            row = _time_row(w, target, rng, args.repeat)
+        except Exception as e:  # a row that fails is named in the table and the JSON; the others still run
+            why = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+            print(f"{w.name:34} FAILED {why}")
+            failed.append(f"row {w.name}: {why}")
+            rows.append({"workload": w.name, "error": why})
+            continue
+        rows.append(row)
 
         def cell(seconds: float | None) -> str:
             return "-" if seconds is None else f"{seconds * 1e3:9.3f} ms"
 
+        eager, ours = row["torch_s"], row["tensorium_s"]
         ratio = "-" if eager is None else f"{eager / ours:9.2f}x"
-        print(f"{w.name:34} {cell(ours):>12} {cell(eager):>12} {cell(inductor):>14} {ratio:>10}")
-        rows.append(
-            {
-                "workload": w.name,
-                "tensorium_s": ours,
-                "torch_s": eager,
-                "torch_compile_s": inductor,
-                "tensorium_tflops": w.flops / ours / 1e12,
-            }
-        )
+        error = "-" if row["max_rel_error"] is None else f"{row['max_rel_error']:.1e}"
+        inductor = cell(row["torch_compile_s"])
+        rates = f"{row['tensorium_tflops']:8.1f} {row['tensorium_gbps']:6.0f}"
+        print(f"{w.name:34} {cell(ours):>12} {cell(eager):>12} {inductor:>14} {ratio:>10} {error:>9} {rates}")
+        if row["max_rel_error"] is not None and row["max_rel_error"] > ROW_TOLERANCE:
+            failed.append(f"row {w.name}: max relative error {row['max_rel_error']:.2e} against torch")
+    swept = sweep(target, args.quick, args.repeat) if args.sweep else []
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"device": device, "target": str(target), "rows": rows, "failed_checks": failed}, f, indent=1)
+            document = {"device": device, "target": str(target), "rows": rows, "sweep": swept, "failed_checks": failed}
+            json.dump(document, f, indent=1)
     return 1 if failed else 0
 
 

@@ -168,6 +168,9 @@ class Family:
     ops: tuple[str, ...]
     space: SpaceRule
     default: DefaultRule
+    epilogues: bool = False
+    """Whether a target family's lowering also builds fused groups whose anchor reads the group's inputs directly
+    and whose other ops come after it (its stores of C become the epilogue's: :mod:`.fused`)."""
 
 
 FAMILIES: dict[str, Family] = {}
@@ -203,6 +206,13 @@ def anchor_of(op: Operation) -> Operation | None:
             if inner.name in FAMILIES:
                 return inner
     return None
+
+
+def epilogue_only(group: Operation, anchor: Operation) -> bool:
+    """Whether fused ``group``'s ``anchor`` reads only the group's inputs (nothing is computed into its operands), so
+    that the group is the anchor followed by an epilogue."""
+    inputs = set(group.regions[0].block.args)
+    return all(v in inputs for v in anchor.operands)
 
 
 GPU_SPACE_KINDS = ("cuda", "webgpu")
@@ -250,7 +260,9 @@ def _family_and_space(op: Operation, target: Target) -> tuple[Family, Space | No
     anchor = anchor_of(op)
     if anchor is None:
         return None
-    special = TARGET_FAMILIES.get((target.kind, anchor.name)) if anchor is op else None
+    special = TARGET_FAMILIES.get((target.kind, anchor.name))
+    if special is not None and anchor is not op and not (special.epilogues and epilogue_only(op, anchor)):
+        special = None
     if special is not None:
         space = special.space(anchor, target)
         if space is not None:

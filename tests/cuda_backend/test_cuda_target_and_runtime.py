@@ -100,6 +100,64 @@ def test_the_op_suite_on_the_gpu_matches_the_interpreter(name: str) -> None:
         np.testing.assert_allclose(g, w, rtol=1e-4 if w.dtype != np.float16 else 1e-3, atol=1e-5)
 
 
+@needs_gpu
+@pytest.mark.parametrize(("element", "point"), [("f32", None), ("f32", "gpu_gemv{warps=8,unroll=8}"), ("f16", None)])
+def test_the_gemv_on_the_gpu_matches_the_interpreter(element: str, point: str | None) -> None:
+    from tensorium.backends import interp
+    from tensorium.ir import graph
+    from tensorium.ir.dialects.builtin import func_body, functions
+    from tensorium.ir.types import TensorType, f16, f32
+    from tensorium.lowering.space import Config, kernel_key
+    from tensorium.testing import build_module
+
+    t = f32 if element == "f32" else f16
+    module = build_module([TensorType((3, 1000), t), TensorType((1000, 300), t)], graph.matmul)
+    op = next(o for o in func_body(functions(module)[0]).ops if o.name == "graph.matmul")
+    built = CudaExecutable.build(module, configs={} if point is None else {kernel_key(op): Config.parse(point)})
+    assert "gpu_gemv{" in built.loop_ir
+    rng = np.random.default_rng(7)
+    inputs = [rng.standard_normal(s).astype(element.replace("f", "float")) for s in ((3, 1000), (1000, 300))]
+    (got,) = built.run(inputs)
+    (want,) = interp.run(module, inputs)
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-2)
+
+
+MMA_POINTS = [
+    None,
+    "gpu_gemm{bm=64,bn=64,bk=32,tm=2,tn=4,stages=2,mma=true,vector=true,async_copy=true,unroll=false}",
+    "gpu_gemm{bm=32,bn=32,bk=16,tm=1,tn=2,stages=1,mma=true,vector=false,async_copy=false,unroll=false}",
+]
+
+
+@needs_gpu
+@pytest.mark.parametrize("point", MMA_POINTS)
+def test_f16_products_through_ldmatrix_and_mma_on_the_gpu_match_the_interpreter(point: str | None) -> None:
+    """The fragment loads (``ldmatrix``, transposed for B) and ``mma.sync`` only run on hardware: an f16 product
+    with partial tiles on every edge and a fused bias and relu, at the default and two other points."""
+    from tensorium.backends import interp
+    from tensorium.ir import graph
+    from tensorium.ir.dialects.builtin import func_body, functions
+    from tensorium.ir.types import TensorType, f16
+    from tensorium.lowering.space import Config, kernel_key
+    from tensorium.passes import PassManager
+    from tensorium.testing import build_module
+
+    shapes = ((72, 136), (136, 88), (88,))
+    module = build_module(
+        [TensorType(s, f16) for s in shapes], lambda a, b, c: graph.relu(graph.add(graph.matmul(a, b), c))
+    )
+    PassManager.parse("fuse").run(module)
+    (group,) = [op for op in func_body(functions(module)[0]).ops if op.name == "graph.fused"]
+    configs = {} if point is None else {kernel_key(group): Config.parse(point)}
+    rng = np.random.default_rng(6)
+    inputs = [rng.standard_normal(s).astype(np.float16) for s in shapes]
+    built = CudaExecutable.build(module, configs=configs)
+    assert "ldmatrix" in built.ptx.ptx and "mma.sync" in built.ptx.ptx
+    (got,) = built.run(inputs)
+    (want,) = interp.run(module, inputs)
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-2)
+
+
 def test_a_gpu_older_than_the_code_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     from tensorium.backends.cuda import executable
 

@@ -119,9 +119,10 @@ def _check(module: Operation, config: str | None = None) -> Operation:
 
 def test_f16_products_default_to_mma_on_every_cuda_target_and_not_on_webgpu() -> None:
     op = _op(_matmul(40, 48, 24))
-    for arch in ("sm_75", "sm_90"):
-        want = Config.parse("gpu_gemm{bm=32,bn=32,bk=16,tm=1,tn=2,stages=2,mma=true,vector=false,async_copy=false}")
-        assert default_config(op, parse_target(f"cuda:{arch}")) == want
+    for arch, copies in (("sm_75", "false"), ("sm_90", "true")):  # 16-byte groups by cp.async from sm_80 on
+        tiles = "bm=32,bn=32,bk=16,tm=1,tn=2,stages=2,mma=true"
+        point = f"gpu_gemm{{{tiles},vector={copies},async_copy={copies},unroll=false}}"
+        assert default_config(op, parse_target(f"cuda:{arch}")) == Config.parse(point)
     webgpu = kernel_space(op, parse_target("webgpu"))
     assert webgpu is None or "mma" not in [k.name for k in webgpu.knobs]
     f32_space = kernel_space(_op(build_module([TensorType((8, 8), f32)] * 2, graph.matmul)), SM90)
@@ -132,8 +133,14 @@ def test_f16_products_default_to_mma_on_every_cuda_target_and_not_on_webgpu() ->
     ("shape", "config"),
     [
         ((40, 48, 24), None),
-        ((40, 48, 24), "gpu_gemm{bm=64,bn=16,bk=32,tm=2,tn=1,stages=1,mma=true,vector=false,async_copy=false}"),
-        ((20, 24, 12), "gpu_gemm{bm=16,bn=16,bk=8,tm=2,tn=2,stages=1,mma=false,vector=false,async_copy=false}"),
+        (
+            (40, 48, 24),
+            "gpu_gemm{bm=64,bn=16,bk=32,tm=2,tn=1,stages=1,mma=true,vector=false,async_copy=false,unroll=false}",
+        ),
+        (
+            (20, 24, 12),
+            "gpu_gemm{bm=16,bn=16,bk=8,tm=2,tn=2,stages=1,mma=false,vector=false,async_copy=false,unroll=false}",
+        ),
     ],
 )
 def test_f16_gemm_with_and_without_mma_matches_the_graph_interpreter(
@@ -157,7 +164,12 @@ def test_the_mma_gemm_assembles_for_ptxas(arch: str) -> None:
     assert state.lowered is not None
     ptx = compile_ptx(state.lowered, target)
     (launch,) = ptx.launches.values()
-    assert launch.block == (128, 1, 1) and launch.shared_bytes == 2 * 2 * 32 * (64 + 64)
+    # two stages of f16 A and B tiles, their rows padded by 8 elements (conflict-free ldmatrix)
+    assert launch.block == (128, 1, 1) and launch.shared_bytes == 2 * 2 * (64 * (32 + 8) + 32 * (64 + 8))
     steps = 2 * 4 * 2  # two 16-steps of bk, 2 x 4 tiles per warp (each two m16n8k8 on sm_75)
     assert ptx.ptx.count("mma.sync") == steps * (2 if arch == "sm_75" else 1)
+    # each fragment loaded once per 16-step by ldmatrix: 2 of A (x4) and 4 of B (x2, transposed) per warp tile
+    assert ptx.ptx.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 2 * 2
+    assert ptx.ptx.count("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16") == 2 * 4
+    assert "ld.shared.u16" not in ptx.ptx and "ld.shared.b16" not in ptx.ptx
     assemble(ptx.ptx, arch)

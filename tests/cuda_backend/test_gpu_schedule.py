@@ -13,12 +13,13 @@ from tensorium.backends.plan_runner import run_plan
 from tensorium.errors import ScheduleError
 from tensorium.ir import Operation, graph, parse_module
 from tensorium.ir.dialects.builtin import func_body, functions
-from tensorium.ir.types import TensorType, f32
+from tensorium.ir.types import TensorType, f16, f32
 from tensorium.ir.verifier import verify
 from tensorium.lowering.codegen import Codegen, run_codegen
 from tensorium.lowering.gpu_schedule import Bind, OneThread, apply_gpu_schedule, bind, gpu_schedule
 from tensorium.lowering.schedule import Fuse, loop_name, loops_of
 from tensorium.lowering.space import Config, default_config, kernel_key, kernel_space
+from tensorium.passes import PassManager
 from tensorium.targets import parse_target
 from tensorium.testing import build_module
 
@@ -119,8 +120,9 @@ def test_the_gemm_default_on_cuda_allocates_nothing_at_run_time() -> None:
 @pytest.mark.parametrize(
     "point",
     [
-        "gpu_gemm{bm=16,bn=32,bk=8,tm=1,tn=4,stages=2,vector=false,async_copy=false}",
-        "gpu_gemm{bm=32,bn=16,bk=32,tm=4,tn=1,stages=1,vector=false,async_copy=false}",
+        "gpu_gemm{bm=16,bn=32,bk=8,tm=1,tn=4,stages=2,vector=false,async_copy=false,unroll=false}",
+        "gpu_gemm{bm=32,bn=16,bk=32,tm=4,tn=1,stages=1,vector=false,async_copy=false,unroll=false}",
+        "gpu_gemm{bm=16,bn=32,bk=8,tm=1,tn=4,stages=2,vector=false,async_copy=false,unroll=true}",
     ],
 )
 def test_gpu_gemm_points_compute_the_product_through_shared_tiles(point: str) -> None:
@@ -143,6 +145,8 @@ def test_gpu_gemm_points_compute_the_product_through_shared_tiles(point: str) ->
     (step,) = [o for o in loops_of(kernel) if loop_name(o) == "step"]
     barriers = [o for o in step.regions[0].block.ops if o.name == "loop.barrier"]
     assert len(barriers) == 3 - config.int("stages")  # double buffering: one barrier per step instead of two
+    kinds = {o.attr("kind", "serial") for o in loops_of(kernel) if loop_name(o) == "kk"}
+    assert kinds == {"unroll" if config.as_dict()["unroll"] else "serial"}
     assert "bar.sync" in ptx.ptx and "st.shared" in ptx.ptx and "ld.shared" in ptx.ptx
 
 
@@ -157,9 +161,74 @@ def test_gpu_gemm_space_keeps_to_whole_warps_and_shared_memory() -> None:
         assert threads % 32 == 0 and threads <= 1024
         assert 4 * p.int("bk") * (p.int("bm") + p.int("bn")) * p.int("stages") <= SM90.l1d
     assert default_config(op, SM90) in points
-    fused = SUITE["matmul_bias_relu"].module()  # a fused epilogue keeps the general GEMM, bound to the grid
+    fused = SUITE["matmul_bias_relu"].module()  # a fused epilogue runs in the tiled GEMM's stores
     fused_space = kernel_space(func_body(functions(fused)[0]).ops[-2], SM90)
-    assert fused_space is not None and fused_space.family == "gemm"
+    assert fused_space is not None and fused_space.family == "gpu_gemm"
+
+
+PROLOGUE_GROUP = """
+module {
+  func.func @main(%x: tensor<8x16xf32>, %w: tensor<16x12xf32>) -> tensor<8x12xf32> {
+    %0 = graph.fused %x, %w (
+      {
+      ^bb0(%a: tensor<8x16xf32>, %b: tensor<16x12xf32>):
+        %1 = graph.relu %a : (tensor<8x16xf32>) -> tensor<8x16xf32>
+        %2 = graph.matmul %1, %b : (tensor<8x16xf32>, tensor<16x12xf32>) -> tensor<8x12xf32>
+        %3 = graph.tanh %2 : (tensor<8x12xf32>) -> tensor<8x12xf32>
+        graph.yield %3 : (tensor<8x12xf32>) -> ()
+      }
+    ) : (tensor<8x16xf32>, tensor<16x12xf32>) -> tensor<8x12xf32>
+    func.return %0 : tensor<8x12xf32>
+  }
+}
+"""
+
+
+def test_a_group_computing_into_the_gemm_operands_keeps_the_general_gemm() -> None:
+    """The tiled GEMM copies its operands by vector loads and cp.async, which cannot inline a producer: a group
+    with one (relu of A here) keeps the ``gemm`` family, bound to the grid, and still computes the right thing."""
+    module = parse_module(PROLOGUE_GROUP)
+    group = func_body(functions(module)[0]).ops[0]
+    space = kernel_space(group, SM90)
+    assert space is not None and space.family == "gemm"
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((8, 16)).astype(np.float32), rng.standard_normal((16, 12)).astype(np.float32)
+    (got,) = run_plan(lowered_for_gpu(module), [x, w])
+    np.testing.assert_allclose(got, np.tanh(np.maximum(x, 0) @ w), rtol=1e-5, atol=1e-5)
+
+
+FUSED_POINTS = [
+    None,
+    "gpu_gemm{bm=16,bn=16,bk=8,tm=2,tn=2,stages=2,vector=true,async_copy=true,unroll=false}",
+    "gpu_gemm{bm=32,bn=16,bk=16,tm=4,tn=1,stages=1,vector=false,async_copy=false,unroll=false}",
+]
+
+
+@pytest.mark.parametrize("point", FUSED_POINTS)
+def test_fused_epilogues_run_in_the_tiled_gemm_stores(point: str | None) -> None:
+    """Bias, activation and a residual read at each element of C, in the tiled GEMM's stores (edges included:
+    12 x 20 by 20 x 24 leaves partial tiles), match the graph interpreter on the loop interpreter."""
+    shapes = ((12, 20), (20, 24), (24,), (12, 24))
+
+    def body(a: object, b: object, bias: object, residual: object) -> object:
+        return graph.add(graph.gelu(graph.add(graph.matmul(a, b), bias)), residual)
+
+    module = build_module([TensorType(s, f32) for s in shapes], body)
+    PassManager.parse("fuse").run(module)
+    (group,) = [op for op in func_body(functions(module)[0]).ops if op.name == "graph.fused"]
+    space = kernel_space(group, SM90)
+    assert space is not None and space.family == "gpu_gemm"
+    configs = {} if point is None else {kernel_key(group): space.check(Config.parse(point))}
+    state = run_codegen(Codegen(module, SM90, configs=configs, native=NATIVE), until="decompose")
+    assert state.lowered is not None
+    (kernel,) = functions(state.lowered)
+    assert kernel.attributes["config"].startswith("gpu_gemm{")
+    rng = np.random.default_rng(4)
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    (got,) = run_plan(state.lowered, inputs)
+    (want,) = interp.run(module, inputs)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    compile_ptx(state.lowered, SM90)
 
 
 ROWS = ["reduce_sum", "reduce_max", "reduce_all", "softmax", "log_softmax", "layer_norm", "rms_norm"]
@@ -228,3 +297,21 @@ def test_warp_reductions_of_rows_for_every_block_size(threads: int) -> None:
     (got,) = run_plan(state.lowered, [x])
     (want,) = interp.run(module, [x])
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-7)
+
+
+def test_a_fused_epilogue_of_an_f16_product_runs_in_the_mma_kernel_stores() -> None:
+    shapes = ((24, 32), (32, 40), (40,))
+    module = build_module(
+        [TensorType(s, f16) for s in shapes], lambda a, b, c: graph.relu(graph.add(graph.matmul(a, b), c))
+    )
+    PassManager.parse("fuse").run(module)
+    (group,) = [op for op in func_body(functions(module)[0]).ops if op.name == "graph.fused"]
+    config = default_config(group, SM90)
+    assert config is not None and config.family == "gpu_gemm" and config.as_dict()["mma"] is True
+    lowered = lowered_for_gpu(module)
+    assert any(op.name == "loop.mma" for op in lowered.walk())
+    rng = np.random.default_rng(5)
+    inputs = [rng.standard_normal(s).astype(np.float16) for s in shapes]
+    (got,) = run_plan(lowered, inputs)
+    (want,) = interp.run(module, inputs)
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-3)

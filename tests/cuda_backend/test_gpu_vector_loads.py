@@ -40,12 +40,14 @@ def _op(module: Operation) -> Operation:
 
 
 def _lowered(module: Operation, vector: bool | None = None, target: object = SM90) -> Operation:
+    """``module`` lowered for ``target`` at its default point, or with ``vector`` set (then by plain loads and
+    stores, never ``cp.async``: the point the vector loads of these tests are about)."""
     op = _op(module)
     configs = {}
     if vector is not None:
         config = default_config(op, target)  # type: ignore[arg-type]
         assert config is not None
-        configs[kernel_key(op)] = config.replace(vector=vector)
+        configs[kernel_key(op)] = config.replace(vector=vector, async_copy=False)
     state = run_codegen(Codegen(module, target, configs=configs, native=NATIVE), until="decompose")  # type: ignore[arg-type]
     assert state.lowered is not None
     return state.lowered
@@ -56,8 +58,8 @@ def test_vector_tile_copies_match_the_graph_interpreter_and_load_v4(transpose_b:
     module = _matmul(13, 16, 12, transpose_b)  # 13 rows: the last row tile's groups past M are zeros
     op = _op(module)
     config = default_config(op, SM90)
-    assert config is not None and config["vector"] is True
-    lowered = _lowered(module)
+    assert config is not None and config["vector"] is True and config["async_copy"] is True  # sm_80 on
+    lowered = _lowered(module, vector=True)
     rng = np.random.default_rng(1)
     shapes = [a.type.static_shape for a in func_body(functions(module)[0]).args]  # type: ignore[attr-defined]
     inputs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
@@ -72,7 +74,8 @@ def test_vector_tile_copies_match_the_graph_interpreter_and_load_v4(transpose_b:
 
 
 def test_the_knob_is_legal_only_where_alignment_is_proven() -> None:
-    for shape, proven in [((8, 16, 12), True), ((8, 10, 12), False), ((8, 16, 6), False)]:
+    # 9 rows: fewer would take the GEMV (gpu_gemv), which has no tiles to copy
+    for shape, proven in [((9, 16, 12), True), ((9, 10, 12), False), ((9, 16, 6), False)]:
         space = kernel_space(_op(_matmul(*shape)), SM90)
         assert space is not None
         assert dict((k.name, k.values) for k in space.knobs)["vector"] == ((True, False) if proven else (False,))
@@ -103,16 +106,16 @@ def test_known_multiples_and_the_alignment_they_prove() -> None:
 
 def test_views_that_would_start_misaligned_get_memory_of_their_own() -> None:
     def body(x: object, w: object) -> object:
-        rows = graph.reshape(graph.slice(x, starts=(2,), ends=(10,)), shape=(2, 4))  # 8 bytes into x
-        return graph.matmul(rows, w)
+        rows = graph.reshape(graph.slice(x, starts=(2,), ends=(42,)), shape=(10, 4))  # 8 bytes into x
+        return graph.matmul(rows, w)  # 10 rows: the tiled GEMM (at most 8 take the GEMV)
 
-    module = build_module([TensorType((10,), f32), TensorType((4, 4), f32)], body, check_text=False)
+    module = build_module([TensorType((42,), f32), TensorType((4, 4), f32)], body, check_text=False)
     built = CudaExecutable.build(module, target=parse_target("cuda:sm_90"))
-    assert "ld.global.v4" in built.ptx.ptx  # the kernel relies on 16-byte aligned buffers
+    assert "ld.global.v4" in built.ptx.ptx  # one stage: plain vector loads, which rely on 16-byte aligned buffers
     assert built.views and built.misaligned_views() == list(built.views)
     aligned = build_module(
-        [TensorType((12,), f32), TensorType((4, 4), f32)],
-        lambda x, w: graph.matmul(graph.reshape(graph.slice(x, starts=(4,), ends=(12,)), shape=(2, 4)), w),
+        [TensorType((44,), f32), TensorType((4, 4), f32)],
+        lambda x, w: graph.matmul(graph.reshape(graph.slice(x, starts=(4,), ends=(44,)), shape=(10, 4)), w),
         check_text=False,
     )
     assert CudaExecutable.build(aligned, target=parse_target("cuda:sm_90")).misaligned_views() == []
@@ -125,13 +128,16 @@ def test_vector_loads_assemble_for_ptxas(arch: str) -> None:
     for transpose_b in (False, True):
         module = _matmul(512, 512, 512, transpose_b)
         config = default_config(_op(module), target)
-        assert config == Config.parse("gpu_gemm{bm=64,bn=64,bk=16,tm=4,tn=4,stages=2,vector=true,async_copy=false}")
+        copies = "true" if arch != "sm_75" else "false"  # cp.async from sm_80 on
+        want = f"gpu_gemm{{bm=64,bn=64,bk=16,tm=4,tn=4,stages=2,vector=true,async_copy={copies},unroll=false}}"
+        assert config == Config.parse(want)
         ptx = compile_ptx(_lowered(module, target=target), target).ptx
-        assert "ld.global.v4" in ptx
+        assert ("cp.async.cg.shared.global" if arch != "sm_75" else "ld.global.v4") in ptx
         assemble(ptx, arch)
+        assemble(compile_ptx(_lowered(module, vector=True, target=target), target).ptx, arch)
 
 
-ASYNC = "gpu_gemm{bm=16,bn=16,bk=8,tm=2,tn=2,stages=2,vector=true,async_copy=true}"
+ASYNC = "gpu_gemm{bm=16,bn=16,bk=8,tm=2,tn=2,stages=2,vector=true,async_copy=true,unroll=false}"
 
 
 def test_async_copies_match_the_graph_interpreter_and_use_cp_async() -> None:
@@ -167,7 +173,7 @@ def test_async_copies_need_sm_80_vector_loads_and_two_stages() -> None:
 def test_async_copies_assemble_for_ptxas(arch: str) -> None:
     target = parse_target(f"cuda:{arch}")
     module = _matmul(512, 512, 512)
-    point = "gpu_gemm{bm=64,bn=64,bk=16,tm=4,tn=4,stages=2,vector=true,async_copy=true}"
+    point = "gpu_gemm{bm=64,bn=64,bk=16,tm=4,tn=4,stages=2,vector=true,async_copy=true,unroll=false}"
     configs = {kernel_key(_op(module)): Config.parse(point)}
     state = run_codegen(Codegen(module, target, configs=configs, native=NATIVE), until="decompose")
     assert state.lowered is not None
@@ -176,7 +182,7 @@ def test_async_copies_assemble_for_ptxas(arch: str) -> None:
     assemble(ptx, arch)
 
 
-MMA_ASYNC = "gpu_gemm{bm=32,bn=32,bk=16,tm=1,tn=2,stages=2,mma=true,vector=true,async_copy=true}"
+MMA_ASYNC = "gpu_gemm{bm=32,bn=32,bk=16,tm=1,tn=2,stages=2,mma=true,vector=true,async_copy=true,unroll=false}"
 
 
 def _matmul_f16(m: int, k: int, n: int, transpose_b: bool = False) -> Operation:
@@ -228,7 +234,9 @@ def test_f16_groups_are_the_mma_kernels_by_cp_async_and_need_k_and_n_multiples_o
     odd = kernel_space(_op(_matmul_f16(16, 44, 40)), parse_target("cuda:sm_80"))
     assert odd is not None and {k.name: k.values for k in odd.knobs}["vector"] == (False,)
     default = default_config(_op(_matmul_f16(16, 48, 40)), SM90)
-    assert default is not None and default["vector"] is False  # the default copies element by element
+    assert default is not None and default["vector"] is True and default["async_copy"] is True
+    sm75_default = default_config(_op(_matmul_f16(16, 48, 40)), parse_target("cuda:sm_75"))
+    assert sm75_default is not None and sm75_default["vector"] is False  # element by element before cp.async
 
 
 @needs_ptxas
@@ -236,7 +244,7 @@ def test_f16_groups_are_the_mma_kernels_by_cp_async_and_need_k_and_n_multiples_o
 def test_mma_tiles_fed_by_cp_async_assemble_for_ptxas_without_spills(arch: str) -> None:
     target = parse_target(f"cuda:{arch}")
     module = _matmul_f16(4096, 4096, 4096)
-    point = "gpu_gemm{bm=128,bn=128,bk=32,tm=4,tn=4,stages=2,mma=true,vector=true,async_copy=true}"
+    point = "gpu_gemm{bm=128,bn=128,bk=32,tm=4,tn=4,stages=2,mma=true,vector=true,async_copy=true,unroll=false}"
     state = run_codegen(
         Codegen(module, target, configs={kernel_key(_op(module)): Config.parse(point)}, native=NATIVE),
         until="decompose",

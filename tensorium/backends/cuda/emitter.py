@@ -29,6 +29,7 @@ store inside them. Addresses are GEPs on typed pointers, never integer casts.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -127,6 +128,10 @@ class NVPTXEmitter(LLVMEmitter):
         self.launches: dict[str, Launch] = {}
         self.sizes: tuple[tuple[int, int, int], tuple[int, int, int]] = ((1, 1, 1), (1, 1, 1))
         self.shared_bytes = 0
+        self.fragments: dict[tuple[int, ...], list[ir.Value]] = {}
+        """The ``ldmatrix`` fragments loaded by the run of ``loop.mma`` ops being emitted, by buffer and tile position
+        (a warp tile's A fragment serves each of its mma tiles along the columns; emptied by every other op but
+        index arithmetic, so a barrier or a store to the tiles never sees a stale fragment)."""
         self.async_copies = False
         """Whether the kernel being emitted copies tiles by ``cp.async`` (its config's ``async_copy`` on sm_80+)."""
 
@@ -329,16 +334,26 @@ class NVPTXEmitter(LLVMEmitter):
                 total = bl.add(total, o if isinstance(o, ir.Value) else I64(o))
             return total
 
-        a_regs = []
-        for r in range(4):
-            row = at(ar_, group, 8 * (r % 2))
-            first = at(ac_, pair, 8 * (r // 2))
-            a_regs.append(pair_of(a_ref, [row, row], [first, at(first, 1)]))
-        b_regs = []
-        for r in range(2):
-            first = at(br_, pair, 8 * r)
-            column = at(bc_, group)
-            b_regs.append(pair_of(b_ref, [first, at(first, 1)], [column, column]))
+        if self._ldmatrix_proven(op, a_ref, b_ref):
+            row_of_lane = bl.and_(lane, I64(15))
+            a_regs = self._fragment(
+                (a, ar, ac),
+                lambda: self._ldmatrix(a_ref, at(ar_, row_of_lane), at(ac_, bl.mul(bl.lshr(lane, I64(4)), I64(8))), 4),
+            )
+            b_regs = self._fragment(
+                (b, br, bc), lambda: self._ldmatrix(b_ref, at(br_, row_of_lane), bc_, 2, transpose=True)
+            )
+        else:
+            a_regs = []
+            for r in range(4):
+                row = at(ar_, group, 8 * (r % 2))
+                first = at(ac_, pair, 8 * (r // 2))
+                a_regs.append(pair_of(a_ref, [row, row], [first, at(first, 1)]))
+            b_regs = []
+            for r in range(2):
+                first = at(br_, pair, 8 * r)
+                column = at(bc_, group)
+                b_regs.append(pair_of(b_ref, [first, at(first, 1)], [column, column]))
         slots = [self.address(acc_ref, [I64(i)]) for i in range(4)]
         c_regs = [bl.load(slot, typ=F32) for slot in slots]
         if self.arch_number() >= 80:
@@ -360,9 +375,49 @@ class NVPTXEmitter(LLVMEmitter):
             ir.FunctionType(ir.LiteralStructType([F32] * 4), [v.type for v in operands]),
             f"mma.sync.aligned.{shape}.row.col.f32.f16.f16.f32 {{$0,$1,$2,$3}}, {', '.join(groups)};",
             "=f,=f,=f,=f," + ",".join(["r"] * (len(a) + len(b)) + ["f"] * len(c)),
-            side_effect=True,
+            side_effect=False,  # a pure function of its registers: LLVM may schedule the fragment loads around it
         )
         return self.builder.call(asm, operands)
+
+    def _ldmatrix_proven(self, op: Operation, a: BufferRef, b: BufferRef) -> bool:
+        """Whether the fragments of ``loop.mma`` op ``op`` may be loaded by ``ldmatrix`` (sm_75 on): both tiles
+        in shared memory with rows of whole 16-byte groups and the tiles' first columns provably multiples of 8
+        (every row address a lane gives is then 16-byte aligned)."""
+        if self.arch_number() < 75:
+            return False
+        for ref in (a, b):
+            shape = ref.type.static_shape if ref.type.is_static else None
+            if ref.type.space != "shared" or shape is None or shape[-1] % 8 != 0:
+                return False
+        return all(_multiple_of(v, 8) for v in (op.operands[3], op.operands[6]))
+
+    def _fragment(self, key: tuple[Value, ...], load: Callable[[], list[ir.Value]]) -> list[ir.Value]:
+        """The fragment of the tile at loop values ``key`` (buffer, row, column), loaded once per run of mma ops
+        within one LLVM block."""
+        found = (id(self.builder.block), *(id(v) for v in key))
+        if found not in self.fragments:
+            self.fragments[found] = load()
+        return self.fragments[found]
+
+    def _ldmatrix(
+        self, ref: BufferRef, row: ir.Value, col: ir.Value, count: int, transpose: bool = False
+    ) -> list[ir.Value]:
+        """``ldmatrix.sync.aligned.m8n8.x<count>[.trans].shared.b16``: ``count`` 8 x 8 matrices of f16 from shared
+        ``ref``, lane ``l`` giving the address of row ``l % 8`` of matrix ``l / 8`` at (``row``, ``col``); each lane
+        gets one 32-bit register per matrix, its pair of elements in mma's fragment order (transposed: a column
+        pair, which is B's fragment of a tile stored by rows of the contraction)."""
+        bl = self.builder
+        address = bl.ptrtoint(self.address(ref, [row, col]), I64)
+        registers = ",".join(f"${i}" for i in range(count))
+        asm = ir.InlineAsm(
+            ir.FunctionType(ir.LiteralStructType([I32] * count), [I64]),
+            f"ldmatrix.sync.aligned.m8n8.x{count}{'.trans' if transpose else ''}.shared.b16 "
+            f"{{{registers}}}, [${count}];",
+            ",".join(["=r"] * count) + ",l,~{memory}",
+            side_effect=True,  # reads shared memory: kept in order with the tile stores and the barriers
+        )
+        loaded = bl.call(asm, [address])
+        return [bl.extract_value(loaded, i) for i in range(count)]
 
     def arch_number(self) -> int:
         """The compute capability of the architecture compiled for (90 for ``sm_90``; 0 when not known)."""
@@ -393,6 +448,8 @@ class NVPTXEmitter(LLVMEmitter):
 
     def emit_op(self, op: Operation) -> None:
         """Float math without a GPU instruction is a CompileError naming the op; the rest as on the CPU."""
+        if op.name not in _KEEP_FRAGMENTS:
+            self.fragments.clear()
         unsupported = op.name in _UNSUPPORTED_MATH or (op.name in _F64_LIBM and self._is_f64(op))
         if unsupported or (op.name in _NO_FLOAT_INSTRUCTION and self._is_float(op)):
             raise op_error(op, f"on {op.operands[0].type} is not supported by the {self.NAME} backend")
@@ -472,6 +529,25 @@ _MOVES = frozenset({"loop.load", "loop.store", "loop.yield"})
 """The ops a vectorized element-moving loop body may hold besides pure index arithmetic."""
 _MULTIPLE_OPS = frozenset({"loop.add", "loop.sub", "loop.mul", "loop.rem", "loop.select"})
 _WARP_OPS = ("loop.shuffle", "loop.mma")
+_KEEP_FRAGMENTS = frozenset({"loop.mma", "loop.const", "loop.add", "loop.sub", "loop.mul", "loop.div", "loop.rem"})
+"""Ops between two ``loop.mma`` that leave the loaded fragments valid (they touch no memory and no control flow)."""
+
+
+def _multiple_of(value: Value, factor: int, depth: int = 8) -> bool:
+    """Whether index ``value`` is provably a multiple of ``factor``: a constant that is, a sum of such values, or
+    a product with one (looked through ``depth`` ops)."""
+    owner = value.owner if isinstance(value.owner, Operation) else None
+    if owner is None or depth == 0:
+        return False
+    if owner.name == "loop.const":
+        return int(owner.attr("value")) % factor == 0
+    if owner.name == "loop.add":
+        return all(_multiple_of(v, factor, depth - 1) for v in owner.operands)
+    if owner.name == "loop.mul":
+        return any(_multiple_of(v, factor, depth - 1) for v in owner.operands)
+    return False
+
+
 """Ops the whole warp runs together (a full mask): never under a guard that leaves some threads out."""
 _SHUFFLE = {"xor": "bfly", "down": "down", "up": "up", "idx": "idx"}
 """PTX's name of each ``loop.shuffle`` mode."""

@@ -1,0 +1,122 @@
+"""The ``gpu_gemv`` kernel family: float matrix-vector products (a few rows of A) on CUDA, a lane per column.
+
+A product of at most :data:`MAX_ROWS` rows of A by a ``K x N`` matrix B (f32 or f16, B not transposed) reads all
+of B once and does two flops per element: it is bound by memory, and the tiled GEMM's ``bm``-row tiles would
+compute mostly padding. A block takes 32 columns, one per lane of each of its warps; the warps split the
+contraction, each reading rows ``k`` of B with its 32 lanes side by side (one coalesced 128-byte load per row for
+f32), ``unroll`` rows per step so that several loads are in flight; every lane reads the same element of A (a
+broadcast). The warps then add their partial sums through shared memory:
+
+    for p in [0, ceil(N / 32)) gpu_block 0:
+      partial = shared[warps - 1, rows, 32]
+      for t in [0, 32 warps) gpu_thread 0:
+        lane = t % 32, w = t / 32, n = 32 p + lane; acc[m] = 0
+        for k0 in [w unroll, K, warps unroll):
+          for u in [0, unroll) unrolled: k = k0 + u; acc[m] += A[m, k] B[k, n] where k < K and n < N
+        warps > 0 write acc to partial; barrier; warp 0 adds them and writes C[m, n] for n < N
+
+Products with more rows, B transposed or batched, or other element types keep :mod:`.gpu_gemm`'s tiled kernel.
+"""
+
+from __future__ import annotations
+
+from ..ir.core import Operation, Value
+from ..ir.dialects import loop
+from ..ir.types import BufferType, ScalarType, f16, f32
+from ..targets import Target
+from ..targets.cuda import WARP
+from .kernel import Kernel, delinearize
+from .space import Config, Knob, Setting, Space
+
+MAX_ROWS = 8
+"""The most rows of A the family takes: each thread keeps one accumulator per row."""
+WARPS = (4, 8, 16, 32)
+UNROLL = (1, 2, 4, 8)
+
+
+def gemv_rows(batch: int, m: int, transpose_b: bool, batched_b: bool, element: ScalarType) -> int | None:
+    """The rows of A (its leading dims folded: ``batch`` products of ``m`` rows) of a product this family builds,
+    or None: at most :data:`MAX_ROWS`, by one 2-D, untransposed B of f32 or f16."""
+    if transpose_b or batched_b or element not in (f32, f16):
+        return None
+    rows = batch * m
+    return rows if 1 <= rows <= MAX_ROWS else None
+
+
+def gpu_gemv_space(op: Operation, target: Target, depth: int) -> Space:
+    """Warps splitting a contraction of ``depth`` (at most one per row of B) and rows of B per step."""
+    warps = tuple(w for w in WARPS if w <= max(WARPS[0], depth))
+    return Space(
+        "gpu_gemv",
+        (
+            Knob("warps", warps, "warps per block of 32 columns, splitting the contraction"),
+            Knob("unroll", UNROLL, "rows of B each lane loads per step (loads in flight)"),
+        ),
+    )
+
+
+def gpu_gemv_default(depth: int) -> Config:
+    """16 warps (512 threads: enough warps per SM to keep memory busy) and four rows per step, fewer warps where
+    the contraction is short."""
+    values: dict[str, Setting] = {"warps": 16 if depth >= 16 * 4 * 4 else 4, "unroll": 4}
+    return Config("gpu_gemv", tuple(values.items()))
+
+
+def lower_gpu_gemv(k: Kernel, rows: int, depth: int, cols: int) -> None:
+    """The kernel of the module docstring at ``k``'s config: ``C = A B`` for ``rows`` rows of A (its leading dims
+    folded), ``K = depth``, ``N = cols``; f16 operands are multiplied and summed in f32."""
+    assert k.config is not None
+    warps, unroll = k.config.int("warps"), k.config.int("unroll")
+    a, b = k.inputs
+    (c,) = k.outputs
+    a_lead = [k.index(d) for d in a.type.static_shape[:-1]]  # type: ignore[attr-defined]
+    c_lead = [k.index(d) for d in c.type.static_shape[:-1]]  # type: ignore[attr-defined]
+    element = c.type.element  # type: ignore[attr-defined]
+    i = k.index
+
+    def widened(value: Value) -> Value:
+        return value if element == f32 else loop.cast(value, dtype=f32)  # type: ignore[no-any-return]
+
+    with loop.for_(0, -(-cols // WARP), kind="gpu_block", axis=0, name="p") as p:
+        partial = loop.alloc(type=BufferType((warps - 1, rows, WARP), f32, "shared")) if warps > 1 else None
+        with loop.for_(0, WARP * warps, kind="gpu_thread", axis=0, name="t") as t:
+            lane, w = loop.rem(t, i(WARP)), loop.div(t, i(WARP))
+            n = loop.add(loop.mul(p, i(WARP)), lane)
+            inside = loop.cmp(n, i(cols), predicate="lt")
+            column = loop.min(n, i(cols - 1))  # lanes past N read the last column and write nothing
+            acc = loop.alloc(type=BufferType((rows,), f32, "local"))
+            for m in range(rows):
+                loop.store(k.const(0.0, f32), acc, i(m))
+            at = [delinearize(i(m), a_lead) if a_lead else [] for m in range(rows)]
+            with loop.for_(loop.mul(w, i(unroll)), depth, warps * unroll, name="k0") as k0:
+                for u in range(unroll):
+                    q = loop.add(k0, i(u)) if u else k0
+                    within = depth % (warps * unroll) == 0 or u == 0
+                    guard = None if within else loop.cmp(q, i(depth), predicate="lt")
+                    row_of_b = q if guard is None else loop.min(q, i(depth - 1))
+                    value_b = widened(loop.load(b, row_of_b, column))
+                    if guard is not None:
+                        value_b = loop.select(guard, value_b, k.const(0.0, f32))
+                    for m in range(rows):
+                        value_a = widened(loop.load(a, *at[m], row_of_b))
+                        loop.store(loop.fma(value_a, value_b, loop.load(acc, i(m))), acc, i(m))
+
+            def write(m: int, total: Value) -> None:
+                value = total if element == f32 else loop.cast(total, dtype=element)
+                loop.store(value, c, *delinearize(i(m), c_lead), n)
+
+            if partial is None:
+                with loop.if_(inside):
+                    for m in range(rows):
+                        write(m, loop.load(acc, i(m)))
+                return
+            with loop.if_(loop.cmp(w, i(0), predicate="gt")):
+                for m in range(rows):
+                    loop.store(loop.load(acc, i(m)), partial, loop.sub(w, i(1)), i(m), lane)
+            loop.barrier()
+            with loop.if_(loop.and_(loop.cmp(w, i(0), predicate="eq"), inside)):
+                for m in range(rows):
+                    total = loop.load(acc, i(m))
+                    for other in range(warps - 1):
+                        total = loop.add(total, loop.load(partial, i(other), i(m), lane))
+                    write(m, total)
