@@ -237,8 +237,9 @@ class CpuExecutable(Executable):
         self.last_bindings = dict(launch.bindings)
         key, arenas = self._take_arenas(launch.bindings)
         try:
-            if arenas.program is None:
-                arenas.program = launch.arena_program(arenas.arrays)
+            if arenas.launch is not launch:  # arenas go by named dims; an anonymous input dim can differ
+                arenas.launch, arenas.program = launch, launch.arena_program(arenas.arrays)
+            assert arenas.program is not None
             return launch.run(arrays, arenas.program, threads, self.kernels.raise_status, self.poison)
         finally:
             self._give_back_arenas(key, arenas)
@@ -363,13 +364,14 @@ class CpuExecutable(Executable):
 
 
 class _Arenas:
-    """The arenas of one run's slots (a byte array each) and, once a launch has run on them, its program over
-    them and the program's address (see :meth:`_Launch.arena_program`)."""
+    """The arenas of one run's slots (a byte array each) and, once a launch has run on them, that launch and its
+    program over them with the program's address (see :meth:`_Launch.arena_program`)."""
 
-    __slots__ = ("arrays", "program")
+    __slots__ = ("arrays", "launch", "program")
 
     def __init__(self, arrays: list[np.ndarray]) -> None:
         self.arrays = arrays
+        self.launch: _Launch | None = None
         self.program: tuple[np.ndarray, int] | None = None
 
 

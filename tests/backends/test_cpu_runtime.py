@@ -314,6 +314,24 @@ def test_plans_with_named_dims_keep_a_launch_per_input_shapes(mlp_exe: tuple[Any
     same(module, exe, [rand(2, 16), *MLP_WEIGHTS])
 
 
+def test_an_anonymous_input_dim_gets_its_own_launch_on_shared_arenas() -> None:
+    text = """
+    func.func @main(%x: tensor<?x4xf32>) -> tensor<4xf32> {
+      %0 = graph.reduce_sum %x {axes = [0]} : (tensor<?x4xf32>) -> tensor<4xf32>
+      %1 = graph.exp %0 : (tensor<4xf32>) -> tensor<4xf32>
+      %2 = graph.tanh %1 : (tensor<4xf32>) -> tensor<4xf32>
+      func.return %2 : tensor<4xf32>
+    }
+    """
+    exe = CpuExecutable.build(tm.parse_module(text), disable=("fuse",))
+    assert any(slot is not None for slot in exe.memory.slots)
+    for rows in (3, 7, 3, 2):  # one set of arenas (no named dims), a program per launch
+        x = rand(rows, 4)
+        np.testing.assert_allclose(exe.run([x])[0], np.tanh(np.exp(x.sum(axis=0))), rtol=1e-5)
+        assert exe.last_bindings == {}
+    assert len(exe._launches) == 3 and len(exe._arena_pool) == 1
+
+
 def test_named_dims_must_agree_across_inputs() -> None:
     module, exe = build(lambda a, b: a + b, rand(2, 3), rand(2, 3), dynamic={"a": {0: "n"}, "b": {0: "n"}})
     with pytest.raises(InterpreterError, match=r"input #1: dimension \[n\] is 4 here but 3 elsewhere"):
