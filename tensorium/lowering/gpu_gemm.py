@@ -243,7 +243,7 @@ def gpu_gemm_default(op: Operation, target: Target, space: Space) -> Config:
     shape = gemm_shape(op, target)
     assert shape is not None
     if space.family == "gpu_gemv":
-        return gpu_gemv_default(shape.k)
+        return gpu_gemv_default(shape.k, shape.transpose_b)
     if shape.element != f16:
         large = CUDA_LARGE_TILES if target.kind == "cuda" else LARGE_TILES
         config = tile_default("gpu_gemm", shape.m, shape.n, shape.k, large)
@@ -320,7 +320,7 @@ def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
     if k.config is not None and k.config.family == "gpu_gemv" and shape is not None:
         rows = gemv_rows(shape.batch, shape.m, shape.transpose_b, shape.batched_b, shape.element)
         assert rows is not None
-        lower_gpu_gemv(k, rows, shape.k, shape.n)
+        lower_gpu_gemv(k, rows, shape.k, shape.n, shape.transpose_b)
         return
     if k.config is None or k.config.family != "gpu_gemm" or shape is None:
         LOWERINGS["graph.matmul"](op, k)

@@ -15,7 +15,18 @@ broadcast). The warps then add their partial sums through shared memory:
           for u in [0, unroll) unrolled: k = k0 + u; acc[m] += A[m, k] B[k, n] where k < K and n < N
         warps > 0 write acc to partial; barrier; warp 0 adds them and writes C[m, n] for n < N
 
-Products with more rows, B transposed or batched, or other element types keep :mod:`.gpu_gemm`'s tiled kernel.
+A transposed B (``N x K``, the layout of ``nn.Linear``'s weight) is read along its rows instead: a warp per column,
+its lanes along the contraction (adjacent lanes adjacent elements of the row: coalesced), ``unroll`` loads of 32
+elements per step; the lanes' sums meet by five ``xor`` shuffles and lane 0 writes:
+
+    for p in [0, ceil(N / warps)) gpu_block 0:
+      for t in [0, 32 warps) gpu_thread 0:
+        lane = t % 32, n = min(warps p + t / 32, N - 1); acc[m] = 0
+        for k0 in [lane, K, 32 unroll):
+          for u in [0, unroll) unrolled: k = k0 + 32 u; acc[m] += A[m, k] B[n, k] where k < K
+        acc[m] += shuffle_xor(acc[m], 16, 8, 4, 2, 1); lane 0 writes C[m, n] where warps p + t / 32 < N
+
+Products with more rows, a batched B, or other element types keep :mod:`.gpu_gemm`'s tiled kernel.
 """
 
 from __future__ import annotations
@@ -36,36 +47,42 @@ UNROLL = (1, 2, 4, 8)
 
 def gemv_rows(batch: int, m: int, transpose_b: bool, batched_b: bool, element: ScalarType) -> int | None:
     """The rows of A (its leading dims folded: ``batch`` products of ``m`` rows) of a product this family builds,
-    or None: at most :data:`MAX_ROWS`, by one 2-D, untransposed B of f32 or f16."""
-    if transpose_b or batched_b or element not in (f32, f16):
+    or None: at most :data:`MAX_ROWS`, by one 2-D B of f32 or f16 (transposed or not)."""
+    if batched_b or element not in (f32, f16):
         return None
     rows = batch * m
     return rows if 1 <= rows <= MAX_ROWS else None
 
 
 def gpu_gemv_space(op: Operation, target: Target, depth: int) -> Space:
-    """Warps splitting a contraction of ``depth`` (at most one per row of B) and rows of B per step."""
+    """Warps per block (splitting a contraction of ``depth``, at most one per row of B; for a transposed B, each a
+    column) and loads per lane per step."""
     warps = tuple(w for w in WARPS if w <= max(WARPS[0], depth))
     return Space(
         "gpu_gemv",
         (
-            Knob("warps", warps, "warps per block of 32 columns, splitting the contraction"),
+            Knob("warps", warps, "warps per block: splitting the contraction, or (B transposed) a column each"),
             Knob("unroll", UNROLL, "rows of B each lane loads per step (loads in flight)"),
         ),
     )
 
 
-def gpu_gemv_default(depth: int) -> Config:
+def gpu_gemv_default(depth: int, transpose_b: bool = False) -> Config:
     """16 warps (512 threads: enough warps per SM to keep memory busy) and four rows per step, fewer warps where
-    the contraction is short."""
-    values: dict[str, Setting] = {"warps": 16 if depth >= 16 * 4 * 4 else 4, "unroll": 4}
+    the contraction is short; a transposed B: 8 columns per block, four loads per lane per step."""
+    warps = 8 if transpose_b else 16 if depth >= 16 * 4 * 4 else 4
+    values: dict[str, Setting] = {"warps": warps, "unroll": 4}
     return Config("gpu_gemv", tuple(values.items()))
 
 
-def lower_gpu_gemv(k: Kernel, rows: int, depth: int, cols: int) -> None:
-    """The kernel of the module docstring at ``k``'s config: ``C = A B`` for ``rows`` rows of A (its leading dims
-    folded), ``K = depth``, ``N = cols``; f16 operands are multiplied and summed in f32."""
+def lower_gpu_gemv(k: Kernel, rows: int, depth: int, cols: int, transpose_b: bool = False) -> None:
+    """The kernel of the module docstring at ``k``'s config: ``C = A B`` (``A B^T`` with ``transpose_b``) for
+    ``rows`` rows of A (its leading dims folded), ``K = depth``, ``N = cols``; f16 operands are multiplied and
+    summed in f32."""
     assert k.config is not None
+    if transpose_b:
+        _lower_transposed(k, rows, depth, cols)
+        return
     warps, unroll = k.config.int("warps"), k.config.int("unroll")
     a, b = k.inputs
     (c,) = k.outputs
@@ -120,3 +137,50 @@ def lower_gpu_gemv(k: Kernel, rows: int, depth: int, cols: int) -> None:
                     for other in range(warps - 1):
                         total = loop.add(total, loop.load(partial, i(other), i(m), lane))
                     write(m, total)
+
+
+def _lower_transposed(k: Kernel, rows: int, depth: int, cols: int) -> None:
+    """The transposed-B kernel of the module docstring: a warp per column, lanes along K, shuffles to add."""
+    assert k.config is not None
+    warps, unroll = k.config.int("warps"), k.config.int("unroll")
+    a, b = k.inputs
+    (c,) = k.outputs
+    a_lead = [k.index(d) for d in a.type.static_shape[:-1]]  # type: ignore[attr-defined]
+    c_lead = [k.index(d) for d in c.type.static_shape[:-1]]  # type: ignore[attr-defined]
+    element = c.type.element  # type: ignore[attr-defined]
+    i = k.index
+
+    def widened(value: Value) -> Value:
+        return value if element == f32 else loop.cast(value, dtype=f32)  # type: ignore[no-any-return]
+
+    with loop.for_(0, -(-cols // warps), kind="gpu_block", axis=0, name="p") as p:
+        with loop.for_(0, WARP * warps, kind="gpu_thread", axis=0, name="t") as t:
+            lane = loop.rem(t, i(WARP))
+            n = loop.add(loop.mul(p, i(warps)), loop.div(t, i(WARP)))
+            column = loop.min(n, i(cols - 1))  # a warp past N computes the last column again and writes nothing
+            acc = loop.alloc(type=BufferType((rows,), f32, "local"))
+            for m in range(rows):
+                loop.store(k.const(0.0, f32), acc, i(m))
+            at = [delinearize(i(m), a_lead) if a_lead else [] for m in range(rows)]
+            with loop.for_(lane, depth, WARP * unroll, name="k0") as k0:
+                for u in range(unroll):
+                    q = loop.add(k0, i(WARP * u)) if u else k0
+                    guard = None if u == 0 or depth % (WARP * unroll) == 0 else loop.cmp(q, i(depth), predicate="lt")
+                    at_k = q if guard is None else loop.min(q, i(depth - 1))
+                    value_b = widened(loop.load(b, column, at_k))
+                    if guard is not None:
+                        value_b = loop.select(guard, value_b, k.const(0.0, f32))
+                    for m in range(rows):
+                        value_a = widened(loop.load(a, *at[m], at_k))
+                        loop.store(loop.fma(value_a, value_b, loop.load(acc, i(m))), acc, i(m))
+            totals = []
+            for m in range(rows):
+                total = loop.load(acc, i(m))
+                for offset in (16, 8, 4, 2, 1):
+                    total = loop.add(total, loop.shuffle(total, i(offset), mode="xor", width=WARP))
+                totals.append(total)
+            first = loop.cmp(lane, i(0), predicate="eq")
+            with loop.if_(loop.and_(first, loop.cmp(n, i(cols), predicate="lt"))):
+                for m, total in enumerate(totals):
+                    value = total if element == f32 else loop.cast(total, dtype=element)
+                    loop.store(value, c, *delinearize(i(m), c_lead), n)

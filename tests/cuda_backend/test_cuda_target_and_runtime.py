@@ -101,8 +101,11 @@ def test_the_op_suite_on_the_gpu_matches_the_interpreter(name: str) -> None:
 
 
 @needs_gpu
-@pytest.mark.parametrize(("element", "point"), [("f32", None), ("f32", "gpu_gemv{warps=8,unroll=8}"), ("f16", None)])
-def test_the_gemv_on_the_gpu_matches_the_interpreter(element: str, point: str | None) -> None:
+@pytest.mark.parametrize(
+    ("element", "point", "transpose_b"),
+    [("f32", None, False), ("f32", "gpu_gemv{warps=8,unroll=8}", False), ("f16", None, False), ("f32", None, True)],
+)
+def test_the_gemv_on_the_gpu_matches_the_interpreter(element: str, point: str | None, transpose_b: bool) -> None:
     from tensorium.backends import interp
     from tensorium.ir import graph
     from tensorium.ir.dialects.builtin import func_body, functions
@@ -111,12 +114,15 @@ def test_the_gemv_on_the_gpu_matches_the_interpreter(element: str, point: str | 
     from tensorium.testing import build_module
 
     t = f32 if element == "f32" else f16
-    module = build_module([TensorType((3, 1000), t), TensorType((1000, 300), t)], graph.matmul)
+    b_shape = (300, 1000) if transpose_b else (1000, 300)
+    module = build_module(
+        [TensorType((3, 1000), t), TensorType(b_shape, t)], lambda a, b: graph.matmul(a, b, transpose_b=transpose_b)
+    )
     op = next(o for o in func_body(functions(module)[0]).ops if o.name == "graph.matmul")
     built = CudaExecutable.build(module, configs={} if point is None else {kernel_key(op): Config.parse(point)})
     assert "gpu_gemv{" in built.loop_ir
     rng = np.random.default_rng(7)
-    inputs = [rng.standard_normal(s).astype(element.replace("f", "float")) for s in ((3, 1000), (1000, 300))]
+    inputs = [rng.standard_normal(s).astype(element.replace("f", "float")) for s in ((3, 1000), b_shape)]
     (got,) = built.run(inputs)
     (want,) = interp.run(module, inputs)
     np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-2)

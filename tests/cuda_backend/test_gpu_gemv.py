@@ -59,7 +59,8 @@ def test_few_rows_by_an_untransposed_b_take_the_gemv_and_others_the_tiled_gemm()
     }
     assert list(family.values()) == ["gpu_gemv", "gpu_gemv", "gpu_gemm", "gpu_gemm"]  # 8 rows at most, B 2-D
     transposed = _module(((1, 64), (40, 64)), body=lambda a, b: graph.matmul(a, b, transpose_b=True))
-    assert kernel_space(_kernel_op(transposed), SM90).family == "gpu_gemm"  # type: ignore[union-attr]
+    assert kernel_space(_kernel_op(transposed), SM90).family == "gpu_gemv"  # type: ignore[union-attr]
+    assert default_config(_kernel_op(transposed), SM90) == Config.parse("gpu_gemv{warps=8,unroll=4}")
     webgpu = kernel_space(_kernel_op(_module(((1, 64), (64, 40)))), parse_target("webgpu"))
     assert webgpu is None or webgpu.family != "gpu_gemv"
     assert default_config(_kernel_op(_module(((1, 4096), (4096, 4096)))), SM90) == Config.parse(
@@ -80,6 +81,30 @@ def test_gemv_points_match_the_graph_interpreter(shapes: tuple[tuple[int, ...], 
     lowered = _check(_module(shapes), point)
     (kernel,) = functions(lowered)
     assert kernel.attributes["config"].startswith("gpu_gemv{")
+
+
+def _linear(a: object, b: object) -> object:
+    return graph.matmul(a, b, transpose_b=True)
+
+
+@pytest.mark.parametrize(
+    ("shapes", "point"),
+    [
+        (((1, 100), (45, 100)), None),  # K = 100: lanes past K in the last step; 45 columns: a warp past N
+        (((2, 3, 64), (13, 64)), "gpu_gemv{warps=4,unroll=1}"),  # six rows of A
+        (((1, 300), (20, 300)), "gpu_gemv{warps=16,unroll=8}"),  # more warps than columns
+    ],
+)
+def test_transposed_b_gemv_points_add_lanes_by_shuffles(shapes: tuple[tuple[int, ...], ...], point: str | None) -> None:
+    lowered = _check(_module(shapes, body=_linear), point)
+    assert any(op.name == "loop.shuffle" for op in lowered.walk())
+
+
+def test_a_linear_layer_with_bias_in_f16_takes_the_transposed_gemv() -> None:
+    shapes = ((1, 96), (40, 96), (40,))
+    module = _module(shapes, f16, lambda a, b, c: graph.add(graph.matmul(a, b, transpose_b=True), c))
+    assert kernel_space(_kernel_op(module), SM90).family == "gpu_gemv"  # type: ignore[union-attr]
+    _check(module)
 
 
 def test_f16_gemv_sums_in_f32() -> None:
@@ -108,3 +133,15 @@ def test_the_decode_gemv_assembles_without_spills(arch: str) -> None:
     assemble(ptx.ptx, arch)
     (usage,) = resource_usage(ptx.ptx, arch).values()
     assert usage.spill_stores == 0 and usage.spill_loads == 0
+
+
+@needs_ptxas
+def test_the_transposed_decode_gemv_assembles_with_warp_shuffles() -> None:
+    module = _module(((1, 4096), (4096, 4096)), body=_linear)
+    state = run_codegen(Codegen(module, SM90, native=NATIVE), until="decompose")
+    assert state.lowered is not None
+    ptx = compile_ptx(state.lowered, SM90)
+    (launch,) = ptx.launches.values()
+    assert launch.grid == (512, 1, 1) and launch.block == (256, 1, 1) and launch.shared_bytes == 0
+    assert ptx.ptx.count("shfl.sync.bfly") == 5
+    assemble(ptx.ptx, "sm_90")

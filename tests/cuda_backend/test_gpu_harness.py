@@ -35,6 +35,7 @@ def test_the_table_has_every_row_of_point_6() -> None:
         "gemm 4096^3 f16",
         "transformer layer 2048x1024",
         "decode gemv 1x4096x4096 f32",
+        "decode gemv 1x4096x4096 f32, W^T",
         "decode gemv 1x4096x4096 int4 (vs f16)",
         "prefill gemm 2048x4096x4096 int4 (vs f16)",
         "prefill gemm 2048x4096x4096 int4 mma (vs f16)",
@@ -63,9 +64,12 @@ def test_the_dry_run_compiles_every_row_and_check_without_a_gpu(
     by_row: dict[str, list[dict[str, object]]] = {}
     for kernel in kernels:
         by_row.setdefault(str(kernel["workload"]), []).append(kernel)
-    assert len(by_row) == 8
+    assert len(by_row) == 9
     for name, row in by_row.items():
         assert all(isinstance(k["registers"], int) and 0 < k["registers"] <= 255 for k in row), row
+        if name.startswith("decode gemv") and "int4" not in name:
+            (kernel,) = row  # the float GEMV, B transposed or not
+            assert str(kernel["config"]).startswith("gpu_gemv{") and kernel["spill_bytes"] == 0
         if "int4" in name:
             (kernel,) = row  # the warp-packed GEMV, or the dequantizing GEMM
             family = "gpu_qgemm" if "prefill" in name else "gpu_qgemv"

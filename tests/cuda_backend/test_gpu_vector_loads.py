@@ -79,7 +79,7 @@ def test_the_knob_is_legal_only_where_alignment_is_proven() -> None:
         space = kernel_space(_op(_matmul(*shape)), SM90)
         assert space is not None
         assert dict((k.name, k.values) for k in space.knobs)["vector"] == ((True, False) if proven else (False,))
-    transposed = kernel_space(_op(_matmul(8, 12, 6, transpose_b=True)), SM90)
+    transposed = kernel_space(_op(_matmul(9, 12, 6, transpose_b=True)), SM90)
     assert transposed is not None and dict((k.name, k.values) for k in transposed.knobs)["vector"] == (True, False)
     webgpu = kernel_space(_op(_matmul(64, 64, 64)), parse_target("webgpu"))
     assert webgpu is None or "vector" not in [k.name for k in webgpu.knobs]
