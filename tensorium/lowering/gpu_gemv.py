@@ -31,6 +31,8 @@ Products with more rows, a batched B, or other element types keep :mod:`.gpu_gem
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..ir.core import Operation, Value
 from ..ir.dialects import loop
 from ..ir.types import BufferType, ScalarType, f16, f32
@@ -38,6 +40,9 @@ from ..targets import Target
 from ..targets.cuda import WARP
 from .kernel import Kernel, delinearize
 from .space import Config, Knob, Setting, Space
+
+Write = Callable[[int, Value], None]
+"""Writes the finished total of row ``m`` of C at the thread's column."""
 
 MAX_ROWS = 8
 """The most rows of A the family takes: each thread keeps one accumulator per row."""
@@ -84,15 +89,8 @@ def lower_gpu_gemv(k: Kernel, rows: int, depth: int, cols: int, transpose_b: boo
         _lower_transposed(k, rows, depth, cols)
         return
     warps, unroll = k.config.int("warps"), k.config.int("unroll")
-    a, b = k.inputs
-    (c,) = k.outputs
-    a_lead = [k.index(d) for d in a.type.static_shape[:-1]]  # type: ignore[attr-defined]
-    c_lead = [k.index(d) for d in c.type.static_shape[:-1]]  # type: ignore[attr-defined]
-    element = c.type.element  # type: ignore[attr-defined]
+    a, b, c, a_lead, c_lead, element = _operands(k)
     i = k.index
-
-    def widened(value: Value) -> Value:
-        return value if element == f32 else loop.cast(value, dtype=f32)  # type: ignore[no-any-return]
 
     with loop.for_(0, -(-cols // WARP), kind="gpu_block", axis=0, name="p") as p:
         partial = loop.alloc(type=BufferType((warps - 1, rows, WARP), f32, "shared")) if warps > 1 else None
@@ -101,9 +99,7 @@ def lower_gpu_gemv(k: Kernel, rows: int, depth: int, cols: int, transpose_b: boo
             n = loop.add(loop.mul(p, i(WARP)), lane)
             inside = loop.cmp(n, i(cols), predicate="lt")
             column = loop.min(n, i(cols - 1))  # lanes past N read the last column and write nothing
-            acc = loop.alloc(type=BufferType((rows,), f32, "local"))
-            for m in range(rows):
-                loop.store(k.const(0.0, f32), acc, i(m))
+            acc = _zeroed(k, rows)
             at = [delinearize(i(m), a_lead) if a_lead else [] for m in range(rows)]
             with loop.for_(loop.mul(w, i(unroll)), depth, warps * unroll, name="k0") as k0:
                 for u in range(unroll):
@@ -111,11 +107,11 @@ def lower_gpu_gemv(k: Kernel, rows: int, depth: int, cols: int, transpose_b: boo
                     within = depth % (warps * unroll) == 0 or u == 0
                     guard = None if within else loop.cmp(q, i(depth), predicate="lt")
                     row_of_b = q if guard is None else loop.min(q, i(depth - 1))
-                    value_b = widened(loop.load(b, row_of_b, column))
+                    value_b = _widened(loop.load(b, row_of_b, column), element)
                     if guard is not None:
                         value_b = loop.select(guard, value_b, k.const(0.0, f32))
                     for m in range(rows):
-                        value_a = widened(loop.load(a, *at[m], row_of_b))
+                        value_a = _widened(loop.load(a, *at[m], row_of_b), element)
                         loop.store(loop.fma(value_a, value_b, loop.load(acc, i(m))), acc, i(m))
 
             def write(m: int, total: Value) -> None:
@@ -127,51 +123,33 @@ def lower_gpu_gemv(k: Kernel, rows: int, depth: int, cols: int, transpose_b: boo
                     for m in range(rows):
                         write(m, loop.load(acc, i(m)))
                 return
-            with loop.if_(loop.cmp(w, i(0), predicate="gt")):
-                for m in range(rows):
-                    loop.store(loop.load(acc, i(m)), partial, loop.sub(w, i(1)), i(m), lane)
-            loop.barrier()
-            with loop.if_(loop.and_(loop.cmp(w, i(0), predicate="eq"), inside)):
-                for m in range(rows):
-                    total = loop.load(acc, i(m))
-                    for other in range(warps - 1):
-                        total = loop.add(total, loop.load(partial, i(other), i(m), lane))
-                    write(m, total)
+            add_warp_partials(k, acc, partial, w, lane, rows, inside, write)
 
 
 def _lower_transposed(k: Kernel, rows: int, depth: int, cols: int) -> None:
     """The transposed-B kernel of the module docstring: a warp per column, lanes along K, shuffles to add."""
     assert k.config is not None
     warps, unroll = k.config.int("warps"), k.config.int("unroll")
-    a, b = k.inputs
-    (c,) = k.outputs
-    a_lead = [k.index(d) for d in a.type.static_shape[:-1]]  # type: ignore[attr-defined]
-    c_lead = [k.index(d) for d in c.type.static_shape[:-1]]  # type: ignore[attr-defined]
-    element = c.type.element  # type: ignore[attr-defined]
+    a, b, c, a_lead, c_lead, element = _operands(k)
     i = k.index
-
-    def widened(value: Value) -> Value:
-        return value if element == f32 else loop.cast(value, dtype=f32)  # type: ignore[no-any-return]
 
     with loop.for_(0, -(-cols // warps), kind="gpu_block", axis=0, name="p") as p:
         with loop.for_(0, WARP * warps, kind="gpu_thread", axis=0, name="t") as t:
             lane = loop.rem(t, i(WARP))
             n = loop.add(loop.mul(p, i(warps)), loop.div(t, i(WARP)))
             column = loop.min(n, i(cols - 1))  # a warp past N computes the last column again and writes nothing
-            acc = loop.alloc(type=BufferType((rows,), f32, "local"))
-            for m in range(rows):
-                loop.store(k.const(0.0, f32), acc, i(m))
+            acc = _zeroed(k, rows)
             at = [delinearize(i(m), a_lead) if a_lead else [] for m in range(rows)]
             with loop.for_(lane, depth, WARP * unroll, name="k0") as k0:
                 for u in range(unroll):
                     q = loop.add(k0, i(WARP * u)) if u else k0
                     guard = None if u == 0 or depth % (WARP * unroll) == 0 else loop.cmp(q, i(depth), predicate="lt")
                     at_k = q if guard is None else loop.min(q, i(depth - 1))
-                    value_b = widened(loop.load(b, column, at_k))
+                    value_b = _widened(loop.load(b, column, at_k), element)
                     if guard is not None:
                         value_b = loop.select(guard, value_b, k.const(0.0, f32))
                     for m in range(rows):
-                        value_a = widened(loop.load(a, *at[m], at_k))
+                        value_a = _widened(loop.load(a, *at[m], at_k), element)
                         loop.store(loop.fma(value_a, value_b, loop.load(acc, i(m))), acc, i(m))
             totals = []
             for m in range(rows):
@@ -184,3 +162,42 @@ def _lower_transposed(k: Kernel, rows: int, depth: int, cols: int) -> None:
                 for m, total in enumerate(totals):
                     value = total if element == f32 else loop.cast(total, dtype=element)
                     loop.store(value, c, *delinearize(i(m), c_lead), n)
+
+
+def add_warp_partials(
+    k: Kernel, acc: Value, partial: Value, w: Value, lane: Value, rows: int, inside: Value, write: Write
+) -> None:
+    """Warps ``1..`` of a block leave their ``rows`` sums (``acc``) in shared ``partial`` at their lane, meet at a
+    barrier, and warp 0 adds them to its own and writes each row's total through ``write`` where ``inside``."""
+    i = k.index
+    with loop.if_(loop.cmp(w, i(0), predicate="gt")):
+        for m in range(rows):
+            loop.store(loop.load(acc, i(m)), partial, loop.sub(w, i(1)), i(m), lane)
+    loop.barrier()
+    with loop.if_(loop.and_(loop.cmp(w, i(0), predicate="eq"), inside)):
+        for m in range(rows):
+            total = loop.load(acc, i(m))
+            for other in range(partial.type.static_shape[0]):  # type: ignore[attr-defined]
+                total = loop.add(total, loop.load(partial, i(other), i(m), lane))
+            write(m, total)
+
+
+def _operands(k: Kernel) -> tuple[Value, Value, Value, list[Value], list[Value], ScalarType]:
+    """A, B, C, the index values of A's and C's leading dims (folded into rows), and C's element type."""
+    a, b = k.inputs
+    (c,) = k.outputs
+    a_lead = [k.index(d) for d in a.type.static_shape[:-1]]  # type: ignore[attr-defined]
+    c_lead = [k.index(d) for d in c.type.static_shape[:-1]]  # type: ignore[attr-defined]
+    return a, b, c, a_lead, c_lead, c.type.element  # type: ignore[attr-defined]
+
+
+def _widened(value: Value, element: ScalarType) -> Value:
+    return value if element == f32 else loop.cast(value, dtype=f32)  # type: ignore[no-any-return]
+
+
+def _zeroed(k: Kernel, rows: int) -> Value:
+    """A local accumulator per row of A, zeroed."""
+    acc = loop.alloc(type=BufferType((rows,), f32, "local"))
+    for m in range(rows):
+        loop.store(k.const(0.0, f32), acc, k.index(m))
+    return acc  # type: ignore[no-any-return]

@@ -31,6 +31,7 @@ from ..ir.dialects import loop
 from ..ir.types import BufferType, IntegerType, TensorType, f32
 from ..targets import Target
 from ..targets.cuda import WARP
+from .gpu_gemv import add_warp_partials
 from .kernel import LOWERINGS, Kernel, delinearize
 from .space import Config, Knob, Space
 
@@ -131,16 +132,11 @@ def lower_gpu_qgemv(op: Operation, k: Kernel) -> None:
                     for m in range(rows):
                         loop.store(loop.load(acc, i(m)), out, *delinearize(i(m), out_lead), n)
                 return
-            with loop.if_(loop.cmp(w, i(0), predicate="gt")):
-                for m in range(rows):
-                    loop.store(loop.load(acc, i(m)), partial, loop.sub(w, i(1)), i(m), lane)
-            loop.barrier()
-            with loop.if_(loop.and_(loop.cmp(w, i(0), predicate="eq"), inside)):
-                for m in range(rows):
-                    total = loop.load(acc, i(m))
-                    for other in range(warps - 1):
-                        total = loop.add(total, loop.load(partial, i(other), i(m), lane))
-                    loop.store(total, out, *delinearize(i(m), out_lead), n)
+
+            def write(m: int, total: Value) -> None:
+                loop.store(total, out, *delinearize(i(m), out_lead), n)
+
+            add_warp_partials(k, acc, partial, w, lane, rows, inside, write)
 
 
 def code_of(k: Kernel, words: list[Value], j: int, bits: int) -> Value:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,22 +17,7 @@ from tensorium.backends.llvm.launcher import decode_failure, program_runner
 from tensorium.backends.llvm.runtime import POOL
 from tensorium.errors import InterpreterError
 
-STRIDED = """module {
-  func.func @strided(%x: buffer<[n]xf32, global>, %step: index) {
-    %c0 = loop.const {value = 0, dtype = index} : () -> index
-    %one = loop.const {value = 1.0, dtype = f32} : () -> f32
-    %n = loop.dim %x {axis = 0} : (buffer<[n]xf32, global>) -> index
-    loop.for %c0, %n, %step (
-      {
-      ^bb0(%i: index):
-        loop.store %one, %x, %i : (f32, buffer<[n]xf32, global>, index) -> ()
-        loop.yield : () -> ()
-      }
-    ) {kind = "parallel"} : (index, index, index) -> ()
-    func.return
-  }
-}
-"""
+STRIDED = (Path(__file__).parent / "strided_store.mlir").read_text()  # every `step`-th element of x set to 1
 
 
 def test_calls_run_in_order_and_the_first_failure_stops_the_program() -> None:

@@ -143,22 +143,7 @@ def test_barrier_and_gpu_thread_loops_are_rejected() -> None:
         emitter.emit_barrier(barrier)
 
 
-STEP = """module {
-  func.func @strided(%x: buffer<[n]xf32, global>, %step: index) {
-    %c0 = loop.const {value = 0, dtype = index} : () -> index
-    %one = loop.const {value = 1.0, dtype = f32} : () -> f32
-    %n = loop.dim %x {axis = 0} : (buffer<[n]xf32, global>) -> index
-    loop.for %c0, %n, %step (
-      {
-      ^bb0(%i: index):
-        loop.store %one, %x, %i : (f32, buffer<[n]xf32, global>, index) -> ()
-        loop.yield : () -> ()
-      }
-    ) {kind = "parallel"} : (index, index, index) -> ()
-    func.return
-  }
-}
-"""
+STEP = (Path(__file__).parent / "strided_store.mlir").read_text()  # every `step`-th element of x set to 1
 
 
 def test_scalar_step_and_run_time_check() -> None:
