@@ -209,7 +209,10 @@ def _sunk_operands(op: Operation) -> list[Value | tuple[int, ...]] | None:
     if outer is None:
         return None
     reshapes = [p for p in (v.defining_op() for v in op.operands) if p is not None and p.name == "graph.reshape"]
-    sunk = [p for p in reshapes if len(p.result.uses) == 1 and not is_unit_reshape(p)]
+    # a reshape whose result op broadcasts (to more dims or over a dim of 1) is not the op's shape: not sunk
+    sunk = [
+        p for p in reshapes if len(p.result.uses) == 1 and not is_unit_reshape(p) and _static_shape(p.result) == outer
+    ]
     inner = _static_shape(sunk[0].operands[0]) if sunk else None
     if inner is None:
         return None
@@ -218,8 +221,9 @@ def _sunk_operands(op: Operation) -> list[Value | tuple[int, ...]] | None:
         producer, shape = v.defining_op(), _static_shape(v)
         if shape is None:
             return None
-        if producer is not None and producer.name == "graph.reshape" and _static_shape(producer.operands[0]) == inner:
-            out.append(producer.operands[0])
+        source = producer.operands[0] if producer is not None and producer.name == "graph.reshape" else None
+        if source is not None and shape == outer and _static_shape(source) == inner:
+            out.append(source)
         elif shape == outer:
             out.append(inner)
         elif len(shape) <= min(len(inner), len(outer)) and (not shape or inner[-len(shape) :] == outer[-len(shape) :]):
