@@ -103,7 +103,9 @@ def webgpu_gemm_default(op: Operation, target: Target, space: Space) -> Config:
     return max(legal, key=lambda c: (_invocations(c.as_dict()), c.int("bm") * c.int("bn"), c.int("bk")))
 
 
-register_target_family("webgpu", Family("gpu_gemm", ("graph.matmul",), webgpu_gemm_space, webgpu_gemm_default))
+register_target_family(
+    "webgpu", Family("gpu_gemm", ("graph.matmul",), webgpu_gemm_space, webgpu_gemm_default, epilogues=True)
+)
 register_target_lowering("webgpu", "graph.matmul", lower_gpu_gemm)
 register_target_family("webgpu", Family("gpu_conv", ("graph.conv2d",), webgpu_conv_space, webgpu_gemm_default))
 register_target_lowering("webgpu", "graph.conv2d", lower_gpu_conv)
