@@ -391,8 +391,8 @@ def conv_tiling(k: Kernel, op: Operation) -> ConvTiling | None:
     """The register tile the kernel's ``conv`` config (else the target's default) gives the conv2d ``op``;
     None when the simple nest is to be built."""
     config = k.config if k.config is not None and k.config.family == "conv" else default_config(op, k.target)
-    if config is None or config["algo"] != "blocked":
-        return None
+    if config is None or config.family != "conv" or config["algo"] != "blocked":
+        return None  # (a target's own family, gpu_conv say, is the default of the conv alone, not of its group)
     lanes = k.target.lanes(32)
     return ConvTiling(config.int("mr"), config.int("nv") * lanes, lanes, str(config["split"]))
 
