@@ -488,8 +488,10 @@ def _slice_by_gathers(x: Value, plan: Sequence[tuple[int, int, int, int]]) -> Va
 
 def _split_rule(ex: Exporter, op: Operation, args: list[V]) -> list[V]:
     (x,) = args
-    shape = _static(_tensor(x), "a split")
+    shape = _tensor(x).shape
     axis = normalize_axis(op.attr("axis"), len(shape))
+    if not isinstance(shape[axis], int):  # other symbolic dims are taken whole (their size read at run time)
+        raise NotExportable(f"a split along the symbolic dim {axis} of {_tensor(x)}")
     results, start = [], 0
     for index, size in enumerate(op.attr("sizes")):
         offsets = [start if i == axis else 0 for i in range(len(shape))]

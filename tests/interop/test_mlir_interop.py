@@ -72,6 +72,20 @@ def test_unsupported_ops_are_reported_all_at_once() -> None:
     assert "<input>:4:10" in message and "<input>:5:10" in message
 
 
+def test_a_split_along_a_symbolic_dim_is_refused() -> None:
+    """(A split along a static axis takes its symbolic dims whole: the fuse_siblings suite case round-trips.)"""
+    along = tm.parse_module(
+        """module {
+  func.func @main(%x: tensor<[n]x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+    %0, %1 = graph.split %x {axis = 0, sizes = [2, 2]} : (tensor<[n]x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>)
+    func.return %0, %1 : tensor<2x4xf32>, tensor<2x4xf32>
+  }
+}"""
+    )
+    with pytest.raises(ExportError, match="a split along the symbolic dim 0"):
+        export_text(along)
+
+
 DYNAMIC = """module {
   func.func @main(%x: tensor<[batch]x8xf32>, %w: tensor<8x4xf32>, %b: tensor<4xf32>)
       -> (tensor<[batch]x4xf32>, tensor<[batch]x4xf32>, tensor<?xf32>) {
