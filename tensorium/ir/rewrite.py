@@ -206,6 +206,9 @@ class _Worklist(RewriteListener):
         for result in op.results:
             for user in result.users:
                 self.push(user)
+        parent = op.parent_op
+        if parent is not None and op.has_trait("terminator"):  # what a region gives changed: its op may simplify
+            self.push(parent)
 
     def op_erased(self, op: Operation) -> None:
         self.present.pop(id(op), None)

@@ -442,3 +442,41 @@ module {
     func.return %0, %2, %3, %4, %5, %6 : tensor<4xf32>, tensor<4xf32>, tensor<3xi32>, tensor<4xf32>, tensor<4xf32>, tensor<2x4xf32>
   }
 }
+// -----
+// RUN: canonicalize
+// A fused group whose body folds down to giving its argument (cast(cast(x: i1 -> i32) -> i1) is x) is its
+// operand; a group that computes something stays.
+module {
+  func.func @main(%x: tensor<4xi1>, %y: tensor<4xf32>) -> (tensor<4xi1>, tensor<4xf32>) {
+    %0 = graph.fused %x (
+      {
+      ^bb0(%a: tensor<4xi1>):
+        %1 = graph.cast %a {dtype = i32} : (tensor<4xi1>) -> tensor<4xi32>
+        %2 = graph.cast %1 {dtype = i1} : (tensor<4xi32>) -> tensor<4xi1>
+        graph.yield %2 : (tensor<4xi1>) -> ()
+      }
+    ) : (tensor<4xi1>) -> tensor<4xi1>
+    %3 = graph.fused %y (
+      {
+      ^bb0(%b: tensor<4xf32>):
+        %4 = graph.relu %b : (tensor<4xf32>) -> tensor<4xf32>
+        graph.yield %4 : (tensor<4xf32>) -> ()
+      }
+    ) : (tensor<4xf32>) -> tensor<4xf32>
+    func.return %0, %3 : tensor<4xi1>, tensor<4xf32>
+  }
+}
+// EXPECTED:
+module {
+  func.func @main(%x: tensor<4xi1>, %y: tensor<4xf32>) -> (tensor<4xi1>, tensor<4xf32>) {
+    %0 = graph.fused %y (
+      {
+      ^bb0(%b: tensor<4xf32>):
+        %1 = graph.relu %b : (tensor<4xf32>) -> tensor<4xf32>
+        graph.yield %1 : (tensor<4xf32>) -> ()
+      }
+    ) : (tensor<4xf32>) -> tensor<4xf32>
+    func.return %x, %0 : tensor<4xi1>, tensor<4xf32>
+  }
+}
+

@@ -15,7 +15,7 @@ import numpy as np
 
 from ....errors import VerifyError
 from ...attributes import DenseAttr
-from ...core import Operation, Value
+from ...core import BlockArgument, Operation, Value
 from ...opdef import lookup
 from ...rewrite import PatternRewriter, pattern
 from ...types import (
@@ -351,3 +351,16 @@ def cast_chain(op: Operation, rewriter: PatternRewriter) -> bool:
     if _replace_if_same_type(rewriter, op, source):
         return True
     return _rebuild(rewriter, op, "graph.cast", source, {"dtype": op.attributes["dtype"]})
+
+
+# fused groups -------------------------------------------------------------------------------
+@pattern("graph.fused", canonical=True)
+def forwarding_group(op: Operation, rewriter: PatternRewriter) -> bool:
+    """A fused group whose body gives its own arguments (the rest of it folded away: ``cast(cast(x: i1 -> i32)
+    -> i1)`` is x) is those operands; no kernel is left to compute nothing."""
+    block = op.regions[0].block
+    term = block.terminator
+    if term is None or not all(isinstance(v, BlockArgument) and v.block is block for v in term.operands):
+        return False
+    rewriter.replace_op(op, [op.operands[v.index] for v in term.operands])  # type: ignore[attr-defined]
+    return True
