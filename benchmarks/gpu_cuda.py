@@ -52,6 +52,7 @@ from tensorium.ir.types import Sym, TensorType, f16, f32
 from tensorium.lowering.space import Config, kernel_key
 from tensorium.passes import PassManager
 from tensorium.passes.rtn import round_to_nearest
+from tensorium.runtime.memory import nbytes
 from tensorium.targets import Target, parse_target
 from tensorium.testing import build_module
 
@@ -396,13 +397,7 @@ def _operand_bytes(module: Operation) -> int:
             values.extend(op.regions[0].block.args)
         elif op.name == "func.return":
             values.extend(op.operands)
-    total = 0.0
-    for value in values:
-        t = value.type
-        if isinstance(t, TensorType) and t.is_static:
-            bits = getattr(t.element, "bits", None) or getattr(t.element, "width", None) or 32
-            total += int(np.prod(t.static_shape, dtype=np.int64)) * bits / 8
-    return int(total)
+    return sum(nbytes(v.type, {}) for v in values if isinstance(v.type, TensorType) and v.type.is_static)
 
 
 def _relative_error(got: np.ndarray, fn: Callable[..., Any], arrays: list[np.ndarray]) -> float | None:

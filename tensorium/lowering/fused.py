@@ -30,7 +30,7 @@ from ..ir.dialects.graph.shape import is_unit_reshape
 from ..ir.shapes import dims_equal
 from ..ir.types import BufferType, Sym, TensorType
 from .elementwise import SCALAR
-from .kernel import LOWERINGS, TARGET_LOWERINGS, Kernel, lowering, lowering_error
+from .kernel import Kernel, lowering, lowering_error, lowering_for
 
 Seed = tuple[Value, Value]
 """A region value and the scalar that stands for its element at the indices being evaluated."""
@@ -150,7 +150,10 @@ class FusedKernel:
             anchor_out, anchor_sizes = real_output, []
         k.inputs, k.outputs, k.store_epilogue = operands, [anchor_out], epilogue
         try:
-            TARGET_LOWERINGS.get((k.target.kind, self.anchor.name), LOWERINGS[self.anchor.name])(self.anchor, k)
+            lower = lowering_for(self.anchor.name, k.target)
+            if lower is None:
+                raise lowering_error(self.anchor, "no loop lowering is registered for this op")
+            lower(self.anchor, k)
         finally:
             k.inputs, k.outputs, k.store_epilogue = real_inputs, [real_output], False
         for buffer, value, sizes in producers:

@@ -59,6 +59,11 @@ class GpuGemmShape:
     batched_b: bool
     element: ScalarType = f32
 
+    @property
+    def gemv_rows(self) -> int | None:
+        """The rows of A when :mod:`.gpu_gemv` builds this product (at most 8, one 2-D B), else None."""
+        return gemv_rows(self.batch, self.m, self.transpose_b, self.batched_b, self.element)
+
     @staticmethod
     def of(op: Operation, element: ScalarType = f32) -> GpuGemmShape | None:
         """The shape of ``graph.matmul`` op ``op`` on ``element`` operands, or None when this family does not build
@@ -117,10 +122,7 @@ def gpu_gemm_space(op: Operation, target: Target) -> Space | None:
     shape = gemm_shape(op, target)
     if shape is None:
         return None
-    if (
-        target.kind == "cuda"
-        and gemv_rows(shape.batch, shape.m, shape.transpose_b, shape.batched_b, shape.element) is not None
-    ):
+    if target.kind == "cuda" and shape.gemv_rows is not None:
         return gpu_gemv_space(op, target, shape.k)
     space = tile_space("gpu_gemm", target, mma=shape.element == f16)
     if target.kind != "cuda":
@@ -318,9 +320,8 @@ def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
     """The kernel of the module docstring at ``k``'s config; the generic GEMM for other families."""
     shape = GpuGemmShape.of(op) or GpuGemmShape.of(op, f16)
     if k.config is not None and k.config.family == "gpu_gemv" and shape is not None:
-        rows = gemv_rows(shape.batch, shape.m, shape.transpose_b, shape.batched_b, shape.element)
-        assert rows is not None
-        lower_gpu_gemv(k, rows, shape.k, shape.n, shape.transpose_b)
+        assert shape.gemv_rows is not None
+        lower_gpu_gemv(k, shape.gemv_rows, shape.k, shape.n, shape.transpose_b)
         return
     if k.config is None or k.config.family != "gpu_gemm" or shape is None:
         LOWERINGS["graph.matmul"](op, k)

@@ -38,7 +38,7 @@ from ..ir.dialects import loop
 from ..ir.types import BufferType, ScalarType, f16, f32
 from ..targets import Target
 from ..targets.cuda import WARP
-from .kernel import Kernel, delinearize
+from .kernel import Kernel, delinearize, element_of
 from .space import Config, Knob, Setting, Space
 
 Write = Callable[[int, Value], None]
@@ -102,21 +102,10 @@ def lower_gpu_gemv(k: Kernel, rows: int, depth: int, cols: int, transpose_b: boo
             acc = _zeroed(k, rows)
             at = [delinearize(i(m), a_lead) if a_lead else [] for m in range(rows)]
             with loop.for_(loop.mul(w, i(unroll)), depth, warps * unroll, name="k0") as k0:
-                for u in range(unroll):
-                    q = loop.add(k0, i(u)) if u else k0
-                    within = depth % (warps * unroll) == 0 or u == 0
-                    guard = None if within else loop.cmp(q, i(depth), predicate="lt")
-                    row_of_b = q if guard is None else loop.min(q, i(depth - 1))
-                    value_b = _widened(loop.load(b, row_of_b, column), element)
-                    if guard is not None:
-                        value_b = loop.select(guard, value_b, k.const(0.0, f32))
-                    for m in range(rows):
-                        value_a = _widened(loop.load(a, *at[m], row_of_b), element)
-                        loop.store(loop.fma(value_a, value_b, loop.load(acc, i(m))), acc, i(m))
+                _accumulate(k, acc, at, a, lambda q: loop.load(b, q, column), k0, unroll, 1, warps * unroll, depth)
 
             def write(m: int, total: Value) -> None:
-                value = total if element == f32 else loop.cast(total, dtype=element)
-                loop.store(value, c, *delinearize(i(m), c_lead), n)
+                loop.store(_narrowed(total, element), c, *delinearize(i(m), c_lead), n)
 
             if partial is None:
                 with loop.if_(inside):
@@ -141,16 +130,7 @@ def _lower_transposed(k: Kernel, rows: int, depth: int, cols: int) -> None:
             acc = _zeroed(k, rows)
             at = [delinearize(i(m), a_lead) if a_lead else [] for m in range(rows)]
             with loop.for_(lane, depth, WARP * unroll, name="k0") as k0:
-                for u in range(unroll):
-                    q = loop.add(k0, i(WARP * u)) if u else k0
-                    guard = None if u == 0 or depth % (WARP * unroll) == 0 else loop.cmp(q, i(depth), predicate="lt")
-                    at_k = q if guard is None else loop.min(q, i(depth - 1))
-                    value_b = _widened(loop.load(b, column, at_k), element)
-                    if guard is not None:
-                        value_b = loop.select(guard, value_b, k.const(0.0, f32))
-                    for m in range(rows):
-                        value_a = _widened(loop.load(a, *at[m], at_k), element)
-                        loop.store(loop.fma(value_a, value_b, loop.load(acc, i(m))), acc, i(m))
+                _accumulate(k, acc, at, a, lambda q: loop.load(b, column, q), k0, unroll, WARP, WARP * unroll, depth)
             totals = []
             for m in range(rows):
                 total = loop.load(acc, i(m))
@@ -160,8 +140,7 @@ def _lower_transposed(k: Kernel, rows: int, depth: int, cols: int) -> None:
             first = loop.cmp(lane, i(0), predicate="eq")
             with loop.if_(loop.and_(first, loop.cmp(n, i(cols), predicate="lt"))):
                 for m, total in enumerate(totals):
-                    value = total if element == f32 else loop.cast(total, dtype=element)
-                    loop.store(value, c, *delinearize(i(m), c_lead), n)
+                    loop.store(_narrowed(total, element), c, *delinearize(i(m), c_lead), n)
 
 
 def add_warp_partials(
@@ -191,8 +170,44 @@ def _operands(k: Kernel) -> tuple[Value, Value, Value, list[Value], list[Value],
     return a, b, c, a_lead, c_lead, c.type.element  # type: ignore[attr-defined]
 
 
+def _accumulate(
+    k: Kernel,
+    acc: Value,
+    at: list[list[Value]],
+    a: Value,
+    load_b: Callable[[Value], Value],
+    k0: Value,
+    unroll: int,
+    stride: int,
+    step: int,
+    depth: int,
+) -> None:
+    """One step of a GEMV's contraction loop (``k0`` from its lane's or warp's start by ``step``): for ``u <
+    unroll``, ``acc[m] += A[m, q] B(q)`` at ``q = k0 + u stride`` (``at[m]``: A's leading indices of row ``m``;
+    ``load_b(q)``: B's element at contraction index ``q``), in f32; steps past K read its last element and add 0
+    (only where K is not a multiple of ``step`` can they be)."""
+    i = k.index
+    element = element_of(a)
+    for u in range(unroll):
+        q = loop.add(k0, i(stride * u)) if u else k0
+        guard = None if u == 0 or depth % step == 0 else loop.cmp(q, i(depth), predicate="lt")
+        at_k = q if guard is None else loop.min(q, i(depth - 1))
+        value_b = _widened(load_b(at_k), element)
+        if guard is not None:
+            value_b = loop.select(guard, value_b, k.const(0.0, f32))
+        for m, lead in enumerate(at):
+            value_a = _widened(loop.load(a, *lead, at_k), element)
+            loop.store(loop.fma(value_a, value_b, loop.load(acc, i(m))), acc, i(m))
+
+
 def _widened(value: Value, element: ScalarType) -> Value:
+    """An operand element in f32, the type GEMVs sum in."""
     return value if element == f32 else loop.cast(value, dtype=f32)  # type: ignore[no-any-return]
+
+
+def _narrowed(total: Value, element: ScalarType) -> Value:
+    """An f32 sum as C's element type."""
+    return total if element == f32 else loop.cast(total, dtype=element)  # type: ignore[no-any-return]
 
 
 def _zeroed(k: Kernel, rows: int) -> Value:

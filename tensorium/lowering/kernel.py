@@ -53,6 +53,11 @@ def register_target_lowering(kind: str, name: str, fn: Lowering) -> None:
     TARGET_LOWERINGS[(kind, name)] = fn
 
 
+def lowering_for(name: str, target: Target) -> Lowering | None:
+    """The lowering of graph op ``name`` on ``target``: the target kind's own, else the general one (None: none)."""
+    return TARGET_LOWERINGS.get((target.kind, name), LOWERINGS.get(name))
+
+
 def buffer_of(t: Type, op: Operation) -> BufferType:
     """The global buffer type holding a tensor of type ``t``."""
     if not isinstance(t, TensorType):
@@ -260,7 +265,7 @@ def lower_op(
     LoweringError for ops without a lowering, ScheduleError for a config that is not a legal point.
     """
     target = target if target is not None else host_target()
-    fn = TARGET_LOWERINGS.get((target.kind, op.name), LOWERINGS.get(op.name))
+    fn = lowering_for(op.name, target)
     if fn is None:
         raise lowering_error(op, "no loop lowering is registered for this op")
     if config is None:

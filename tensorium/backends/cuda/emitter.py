@@ -389,7 +389,7 @@ class NVPTXEmitter(LLVMEmitter):
             shape = ref.type.static_shape if ref.type.is_static else None
             if ref.type.space != "shared" or shape is None or shape[-1] % 8 != 0:
                 return False
-        return all(_multiple_of(v, 8) for v in (op.operands[3], op.operands[6]))
+        return all(known_multiple(v) % 8 == 0 for v in (op.operands[3], op.operands[6]))
 
     def _fragment(self, key: tuple[Value, ...], load: Callable[[], list[ir.Value]]) -> list[ir.Value]:
         """The fragment of the tile at loop values ``key`` (buffer, row, column), loaded once per run of mma ops
@@ -529,26 +529,9 @@ _MOVES = frozenset({"loop.load", "loop.store", "loop.yield"})
 """The ops a vectorized element-moving loop body may hold besides pure index arithmetic."""
 _MULTIPLE_OPS = frozenset({"loop.add", "loop.sub", "loop.mul", "loop.rem", "loop.select"})
 _WARP_OPS = ("loop.shuffle", "loop.mma")
+"""Ops the whole warp runs together (a full mask): never under a guard that leaves some threads out."""
 _KEEP_FRAGMENTS = frozenset({"loop.mma", "loop.const", "loop.add", "loop.sub", "loop.mul", "loop.div", "loop.rem"})
 """Ops between two ``loop.mma`` that leave the loaded fragments valid (they touch no memory and no control flow)."""
-
-
-def _multiple_of(value: Value, factor: int, depth: int = 8) -> bool:
-    """Whether index ``value`` is provably a multiple of ``factor``: a constant that is, a sum of such values, or
-    a product with one (looked through ``depth`` ops)."""
-    owner = value.owner if isinstance(value.owner, Operation) else None
-    if owner is None or depth == 0:
-        return False
-    if owner.name == "loop.const":
-        return int(owner.attr("value")) % factor == 0
-    if owner.name == "loop.add":
-        return all(_multiple_of(v, factor, depth - 1) for v in owner.operands)
-    if owner.name == "loop.mul":
-        return any(_multiple_of(v, factor, depth - 1) for v in owner.operands)
-    return False
-
-
-"""Ops the whole warp runs together (a full mask): never under a guard that leaves some threads out."""
 _SHUFFLE = {"xor": "bfly", "down": "down", "up": "up", "idx": "idx"}
 """PTX's name of each ``loop.shuffle`` mode."""
 _F64_LIBM = frozenset({"loop.exp", "loop.log", "loop.tanh", "loop.erf", "loop.pow", "loop.rem"})
