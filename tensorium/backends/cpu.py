@@ -45,6 +45,7 @@ from ..targets import Target, TargetError, host_target
 from ..version import __version__
 from .interp import check_value
 from .llvm import CompiledKernels, KernelInfo, LLVMEmitter, compile_module, host_target_machine
+from .llvm.jit import DEFAULT_OPT_LEVEL
 from .llvm.launcher import decode_failure, program_runner
 from .llvm.objects import load_objects
 from .llvm.runtime import register_runtime, thread_count
@@ -114,7 +115,7 @@ class CpuExecutable(Executable):
         module: Operation,
         func: str = "main",
         memory_plan: bool = True,
-        opt_level: int = 3,
+        opt_level: int = DEFAULT_OPT_LEVEL,
         target: Target | None = None,
         configs: Mapping[str, Config] | None = None,
         disable: Collection[str] = (),
@@ -124,8 +125,8 @@ class CpuExecutable(Executable):
         ``@func`` for a CPU ``target`` (default: this machine), kernels at the points ``configs`` gives by
         kernel key (else the target's defaults).
 
-        ``memory_plan=False`` gives every intermediate buffer its own memory; ``opt_level`` is LLVM's (0..3;
-        the fuzzer compiles at 1 for speed); ``disable`` leaves the optional stages ``schedule`` and
+        ``memory_plan=False`` gives every intermediate buffer its own memory; ``opt_level`` is LLVM's (0..3, default
+        2; the fuzzer compiles at 1 for speed); ``disable`` leaves the optional stages ``schedule`` and
         ``decompose`` out; ``after_stage(name, state)`` sees each stage's result. Raises LoweringError
         (naming the op and its location) for an op the lowering refuses.
         """
@@ -141,7 +142,7 @@ class CpuExecutable(Executable):
 
     @staticmethod
     def from_lowered(
-        lowered: Operation, memory_plan: bool = True, opt_level: int = 3, target: Target | None = None
+        lowered: Operation, memory_plan: bool = True, opt_level: int = DEFAULT_OPT_LEVEL, target: Target | None = None
     ) -> CpuExecutable:
         """Compile a module already lowered to loop kernels with its launch plan (what ``lower-to-loops``
         leaves), with whatever schedules its kernels carry (the ``emit`` stage alone). The executable keeps

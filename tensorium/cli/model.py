@@ -206,7 +206,7 @@ class IRDump:
             self.write(f"loops-{name}.mlir", print_module(state.lowered))
             return
         self.write("llvm.ll", state.compiled.llvm_ir)
-        self.write("llvm-O3.ll", state.compiled.optimized_ir)
+        self.write("llvm-optimized.ll", state.compiled.optimized_ir)
 
     def write(self, name: str, text: str) -> None:
         """Write ``text`` as the next stage's file, ``NN-name`` (pass options are left out of the name)."""

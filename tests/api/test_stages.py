@@ -85,7 +85,7 @@ def test_cli_dumps_the_ir_of_each_stage(tmp_path: Path, capsys: pytest.CaptureFi
     assert cli(*args, "--disable", "cse,memory-plan") == 0
     passes = [p for p in f"{DEFAULT_PIPELINE},{TARGET_PASSES['cpu']}".split(",") if p != "cse"]
     codegen = [f"loops-{s}.mlir" for s in ("lower", "schedule", "decompose")]
-    stages = ["imported.mlir", *(f"{p}.mlir" for p in passes), *codegen, "llvm.ll", "llvm-O3.ll"]
+    stages = ["imported.mlir", *(f"{p}.mlir" for p in passes), *codegen, "llvm.ll", "llvm-optimized.ll"]
     expected = [f"{n:02d}-{name}" for n, name in enumerate(stages)]
     assert f"IR after each stage: {dump} ({len(expected)} files)" in capsys.readouterr().err
     assert sorted(p.name for p in dump.iterdir()) == expected

@@ -85,6 +85,33 @@ def test_vector_loops_keep_the_sequential_meaning(body: str, vectorized: bool, n
     np.testing.assert_allclose(got[1], want[1], rtol=2e-6, atol=1e-6)
 
 
+# b[i] = (a[i] * 0.0) * -0.0: signed zeros must keep their signs through shared splats.
+SIGNED_ZEROS = """        %zero = loop.const {value = 0.0, dtype = f32} : () -> f32
+        %negzero = loop.const {value = -0.0, dtype = f32} : () -> f32
+        %x = loop.load %a, %i : (buffer<[n]xf32, global>, index) -> f32
+        %p = loop.mul %x, %zero : (f32, f32) -> f32
+        %q = loop.mul %p, %negzero : (f32, f32) -> f32
+        loop.store %q, %b, %i : (f32, buffer<[n]xf32, global>, index) -> ()"""
+
+
+def test_splat_constants_are_shared_but_signed_zeros_stay_apart() -> None:
+    from llvmlite import ir
+
+    from tensorium.backends.llvm.vectorize import splat_constant
+
+    f32_type = ir.FloatType()
+    assert splat_constant(f32_type, 1.5, repr(1.5), 8) is splat_constant(f32_type, 1.5, repr(1.5), 8)
+    zero, negative_zero = splat_constant(f32_type, 0.0, "0.0", 8), splat_constant(f32_type, -0.0, "-0.0", 8)
+    assert zero is not negative_zero and "-0." not in str(zero) and str(negative_zero).count("0x8000000000000000") == 8
+    module = _kernel(SIGNED_ZEROS)
+    kernels = compile_module(module)
+    assert "<8 x float>" in kernels.llvm_ir
+    a = np.array([1.0, -2.0, 3.0, -4.0, 5.0, -6.0, 7.0, -8.0, 9.0], np.float32)
+    got = [a.copy(), np.ones_like(a)]
+    kernels.run("k", *got)
+    np.testing.assert_array_equal(np.signbit(got[1]), a > 0)  # (x * 0.0) * -0.0 is -0.0 exactly where x > 0
+
+
 SPECIAL = np.array([0.0, -0.0, 1e-8, -1e-8, 0.05, 0.0999, 0.1001, 0.49, 0.51, 1.0, -1.0, 3.0, 9.5, -9.5, 20.0, 80.0])
 SPECIAL = np.concatenate([SPECIAL, [88.0, 89.0, -87.0, -88.0, -104.0, np.inf, -np.inf, np.nan]]).astype(np.float32)
 
