@@ -138,8 +138,9 @@ def profile(
 ) -> list[tuple[str, float, int]]:
     """Seconds per call spent in each kernel family of a compiled model (kernel names less their number:
     ``matmul_packed_add``, ``attention``...), with the count per call, largest first. Each kernel call is
-    timed on its own (one foreign call per step), so the total includes no Python between kernels."""
-    run()  # compiles on a first call; the static path builds its list of calls on the first run
+    timed on its own (``CpuExecutable.kernel_by_kernel``: one ``kernels.run`` per step, its argument checks
+    included), so the total includes no Python between kernels but is a little more than a plain run."""
+    run()  # compiles on a first call
     executable = compiled.artifact.executable
     kernels = executable.kernels
     spent: dict[str, float] = collections.defaultdict(float)
@@ -157,16 +158,14 @@ def profile(
 
         return call
 
-    saved_calls, saved_run = executable._calls, kernels.run
-    if saved_calls is not None:
-        executable._calls = [(timed(fn, name), args, name) for fn, args, name in saved_calls]
-    else:
-        kernels.run = lambda name, *a, **kw: timed(saved_run, name)(name, *a, **kw)
+    saved_run = kernels.run
+    kernels.run = lambda name, *a, **kw: timed(saved_run, name)(name, *a, **kw)
+    executable.kernel_by_kernel = True
     try:
         for _ in range(calls):
             run()
     finally:
-        executable._calls, kernels.run = saved_calls, saved_run
+        executable.kernel_by_kernel, kernels.run = False, saved_run
     return [(f, t / calls, count[f] // calls) for f, t in sorted(spent.items(), key=lambda item: -item[1])]
 
 

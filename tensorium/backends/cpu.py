@@ -96,11 +96,14 @@ class CpuExecutable(Executable):
             buffers, steps, outputs, views, reuse=memory_plan, inplace=inplace, runtime=[d.name for d in dims]
         )
         self.last_bindings: dict[str, int] | None = None
+        """The named dims of the most recent run (None before the first)."""
         self.poison = False
         """Fill every fresh buffer with a poison pattern before each run (NaN floats, all-ones integers), so
         elements no kernel writes show in the outputs instead of passing for results left by an earlier
         run. The fuzzer's oracle sets it; it costs one pass over the memory per run."""
-        """The named dims of the most recent run (None before the first)."""
+        self.kernel_by_kernel = False
+        """Run each kernel as a foreign call of its own through ``kernels.run`` (by name), not the whole plan in
+        one native call: slower per run, but a profiler can time each kernel by wrapping ``kernels.run``."""
         _check_sizable(buffers, inputs, steps, views, dims)
         self._static = all(t.is_static for t in buffers)
         self._arena_lock = threading.Lock()
@@ -188,7 +191,7 @@ class CpuExecutable(Executable):
         """Run the plan on numpy ``inputs`` (in @main argument order); returns new output arrays."""
         if len(inputs) != len(self.inputs):
             raise InterpreterError(f"the plan takes {len(self.inputs)} inputs, got {len(inputs)}")
-        if not self.dims:
+        if not self.dims and not self.kernel_by_kernel:
             return self._run_launch(inputs, num_threads)
         values, bindings = self._bind_inputs(inputs)
         self.last_bindings = bindings

@@ -62,6 +62,25 @@ def test_mlp_with_a_symbolic_batch_equals_the_interpreter(mlp_exe: tuple[Any, Cp
     same(module, exe, [rand(batch, 16), *MLP_WEIGHTS])
 
 
+def test_kernel_by_kernel_runs_each_kernel_through_kernels_run_with_the_same_results(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    args = [rand(3, 16), *MLP_WEIGHTS]
+    _module, exe = build(mlp, *args)  # static shapes: one native call runs every kernel
+    whole = exe.run(args)
+    seen: list[str] = []
+    run = exe.kernels.run
+    monkeypatch.setattr(exe.kernels, "run", lambda name, *a, **kw: seen.append(name) or run(name, *a, **kw))
+    exe.kernel_by_kernel = True
+    each = exe.run(args)
+    assert seen == [step.kernel for step in exe.steps] and len(seen) >= 2
+    for w, e in zip(whole, each):
+        np.testing.assert_array_equal(w, e)
+    exe.kernel_by_kernel, seen[:] = False, []
+    exe.run(args)
+    assert seen == []
+
+
 def test_attention_with_layer_norm_equals_the_interpreter() -> None:
     def block(x: Any, wq: Any, wk: Any, wv: Any, g: Any, b: Any) -> Any:
         h = nn.layer_norm(x, g, b, axis=-1)
