@@ -181,12 +181,26 @@ class Operation:
         return block.parent.parent
 
     def walk(self) -> Iterator[Operation]:
-        """This op and every op nested in its regions, in pre-order."""
+        """This op and every op nested in its regions, in pre-order.
+
+        Each block's ops are read when the walk reaches that block (an op added to it later is not visited),
+        and an op's regions once the op has been yielded. A stack of iterators rather than nested generators:
+        a ``yield from`` chain costs every op one step per level of nesting."""
         yield self
+        stack = [self._nested_ops()]
+        while stack:
+            op = next(stack[-1], None)
+            if op is None:
+                stack.pop()
+                continue
+            yield op
+            stack.append(op._nested_ops())
+
+    def _nested_ops(self) -> Iterator[Operation]:
+        """The ops directly inside this op's regions, block by block, each block's list read on reaching it."""
         for region in self.regions:
             for block in region.blocks:
-                for op in list(block.ops):
-                    yield from op.walk()
+                yield from list(block.ops)
 
     def erase(self) -> None:
         """Detach this op and drop its operand uses; its results must have no uses."""

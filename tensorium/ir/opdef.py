@@ -14,6 +14,7 @@ import difflib
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from ..errors import Location, VerifyError
@@ -72,11 +73,15 @@ class OpDef:
         return trait in self.traits
 
     # operands ------------------------------------------------------------------------------
+    @cached_property
+    def operand_counts(self) -> tuple[int, int, bool]:
+        """(plain operands, optional operands, whether one is variadic), as declared."""
+        fixed = sum(1 for s in self.operands if not s.variadic and not s.optional)
+        return fixed, sum(1 for s in self.operands if s.optional), any(s.variadic for s in self.operands)
+
     def operand_count_error(self, count: int) -> str | None:
         """None when ``count`` operands fit the declaration, else what was expected."""
-        fixed = sum(1 for s in self.operands if not s.variadic and not s.optional)
-        optional = sum(1 for s in self.operands if s.optional)
-        variadic = any(s.variadic for s in self.operands)
+        fixed, optional, variadic = self.operand_counts
         if variadic and count >= fixed:
             return None
         if fixed <= count <= fixed + optional:

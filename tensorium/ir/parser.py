@@ -130,9 +130,39 @@ _FRIENDLY = {
 }
 
 
-@lru_cache(maxsize=1)
-def _lark() -> Lark:
-    return Lark(GRAMMAR, parser="lalr", lexer="contextual", propagate_positions=True, maybe_placeholders=False)
+_DROPPED_KEYWORDS = ("func.func", "func.return")
+"""Keywords the tree leaves out (anonymous terminals) that start an op: where the op is, without positions."""
+_KEYWORD = re.compile(r"func\.(?:func|return)")
+
+
+@lru_cache(maxsize=2)
+def _lark(positions: bool = True) -> Lark:
+    """The parser; ``positions=False`` leaves tree nodes without line and column (tokens keep theirs), which
+    halves the time lark takes on a large module (see :func:`parse_module`)."""
+    return Lark(GRAMMAR, parser="lalr", lexer="contextual", propagate_positions=positions, maybe_placeholders=False)
+
+
+def _keyword_places(text: str) -> dict[str, list[tuple[int, int]]]:
+    """Per keyword of :data:`_DROPPED_KEYWORDS`, the (line, column) of each place ``text`` spells it, the
+    last one first. Places inside comments, strings or names are among them: the builder then finds more
+    places than ops, and the full parser takes over."""
+    places: dict[str, list[tuple[int, int]]] = {k: [] for k in _DROPPED_KEYWORDS}
+    line, line_start, pos = 1, 0, 0
+    for match in _KEYWORD.finditer(text):
+        start = match.start()
+        newlines = text.count("\n", pos, start)
+        if newlines:
+            line += newlines
+            line_start = text.rfind("\n", pos, start) + 1
+        pos = start
+        places[match.group()].append((line, start - line_start + 1))
+    for found in places.values():
+        found.reverse()
+    return places
+
+
+class _NeedsPositions(Exception):
+    """Raised by a builder over a tree without positions where an op's location cannot be told."""
 
 
 def _describe_terminals(names: Sequence[str]) -> str:
@@ -317,11 +347,33 @@ def _nested_shape(values: Any) -> tuple[int, ...] | None:
 
 
 class _IRBuilder:
-    """Walks the lark tree and builds ops, resolving SSA names scope by scope."""
+    """Walks the lark tree and builds ops, resolving SSA names scope by scope.
 
-    def __init__(self, source: _Source):
+    Over a tree without positions (``positions=False``) an op's location is its first token's; for
+    ``func.func`` and ``func.return``, whose keyword the tree drops, the keyword's place in the text: the
+    builder meets these ops in the order the text spells them."""
+
+    def __init__(self, source: _Source, positions: bool = True):
         self.src = source
+        self.positions = positions
+        self.keywords = {} if positions else _keyword_places(source.text)
+        """Without positions: per keyword, where the text spells it, the last place first (:meth:`op_loc`)."""
         self.scopes: list[dict[str, Value]] = []
+
+    def op_loc(self, node: Tree, keyword: str = "") -> Location:
+        """Where the op of ``node`` (a module, function, return or general op) starts: its first token,
+        the ``keyword`` that the tree drops included."""
+        if self.positions:
+            return self.src.loc(node.meta.line, node.meta.column)
+        if keyword:
+            places = self.keywords[keyword]
+            if not places:
+                raise _NeedsPositions(keyword)
+            return self.src.loc(*places.pop())
+        first = _first_token(node)
+        if first is None or first.line is None or first.column is None:
+            raise _NeedsPositions(node.data)
+        return self.src.loc(first.line, first.column)
 
     # scopes ------------------------------------------------------------------------------
     def lookup_value(self, token: Token) -> Value:
@@ -471,7 +523,7 @@ class _IRBuilder:
         region_node = node.children[-1]
         for child in node.children[1:-1]:
             attrs = self.attr_dict(child.children[0])  # type: ignore[union-attr]
-        loc = self.src.loc(node.meta.line, node.meta.column)
+        loc = self.op_loc(node)
         module = make_module(loc=loc)
         module.attributes.update(attrs)
         region = region_node  # type: ignore[assignment]
@@ -482,6 +534,7 @@ class _IRBuilder:
 
     def func_op(self, node: Tree) -> Operation:
         sym = node.children[0]
+        loc = self.op_loc(node, "func.func")
         args_node: Tree | None = None
         results: list[Type] = []
         attrs: dict[str, Attr] = {}
@@ -516,7 +569,7 @@ class _IRBuilder:
             "func.func",
             attributes={"sym_name": str(sym)[1:], "function_type": ftype, **attrs},
             regions=[Region([block])],
-            loc=self.src.loc(node.meta.line, node.meta.column),
+            loc=loc,
         )
         return func
 
@@ -529,7 +582,7 @@ class _IRBuilder:
             self.define_value(tok, str(tok)[1:], value)  # type: ignore[arg-type]
 
     def return_op(self, node: Tree) -> Operation:
-        loc = self.src.loc(node.meta.line, node.meta.column)
+        loc = self.op_loc(node, "func.return")
         if not node.children:
             return Operation("func.return", [], loc=loc)
         value_list, *type_nodes = node.children
@@ -575,7 +628,7 @@ class _IRBuilder:
         in_types, out_types = self.function_type(ftype_node)
         self._check_operand_types(ftype_node, value_tokens, values, in_types)
         regions = self.regions(regions_node) if regions_node is not None else []
-        loc = self.src.loc(node.meta.line, node.meta.column)
+        loc = self.op_loc(node)
         op = Operation(name, values, out_types, opdef.complete_attrs(attrs), regions, loc=loc)
         self.bind_results(results_node, op, name_tok)
         return op
@@ -635,18 +688,16 @@ _KIND_NAMES = {"module_op": "module", "func_op": "func.func", "return_op": "func
 
 
 def parse_module(text: str, filename: str = "<input>", verify: bool = True) -> Operation:
-    """Parse IR text into a module (bare functions are wrapped in one); verifies unless told not to."""
+    """Parse IR text into a module (bare functions are wrapped in one); verifies unless told not to.
+
+    The text is first parsed into a tree without positions, which takes lark half the time; input that
+    this fast path refuses for any reason (malformed IR, or an op whose location it cannot tell) is parsed
+    again with positions, so that errors and locations are exactly those of the full parser."""
     source = _Source(text, filename)
     try:
-        tree = _lark().parse(text)
-    except UnexpectedInput as e:
-        raise _syntax_error(source, e) from None
-    except VisitError as e:  # pragma: no cover - no callbacks run during parsing
-        raise ParseError(str(e.orig_exc)) from None
-    builder = _IRBuilder(source)
-    builder.scopes.append({})
-    ops = [builder.operation(node) for node in tree.children]  # type: ignore[arg-type]
-    module = _as_module(source, ops)
+        module = _build(source, positions=False)
+    except Exception:
+        module = _build(source, positions=True)
     if verify:
         from .verifier import verify as run_verifier
 
@@ -655,6 +706,34 @@ def parse_module(text: str, filename: str = "<input>", verify: bool = True) -> O
         except VerifyError as e:
             raise e.with_source(source.lines) from None
     return module
+
+
+def _build(source: _Source, positions: bool) -> Operation:
+    """The module ``source`` spells (unverified); raises ParseError."""
+    try:
+        tree = _lark(positions).parse(source.text)
+    except UnexpectedInput as e:
+        raise _syntax_error(source, e) from None
+    except VisitError as e:  # pragma: no cover - no callbacks run during parsing
+        raise ParseError(str(e.orig_exc)) from None
+    builder = _IRBuilder(source, positions)
+    builder.scopes.append({})
+    ops = [builder.operation(node) for node in tree.children]  # type: ignore[arg-type]
+    if any(builder.keywords.values()):
+        raise _NeedsPositions("a keyword spelled where no op starts (a comment, a string, a name)")
+    return _as_module(source, ops)
+
+
+def _first_token(node: Tree) -> Token | None:
+    """The first token kept in ``node``'s tree (depth first), or None."""
+    for child in node.children:
+        if isinstance(child, Token):
+            return child
+        if isinstance(child, Tree):
+            found = _first_token(child)
+            if found is not None:
+                return found
+    return None
 
 
 def _as_module(source: _Source, ops: list[Operation]) -> Operation:

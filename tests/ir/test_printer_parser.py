@@ -400,3 +400,37 @@ def test_fingerprints_hash_large_constants_instead_of_printing_them() -> None:
     assert tm.ir.printer.fingerprint(module_of(changed)) != text
     small = np.ones((2, 2), np.float32) * np.arange(2, dtype=np.float32)
     assert "dense<[[0.0, 1.0], [0.0, 1.0]]>" in tm.ir.printer.fingerprint(module_of(small))
+
+
+LOCATED = """// func.func in a comment, and func.return
+module {
+  func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {
+    %0 = graph.relu %a : (tensor<2xf32>) -> tensor<2xf32>
+    func.return %0 : tensor<2xf32>
+  }
+  func.func
+      @g(%b: buffer<4xf32, global>) {
+    func.return
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("comment", [True, False])
+def test_the_fast_parse_locates_every_op_as_the_parse_with_positions_does(comment: bool) -> None:
+    from tensorium.ir.parser import _build, _Source
+
+    text = LOCATED if comment else LOCATED.split("\n", 1)[1]
+    full = _build(_Source(text, "m.mlir"), positions=True)
+    places = [(op.name, op.loc) for op in full.walk()]
+    first = 2 if comment else 1
+    assert ("func.func", tm.Location(first + 5, 3, "m.mlir")) in places  # the keyword, not the symbol below it
+    assert ("func.return", tm.Location(first + 7, 5, "m.mlir")) in places  # a bare return: no token of its own
+    parsed = tm.parse_module(text, filename="m.mlir", verify=False)
+    assert [(op.name, op.loc) for op in parsed.walk()] == places
+    if comment:  # the keywords in the comment are places where no op starts: the full parser takes over
+        with pytest.raises(Exception, match="a keyword spelled where no op starts"):
+            _build(_Source(text, "m.mlir"), positions=False)
+    else:
+        fast = _build(_Source(text, "m.mlir"), positions=False)
+        assert [(op.name, op.loc) for op in fast.walk()] == places
