@@ -183,3 +183,49 @@ def test_arcs_packed_by_the_c_tracer_unpack_with_their_signs() -> None:
     assert _unpack(12 | (30 << 28) | (1 << 56)) == (-12, 30)  # entering a function defined on line 12
     assert _unpack(30 | (12 << 28) | (1 << 57)) == (30, -12)  # leaving it
     assert _unpack((4, 5)) == (4, 5)  # coverage.py versions that keep the pair
+
+
+@pytest.mark.skipif("ctracer" not in available_tracers(), reason="no ctracer tracer here")
+def test_the_c_tracer_commits_the_edges_that_unpacking_every_arc_gives(tmp_path: Path) -> None:
+    from tensorium.fuzz.coverage import _unpack
+
+    module = _load(tmp_path)
+    tracer = make_tracer("ctracer", root=tmp_path / "pkg", excluded=())
+    seen: set[tuple[str, int, int]] = set()
+    for flags in ([True], [True], [True, False], [False], []):
+        with tracer:
+            for flag in flags:
+                module.pick(flag)
+        data = tracer._data  # type: ignore[attr-defined]
+        recorded = {(name, *_unpack(arc)) for name, arcs in data.items() for arc in arcs}
+        expected = len(recorded - seen)
+        seen |= recorded
+        assert tracer.commit() == expected
+        assert tracer.total == seen
+        assert not any(data.values())  # what was committed is not counted again
+    assert {line for _, line in tracer.lines()} == {3, 4, 6, 7}
+
+
+def test_executable_lines_are_cached_on_disk_by_the_source_they_come_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import builtins
+
+    from tensorium.fuzz import coverage
+
+    monkeypatch.setenv("TENSORIUM_CACHE_DIR", str(tmp_path / "cache"))
+    source = BRANCHY.encode()
+    assert coverage._file_lines(source, "branchy.py") == [3, 4, 6, 7]
+    (stored,) = (tmp_path / "cache" / "fuzz-lines").rglob("*.json")
+
+    def no_compiling(*args: object, **kwargs: object) -> None:
+        raise AssertionError("compiled again")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(builtins, "compile", no_compiling)
+        assert coverage._file_lines(source, "elsewhere.py") == [3, 4, 6, 7]  # the same source, another place
+    stored.write_text("[3, 4")  # a damaged entry is compiled again, and replaced
+    assert coverage._file_lines(source, "branchy.py") == [3, 4, 6, 7]
+    assert stored.read_text() == "[3, 4, 6, 7]"
+    changed = source.replace(b"value = 2", b"value = 2\n        value += 1")
+    assert coverage._file_lines(changed, "branchy.py") == [3, 4, 6, 7, 8]
