@@ -378,6 +378,31 @@ def check_inputs(artifact: Artifact, arrays: Sequence[np.ndarray]) -> None:
             raise TensoriumError(f"input '{name}': expected rank {t.rank} ({t}), got shape {list(a.shape)}")
 
 
+def check_dim_ranges(
+    artifact: Artifact, arrays: Sequence[np.ndarray], ranges: Mapping[str, tuple[int, int | None]]
+) -> None:
+    """TensoriumError when a symbolic dim of ``arrays`` lies outside the sizes torch.export proved the graph
+    for (``ranges``: name -> (least, most)): the graph's static slices and gathers assume them, so a run
+    outside would read past its inputs."""
+    if not ranges:
+        return
+    for (name, t), a in zip(artifact.inputs, arrays):
+        if not isinstance(t, TensorType):
+            continue
+        for axis, d in enumerate(t.shape):
+            if not isinstance(d, Sym) or d.name is None or d.name not in ranges:
+                continue
+            dim, (least, most) = d.name, ranges[d.name]
+            size = int(a.shape[axis])
+            if size < least or (most is not None and size > most):
+                span = f"{least}..{most}" if most is not None else f"at least {least}"
+                raise TensoriumError(
+                    f"input '{name}': dim {axis} ({dim}) is {size}, but torch.export proved the model for "
+                    f"{dim} {span} (its code slices or indexes that dim with fixed bounds); compile with "
+                    f"static shapes for this size, or export for a range that includes it"
+                )
+
+
 def order_inputs(names: Sequence[str], args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
     """Positional and keyword inputs arranged in ``names`` order; TensoriumError when they do not fit."""
     if len(args) > len(names):
@@ -692,6 +717,7 @@ class CompiledModel:
 
         user = [to_numpy(leaf) for leaf in pytorch.flatten_inputs(spec.imported, args, dict(kwargs))]
         check_inputs(spec.artifact, user)
+        check_dim_ranges(spec.artifact, user, spec.imported.metadata.get("dim_ranges") or {})
         outs: list[Any] = spec.artifact.run(user, self._live_params(spec))
         if torch_mode:
             outs = [to_torch(a, t) for a, (_, t) in zip(outs, spec.artifact.outputs)]

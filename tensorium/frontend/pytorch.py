@@ -283,6 +283,7 @@ def _translate_exported(exported: Any, params: str, sym_names: dict[str, str]) -
         "user_input_positions": positions,
         "output_tree_json": _tree_json(out_spec),
         "number_outputs": numbers,
+        "dim_ranges": _dim_ranges(exported, sym_names),
     }
     ops.bind_generator(cx, input_names, metadata)
     return ImportedGraph(
@@ -292,6 +293,28 @@ def _translate_exported(exported: Any, params: str, sym_names: dict[str, str]) -
         output_tree=out_spec,
         metadata=metadata,
     )
+
+
+def _dim_ranges(exported: Any, sym_names: dict[str, str]) -> dict[str, tuple[int, int | None]]:
+    """The sizes torch.export proved the graph for, by symbolic dim name: ``(least, most)``, None for no
+    upper bound. Only real limits are kept: a least size above 2 (torch's own floor, from specializing sizes
+    0 and 1, which :func:`~.pytorch_export.widen_size_one` works around) or a finite most size."""
+    ranges: dict[str, tuple[int, int | None]] = {}
+    for symbol, bounds in getattr(exported, "range_constraints", {}).items():
+        name = sym_names.get(str(symbol), str(symbol))
+        least, most = _finite(bounds.lower) or 0, _finite(bounds.upper)
+        if most is not None and most >= 2**62:
+            most = None
+        if least > 2 or most is not None:
+            ranges[name] = (least, most)
+    return ranges
+
+
+def _finite(bound: Any) -> int | None:
+    """A range bound of torch's as an int; None for an infinite one (``int(int_oo)`` fails inside sympy)."""
+    import sympy
+
+    return int(bound) if isinstance(bound, (int, sympy.Integer)) else None
 
 
 def _node_value(arg: Any) -> Any:

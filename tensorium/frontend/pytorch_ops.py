@@ -746,6 +746,13 @@ def _slice(cx: Context, x: Value, dim: int = 0, start: Any = None, end: Any = No
     end = INT64_MAX if end is None or end >= INT64_MAX else end
     if start == 0 and end == INT64_MAX and step == 1:
         return x
+    axis = dim % ttype(x).rank
+    length = cx.out_dims()[dim]
+    if not isinstance(ttype(x).shape[axis], int) and isinstance(length, int) and length > 0 and start >= 0 < step:
+        # A static part of a symbolic dim (``x[:, :1]`` of a run-time sequence): torch's value ranges say how
+        # long it is. Loop kernels slice symbolic dims only whole; a gather picks those positions at any size.
+        positions = cx.const(np.arange(start, start + step * length, step), i64)
+        return graph.gather(x, positions, axis=axis)
     return graph.slice(x, starts=[start], ends=[end], axes=[dim], steps=[step])
 
 

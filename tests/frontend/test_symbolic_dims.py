@@ -45,3 +45,36 @@ def test_named_dims_survive_real_model_shape_code() -> None:
             want = model(x)
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, w.numpy(), rtol=1e-4, atol=1e-5)
+
+
+class StaticPartsOfASymbolicDim(nn.Module):
+    def forward(self, x: Any) -> Any:
+        return x[:, :2] * 2 + x[:, 1:4:2].sum(dim=1, keepdim=True)  # static bounds on a run-time length
+
+
+def test_static_slices_of_a_symbolic_dim_compile_for_the_cpu() -> None:
+    import tensorium as tm
+
+    model = StaticPartsOfASymbolicDim().eval()
+    imported = import_module(model, (torch.randn(3, 7),), dynamic_shapes={"x": {1: torch.export.Dim("seq")}})
+    text = print_module(imported.module)
+    assert "?" not in text and "graph.slice" not in text  # positions gathered: static lengths, no slices
+    compiled = tm.compile(model, dynamic={"x": {1: "seq"}}, cache=False)
+    for length in (7, 4, 9):
+        x = torch.randn(3, length)
+        np.testing.assert_allclose(compiled(x).numpy(), model(x).numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_a_size_below_what_torch_export_proved_is_refused_with_the_dim_named() -> None:
+    import tensorium as tm
+    from tensorium.errors import TensoriumError
+
+    model = StaticPartsOfASymbolicDim().eval()
+    compiled = tm.compile(model, dynamic={"x": {0: "batch", 1: "seq"}}, cache=False)
+    x = torch.randn(3, 7)
+    np.testing.assert_allclose(compiled(x).numpy(), model(x).numpy(), rtol=1e-6, atol=1e-6)
+    assert compiled._last.imported.metadata["dim_ranges"] == {"seq": (4, None)}  # batch keeps torch's floor of 2
+    x = torch.randn(1, 4)  # batch 1 (below torch's floor, which the graph does not need) and the least seq
+    np.testing.assert_allclose(compiled(x).numpy(), model(x).numpy(), rtol=1e-6, atol=1e-6)
+    with pytest.raises(TensoriumError, match=r"input 'x': dim 1 \(seq\) is 3, but torch.export proved .* at least 4"):
+        compiled(torch.randn(3, 3))  # x[:, 1:4:2] would gather position 3 of 3
