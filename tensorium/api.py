@@ -13,6 +13,7 @@ Compiled artifacts are cached in memory and on disk (:mod:`tensorium.runtime.cac
 from __future__ import annotations
 
 import hashlib
+import inspect
 import os
 import sys
 import warnings
@@ -588,6 +589,7 @@ class CompiledModel:
         key = (use_torch, self._guard(named))
         spec = self._specs.get(key)
         if spec is None:
+            self._check_dynamic_names(named)
             self._info.imports += 1
             with old_objects_frozen():
                 spec = self._import_torch(args, kwargs, named) if use_torch else self._import_traced(args, kwargs)
@@ -599,6 +601,24 @@ class CompiledModel:
             return self._run_torch(spec, args, kwargs, torch_mode)
         arrays = [np.asarray(v) for n, v in named if not is_static(v)]
         return rebuild(spec.artifact, spec.artifact.run(arrays), torch_mode)
+
+    def _check_dynamic_names(self, named: list[tuple[str, Any]]) -> None:
+        """TensoriumError for a ``dynamic=`` name that is neither a parameter of the model's signature nor an
+        argument of this call: a misspelt name would otherwise be ignored, and every new size recompile."""
+        if not self.dynamic:
+            return
+        try:
+            parameters = set(inspect.signature(self._signature_target()).parameters)
+        except (TypeError, ValueError):
+            return
+        known = parameters | {name for name, _ in named}
+        unknown = [name for name in self.dynamic if name not in known]
+        if unknown:
+            inputs = ", ".join(name for name, _ in named) or "none"
+            raise TensoriumError(
+                f"dynamic= names {', '.join(repr(n) for n in unknown)}, which the model does not take "
+                f"(this call's inputs: {inputs})"
+            )
 
     # guards ----------------------------------------------------------------------------------------
     def _signature_target(self) -> Callable[..., Any]:

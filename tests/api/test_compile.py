@@ -78,6 +78,25 @@ def test_dynamic_dims_do_not_recompile() -> None:
     assert "tensor<[batch]x4xf32>" in tm.print_module(cm.module)
 
 
+def test_a_dynamic_name_the_model_does_not_take_is_an_error_not_ignored() -> None:
+    cm = tm.compile(mlp, dynamic={"input": {0: "batch"}})  # mlp's argument is x
+    with pytest.raises(TensoriumError, match=r"dynamic= names 'input', which the model does not take .*inputs: x"):
+        cm(x_of(2))
+    assert cm.cache_info().imports == 0  # refused before anything was compiled
+
+    torch = pytest.importorskip("torch", reason="the PyTorch path needs torch")
+
+    class WithOptional(torch.nn.Module):
+        def forward(self, x: Any, mask: Any = None) -> Any:
+            return x * 2 if mask is None else x * mask
+
+    linear = tm.compile(torch.nn.Linear(4, 4).eval(), dynamic={"x": {0: "batch"}})  # Linear's input is "input"
+    with pytest.raises(TensoriumError, match=r"dynamic= names 'x', which the model does not take .*inputs: input"):
+        linear(torch.ones(2, 4))
+    cm = tm.compile(WithOptional().eval(), dynamic={"x": {0: "batch"}, "mask": {0: "batch"}})
+    np.testing.assert_allclose(cm(torch.ones(3, 4)).numpy(), np.full((3, 4), 2.0))  # mask not passed: fine
+
+
 def test_static_scalar_arguments_are_part_of_the_guard() -> None:
     cm = tm.compile(lambda x, k: x * k)
     x = x_of(2)
