@@ -10,11 +10,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
+from ..ir.attributes import DenseAttr
 from ..ir.core import Value
 from ..ir.dialects import graph
-from ..ir.types import FloatType, f64, i1
+from ..ir.types import FloatType, Sym, f64, i1, i64
 from .pytorch_ops import Context, ConversionError, cast, converts, ttype
 from .pytorch_special_ops import polygamma
+from .symbolic_dims import arange_symbolic
 
 __all__: list[str] = []
 
@@ -348,12 +352,17 @@ def _diff(
     cx: Context, x: Value, n: int = 1, dim: int = -1, prepend: Value | None = None, append: Value | None = None
 ) -> Value:
     """``torch.diff``: ``y[1:] - y[:-1]`` along ``dim``, ``n`` times, of ``y = cat(prepend, x, append)``
-    (``xor`` for bools, as torch); static lengths along ``dim`` only."""
+    (``xor`` for bools, as torch); static lengths along ``dim``, or one step with a prepended value along a
+    named symbolic dim (:func:`_diff_symbolic`)."""
     rank = ttype(x).rank
     axis = dim % rank
     parts = [cast(p, ttype(x).element) for p in (prepend, x, append) if p is not None]
     if any(ttype(p).rank != rank for p in parts):
         raise ConversionError("diff: prepend and append must have the input's rank")
+    if isinstance(ttype(x).shape[axis], Sym) and n == 1 and append is None and prepend is not None:
+        made = _diff_symbolic(cx, x, axis, parts[0])
+        if made is not None:
+            return made
     y = graph.concat(*parts, axis=axis) if len(parts) > 1 else x
     for _ in range(n):
         length = ttype(y).shape[axis]
@@ -365,3 +374,25 @@ def _diff(
         low = graph.slice(y, starts=[0], ends=[length - 1], axes=[axis])
         y = graph.xor(high, low) if ttype(y).element == i1 else graph.sub(high, low)
     return y
+
+
+def _diff_symbolic(cx: Context, x: Value, axis: int, prepend: Value) -> Value | None:
+    """``diff(x, prepend=p)`` along a named symbolic dim, without the concat (whose length, one more than
+    the dim, no type can name): ``x[i] - (p if i == 0 else x[i - 1])``, the earlier elements gathered at
+    ``max(i - 1, 0)``. What HuggingFace's masks do with ``position_ids`` (``diff(..., prepend=ids[:, :1] - 1)``).
+    None when ``p`` is not one element long along ``axis`` or no input has the dim."""
+    t = ttype(x)
+    length = t.shape[axis]
+    if ttype(prepend).shape[axis] != 1 or not isinstance(length, Sym):
+        return None
+    before = arange_symbolic(-1.0, 1.0, length, i64, cx.dim_sources)  # -1, 0, 1, ...
+    if before is None:
+        return None
+    zero = graph.constant(value=DenseAttr.of(np.zeros((), np.int64), i64))
+    previous = graph.gather(x, graph.max(before, zero), axis=axis)
+    first = graph.eq(before, graph.sub(zero, graph.constant(value=DenseAttr.of(np.ones((), np.int64), i64))))
+    others = [a for a in range(t.rank) if a != axis]
+    if others:
+        first = graph.unsqueeze(first, axes=others)
+    low = graph.where(first, prepend, previous)
+    return graph.xor(x, low) if t.element == i1 else graph.sub(x, low)

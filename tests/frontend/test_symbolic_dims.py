@@ -78,3 +78,26 @@ def test_a_size_below_what_torch_export_proved_is_refused_with_the_dim_named() -
     np.testing.assert_allclose(compiled(x).numpy(), model(x).numpy(), rtol=1e-6, atol=1e-6)
     with pytest.raises(TensoriumError, match=r"input 'x': dim 1 \(seq\) is 3, but torch.export proved .* at least 4"):
         compiled(torch.randn(3, 3))  # x[:, 1:4:2] would gather position 3 of 3
+
+
+class DiffWithPrepend(nn.Module):
+    def forward(self, ids: Any) -> Any:
+        # HuggingFace's masks: position_ids' steps, the first against ids[:, :1] - 1
+        steps = torch.diff(ids, prepend=ids[:, :1] - 1, dim=-1)
+        flags = torch.diff(ids > 2, prepend=(ids[:, :1] > 2), dim=-1)  # bools: xor
+        return steps, flags
+
+
+def test_diff_with_a_prepended_value_along_a_symbolic_dim() -> None:
+    import tensorium as tm
+
+    model = DiffWithPrepend().eval()
+    imported = import_module(
+        model, (torch.randint(0, 5, (2, 6)),), dynamic_shapes={"ids": {1: torch.export.Dim("seq")}}
+    )
+    assert "?" not in print_module(imported.module)  # no concat of seq + 1 elements
+    compiled = tm.compile(model, dynamic={"ids": {1: "seq"}}, cache=False)
+    for length in (6, 2, 9):
+        ids = torch.randint(0, 5, (2, length))
+        for got, want in zip(compiled(ids), model(ids)):
+            np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -70,6 +70,15 @@ def test_gpt2_default_config_returns_its_dynamic_cache_and_takes_any_batch_and_l
     assert tuple(out.past_key_values.layers[0].keys.shape) == (3, 2, 5, 16)
 
 
+def test_gpt2_without_its_cache_takes_any_length_too() -> None:
+    # use_cache=False sends position_ids through torch.diff(..., prepend=...) in transformers' masks, whose
+    # concat would be one longer than the symbolic sequence
+    config = transformers.GPT2Config(n_layer=1, n_embd=32, n_head=2, vocab_size=96, n_positions=32, use_cache=False)
+    model = tiny(transformers.GPT2Model(config))
+    compiled = check_dynamic(model, TEXT, [{"input_ids": ids(1, 1)}, {"input_ids": ids(2, 7, seed=1)}])
+    assert "?" not in tensorium.print_module(compiled.module)  # every dim named: the CPU can size it
+
+
 def test_llama_default_config_with_grouped_query_attention() -> None:
     config = transformers.LlamaConfig(
         hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=2,
