@@ -10,9 +10,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
-from ..ir.attributes import DenseAttr
 from ..ir.core import Value
 from ..ir.dialects import graph
 from ..ir.types import FloatType, Sym, f64, i1, i64
@@ -359,7 +356,7 @@ def _diff(
     parts = [cast(p, ttype(x).element) for p in (prepend, x, append) if p is not None]
     if any(ttype(p).rank != rank for p in parts):
         raise ConversionError("diff: prepend and append must have the input's rank")
-    if isinstance(ttype(x).shape[axis], Sym) and n == 1 and append is None and prepend is not None:
+    if n == 1 and append is None and prepend is not None:
         made = _diff_symbolic(cx, x, axis, parts[0])
         if made is not None:
             return made
@@ -380,7 +377,7 @@ def _diff_symbolic(cx: Context, x: Value, axis: int, prepend: Value) -> Value | 
     """``diff(x, prepend=p)`` along a named symbolic dim, without the concat (whose length, one more than
     the dim, no type can name): ``x[i] - (p if i == 0 else x[i - 1])``, the earlier elements gathered at
     ``max(i - 1, 0)``. What HuggingFace's masks do with ``position_ids`` (``diff(..., prepend=ids[:, :1] - 1)``).
-    None when ``p`` is not one element long along ``axis`` or no input has the dim."""
+    None when the dim is not symbolic, ``p`` is not one element long along ``axis``, or no input has the dim."""
     t = ttype(x)
     length = t.shape[axis]
     if ttype(prepend).shape[axis] != 1 or not isinstance(length, Sym):
@@ -388,9 +385,8 @@ def _diff_symbolic(cx: Context, x: Value, axis: int, prepend: Value) -> Value | 
     before = arange_symbolic(-1.0, 1.0, length, i64, cx.dim_sources)  # -1, 0, 1, ...
     if before is None:
         return None
-    zero = graph.constant(value=DenseAttr.of(np.zeros((), np.int64), i64))
-    previous = graph.gather(x, graph.max(before, zero), axis=axis)
-    first = graph.eq(before, graph.sub(zero, graph.constant(value=DenseAttr.of(np.ones((), np.int64), i64))))
+    previous = graph.gather(x, graph.max(before, cx.const(0, i64)), axis=axis)
+    first = graph.eq(before, cx.const(-1, i64))
     others = [a for a in range(t.rank) if a != axis]
     if others:
         first = graph.unsqueeze(first, axes=others)

@@ -748,7 +748,7 @@ def _slice(cx: Context, x: Value, dim: int = 0, start: Any = None, end: Any = No
         return x
     axis = dim % ttype(x).rank
     length = cx.out_dims()[dim]
-    if not isinstance(ttype(x).shape[axis], int) and isinstance(length, int) and length > 0 and start >= 0 < step:
+    if not isinstance(ttype(x).shape[axis], int) and isinstance(length, int) and length > 0 and start >= 0 and step > 0:
         # A static part of a symbolic dim (``x[:, :1]`` of a run-time sequence): torch's value ranges say how
         # long it is. Loop kernels slice symbolic dims only whole; a gather picks those positions at any size.
         positions = cx.const(np.arange(start, start + step * length, step), i64)

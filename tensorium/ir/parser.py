@@ -370,7 +370,7 @@ class _IRBuilder:
             if not places:
                 raise _NeedsPositions(keyword)
             return self.src.loc(*places.pop())
-        first = _first_token(node)
+        first = next(node.scan_values(lambda v: isinstance(v, Token)), None)  # depth first
         if first is None or first.line is None or first.column is None:
             raise _NeedsPositions(node.data)
         return self.src.loc(first.line, first.column)
@@ -722,18 +722,6 @@ def _build(source: _Source, positions: bool) -> Operation:
     if any(builder.keywords.values()):
         raise _NeedsPositions("a keyword spelled where no op starts (a comment, a string, a name)")
     return _as_module(source, ops)
-
-
-def _first_token(node: Tree) -> Token | None:
-    """The first token kept in ``node``'s tree (depth first), or None."""
-    for child in node.children:
-        if isinstance(child, Token):
-            return child
-        if isinstance(child, Tree):
-            found = _first_token(child)
-            if found is not None:
-                return found
-    return None
 
 
 def _as_module(source: _Source, ops: list[Operation]) -> Operation:
