@@ -42,7 +42,11 @@ class KernelEmitter:
 
     NAME: ClassVar[str] = "this"
     """The backend's name in error messages (``'loop.erf' is not supported by the LLVM backend``)."""
-    OPS: ClassVar[dict[str, str]] = {"loop.for": "emit_for", "loop.prefetch": "emit_prefetch"}
+    OPS: ClassVar[dict[str, str]] = {
+        "loop.for": "emit_for",
+        "loop.prefetch": "emit_prefetch",
+        "loop.check": "emit_check",
+    }
     LOOP_KINDS: ClassVar[dict[str, str]] = {}
     NATIVE: ClassVar[frozenset[str]] = frozenset()
 
@@ -98,6 +102,9 @@ class KernelEmitter:
 
     def emit_prefetch(self, op: Operation) -> None:
         """A ``loop.prefetch``: a hint, which a backend without cache prefetches leaves out."""
+
+    def emit_check(self, op: Operation) -> None:
+        """A ``loop.check``, which a backend without run-time failures (no status to return, no trap) leaves out."""
 
     def emit_for(self, op: Operation) -> None:
         """A ``loop.for``: the method ``LOOP_KINDS`` names for its kind."""

@@ -204,6 +204,12 @@ def _barrier(op: Operation, env: Env) -> Steps:
     yield
 
 
+def _check(op: Operation, env: Env) -> Steps:
+    if not bool(env[id(op.operands[0])]):
+        raise InterpreterError(f"{op_location(op)}{op.attr('message')}")
+    yield from ()
+
+
 @dataclass(frozen=True)
 class _Shuffle:
     """A thread stopped at a ``loop.shuffle`` with its value and offset."""
@@ -247,6 +253,7 @@ _CONTROL: dict[str, Callable[[Operation, Env], Steps]] = {
     "loop.for": _for,
     "loop.if": _if,
     "loop.barrier": _barrier,
+    "loop.check": _check,
     "loop.shuffle": _shuffle,
     "loop.mma": _mma,
 }

@@ -1,10 +1,12 @@
 """Lowering gathers, scatters and embedding lookup: index operands loaded, cast to ``index`` and used as loads'
 or stores' positions.
 
-Negative indices count from the end of their axis (not in ``embedding``) through a ``select``. Indices are
-not otherwise checked: one out of range makes the data load (gathers) or the store (scatters) fall outside
-the buffer, which the loop interpreter reports as an InterpreterError at that access and compiled code
-leaves undefined, like C. The graph interpreter's range check is the contract (see docs/lowering.md).
+Negative indices count from the end of their axis (not in ``embedding``) through a ``select``. Every
+data-dependent position is then checked by a ``loop.check`` located at the graph op: an index out of range
+fails the kernel with a message naming the op and the dimension (the interpreters raise, the CPU backend
+returns the check's status, CUDA traps) instead of reading or writing outside the buffer. WebGPU has no
+run-time failures and leaves the check out. The graph interpreter's range check is the contract (see
+docs/lowering.md).
 Scatters copy the data, then apply the updates in row-major order in one serial nest, so with reduction
 "none" the last of several updates to one element wins, and the other reductions fold in order.
 """
@@ -22,13 +24,31 @@ from .kernel import Kernel, element_of, lowering, shape_of
 Combine = Callable[[Value, Value], Value]
 
 
-def position(k: Kernel, raw: Value, size: Value, negative: bool = True) -> Value:
-    """An index operand's element as an ``index``; with ``negative``, values below 0 count from ``size``."""
+def position(k: Kernel, raw: Value, size: Value, negative: bool = True, axis: int = 0) -> Value:
+    """An index operand's element as an ``index``, checked to lie in ``[0, size)`` (``loop.check``: the kernel
+    fails naming the graph op and ``axis``); with ``negative``, values below 0 count from ``size`` first."""
     i = loop.cast(raw, dtype=index)
     t = raw.type
-    if not negative or (isinstance(t, IntegerType) and not t.signed):
-        return i  # type: ignore[no-any-return]
-    return loop.select(loop.cmp(i, k.index(0), predicate="lt"), loop.add(i, size), i)  # type: ignore[no-any-return]
+    wraps = negative and not (isinstance(t, IntegerType) and not t.signed)
+    if wraps:
+        i = loop.select(loop.cmp(i, k.index(0), predicate="lt"), loop.add(i, size), i)
+    check_in_range(k, i, size, axis, wraps)
+    return i  # type: ignore[no-any-return]
+
+
+def check_in_range(k: Kernel, i: Value, size: Value, axis: int, wraps: bool = False) -> None:
+    """A ``loop.check`` that the data-dependent position ``i`` lies in ``[0, size)`` along ``axis`` of the
+    indexed operand, located at the graph op: an index out of range fails the kernel with a message, where
+    it would read or write outside the buffer."""
+    inside = loop.and_(loop.cmp(i, k.index(0), predicate="ge"), loop.cmp(i, size, predicate="lt"))
+    op = size.defining_op()
+    if op is not None and op.name == "loop.const":
+        n = int(op.attr("value"))
+        where = f"of size {n} (allowed: {-n if wraps else 0} to {n - 1})"
+    else:
+        where = f"(allowed: {'-size' if wraps else '0'} to size - 1, its size known at run time)"
+    message = f"'{k.op.name}': an index is out of range for dimension {axis} {where}"
+    loop.check(inside, message=message, loc=k.op.loc)
 
 
 def _names(rank: int, prefix: str = "i") -> list[str]:
@@ -49,7 +69,7 @@ def lower_gather(op: Operation, k: Kernel) -> None:
     depth = len(shape_of(indices))
     size = k.size(data, axis)
     with k.loops(k.sizes(out), _names(len(shape_of(out)))) as ivs:
-        picked = position(k, loop.load(indices, ivs[axis : axis + depth]), size)
+        picked = position(k, loop.load(indices, ivs[axis : axis + depth]), size, axis=axis)
         source = ivs[:axis] + [picked] + ivs[axis + depth :]
         loop.store(checked_load(k, data, source), out, ivs)
 
@@ -64,7 +84,7 @@ def lower_gather_elements(op: Operation, k: Kernel) -> None:
     size = k.size(data, axis)
     with k.loops(k.sizes(out), _names(rank)) as ivs:
         source = list(ivs)
-        source[axis] = position(k, loop.load(indices, ivs), size)
+        source[axis] = position(k, loop.load(indices, ivs), size, axis=axis)
         loop.store(checked_load(k, data, source), out, ivs)
 
 
@@ -84,7 +104,10 @@ def _tuple_positions(k: Kernel, indices: Value, prefix: Sequence[Value], data: V
     """The index tuple at ``indices[prefix.., :]`` as positions along data axes ``first, first + 1, ...``."""
     length = shape_of(indices)[-1]
     assert isinstance(length, int)
-    return [position(k, loop.load(indices, [*prefix, k.index(j)]), k.size(data, first + j)) for j in range(length)]
+    return [
+        position(k, loop.load(indices, [*prefix, k.index(j)]), k.size(data, first + j), axis=first + j)
+        for j in range(length)
+    ]
 
 
 @lowering("graph.gather_nd")
@@ -137,7 +160,7 @@ def lower_scatter_elements(op: Operation, k: Kernel) -> None:
     size = k.size(data, axis)
     with k.loops(k.sizes(indices), _names(rank, "u")) as ivs:
         target = list(ivs)
-        target[axis] = position(k, loop.load(indices, ivs), size)
+        target[axis] = position(k, loop.load(indices, ivs), size, axis=axis)
         _apply_update(k, out, target, loop.load(updates, ivs), combine)
 
 

@@ -139,6 +139,18 @@ class Kernel:
         """An index constant in the prologue."""
         return self.const(int(value), index)
 
+    def check_not_empty(self, sizes: list[Value], what: str) -> None:
+        """A ``loop.check`` in the prologue that each run-time size of ``sizes`` is not 0 (constant sizes need
+        none), failing the kernel with "'<graph op>' <what>" at the graph op's location: for a lowering that
+        starts from a first element that an empty dimension does not have."""
+        for size in sizes:
+            op = size.defining_op()
+            if op is not None and op.name == "loop.const":
+                continue
+            with self.prologue():
+                nonempty = loop.cmp(size, self.index(0), predicate="gt")
+                loop.check(nonempty, message=f"'{self.op.name}' {what}", loc=self.op.loc)
+
     def size(self, buffer: Value, axis: int) -> Value:
         """The size of dimension ``axis`` of a buffer argument: a constant when static, else ``loop.dim``."""
         t = buffer.type

@@ -38,6 +38,7 @@ def lower_arg_reduction(op: Operation, k: Kernel) -> None:
     better = {"graph.argmax": "ge" if last else "gt", "graph.argmin": "le" if last else "lt"}[op.name]
     kept = [a for a in range(rank) if a != axis]
     sizes = k.sizes(x)
+    k.check_not_empty([sizes[axis]], "reduces a dimension that is empty at run time")
     with k.loops([sizes[a] for a in kept], _names(len(kept))) as outer:
 
         def at(j: Value) -> list[Value]:

@@ -280,14 +280,16 @@ def lower_pool2d(op: Operation, k: Kernel) -> None:
 
 @lowering("graph.global_avg_pool2d", "graph.global_max_pool2d")
 def lower_global_pool2d(op: Operation, k: Kernel) -> None:
-    """The mean or the maximum over both spatial dims; the maximum starts from the first cell, so an empty
-    input read at run time is an out-of-bounds load (an interpreter error, as the graph op's)."""
+    """The mean or the maximum over both spatial dims; the maximum starts from the first cell, after a check
+    that the spatial dims are not empty at run time (an error, as the graph op's)."""
     x, out = k.inputs[0], k.outputs[0]
     axes = _LAYOUT_AXES[op.opdef.attr_kwargs(op)["layout"]]
     is_max = op.name == "graph.global_max_pool2d"
     acc_t = element_of(x) if is_max else compute_type(element_of(x))
     zero = k.index(0)
     spatial = [k.size(x, axes[2]), k.size(x, axes[3])]
+    if is_max:
+        k.check_not_empty(spatial, "of an input whose spatial dimensions are empty at run time")
     with role_nest(k, out, axes, ("n", "c", "oh", "ow")) as (n, c, _, _):
 
         def step(ivs: list[Value]) -> tuple[list[Value], Callable[[], Value]]:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from ..ir.core import Operation, Value
 from ..ir.dialects import loop
-from ..ir.types import BufferType, QuantizedType, TensorType, f32, index
+from ..ir.types import BufferType, QuantizedType, TensorType, f32
+from .indexing import position
 from .kernel import Kernel, lowering, lowering_error
 from .linalg import multiply_add
 
@@ -80,7 +81,8 @@ def lower_matmul(op: Operation, k: Kernel) -> None:
 
 @lowering("quant.embedding")
 def lower_embedding(op: Operation, k: Kernel) -> None:
-    """``out[i..., d] = (q[idx[i...], d] - zero) * scale`` (an index out of range reads the last row)."""
+    """``out[i..., d] = (q[idx[i...], d] - zero) * scale``; an index out of range fails the kernel (see
+    :func:`~.indexing.position`), and is clamped to the table where the target leaves checks out (WebGPU)."""
     codes, indices, scale, *zero = k.inputs
     q = _quant(op.operands[0])
     _check_f32(op, q)
@@ -88,6 +90,6 @@ def lower_embedding(op: Operation, k: Kernel) -> None:
     sizes = k.sizes(out)
     last = k.last(codes, 0)
     with k.loops(sizes, [f"d{a}" for a in range(len(sizes))]) as ivs:
-        row = loop.cast(loop.load(indices, ivs[:-1]), dtype=index)
+        row = position(k, loop.load(indices, ivs[:-1]), k.size(codes, 0), negative=False)
         row = loop.min(loop.max(row, k.index(0)), last)
         loop.store(dequantized(k, codes, scale, zero[0] if zero else None, q, [row, ivs[-1]]), out, ivs)

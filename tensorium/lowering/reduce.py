@@ -185,8 +185,9 @@ def lower_reduction(op: Operation, k: Kernel) -> None:
             return convert(loop.load(x, [position[a] for a in range(rank)]), acc_t)
 
         if op.name in ("graph.reduce_max", "graph.reduce_min"):
-            # No identity: start from the first reduced element, so that a reduced dim empty at run time is an
-            # out-of-bounds load (an interpreter error), as the graph op is.
+            # No identity: start from the first reduced element, after checking that a reduced dim of a
+            # run-time size is not empty (an error, as the graph op's).
+            k.check_not_empty([sizes[a] for a in axes], "reduces a dimension that is empty at run time")
             position.update((a, k.index(0)) for a in axes)
             init = loop.load(x, [position[a] for a in range(rank)], loc=op.loc)
         else:

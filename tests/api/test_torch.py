@@ -137,3 +137,19 @@ def test_a_saved_artifact_returns_python_numbers_as_numbers(tmp_path: Path) -> N
         assert type(total) is float and total == 3.5
         assert type(rest["argmax"]) is int and rest["argmax"] == 2
         np.testing.assert_array_equal(np.asarray(rest["doubled"]), np.array([3.0, -4.0, 8.0], np.float32))
+
+
+def test_an_embedding_index_past_the_table_is_an_error_like_torch_not_garbage() -> None:
+    """Compiled gathers check their indices: PyTorch raises IndexError, Tensorium a TensoriumError naming
+    the op and the allowed range (before, the kernel read outside the table)."""
+    torch.manual_seed(0)
+    embedding = torch.nn.Embedding(10, 4).eval()
+    compiled = tm.compile(embedding, cache=False)
+    with torch.no_grad():
+        close(compiled(torch.tensor([[1, 9]])), embedding(torch.tensor([[1, 9]])))
+    for bad in ([[1, 12]], [[-1, 0]]):
+        with pytest.raises(IndexError):
+            embedding(torch.tensor(bad))
+        expected = r"'graph.embedding': an index is out of range .* \(allowed: 0 to 9\)"
+        with pytest.raises(tm.TensoriumError, match=expected):
+            compiled(torch.tensor(bad))

@@ -406,6 +406,21 @@ def test_run_time_errors(arg_types: list, body: Callable[..., Any], args: list, 
         run(one_op(arg_types, body), args)
 
 
+def test_a_failed_check_raises_its_message_at_its_location_and_a_passed_one_does_nothing() -> None:
+    text = (
+        "module {\n  func.func @k(%b: buffer<4xf32, global>, %i: index) {\n"
+        "    %n = loop.const {value = 4, dtype = index} : () -> index\n"
+        '    %ok = loop.cmp %i, %n {predicate = "lt"} : (index, index) -> i1\n'
+        '    loop.check %ok {message = "i is past the end"} : (i1) -> ()\n'
+        "    %x = loop.load %b, %i : (buffer<4xf32, global>, index) -> f32\n"
+        "    func.return\n  }\n}\n"
+    )
+    module = tm.parse_module(text)
+    run(module, [np.zeros(4, np.float32), 3])
+    with pytest.raises(InterpreterError, match=r"^<input>:5:5: i is past the end$"):
+        run(module, [np.zeros(4, np.float32), 4])
+
+
 def test_loop_step_must_be_positive() -> None:
     def body(s: Value) -> list[Value]:
         with loop.for_(0, 4, s):

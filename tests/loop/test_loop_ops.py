@@ -91,6 +91,7 @@ SNIPPETS: dict[str, list[str]] = {
         "  }",
         ") : (i1) -> ()",
     ],
+    "loop.check": ['loop.check %c {message = "index out of range"} : (i1) -> ()'],
     "loop.fma": ["%r = loop.fma %x, %y, %z : (f32, f32, f32) -> f32"],
     "loop.cmp": ['%r = loop.cmp %m, %k {predicate = "lt"} : (i32, i32) -> i1'],
     "loop.select": ["%r = loop.select %c, %x, %y : (i1, f32, f32) -> f32"],
@@ -427,6 +428,11 @@ NESTED_AXIS = thread_loop(*thread_loop(var="%u"))
             ["%r = loop.const {value = 1.0, dtype = i32} : () -> i32"],
             "loop.const",
             "a constant of type i32 needs an integer value, got 1.0",
+        ),
+        (
+            ['loop.check %x {message = "x"} : (f32) -> ()'],
+            "loop.check",
+            "condition must be i1, got f32",
         ),
         (
             ["%r = loop.const {value = 1, dtype = i1} : () -> i1"],

@@ -9,18 +9,19 @@ import pytest
 
 import tensorium as tm
 from tensorium.backends import interp, loop_interp
+from tensorium.backends.llvm import compile_module
 from tensorium.backends.plan_runner import run_plan
 from tensorium.errors import InterpreterError
 from tensorium.ir import graph
 from tensorium.ir.dialects.builtin import make_module
 from tensorium.ir.opdef import registered_ops
 from tensorium.ir.types import Sym, TensorType, f32, scalar_type_of, storage_dtype
-from tensorium.lowering import LOWERINGS, lower_function, lower_op
+from tensorium.lowering import LOWERINGS, apply_schedule, default_schedule, lower_function, lower_op
 from tensorium.lowering.codegen import lower_and_schedule
 from tensorium.targets import host_target
 from tensorium.testing import build_module
 
-from .conftest import check_lowered, graph_op
+from .conftest import check_lowered, graph_op, run_compiled
 
 RNG = np.random.default_rng(11)
 
@@ -68,6 +69,20 @@ def kernel_error(body: Any, *arrays: np.ndarray, types: tuple[TensorType, ...] =
     outs = [np.zeros(shape, storage_dtype(t.element)) for shape, t in zip(shapes, _result_types(op))]
     with pytest.raises(InterpreterError) as info:
         loop_interp.run(make_module([lower_op(op)]), list(arrays) + outs)
+    return str(info.value)
+
+
+def compiled_symbolic_error(body: Any, *arrays: np.ndarray, types: tuple[TensorType, ...]) -> str:
+    """The InterpreterError message of the op's kernel, for operands of ``types`` (symbolic dims), compiled
+    for this CPU with its default schedule and run on ``arrays``; the results must have static shapes."""
+    module = _module(body, arrays, types)
+    op = graph_op(module)
+    kernel = lower_op(op)
+    apply_schedule(kernel, default_schedule(kernel))
+    kernels = compile_module(make_module([kernel]))
+    outs = [np.zeros([d for d in t.shape if isinstance(d, int)], storage_dtype(t.element)) for t in _result_types(op)]
+    with pytest.raises(InterpreterError) as info:
+        kernels.run(kernels.names[0], *arrays, *outs, num_threads=2)
     return str(info.value)
 
 
@@ -175,9 +190,9 @@ def test_global_pools(name: str, layout: str) -> None:
 
 def test_global_max_pool_of_a_run_time_empty_input_is_an_error() -> None:
     types = (TensorType((1, 2, Sym("h"), 3), f32),)
-    assert "out of bounds for dimension 2 of size 0" in kernel_error(
-        lambda a: graph.global_max_pool2d(a), rand(1, 2, 0, 3), types=types
-    )
+    expected = "'graph.global_max_pool2d' of an input whose spatial dimensions are empty at run time"
+    assert kernel_error(lambda a: graph.global_max_pool2d(a), rand(1, 2, 0, 3), types=types) == expected
+    assert compiled_symbolic_error(lambda a: graph.global_max_pool2d(a), rand(1, 2, 0, 3), types=types) == expected
 
 
 @pytest.mark.parametrize("axis", [1, -1])
@@ -224,11 +239,46 @@ def test_gather_scalar_and_unsigned_indices() -> None:
     check_lowered(lambda a, i: graph.gather(a, i), rand(4, 2), np.array([3, 0, 3], np.uint8))
 
 
-def test_out_of_range_gather_index_is_a_run_time_error_naming_the_access() -> None:
-    message = kernel_error(lambda a, i: graph.gather(a, i, axis=1), rand(2, 5), np.array([1, 5], np.int32))
-    assert "'loop.load' failed: index 5 is out of bounds for dimension 1 of size 5" in message
+def compiled_error(body: Any, *arrays: np.ndarray, shape: tuple[int, ...]) -> str:
+    """The InterpreterError message of the op's kernel compiled for this CPU (default schedule) on ``arrays``."""
+    with pytest.raises(InterpreterError) as info:
+        run_compiled(body, *arrays, shape=shape)
+    return str(info.value)
+
+
+def test_out_of_range_gather_index_is_a_run_time_error_naming_the_op_and_dimension() -> None:
+    def gather(a: Any, i: Any) -> Any:
+        return graph.gather(a, i, axis=1)
+
+    x, bad = rand(2, 5), np.array([1, 5], np.int32)
+    expected = "'graph.gather': an index is out of range for dimension 1 of size 5 (allowed: -5 to 4)"
+    assert kernel_error(gather, x, bad) == expected
+    assert compiled_error(gather, x, bad, shape=(2, 2)) == expected
     message = kernel_error(lambda a, i: graph.gather(a, i), rand(4), np.array([-5], np.int32))
-    assert "index -1 is out of bounds for dimension 0 of size 4" in message
+    assert message == "'graph.gather': an index is out of range for dimension 0 of size 4 (allowed: -4 to 3)"
+
+
+def test_compiled_gathers_check_every_lane_of_a_vector_of_indices() -> None:
+    """Along the last axis the indices differ from lane to lane: one bad index among 43 (in the vector body
+    or the scalar remainder of any vector width up to 16) fails the kernel instead of reading outside the
+    buffer."""
+    x = rand(3, 50)
+    for bad_at in (5, 42):
+        indices = RNG.integers(0, 50, 43).astype(np.int64)
+        indices[bad_at] = 50 + 1000 * bad_at
+        message = compiled_error(lambda a, i: graph.gather(a, i, axis=1), x, indices, shape=(3, 43))
+        assert message.startswith("'graph.gather': an index is out of range for dimension 1 of size 50")
+    good = RNG.integers(-50, 50, 43).astype(np.int64)
+    check_lowered(lambda a, i: graph.gather(a, i, axis=1), x, good)
+
+
+def test_out_of_range_gather_nd_and_gather_elements_indices_are_errors() -> None:
+    nd = lambda a, i: graph.gather_nd(a, i)  # noqa: E731
+    message = compiled_error(nd, rand(3, 4), np.array([[1, 4]], np.int64), shape=(1,))
+    assert message == "'graph.gather_nd': an index is out of range for dimension 1 of size 4 (allowed: -4 to 3)"
+    elements = lambda a, i: graph.gather_elements(a, i, axis=0)  # noqa: E731
+    message = compiled_error(elements, rand(3, 4), np.array([[0, 3, 1, 2]], np.int64), shape=(1, 4))
+    assert message == "'graph.gather_elements': an index is out of range for dimension 0 of size 3 (allowed: -3 to 2)"
 
 
 @pytest.mark.parametrize("axis", [0, -1])
@@ -241,8 +291,11 @@ def test_gather_elements(axis: int) -> None:
 def test_embedding_and_its_negative_index_error() -> None:
     table = rand(5, 3)
     check_lowered(lambda w, i: graph.embedding(w, i), table, np.array([[4, 0], [2, 2]], np.int32))
-    message = kernel_error(lambda w, i: graph.embedding(w, i), table, np.array([1, -1], np.int32))
-    assert "index -1 is out of bounds for dimension 0 of size 5" in message
+    expected = "'graph.embedding': an index is out of range for dimension 0 of size 5 (allowed: 0 to 4)"
+    for bad in ([1, -1], [5, 0], [2**40, 1]):
+        indices = np.array(bad, np.int64)
+        assert kernel_error(lambda w, i: graph.embedding(w, i), table, indices) == expected
+        assert compiled_error(lambda w, i: graph.embedding(w, i), table, indices, shape=(2, 3)) == expected
 
 
 @pytest.mark.parametrize(
@@ -295,8 +348,10 @@ def test_scatter_bool_max_and_out_of_range_error() -> None:
         np.array([0, 0], np.int32),
         np.array([True, False]),
     )
-    message = kernel_error(lambda d, i, u: graph.scatter_nd(d, i, u), rand(3), np.array([[3]], np.int32), rand(1))
-    assert "index 3 is out of bounds for dimension 0 of size 3" in message
+    scatter = lambda d, i, u: graph.scatter_nd(d, i, u)  # noqa: E731
+    expected = "'graph.scatter_nd': an index is out of range for dimension 0 of size 3 (allowed: -3 to 2)"
+    assert kernel_error(scatter, rand(3), np.array([[3]], np.int32), rand(1)) == expected
+    assert compiled_error(scatter, rand(3), np.array([[-4]], np.int32), rand(1), shape=(3,)) == expected
 
 
 # arg reductions, cumsum, reductions over run-time empty dims -----------------------------------
@@ -312,11 +367,14 @@ def test_arg_reductions_ties_and_nan(name: str, last: bool, axis: int, keepdims:
 
 @pytest.mark.parametrize("name", ["reduce_max", "reduce_min", "argmax", "argmin"])
 def test_no_identity_reductions_over_a_run_time_empty_dim_are_errors(name: str) -> None:
-    """The kernel starts from the first element, so an empty reduced dim is an out-of-bounds load."""
+    """The kernel starts from the first element, so it checks first that a reduced dim of a run-time size is
+    not empty, on the interpreter and compiled (where the first load would read outside the buffer)."""
     types = (TensorType((2, Sym("n")), f32),)
     attrs: dict[str, Any] = {"axes": (1,)} if name.startswith("reduce") else {"axis": 1}
-    message = kernel_error(lambda a: getattr(graph, name)(a, **attrs), rand(2, 0), types=types)
-    assert "index 0 is out of bounds for dimension 1 of size 0" in message
+    body = lambda a: getattr(graph, name)(a, **attrs)  # noqa: E731
+    expected = f"'graph.{name}' reduces a dimension that is empty at run time"
+    assert kernel_error(body, rand(2, 0), types=types) == expected
+    assert compiled_symbolic_error(body, rand(2, 0), types=types) == expected
 
 
 def test_reduce_max_over_a_symbolic_dim_that_is_not_empty() -> None:
@@ -479,7 +537,8 @@ def test_out_of_range_index_in_a_plan_names_the_graph_op_location() -> None:
     )
     with pytest.raises(
         InterpreterError,
-        match=r"^<input>:3:10: 'loop.load' failed: index 4 is out of bounds for dimension 0 of size 4$",
+        match=r"^<input>:3:10: 'graph.gather': an index is out of range for dimension 0 of size 4 "
+        r"\(allowed: -4 to 3\)$",
     ):
         run_plan(lower_function(module), [rand(4), np.array([0, 4], np.int32)])
 

@@ -9,6 +9,7 @@ import pytest
 from tensorium.backends import interp
 from tensorium.backends.cpu import CpuExecutable
 from tensorium.backends.plan_runner import run_plan
+from tensorium.errors import InterpreterError
 from tensorium.ir.core import Operation
 from tensorium.ir.dialects import quant
 from tensorium.ir.dialects.builtin import func_body, functions
@@ -127,6 +128,18 @@ def test_unpacked_quant_ops_on_the_cpu(
     got = CpuExecutable.build(module).run(inputs)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_a_quantized_embedding_index_past_the_table_is_an_error() -> None:
+    qtype = QuantizedType(4, False, f32)
+    types = [TensorType((5, 8), qtype), TensorType((2,), IntegerType(32)), TensorType((), f32)]
+    module = build_module(types, lambda w, i, s: quant.embedding(w, i, s))
+    executable = CpuExecutable.build(module)
+    codes, scale = np.arange(40, dtype=np.uint8).reshape(5, 8) % 16, np.float32(0.5)
+    np.testing.assert_allclose(executable.run([codes, np.array([4, 0], np.int32), scale])[0], codes[[4, 0]] * 0.5)
+    for bad in ([5, 0], [0, -1]):
+        with pytest.raises(InterpreterError, match=r"^'quant.embedding': an index is out of range for dimension 0"):
+            executable.run([codes, np.array(bad, np.int32), scale])
 
 
 @pytest.mark.parametrize(("cpu", "bits"), [("x86-64-v3", 3), ("skylake-avx512", 4), ("skylake-avx512", 5)])

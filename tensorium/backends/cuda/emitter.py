@@ -154,7 +154,7 @@ class NVPTXEmitter(LLVMEmitter):
         """A GPU kernel returns nothing."""
         self.builder.ret_void()
 
-    def check(self, op: Operation, failed: ir.Value, message: str) -> None:
+    def check(self, op: Operation, failed: ir.Value, message: str, named: bool = True) -> None:
         """Trap when the i1 ``failed`` holds at run time (a GPU kernel has no status to return)."""
         bl = self.builder
         fail, ok = bl.function.append_basic_block("fail"), bl.function.append_basic_block("ok")

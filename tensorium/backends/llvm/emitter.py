@@ -143,6 +143,7 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter, BitsEmitter):
         "loop.barrier": "emit_barrier",
         "loop.align_offset": "emit_align_offset",
         "loop.prefetch": "emit_prefetch",
+        "loop.check": "emit_check",
     }
 
     BUFFER_POINTER: ClassVar[ir.Type] = PTR
@@ -262,12 +263,13 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter, BitsEmitter):
         for ptr in reversed(self.frees.pop()):
             self.builder.call(self.intrinsic("free", ir.VoidType(), [PTR]), [ptr])
 
-    def check(self, op: Operation, failed: ir.Value, message: str) -> None:
+    def check(self, op: Operation, failed: ir.Value, message: str, named: bool = True) -> None:
         """Return error code k from the current function when the i1 ``failed`` holds at run time (no code and
-        no error code for a check that folded to false)."""
+        no error code for a check that folded to false); the error is ``message`` at ``op``'s location, after
+        ``op``'s name when ``named``."""
         if int_constant(failed) == 0:
             return
-        self.errors.append(f"{op_location(op)}'{op.name}' {message}")
+        self.errors.append(f"{op_location(op)}'{op.name}' {message}" if named else f"{op_location(op)}{message}")
         self.return_if(failed, I32(len(self.errors)))
 
     def return_if(self, cond: ir.Value, status: ir.Value) -> None:
@@ -529,6 +531,10 @@ class LLVMEmitter(ScalarEmitter, VectorEmitter, BitsEmitter):
         element = ref.type.element
         raw = self.builder.load(self.address(ref, self.values(op.operands[1:])), typ=memory_type(element))
         return self.from_memory(raw, element)
+
+    def emit_check(self, op: Operation) -> None:
+        """A ``loop.check``: the kernel returns the check's status when its condition is false."""
+        self.check(op, self.builder.not_(self.value(op.operands[0])), str(op.attr("message")), named=False)
 
     def emit_prefetch(self, op: Operation) -> None:
         """``llvm.prefetch`` (read, keep in every cache level) of the element's address, computed without

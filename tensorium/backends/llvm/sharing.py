@@ -87,10 +87,10 @@ class SharingEmitter(LLVMEmitter):
             current.symbol = info.symbol
             self._emitted[key] = current
 
-    def check(self, op: Operation, failed: ir.Value, message: str) -> None:
+    def check(self, op: Operation, failed: ir.Value, message: str, named: bool = True) -> None:
         """The base class's check, remembering which op of the kernel it belongs to."""
         before = len(self.errors)
-        super().check(op, failed, message)
+        super().check(op, failed, message, named)
         if self._current is not None and len(self.errors) > before:
             suffix = self.errors[-1][len(op_location(op)) :]
             self._current.checks.append((self._walk.get(id(op), -1), suffix))

@@ -218,6 +218,8 @@ class VectorEmitter:
                 self.env[id(op.results[0])] = self.vector_load(op)
             elif op.name == "loop.store":
                 self.vector_store(op)
+            elif op.name == "loop.check":
+                self.vector_check(op)
             elif op.name == "loop.lookup_bytes":
                 self.env[id(op.results[0])] = self.vector_lookup_bytes(op)  # type: ignore[attr-defined]
             elif op.name in VECTOR_MATH and op.operands[0].type == FloatType("f32"):
@@ -350,6 +352,13 @@ class VectorEmitter:
                 return self.builder.icmp_unsigned("!=", raw, ir.Constant(raw.type, [0] * self.lanes))
             return raw
         return self.by_lanes(op)
+
+    def vector_check(self, op: Operation) -> None:
+        """A ``loop.check`` whose condition varies: the kernel fails when any lane's condition is false."""
+        bl = self.builder
+        lanes = bl.bitcast(self.as_vector(op.operands[0]), ir.IntType(self.lanes))
+        failed = bl.icmp_unsigned("!=", lanes, ir.Constant(ir.IntType(self.lanes), (1 << self.lanes) - 1))
+        self.check(op, failed, str(op.attr("message")), named=False)  # type: ignore[attr-defined]
 
     def vector_store(self, op: Operation) -> None:
         """A vector store to consecutive elements, else one store per lane in lane order."""

@@ -111,6 +111,25 @@ if_def = define(
 )
 
 
+def _check_reference(cond: object, *, message: str) -> tuple[()]:
+    if not bool(cond):
+        raise ValueError(message)
+    return ()
+
+
+check_def = define(
+    "loop.check",
+    operands=("cond",),
+    attrs={"message": StrAttr()},
+    infer=lambda cond, *, message: _if_infer(cond),
+    reference=_check_reference,
+    num_results=0,
+    doc="Fail the kernel with `message` when the i1 condition is false (a data-dependent index out of range, "
+    "say): the interpreters raise, the CPU backend returns the check's status, CUDA traps; targets without "
+    "run-time failures (WebGPU) leave it out.",
+)
+
+
 def _verify_yield(op: Operation) -> str | None:
     parent = op.parent_op
     if parent is None or parent.name not in ("loop.for", "loop.if"):
