@@ -27,7 +27,8 @@ writes a linear layer on ``[batch, seq, d]`` as a reshape to ``[batch * seq, d]`
 back, so ``gelu(reshape(matmul(x, w)))`` would keep the GELU out of the GEMM's epilogue. A reshape keeps the
 elements in order, so ``f(reshape(x), y)`` is ``reshape(f(x, y'))`` where ``y'`` is ``y`` reshaped to ``x``'s
 shape (a view), or ``y`` itself when it broadcasts over trailing dims that the two shapes share (a bias);
-``reshape(reshape(x))`` becomes one reshape, or ``x`` when the shapes are equal.
+``reshape(reshape(x))`` becomes one reshape, or ``x`` when the shapes are equal. A reshape read by several ops
+moves out of the way only when all of them move above it (the tanh GELU reads its input four times).
 """
 
 from __future__ import annotations
@@ -201,21 +202,40 @@ def _static_shape(value: Value) -> tuple[int, ...] | None:
 
 
 def _sunk_operands(op: Operation) -> list[Value | tuple[int, ...]] | None:
-    """The operands of elementwise ``op`` computed on the shape of ``x`` for a single-use ``reshape(x)`` among
-    them: ``x`` itself (for each reshape of that shape), a shape to reshape an operand of ``op``'s shape to, or
-    an operand broadcasting over trailing dims both shapes share; None when ``op`` reads no such reshape or an
-    operand fits no case. Static shapes only."""
-    outer = _static_shape(op.result) if len(op.results) == 1 and op.has_trait("elementwise") else None
+    """The operands of elementwise ``op`` computed on the shape of ``x`` for a ``reshape(x)`` among them: ``x``
+    itself (for each reshape of that shape), a shape to reshape an operand of ``op``'s shape to, or an operand
+    broadcasting over trailing dims both shapes share; None when ``op`` reads no such reshape or an operand
+    fits no case. The reshape has one use, or only users that move above it too (GELU reads its input four
+    times). Static shapes only."""
+    outer = _elementwise_shape(op)
     if outer is None:
         return None
     reshapes = [p for p in (v.defining_op() for v in op.operands) if p is not None and p.name == "graph.reshape"]
     # a reshape whose result op broadcasts (to more dims or over a dim of 1) is not the op's shape: not sunk
-    sunk = [
-        p for p in reshapes if len(p.result.uses) == 1 and not is_unit_reshape(p) and _static_shape(p.result) == outer
-    ]
-    inner = _static_shape(sunk[0].operands[0]) if sunk else None
-    if inner is None:
-        return None
+    candidates = [p for p in reshapes if not is_unit_reshape(p) and _static_shape(p.result) == outer]
+    for p in candidates:
+        inner = _static_shape(p.operands[0])
+        if inner is None:
+            continue
+        out = _operands_on(op, inner, outer)
+        if out is None:
+            return None
+        users = {id(use.owner): use.owner for use in p.result.uses}
+        if len(p.result.uses) == 1 or all(
+            _elementwise_shape(u) == outer and _operands_on(u, inner, outer) is not None for u in users.values()
+        ):
+            return out
+    return None
+
+
+def _elementwise_shape(op: Operation) -> tuple[int, ...] | None:
+    """The static result shape of a single-result elementwise op, else None."""
+    return _static_shape(op.result) if len(op.results) == 1 and op.has_trait("elementwise") else None
+
+
+def _operands_on(op: Operation, inner: tuple[int, ...], outer: tuple[int, ...]) -> list[Value | tuple[int, ...]] | None:
+    """The operands of elementwise ``op`` (of shape ``outer``) recomputed on shape ``inner`` (see
+    :func:`_sunk_operands`), or None when one fits no case."""
     out: list[Value | tuple[int, ...]] = []
     for v in op.operands:
         producer, shape = v.defining_op(), _static_shape(v)

@@ -276,3 +276,63 @@ module {
     func.return %0, %8, %7 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>
   }
 }
+// -----
+// RUN: fuse
+// GPT-2's tanh GELU reads the reshaped matmul result three times (x * 0.5, x * x, x + ...): a reshape whose
+// users all move above it moves out of the way, and the GELU joins the matmul's epilogue on the 2-D shape.
+module {
+  func.func @main(%x: tensor<6x4xf32>, %w: tensor<4x8xf32>) -> tensor<2x3x8xf32> {
+    %c = graph.constant {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+    %0 = graph.matmul %x, %w : (tensor<6x4xf32>, tensor<4x8xf32>) -> tensor<6x8xf32>
+    %1 = graph.reshape %0 {shape = [2, 3, 8]} : (tensor<6x8xf32>) -> tensor<2x3x8xf32>
+    %2 = graph.mul %1, %c : (tensor<2x3x8xf32>, tensor<f32>) -> tensor<2x3x8xf32>
+    %3 = graph.mul %1, %1 : (tensor<2x3x8xf32>, tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+    %4 = graph.tanh %3 : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+    %5 = graph.add %1, %4 : (tensor<2x3x8xf32>, tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+    %6 = graph.mul %2, %5 : (tensor<2x3x8xf32>, tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+    func.return %6 : tensor<2x3x8xf32>
+  }
+}
+// EXPECTED:
+module {
+  func.func @main(%x: tensor<6x4xf32>, %w: tensor<4x8xf32>) -> tensor<2x3x8xf32> {
+    %c = graph.constant {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+    %0 = graph.fused %x, %w, %c (
+      {
+      ^bb0(%arg0: tensor<6x4xf32>, %arg1: tensor<4x8xf32>, %arg2: tensor<f32>):
+        %1 = graph.matmul %arg0, %arg1 : (tensor<6x4xf32>, tensor<4x8xf32>) -> tensor<6x8xf32>
+        %2 = graph.mul %1, %arg2 : (tensor<6x8xf32>, tensor<f32>) -> tensor<6x8xf32>
+        %3 = graph.mul %1, %1 : (tensor<6x8xf32>, tensor<6x8xf32>) -> tensor<6x8xf32>
+        %4 = graph.tanh %3 : (tensor<6x8xf32>) -> tensor<6x8xf32>
+        %5 = graph.add %1, %4 : (tensor<6x8xf32>, tensor<6x8xf32>) -> tensor<6x8xf32>
+        %6 = graph.mul %2, %5 : (tensor<6x8xf32>, tensor<6x8xf32>) -> tensor<6x8xf32>
+        graph.yield %6 : (tensor<6x8xf32>) -> ()
+      }
+    ) : (tensor<6x4xf32>, tensor<4x8xf32>, tensor<f32>) -> tensor<6x8xf32>
+    %7 = graph.reshape %0 {shape = [2, 3, 8]} : (tensor<6x8xf32>) -> tensor<2x3x8xf32>
+    func.return %7 : tensor<2x3x8xf32>
+  }
+}
+// -----
+// RUN: fuse
+// A reshape that a reduction reads too stays: the elementwise reader does not move above it, so the matmul's
+// result is read through one view.
+module {
+  func.func @main(%x: tensor<6x4xf32>, %w: tensor<4x8xf32>) -> (tensor<2x3x8xf32>, tensor<2x3xf32>) {
+    %0 = graph.matmul %x, %w : (tensor<6x4xf32>, tensor<4x8xf32>) -> tensor<6x8xf32>
+    %1 = graph.reshape %0 {shape = [2, 3, 8]} : (tensor<6x8xf32>) -> tensor<2x3x8xf32>
+    %2 = graph.tanh %1 : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+    %3 = graph.reduce_sum %1 {axes = [2]} : (tensor<2x3x8xf32>) -> tensor<2x3xf32>
+    func.return %2, %3 : tensor<2x3x8xf32>, tensor<2x3xf32>
+  }
+}
+// EXPECTED:
+module {
+  func.func @main(%x: tensor<6x4xf32>, %w: tensor<4x8xf32>) -> (tensor<2x3x8xf32>, tensor<2x3xf32>) {
+    %0 = graph.matmul %x, %w : (tensor<6x4xf32>, tensor<4x8xf32>) -> tensor<6x8xf32>
+    %1 = graph.reshape %0 {shape = [2, 3, 8]} : (tensor<6x8xf32>) -> tensor<2x3x8xf32>
+    %2 = graph.tanh %1 : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+    %3 = graph.reduce_sum %1 {axes = [2]} : (tensor<2x3x8xf32>) -> tensor<2x3xf32>
+    func.return %2, %3 : tensor<2x3x8xf32>, tensor<2x3xf32>
+  }
+}
