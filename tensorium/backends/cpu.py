@@ -34,6 +34,7 @@ from ..errors import CompileError, InterpreterError, TensoriumError
 from ..ir.core import Operation
 from ..ir.parser import parse_type_text
 from ..ir.printer import print_module
+from ..ir.storage import aligned, aligned_empty
 from ..ir.types import BufferType, Sym, TensorType, Type, storage_dtype
 from ..lowering import Step, View, plan_of
 from ..lowering.codegen import AfterStage, Codegen, run_codegen
@@ -156,7 +157,7 @@ class CpuExecutable(Executable):
     @staticmethod
     def _of(lowered: Operation, kernels: CompiledKernels, memory_plan: bool, target: Target) -> CpuExecutable:
         plan = plan_of(lowered)
-        constants = tuple((b, _c_array(c.array)) for b, c in plan.constants)
+        constants = tuple((b, aligned(c.array)) for b, c in plan.constants)
         return CpuExecutable(
             kernels,
             plan.buffers,
@@ -287,7 +288,7 @@ class CpuExecutable(Executable):
                     for arena in arenas.arrays:
                         arena.fill(0xFF)
                 return key, arenas
-        make = _poisoned if self.poison else np.empty
+        make = _poisoned if self.poison else aligned_empty
         return key, _Arenas([make(n, np.uint8) for n in self.memory.slot_bytes(self.buffers, bindings)])
 
     def _give_back_arenas(self, key: tuple[tuple[str, int], ...], arenas: _Arenas) -> None:
@@ -303,7 +304,7 @@ class CpuExecutable(Executable):
         dtype = storage_dtype(t.element)
         slot = self.memory.slots[buffer]
         if slot is None:
-            return _poisoned(shape, dtype) if self.poison else np.empty(shape, dtype)
+            return _poisoned(shape, dtype) if self.poison else aligned_empty(shape, dtype)
         return arenas[slot][: nbytes(t, bindings)].view(dtype).reshape(shape)
 
     # --- files -------------------------------------------------------------------------------------
@@ -489,7 +490,7 @@ class _Launch:
         """Run the kernels on ``arrays`` (the checked inputs) through ``program`` (of :meth:`arena_program`);
         ``fail(kernel, status)`` raises for a kernel's nonzero status; ``poison`` fills the fresh outputs with
         all-ones bytes first (see :attr:`CpuExecutable.poison`). Returns the outputs."""
-        make = _poisoned if poison else np.empty
+        make = _poisoned if poison else aligned_empty
         fresh = [make(shape, dtype) for shape, dtype in self.fresh]
         varying = [_address(a) for a in arrays]
         varying += [_address(a) for a in fresh]
@@ -541,7 +542,7 @@ def _address(array: np.ndarray) -> int:
 
 def _poisoned(shape: int | tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:
     """An array of all-ones bytes: NaN for floats, -1 for signed integers, the largest unsigned value."""
-    array = np.empty(shape, dtype)
+    array = aligned_empty(shape, dtype)
     array.reshape(-1).view(np.uint8).fill(0xFF)  # reshape: a 0-d array cannot change its dtype
     return array
 
@@ -594,7 +595,7 @@ def _constant(entry: dict[str, Any], t: TensorType) -> tuple[int, np.ndarray]:
         raise ExecutableError(f"constant for buffer #{entry['buffer']} is not {t}")
     flat = np.frombuffer(bytes.fromhex(entry["data"]), dtype)
     array = np.broadcast_to(flat, shape) if entry["splat"] else flat.reshape(shape)
-    return int(entry["buffer"]), _c_array(array)
+    return int(entry["buffer"]), aligned(array)
 
 
 def _tensor(text: str) -> TensorType:

@@ -12,7 +12,42 @@ import numpy as np
 from ..errors import InterpreterError
 from .types import FloatType, IntegerType, QuantizedType, ScalarType, ShapedType, Sym, storage_dtype
 
-__all__ = ["check_array", "coerce", "round_to_bf16", "storage_dtype", "wrap_integers"]
+__all__ = [
+    "CACHE_LINE",
+    "aligned",
+    "aligned_empty",
+    "check_array",
+    "coerce",
+    "round_to_bf16",
+    "storage_dtype",
+    "wrap_integers",
+]
+
+CACHE_LINE = 64
+"""The alignment of the arrays Tensorium allocates for kernels, in bytes: a cache line, so that the kernels'
+full-width vector loads and stores (64 bytes with AVX-512) never straddle two lines. numpy's own arrays are
+16-byte aligned (glibc hands large allocations out at 16 bytes past a page), which split every such access
+in two."""
+
+
+def aligned_empty(shape: int | tuple[int, ...], dtype: Any, align: int = CACHE_LINE) -> np.ndarray:
+    """An uninitialized array whose data starts on an ``align``-byte boundary (a view of a slightly larger
+    byte array, which it keeps alive)."""
+    dt = np.dtype(dtype)
+    dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    size = int(np.prod(dims, dtype=np.int64)) * dt.itemsize
+    raw = np.empty(size + align, np.uint8)
+    start = -int(raw.ctypes.data) % align
+    return raw[start : start + size].view(dt).reshape(dims)
+
+
+def aligned(array: np.ndarray, align: int = CACHE_LINE) -> np.ndarray:
+    """``array`` when it is C-contiguous and starts on an ``align``-byte boundary, else such a copy of it."""
+    if array.flags.c_contiguous and int(array.ctypes.data) % align == 0:
+        return array
+    out = aligned_empty(array.shape, array.dtype, align)
+    out[...] = array
+    return out
 
 
 def wrap_integers(array: np.ndarray, t: IntegerType) -> np.ndarray:

@@ -37,6 +37,7 @@ from ..ir.core import Operation
 from ..ir.dialects.builtin import func_body, func_type, lookup_func
 from ..ir.parser import parse_module, parse_type_text
 from ..ir.printer import DENSE_HEX_THRESHOLD, print_module
+from ..ir.storage import aligned
 from ..ir.types import FunctionType, Sym, TensorType, Type, storage_dtype
 from ..lowering.space import Config
 from ..targets import Target, parse_target
@@ -260,7 +261,7 @@ def externalized_module(artifact: Artifact) -> tuple[Operation, list[tuple[str, 
         arg = block.add_arg(value.type, name)
         op.result.replace_all_uses_with(arg)
         op.erase()
-        params.append((name, np.asarray(value.array)))
+        params.append((name, aligned(np.asarray(value.array))))  # whole cache lines for the kernels' vector loads
     ftype = func_type(main)
     main.attributes["function_type"] = FunctionType(tuple(a.type for a in block.args), ftype.results)
     return module, params
@@ -593,5 +594,5 @@ def _read_constants(
                 f"{file}: constant '{entry['name']}' has shape {list(array.shape)} and dtype {array.dtype}, "
                 f"but the model expects {t}"
             )
-        out.append((entry["name"], array))
+        out.append((entry["name"], aligned(array)))
     return out
