@@ -182,7 +182,7 @@ def add_fuzz_command(sub: Any) -> None:
         type=int,
         choices=(0, 1, 2, 3),
         default=1,
-        help="LLVM optimization level of the CPU oracle (1: faster; 3: what tensorium.compile uses)",
+        help="LLVM optimization level of the CPU oracle (1: faster; 2: what tensorium.compile uses)",
     )
     p.add_argument(
         "--reference",

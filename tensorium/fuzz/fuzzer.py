@@ -122,8 +122,8 @@ class FuzzConfig:
     """The share of freshly generated programs whose random pipeline ends with ``lower-to-loops`` (see
     :data:`FUZZ_LOWERED`); 0 draws nothing, as for ``op_pass_fraction``."""
     opt_level: int = 1
-    """LLVM's optimization level for the CPU oracle: 1 compiles about 1.5x faster than the 3 that
-    ``tensorium.compile`` uses (most of an execution is LLVM); pass 3 to fuzz exactly what ships."""
+    """LLVM's optimization level for the CPU oracle: 1 compiles faster than the 2 that ``tensorium.compile``
+    uses (``jit.DEFAULT_OPT_LEVEL``; most of an execution is LLVM); pass 2 to fuzz exactly what ships."""
     num_ops: int = 12
     """Recipe steps of a generated program (each generated program draws 2..num_ops)."""
     reduce: bool = True

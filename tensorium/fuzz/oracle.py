@@ -45,6 +45,7 @@ from typing import Literal
 import numpy as np
 
 from ..backends.interp import run
+from ..backends.llvm.jit import DEFAULT_OPT_LEVEL
 from ..errors import SymbolError, TensoriumError, VerifyError
 from ..ir.attributes import DenseAttr
 from ..ir.core import Block, Operation
@@ -94,8 +95,9 @@ class FuzzCase:
     pipeline: str
     seed: int = 0
     backends: tuple[Backend, ...] = BACKENDS
-    opt_level: int = 3
-    """LLVM's optimization level for the CPU backend (what ``tensorium.compile`` uses is 3)."""
+    opt_level: int = DEFAULT_OPT_LEVEL
+    """LLVM's optimization level for the CPU backend (by default what ``tensorium.compile`` uses; the fuzzer's
+    own runs take ``FuzzConfig.opt_level``)."""
     references: tuple[Reference, ...] = ()
     specials: bool = False
     """Whether the inputs hold special values (NaN, infinities, signed zeros, subnormals, integer extremes)."""
