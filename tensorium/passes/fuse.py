@@ -28,7 +28,8 @@ back, so ``gelu(reshape(matmul(x, w)))`` would keep the GELU out of the GEMM's e
 elements in order, so ``f(reshape(x), y)`` is ``reshape(f(x, y'))`` where ``y'`` is ``y`` reshaped to ``x``'s
 shape (a view), or ``y`` itself when it broadcasts over trailing dims that the two shapes share (a bias);
 ``reshape(reshape(x))`` becomes one reshape, or ``x`` when the shapes are equal. A reshape read by several ops
-moves out of the way only when all of them move above it (the tanh GELU reads its input four times).
+moves out of the way only when all of them move above it (the tanh GELU reads its input four times). Ops move only
+towards fewer dims, so a second run finds nothing to move back.
 """
 
 from __future__ import annotations
@@ -215,7 +216,9 @@ def _sunk_operands(op: Operation) -> list[Value | tuple[int, ...]] | None:
     candidates = [p for p in reshapes if not is_unit_reshape(p) and _static_shape(p.result) == outer]
     for p in candidates:
         inner = _static_shape(p.operands[0])
-        if inner is None:
+        if inner is None or len(inner) >= len(outer):
+            # only towards fewer dims (torch.export's [b, s, d] <- [b * s, d]): an op that moved could otherwise
+            # move back through the reshape it left on another operand, and the pass would never settle
             continue
         out = _operands_on(op, inner, outer)
         if out is None:

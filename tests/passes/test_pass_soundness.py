@@ -57,6 +57,7 @@ def test_passes_keep_interpreter_results(seed: int, num_ops: int) -> None:
 
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))
+@example(seed=44)  # fuse's sink-reshapes moved a mul from [40] to [1, 2, 1, 5, 4] and back on every run
 def test_each_pass_reaches_a_fixpoint(seed: int) -> None:
     module = generate_module(seed, 16)
     for name in SINGLE_PASSES:

@@ -336,3 +336,24 @@ module {
     func.return %2, %3 : tensor<2x3x8xf32>, tensor<2x3xf32>
   }
 }
+// -----
+// RUN: fuse
+// Elementwise ops move above a reshape only towards fewer dims: moving this mul to [1, 2, 1, 5, 4] would leave a
+// reshape of the constant to that shape, which the next run would move it back through (no fixpoint).
+module {
+  func.func @main(%x: tensor<1x2x1x5x4xf32>, %c: tensor<40xf32>) -> tensor<40xf32> {
+    %0 = graph.transpose %x {perm = [0, 1, 2, 4, 3]} : (tensor<1x2x1x5x4xf32>) -> tensor<1x2x1x4x5xf32>
+    %1 = graph.reshape %0 {shape = [40]} : (tensor<1x2x1x4x5xf32>) -> tensor<40xf32>
+    %2 = graph.mul %1, %c : (tensor<40xf32>, tensor<40xf32>) -> tensor<40xf32>
+    func.return %2 : tensor<40xf32>
+  }
+}
+// EXPECTED:
+module {
+  func.func @main(%x: tensor<1x2x1x5x4xf32>, %c: tensor<40xf32>) -> tensor<40xf32> {
+    %0 = graph.transpose %x {perm = [0, 1, 2, 4, 3]} : (tensor<1x2x1x5x4xf32>) -> tensor<1x2x1x4x5xf32>
+    %1 = graph.reshape %0 {shape = [40]} : (tensor<1x2x1x4x5xf32>) -> tensor<40xf32>
+    %2 = graph.mul %1, %c : (tensor<40xf32>, tensor<40xf32>) -> tensor<40xf32>
+    func.return %2 : tensor<40xf32>
+  }
+}
