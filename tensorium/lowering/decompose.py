@@ -194,19 +194,14 @@ def _float_rule(fn: Callable[[_Builder, Value], Value]) -> Rule:
     return rule
 
 
-def _constant(v: Value) -> object:
-    op = v.defining_op()
-    return op.attr("value") if op is not None and op.name == "loop.const" else None
-
-
 def _guarded(divisor: Value, signed: bool) -> bool:
     """Whether ``divisor`` is never 0 (nor -1 when signed): a constant, or ``select(d == 0 [or d == -1], 1, d)``."""
     bad = {0, -1} if signed else {0}
-    value = _constant(divisor)
+    value = loop.const_value(divisor)
     if value is not None:
         return value not in bad
     op = divisor.defining_op()
-    if op is None or op.name != "loop.select" or _constant(op.operands[1]) != 1:
+    if op is None or op.name != "loop.select" or loop.const_value(op.operands[1]) != 1:
         return False
     d = op.operands[2]
     cond = op.operands[0].defining_op()
@@ -215,7 +210,7 @@ def _guarded(divisor: Value, signed: bool) -> bool:
     for term in terms:
         test = term.defining_op()
         if test is not None and test.name == "loop.cmp" and test.attr("predicate") == "eq" and test.operands[0] is d:
-            tested.add(_constant(test.operands[1]))
+            tested.add(loop.const_value(test.operands[1]))
     return bad <= tested
 
 
@@ -255,7 +250,7 @@ def _is_rounded(v: Value) -> bool:
         return False
     cast = op.operands[2].defining_op()
     mask = cast.operands[0].defining_op() if cast is not None and cast.name == "loop.bitcast" else None
-    return mask is not None and mask.name == "loop.and" and _constant(mask.operands[1]) == 0xFFFF0000
+    return mask is not None and mask.name == "loop.and" and loop.const_value(mask.operands[1]) == 0xFFFF0000
 
 
 _EXACT_BF16 = frozenset({"loop.select", "loop.neg", "loop.abs", "loop.max", "loop.min", "loop.const"})

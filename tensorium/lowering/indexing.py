@@ -41,9 +41,8 @@ def check_in_range(k: Kernel, i: Value, size: Value, axis: int, wraps: bool = Fa
     indexed operand, located at the graph op: an index out of range fails the kernel with a message, where
     it would read or write outside the buffer."""
     inside = loop.and_(loop.cmp(i, k.index(0), predicate="ge"), loop.cmp(i, size, predicate="lt"))
-    op = size.defining_op()
-    if op is not None and op.name == "loop.const":
-        n = int(op.attr("value"))
+    n = loop.const_value(size)
+    if n is not None:
         where = f"of size {n} (allowed: {-n if wraps else 0} to {n - 1})"
     else:
         where = f"(allowed: {'-size' if wraps else '0'} to size - 1, its size known at run time)"

@@ -144,8 +144,7 @@ class Kernel:
         none), failing the kernel with "'<graph op>' <what>" at the graph op's location: for a lowering that
         starts from a first element that an empty dimension does not have."""
         for size in sizes:
-            op = size.defining_op()
-            if op is not None and op.name == "loop.const":
+            if loop.const_value(size) is not None:
                 continue
             with self.prologue():
                 nonempty = loop.cmp(size, self.index(0), predicate="gt")

@@ -762,18 +762,12 @@ def vector_columns(k: Kernel, count: Value, nr: int, name: str) -> Iterator[Valu
     an odd-sized vector (48 lanes become scalar shuffles)."""
     lanes = min(k.target.lanes(), nr)
     vectors = -(-nr // lanes)
-    exact = isinstance(_constant(count), int) and _constant(count) == vectors * lanes
+    exact = isinstance(loop.const_value(count), int) and loop.const_value(count) == vectors * lanes
     with loop.for_(k.index(0), k.index(vectors), k.index(1), kind="unroll", name=f"{name}v") as v:
         base = loop.mul(v, k.index(lanes))
         upper = k.index(lanes) if exact else loop.min(k.index(lanes), loop.sub(count, base))
         with loop.for_(k.index(0), upper, k.index(1), kind="vectorize", factor=lanes, name=name) as lane:
             yield loop.add(base, lane)
-
-
-def _constant(value: Value) -> object:
-    """The value of an index constant, else None."""
-    op = value.defining_op()
-    return op.attr("value") if op is not None and op.name == "loop.const" else None
 
 
 def multiply_add(k: Kernel, x: Value, y: Value, acc: Value) -> Value:

@@ -17,7 +17,7 @@ from ...opdef import OpDef, lookup
 from . import bits, control, memory, scalar, warp
 from .control import GPU_KINDS, KINDS, as_index, build_for, for_, if_
 from .memory import PACKED_WORD_WIDTHS, pack_bits
-from .scalar import PREDICATES
+from .scalar import PREDICATES, const_value
 
 __all__ = [
     "GPU_KINDS",
@@ -27,6 +27,7 @@ __all__ = [
     "as_index",
     "bits",
     "build_for",
+    "const_value",
     "control",
     "for_",
     "if_",

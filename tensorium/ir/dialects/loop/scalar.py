@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ...attributes import AttrSpec, ScalarTypeAttr, StrAttr
+from ...core import Value
 from ...opdef import InferError, OpDef, Reference, define
 from ...printer import format_attr
 from ...semantics import ELEMENTWISE
@@ -51,6 +52,12 @@ const = define(
     doc="A scalar constant of type `dtype`: a float for float types, an integer for integers and index, "
     "true or false for i1.",
 )
+
+
+def const_value(value: Value) -> Any:
+    """The ``value`` attribute of the ``loop.const`` that defines ``value``, or None when something else does."""
+    op = value.defining_op()
+    return op.attr("value") if op is not None and op.name == "loop.const" else None
 
 
 def _unary(name: str, dtypes: str, doc: str, fn: Reference | None = None) -> OpDef:
