@@ -34,7 +34,7 @@ from ..errors import CompileError, InterpreterError, TensoriumError
 from ..ir.core import Operation
 from ..ir.parser import parse_type_text
 from ..ir.printer import print_module
-from ..ir.storage import aligned, aligned_empty
+from ..ir.storage import aligned, aligned_buffer, aligned_empty
 from ..ir.types import BufferType, Sym, TensorType, Type, storage_dtype
 from ..lowering import Step, View, plan_of
 from ..lowering.codegen import AfterStage, Codegen, run_codegen
@@ -490,10 +490,14 @@ class _Launch:
         """Run the kernels on ``arrays`` (the checked inputs) through ``program`` (of :meth:`arena_program`);
         ``fail(kernel, status)`` raises for a kernel's nonzero status; ``poison`` fills the fresh outputs with
         all-ones bytes first (see :attr:`CpuExecutable.poison`). Returns the outputs."""
-        make = _poisoned if poison else aligned_empty
-        fresh = [make(shape, dtype) for shape, dtype in self.fresh]
         varying = [_address(a) for a in arrays]
-        varying += [_address(a) for a in fresh]
+        if poison:
+            fresh = [_poisoned(shape, dtype) for shape, dtype in self.fresh]
+            varying += [_address(a) for a in fresh]
+        else:
+            buffers = [aligned_buffer(shape, dtype) for shape, dtype in self.fresh]
+            fresh = [array for array, _ in buffers]
+            varying += [address for _, address in buffers]
         for source, offset in self.views:
             varying.append(varying[source] + offset)
         words, address = program

@@ -5,6 +5,8 @@ Shared by constants (DenseAttr), the interpreter and every backend that moves da
 
 from __future__ import annotations
 
+import ctypes
+import math
 from typing import Any
 
 import numpy as np
@@ -15,6 +17,7 @@ from .types import FloatType, IntegerType, QuantizedType, ScalarType, ShapedType
 __all__ = [
     "CACHE_LINE",
     "aligned",
+    "aligned_buffer",
     "aligned_empty",
     "check_array",
     "coerce",
@@ -30,15 +33,22 @@ full-width vector loads and stores (64 bytes with AVX-512) never straddle two li
 in two."""
 
 
-def aligned_empty(shape: int | tuple[int, ...], dtype: Any, align: int = CACHE_LINE) -> np.ndarray:
+def aligned_buffer(shape: int | tuple[int, ...], dtype: Any, align: int = CACHE_LINE) -> tuple[np.ndarray, int]:
     """An uninitialized array whose data starts on an ``align``-byte boundary (a view of a slightly larger
-    byte array, which it keeps alive)."""
+    byte array, which it keeps alive), and that address: runtimes that pass the array by pointer need it
+    anyway. A few microseconds at most, as it runs for every fresh output of every call."""
     dt = np.dtype(dtype)
     dims = (shape,) if isinstance(shape, int) else tuple(shape)
-    size = int(np.prod(dims, dtype=np.int64)) * dt.itemsize
+    size = math.prod(dims) * dt.itemsize
     raw = np.empty(size + align, np.uint8)
-    start = -int(raw.ctypes.data) % align
-    return raw[start : start + size].view(dt).reshape(dims)
+    base = ctypes.addressof(ctypes.c_char.from_buffer(raw))  # a third of the time of raw.ctypes.data
+    start = -base % align
+    return np.ndarray(dims, dt, raw, start), base + start
+
+
+def aligned_empty(shape: int | tuple[int, ...], dtype: Any, align: int = CACHE_LINE) -> np.ndarray:
+    """An uninitialized array whose data starts on an ``align``-byte boundary (see :func:`aligned_buffer`)."""
+    return aligned_buffer(shape, dtype, align)[0]
 
 
 def aligned(array: np.ndarray, align: int = CACHE_LINE) -> np.ndarray:
