@@ -187,13 +187,14 @@ class TuningDB:
         """The records of one kernel on one target, oldest first."""
         return [r for r in self.records if r.kernel == kernel and r.target == target]
 
-    def best(self, kernel: str, target: str) -> tuple[Config, float] | None:
+    def best(self, kernel: str, target: str, excluding: Iterable[str] = ()) -> tuple[Config, float] | None:
         """The config with the lowest median time over its successful trials, with that time, among the
         confirmed configs: those measured more than once (a search times its winner and the default again
-        before it ends) and not set aside by a verdict (:data:`UNCONFIRMED`). Where no config was measured
-        twice (records from random sampling, or older files), among all configs not set aside."""
+        before it ends) and not set aside by a verdict (:data:`UNCONFIRMED`) nor named in ``excluding``
+        (config texts). Where no config was measured twice (records from random sampling, or older
+        files), among all configs not set aside."""
         times: dict[str, list[float]] = {}
-        set_aside: set[str] = set()
+        set_aside: set[str] = set(excluding)
         for r in self.of(kernel, target):
             if r.seconds is not None:
                 times.setdefault(r.config, []).append(r.seconds)
@@ -227,8 +228,13 @@ class TuningDB:
         return found
 
     def fingerprint(self, target: Target) -> str:
-        """A short digest of this target's successful records (part of compile's cache key)."""
-        mine = sorted(f"{r.kernel} {r.config} {r.seconds}" for r in self.records if r.target == target.key() and r.ok)
+        """A short digest of this target's successful records and verdicts (part of compile's cache key: a
+        verdict alone can change the point compile applies)."""
+        mine = sorted(
+            f"{r.kernel} {r.config} {r.seconds if r.ok else 'set aside'}"
+            for r in self.records
+            if r.target == target.key() and (r.ok or r.unconfirmed)
+        )
         return hashlib.sha256("\n".join(mine).encode()).hexdigest()[:16] if mine else ""
 
     # writing ------------------------------------------------------------------------------------------

@@ -62,6 +62,7 @@ def _tune_model(args: argparse.Namespace, db: TuningDB) -> None:
 
     if args.budget <= 0:
         raise TensoriumError(f"--budget must be positive seconds, got {args.budget:g}")
+    dims = _dims(args.dim)  # a bad option is reported before the budget is spent
     target = check_target(args.target)
     imported, frontend = _import(args.model)
     PassManager.parse(check_pipeline(None, target, ())).run(imported.module)
@@ -94,6 +95,37 @@ def _tune_model(args: argparse.Namespace, db: TuningDB) -> None:
         from ..autotune.plot import write_svg
 
         print(f"plot: {write_svg(results, args.plot)}", file=sys.stderr)
+    if args.check:
+        _check_model(args, imported, target, db, dims)
+
+
+def _check_model(args: argparse.Namespace, imported: Any, target: Any, db: TuningDB, dims: dict[str, int]) -> None:
+    """The whole-model check (:mod:`tensorium.autotune.model_check`) on seeded random inputs."""
+    from ..api import artifact_of, json_tree
+    from ..autotune.model_check import check_model, random_inputs
+
+    artifact = artifact_of(imported, target, check_pipeline(None, target, ()), json_tree(imported))
+    try:
+        inputs = random_inputs(artifact, dims, seed=args.seed)
+    except TensoriumError as e:
+        print(f"whole-model check skipped ({e}); the records are kept unchecked", file=sys.stderr)
+        return
+    try:
+        check = check_model(artifact, db, inputs, progress=_progress)
+    except KeyboardInterrupt:
+        print("\ninterrupted: the whole-model check did not finish; every record is kept", file=sys.stderr)
+        raise SystemExit(130) from None
+    print(check.describe())
+
+
+def _dims(items: list[str] | None) -> dict[str, int]:
+    dims = {}
+    for item in items or []:
+        name, _, size = item.partition("=")
+        if not name or not size.isdigit():
+            raise TensoriumError(f"--dim expects NAME=SIZE with a non-negative size, got '{item}'")
+        dims[name] = int(size)
+    return dims
 
 
 def _progress(line: str) -> None:
@@ -110,6 +142,14 @@ def add_tune_command(subparsers: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the search (default 0)")
     p.add_argument("--model-kind", default="auto", choices=("auto", "lightgbm", "mlp"), help="the cost model")
     p.add_argument("--ray", metavar="ADDRESS", help="measure on this Ray cluster ('auto', ray://host:10001)")
+    p.add_argument(
+        "--no-check",
+        dest="check",
+        action="store_false",
+        help="skip the whole-model check (the tuned model timed against the default one on random inputs; "
+        "its points are set aside unless it is as fast)",
+    )
+    p.add_argument("--dim", action="append", metavar="NAME=SIZE", help="size of a dynamic dim for the check's inputs")
     p.add_argument("--plot", help="write best speed-up against time per kernel to this SVG file")
     p.add_argument("--export", dest="export_file", metavar="FILE", help="write the records to FILE (JSON lines)")
     p.add_argument("--import", dest="import_file", metavar="FILE", help="merge the records of FILE first")

@@ -36,6 +36,7 @@ def test_tune_a_model_then_compile_applies_the_records(tmp_path: Path, capsys: p
     assert main(["tune", spec, "--budget", "8", "--db", str(db), "--plot", str(plot), "--model-kind", "mlp"]) == 0
     out, err = capsys.readouterr()
     assert "1 tunable kernels" in err and "trials" in out and "the default" in out
+    assert "whole-model check" in out.splitlines()[-1]  # what was tuned was then checked in the whole model
     assert plot.read_text().startswith("<svg")
     records = TuningDB(db)
     assert len(records) >= 1 and all(len(r.features) > 0 for r in records.records)
@@ -138,3 +139,18 @@ def test_a_budget_under_one_measurement_is_reported_by_tune(
     out, err = capsys.readouterr()
     assert "the budget of 0.05 s is under the time of measuring each kernel once" in err
     assert "(1 trials, 0 failed)" in out and len(TuningDB(db)) == 1
+
+
+def test_tune_no_check_skips_the_whole_model_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "gemm_model.py").write_text(FACTORY)
+    spec = f"{tmp_path / 'gemm_model.py'}:factory"
+    assert main(["tune", spec, "--budget", "1", "--db", str(tmp_path / "r.jsonl"), "--no-check"]) == 0
+    out, err = capsys.readouterr()
+    assert "whole-model check" not in out + err
+
+
+def test_tune_dim_must_be_name_equals_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "gemm_model.py").write_text(FACTORY)
+    spec = f"{tmp_path / 'gemm_model.py'}:factory"
+    assert main(["tune", spec, "--budget", "1", "--db", str(tmp_path / "r.jsonl"), "--dim", "rows"]) == 1
+    assert "--dim expects NAME=SIZE" in capsys.readouterr().err

@@ -146,8 +146,8 @@ def test_tune_a_model_from_python(tmp_path: Path, gemm_kernel: TunableKernel) ->
     measurer = Synthetic(str(gemm_kernel.default))
     db = tmp_path / "r.jsonl"
     (result,) = tensorium.autotune.tune(
-        gemm_model, *gemm_inputs(), budget=3.0, db=db, progress=lines.append, measurer=measurer
-    )
+        gemm_model, *gemm_inputs(), budget=3.0, db=db, progress=lines.append, measurer=measurer, check=False
+    )  # the synthetic times say nothing of the real model: the whole-model check is tested in test_model_check
     assert result.key == gemm_kernel.key and result.trials == len(measurer.jobs) >= 1
     assert lines  # progress: one line a round, or that the budget ran out after the defaults on a busy machine
     compiled = tensorium.compile(gemm_model, tuning_db=db)
