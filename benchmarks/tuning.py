@@ -15,8 +15,9 @@ cost model's quality on held-out measurements (a benchmark, not a test; run it o
     TENSORIUM_NUM_THREADS=1 python benchmarks/tuning.py --clock cpu   # CPU time: what load does not inflate
 
 For each workload: the model compiled at the default points (``tuning_db=False``), tuned for ``--budget``
-seconds into a fresh records file (``--db`` to keep it), compiled again with the records, and both timed
-in alternation (median and fastest of 15 calls each). ``--random-vs-learned`` runs both searches from the
+seconds into a fresh records file (``--db`` to keep it), checked as a whole model (``model check``:
+:mod:`tensorium.autotune.model_check`, which sets the tuned points aside unless the tuned model is as fast),
+compiled again with the records, and both timed in alternation (median and fastest of 15 calls each). ``--random-vs-learned`` runs both searches from the
 same seed for the same number of trials per kernel and reports the best time each found. ``--train``
 trains LightGBM and the MLP on a records file, prints their quality on held-out kernels (Kendall tau,
 top-1/top-10 recall, R2) and writes ``tensorium/autotune/data/warm_start.json``.
@@ -44,10 +45,11 @@ from tensorium.autotune.model import (
     save_warm_start,
     score_quality,
 )
+from tensorium.autotune.model_check import check_model
 from tensorium.autotune.plot import write_svg
 from tensorium.autotune.records import Record, TuningDB
 from tensorium.autotune.search import Candidate, SearchOptions, Tuner
-from tensorium.autotune.tuning import tune_kernels
+from tensorium.autotune.tuning import recorded_inputs, tune_kernels
 from tensorium.backends.llvm.emitter import LLVMEmitter
 from tensorium.bench.workloads import WORKLOADS
 from tensorium.errors import TensoriumError
@@ -114,9 +116,9 @@ def tuned_vs_default(
     re-timing. ``db_path`` keeps the records; tuning appends to it, so a kept file is reused."""
     print(
         "| workload | kernels | default ms (best / median round) | tuned ms (best / median round) | "
-        "speed-up (best rounds) | tuned/default per round (min-max) | trials | kernels changed |"
+        "speed-up (best rounds) | tuned/default per round (min-max) | trials | kernels changed | model check |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in names:
         workload = WORKLOADS[name]
         chosen = {**(workload.smoke if smoke else workload.full), **(sizes or {})}
@@ -134,6 +136,8 @@ def tuned_vs_default(
                 f"  {r.family} {r.key[:8]}: default {_us(r.default_seconds)}, best {_us(r.best_seconds)} "
                 f"({r.best}), {r.trials} trials; {r.verdict or 'the default stayed best'}"
             )
+        check = check_model(default.artifact, TuningDB(db_path), recorded_inputs(default, *inst.inputs))
+        _log(check.describe())
         tuned = tensorium.compile(inst.module, tuning_db=db_path, cache=False)
         changed = _changed(default.tunable_kernels(), default.target, db_path)
         d, t = _rounds([default, tuned], inst.inputs)
@@ -142,9 +146,17 @@ def tuned_vs_default(
         print(
             f"| {workload.describe(chosen)} | {len(results)} | {min(d) * 1e3:.3f} / {statistics.median(d) * 1e3:.3f} | "
             f"{min(t) * 1e3:.3f} / {statistics.median(t) * 1e3:.3f} | {min(d) / min(t):.3f}x | "
-            f"{min(ratios):.3f}-{max(ratios):.3f} | {trials} | {changed} |",
+            f"{min(ratios):.3f}-{max(ratios):.3f} | {trials} | {changed} | {_verdict(check)} |",
             flush=True,
         )
+
+
+def _verdict(check: Any) -> str:
+    """The whole-model check in a table cell: what it found and what it did."""
+    if not check.applied:
+        return "nothing tuned"
+    what = "kept" if check.kept else f"set aside {check.set_aside} ({check.reason})"
+    return f"{len(check.applied)} tuned, {check.speedup:.3f}x: {what}"
 
 
 def _changed(kernels: list[Any], target: Any, db_path: Path) -> int:
@@ -277,6 +289,8 @@ def minilm(budget: float, db_path: Path, plots: Path | None) -> None:
         _log(f"plot: {write_svg(results, plots / f'budget{budget:g}_minilm.svg')}")
     for r in results:
         _log(f"  {r.family} {r.key[:8]}: {r.speedup:.2f}x ({r.best}), {r.trials} trials; {r.verdict or 'default best'}")
+    check = check_model(default.artifact, TuningDB(db_path), recorded_inputs(default, **inputs))
+    _log(check.describe())
     tuned = tensorium.compile(model, tuning_db=db_path, cache=False)
     with torch.no_grad():
         expect = model(**inputs).last_hidden_state.numpy()
@@ -286,14 +300,14 @@ def minilm(budget: float, db_path: Path, plots: Path | None) -> None:
     ratios = [b / a for a, b in zip(d, t)]
     print(
         "| model | kernels | tuning s | kernels changed | default ms (best / median round) | tuned ms | "
-        "speed-up | tuned/default per round | max abs error vs eager |"
+        "speed-up | tuned/default per round | max abs error vs eager | model check |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     print(
         f"| all-MiniLM-L6-v2, 8x128 | {len(kernels)} | {spent:.0f} | {_changed(kernels, default.target, db_path)} | "
         f"{min(d) * 1e3:.2f} / {statistics.median(d) * 1e3:.2f} | "
         f"{min(t) * 1e3:.2f} / {statistics.median(t) * 1e3:.2f} | "
-        f"{min(d) / min(t):.3f}x | {min(ratios):.3f}-{max(ratios):.3f} | {error:.2e} |",
+        f"{min(d) / min(t):.3f}x | {min(ratios):.3f}-{max(ratios):.3f} | {error:.2e} | {_verdict(check)} |",
         flush=True,
     )
 

@@ -86,7 +86,7 @@ def tune(
     budget): unless it gives the same outputs and is not slower, its points are set aside in the records."""
     compiled = compile_model(model, target=target, tuning_db=False)
     compiled(*example_inputs)
-    inputs = _arrays_run(compiled, example_inputs)
+    inputs = recorded_inputs(compiled, *example_inputs)
     report = progress if progress is not None else (lambda line: print(line, file=sys.stderr, flush=True))
     options = SearchOptions(seed=seed)
     records = open_db(db if db is not None else True)
@@ -99,9 +99,11 @@ def tune(
     return ModelTuning(results, verdict)
 
 
-def _arrays_run(compiled: Any, example_inputs: tuple[Any, ...]) -> list[Any]:
-    """The arrays ``compiled``'s artifact runs on for ``example_inputs`` (after the frontend's conversions:
-    torch tensors to arrays, static arguments left out), recorded by calling it once more."""
+def recorded_inputs(compiled: Any, *args: Any, **kwargs: Any) -> list[Any]:
+    """The arrays a compiled model's artifact runs on when the model is called with ``args`` and ``kwargs``
+    (after the frontend's conversions: torch tensors to arrays, static arguments left out, lifted
+    parameters added), recorded by calling it once more: the inputs :func:`check_model` needs."""
+    compiled(*args, **kwargs)
     artifact = compiled.artifact
     seen: list[list[Any]] = []
     run = artifact.run
@@ -112,7 +114,7 @@ def _arrays_run(compiled: Any, example_inputs: tuple[Any, ...]) -> list[Any]:
 
     artifact.run = recording
     try:
-        compiled(*example_inputs)
+        compiled(*args, **kwargs)
     finally:
         del artifact.run
     if not seen:
