@@ -14,7 +14,9 @@ memory and not from the last-level cache (one executable of ``--layers`` kernels
 computes its layers in one run; ``--per-layer-calls`` adds a run per layer; the weights start on cache lines, as those
 ``tensorium.compile`` binds, and ``--misaligned`` adds a run with them 16 bytes past one), and reports the time per
 layer and the weight bytes read per second (packed codes + scales + zero points) as a share of the measured read
-bandwidth (a compiled ``reduce_sum`` over 256 MiB on the same threads). Peers on weights of the same shape and
+bandwidth (a compiled ``reduce_sum`` over 256 MiB on the same threads, timed in the same rounds as the runners:
+its row's time is one pass over the 256 MiB divided by the layers). ``same round`` is the median over rounds of a
+runner's rate over the probe's in that round, which the host's drift between rounds moves less. Peers on weights of the same shape and
 group: onnxruntime's com.microsoft MatMulNBits (k = 2, 4, 8; accuracy_level 0 and 4; B, scales and zero points as
 initializers), PyTorch's ``_weight_int4pack_mm_for_cpu`` (k = 4, f32 and bf16 activations) and numpy's f32 GEMV.
 Runners take turns in rounds; the best round's median counts. ``--accuracy`` embeds a few hundred sentences with
@@ -45,14 +47,15 @@ the time the threads ran (memory stalls included). Every thread busy for the who
 onnxruntime workers spin while they wait) makes the two equal on an idle machine."""
 
 
-def best_median(
+def round_medians(
     runners: dict[str, Runner], layers: int, rounds: int, reps: int, clock: str = "wall", threads: int = 1
-) -> dict[str, float]:
-    """Seconds per call of each runner: the median of ``reps`` passes over all layers, best over rounds (on
-    ``clock``: see :data:`CLOCKS`)."""
+) -> dict[str, list[float]]:
+    """Seconds per call of each runner in each round: the median of ``reps`` passes over all layers (on
+    ``clock``: see :data:`CLOCKS`). The runners take turns within each round, so that a change of the
+    machine's speed between rounds hits them alike."""
     now = CLOCKS[clock]
     share = threads if clock == "cpu" else 1
-    best = dict.fromkeys(runners, float("inf"))
+    out: dict[str, list[float]] = {name: [] for name in runners}
     for _ in range(rounds):
         for name, run in runners.items():
             for i in range(layers):
@@ -63,23 +66,39 @@ def best_median(
                 for i in range(layers):
                     run(i)
                 times.append((now() - start) / layers / share)
-            best[name] = min(best[name], statistics.median(times))
-    return best
+            out[name].append(statistics.median(times))
+    return out
 
 
-def read_bandwidth(rounds: int, clock: str = "wall", threads: int = 1) -> float:
-    """Bytes per second a compiled ``reduce_sum`` reads from a 256 MiB f32 array."""
+def best_median(
+    runners: dict[str, Runner], layers: int, rounds: int, reps: int, clock: str = "wall", threads: int = 1
+) -> dict[str, float]:
+    """Seconds per call of each runner: the median of ``reps`` passes over all layers, best over rounds."""
+    return {name: min(t) for name, t in round_medians(runners, layers, rounds, reps, clock, threads).items()}
+
+
+PROBE_ROWS = 8192
+"""The read probe sums an f32 array of PROBE_ROWS x PROBE_ROWS (256 MiB)."""
+
+
+def read_probe() -> tuple[Callable[[], object], int]:
+    """A compiled ``reduce_sum`` over a 256 MiB f32 array, and the bytes it reads a call."""
     from tensorium.backends.cpu import CpuExecutable
     from tensorium.ir.dialects import graph
     from tensorium.ir.types import TensorType, f32
     from tensorium.testing import build_module
 
-    rows = 8192
-    data = np.ones((rows, rows), np.float32)
+    data = np.ones((PROBE_ROWS, PROBE_ROWS), np.float32)
     module = build_module([TensorType(data.shape, f32)], lambda x: graph.reduce_sum(x, axes=(1,)), check_text=False)
     exe = CpuExecutable.build(module)
-    seconds = best_median({"read": lambda i: exe.run([data])}, 1, rounds, 3, clock, threads)["read"]
-    return data.nbytes / seconds
+    return (lambda: exe.run([data])), data.nbytes
+
+
+def read_bandwidth(rounds: int, clock: str = "wall", threads: int = 1) -> float:
+    """Bytes per second the read probe (:func:`read_probe`) reads, best round."""
+    probe, nbytes = read_probe()
+    seconds = best_median({"read": lambda i: probe()}, 1, rounds, 3, clock, threads)["read"]
+    return nbytes / seconds
 
 
 def tensorium_runner(
@@ -227,42 +246,58 @@ def _row(shape: str, batch: int, name: str, seconds: float, rate: float, bandwid
 
 
 def gemv_table(args: argparse.Namespace) -> None:
-    bandwidth = read_bandwidth(args.rounds, args.clock, args.threads)
+    """The GEMV table. The read probe and numpy's f32 GEMV take their turns in the same rounds as the k-bit
+    runners, so each runner's share of the read bandwidth is given twice: against the probe's best round of
+    the run (``of read bw``), and as the median over rounds of its rate over the probe's rate in the same
+    round (``same round``), which the host's drift over minutes moves less."""
+    probe, probe_bytes = read_probe()
     threads = os.environ["TENSORIUM_NUM_THREADS"]
     print(f"{args.clock} clock; load {os.getloadavg()[0]:.1f}", end="; ")
-    print(f"read bandwidth {bandwidth / 1e9:.1f} GB/s ({threads} threads)", end="; ")
+    print(f"read probe in every round ({threads} threads)", end="; ")
     print(f"group {args.group}; {args.layers} layers cycled")
-    print(f"{'shape':>12} {'batch':>5} {'runner':<28} {'time':>10} {'GB/s':>7} {'of read bw':>10}")
+    print(f"{'shape':>12} {'batch':>5} {'runner':<28} {'time':>10} {'GB/s':>7} {'of read bw':>10} {'same round':>10}")
     for shape in args.shapes.split(","):
         n, k = (int(s) for s in shape.split("x"))
         for batch in (int(b) for b in args.batch.split(",")):
             for bits in (int(b) for b in args.bits.split(",")):
-                runners: dict[str, Runner] = {}
+                runners: dict[str, tuple[Runner, int]] = {
+                    "read probe": (lambda i: probe() if i == 0 else None, probe_bytes // args.layers)
+                }
                 for path in args.paths.split(","):
                     runner, nbytes = tensorium_runner(bits, n, k, args.group, batch, args.layers, path)
-                    runners[f"tensorium k={bits} {path}"] = runner
+                    runners[f"tensorium k={bits} {path}"] = runner, nbytes
                     if args.misaligned:
                         runner, _ = tensorium_runner(bits, n, k, args.group, batch, args.layers, path, offset=16)
-                        runners[f"tensorium k={bits} {path}, +16 B"] = runner
+                        runners[f"tensorium k={bits} {path}, +16 B"] = runner, nbytes
                     if args.per_layer_calls:
                         runner, _ = tensorium_runner(bits, n, k, args.group, batch, args.layers, path, True)
-                        runners[f"tensorium k={bits} {path}, per layer"] = runner
+                        runners[f"tensorium k={bits} {path}, per layer"] = runner, nbytes
                 for level in (0, 4) if args.peers else ():
                     peer = onnxruntime_runner(bits, n, k, args.group, batch, args.layers, level)
                     if peer is not None:
-                        runners[f"onnxruntime k={bits} acc={level}"] = peer
+                        runners[f"onnxruntime k={bits} acc={level}"] = peer, nbytes
                 if bits == 4 and args.peers:
                     for dtype in ("f32", "bf16"):
                         peer = torch_runner(n, k, args.group, batch, args.layers, dtype)
                         if peer is not None:
-                            runners[f"torch int4 {dtype}"] = peer
-                times = best_median(runners, args.layers, args.rounds, args.reps, args.clock, args.threads)
-                for name, seconds in times.items():
-                    rate = nbytes / seconds
-                    print(_row(shape, batch, name, seconds, rate, bandwidth))
-        floats = {"numpy f32": numpy_runner(n, k, 1, args.layers)}
-        seconds = best_median(floats, args.layers, args.rounds, args.reps, args.clock, args.threads)["numpy f32"]
-        print(_row(shape, 1, "numpy f32", seconds, n * k * 4 / seconds, bandwidth))
+                            runners[f"torch int4 {dtype}"] = peer, nbytes
+                if batch == 1:
+                    runners["numpy f32"] = numpy_runner(n, k, 1, args.layers), n * k * 4
+                _print_rows(shape, batch, runners, args)
+
+
+def _print_rows(shape: str, batch: int, runners: dict[str, tuple[Runner, int]], args: argparse.Namespace) -> None:
+    """Time ``runners`` (name -> runner, bytes a layer) in rounds and print a row each, the probe's first."""
+    rounds = round_medians(
+        {name: r for name, (r, _) in runners.items()}, args.layers, args.rounds, args.reps, args.clock, args.threads
+    )
+    probe_rates = [runners["read probe"][1] / t for t in rounds["read probe"]]
+    best_probe = max(probe_rates)
+    for name, times in rounds.items():
+        nbytes = runners[name][1]
+        same = statistics.median(nbytes / t / p for t, p in zip(times, probe_rates))
+        rate = nbytes / min(times)
+        print(f"{_row(shape, batch, name, min(times), rate, best_probe)} {same:10.0%}", flush=True)
 
 
 def _calling(fn: Callable[..., object], x: object) -> Runner:
