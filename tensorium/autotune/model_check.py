@@ -107,8 +107,9 @@ def check_model(
     artifact: Artifact,
     db: TuningDB,
     inputs: Sequence[np.ndarray],
-    rounds: int = 5,
-    seconds_per_timing: float = 0.05,
+    rounds: int = 7,
+    seconds_per_timing: float = 0.2,
+    min_calls: int = 3,
     rtol: float = 1e-3,
     progress: Callable[[str], None] | None = None,
     clock: Callable[[], float] = time.perf_counter,
@@ -116,7 +117,8 @@ def check_model(
     """Build ``artifact`` (a model's optimized graph on a CPU target; its own configs and executable are not
     used) with the points ``db`` chooses and with every default, check that the two give the same outputs
     on ``inputs`` (within ``rtol`` of the largest magnitude of each output), and time them in ``rounds``
-    alternated rounds, each round's time the fastest of as many calls as fill ``seconds_per_timing``. Unless
+    alternated rounds, each round's time the fastest of as many calls as fill ``seconds_per_timing`` (at least
+``min_calls``: a single call of a slow model is too noisy to compare). Unless
     the tuned model's median is at most the default's, a verdict record sets each applied point aside in
     ``db`` (and any other point the records would choose next, so that compile builds the default)."""
     started = clock()
@@ -136,7 +138,7 @@ def check_model(
     if mismatch:
         check.kept, check.reason = False, mismatch
     else:
-        calls = _calls(tuned, default, arrays, seconds_per_timing, clock)
+        calls = max(min_calls, _calls(tuned, default, arrays, seconds_per_timing, clock))
         for r in range(rounds):
             pair = ((tuned, check.tuned), (default, check.default))
             for runner, times in pair if r % 2 == 0 else pair[::-1]:

@@ -27,6 +27,7 @@ from . import (  # noqa: F401  (registers the lowerings)
     quant_lut,
     quant_simple,
     reduce,
+    reduce_columns,
     shape,
     webgpu_gemm,
     webgpu_rows,
