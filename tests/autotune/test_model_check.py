@@ -137,6 +137,7 @@ def test_tune_runs_the_check_on_the_example_inputs(
     tmp_path: Path, gemm_kernel: TunableKernel, target: tensorium.Target, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import tensorium.autotune
+    import tensorium.autotune.tuning
 
     from .test_search import Synthetic
 
