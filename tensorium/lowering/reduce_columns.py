@@ -31,8 +31,8 @@ from ..ir.core import Operation, Value
 from ..ir.dialects import loop
 from ..ir.shapes import normalize_axes
 from ..ir.types import Sym
-from .kernel import Kernel, convert, element_of, register_target_lowering, shape_of
-from .reduce import _accumulator_type, _combine, _identity, lower_reduction, vector_width
+from .kernel import LOWERINGS, Kernel, convert, element_of, register_target_lowering, shape_of
+from .reduce import _accumulator_type, _combine, _identity, vector_width
 
 COLUMN_BLOCKS = 8
 """Most blocks the fastest dim is cut into when it is the only kept dim to run in parallel over."""
@@ -53,11 +53,11 @@ def keeps_fastest_dim(op: Operation, k: Kernel) -> bool:
 
 def lower_cpu_reduction(op: Operation, k: Kernel) -> None:
     """Reductions on CPUs: :func:`lower_columns` where it applies (:func:`keeps_fastest_dim`), else the
-    general lowering."""
+    general lowering (the one registered for every target, looked up at each call)."""
     if keeps_fastest_dim(op, k):
         lower_columns(op, k)
     else:
-        lower_reduction(op, k)
+        LOWERINGS[op.name](op, k)
 
 
 def lower_columns(op: Operation, k: Kernel) -> None:
