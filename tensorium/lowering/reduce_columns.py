@@ -1,4 +1,4 @@
-"""Reductions that keep the fastest dim, on CPUs: the result is the accumulator, rows stream through it.
+"""Reductions and softmax that keep the fastest dim, on CPUs: rows stream through vector lanes.
 
 The general lowering (:mod:`.reduce`) puts the kept dims outside and the reduced ones inside, with a
 local accumulator per kept position. When the innermost dim is kept (``x.sum(axis=0)`` of a matrix, a
@@ -21,16 +21,20 @@ outside the first reduced one (``axis=0``), the fastest dim is cut into up to
 of every row. The order of the terms of each result is the reference's (row by row), so sums match the
 general lowering exactly. Used for f32 and 64-bit integer results (the accumulator's type); f16 and bf16
 results, which accumulate in f32, and every other target keep the general lowering.
+
+Softmax and log-softmax along an axis that is not the fastest (:func:`lower_column_softmax`: the channels of
+``[N, C, H, W]``) walk blocks of the fastest dim with their maxima and sums in local buffers: 22.6 -> 2.5 ms
+for ``softmax(axis=1)`` of 8 x 21 x 128 x 128 (PyTorch eager 2.0 ms), one process, 2 threads.
 """
 
 from __future__ import annotations
 
-from contextlib import ExitStack
+from contextlib import AbstractContextManager, ExitStack
 
 from ..ir.core import Operation, Value
 from ..ir.dialects import loop
-from ..ir.shapes import normalize_axes
-from ..ir.types import Sym
+from ..ir.shapes import normalize_axes, normalize_axis
+from ..ir.types import BufferType, Sym, f32
 from .kernel import LOWERINGS, Kernel, convert, element_of, register_target_lowering, shape_of
 from .reduce import _accumulator_type, _combine, _identity, vector_width
 
@@ -38,6 +42,9 @@ COLUMN_BLOCKS = 8
 """Most blocks the fastest dim is cut into when it is the only kept dim to run in parallel over."""
 
 REDUCTIONS = ("graph.reduce_sum", "graph.reduce_mean", "graph.reduce_prod", "graph.reduce_max", "graph.reduce_min")
+
+SOFTMAX_BLOCK = 16
+"""Vectors of the fastest dim per block of a column softmax: its maximum and sum live in two local buffers."""
 
 
 def keeps_fastest_dim(op: Operation, k: Kernel) -> bool:
@@ -163,5 +170,93 @@ def _block_width(d: object, lanes: int) -> int:
     return max(vector, -(-per_block // vector) * vector)
 
 
+def lower_cpu_softmax(op: Operation, k: Kernel) -> None:
+    """(Log) softmax on CPUs: :func:`lower_column_softmax` along an axis that is not the fastest, in f32;
+    else the general lowering."""
+    x, out = k.inputs[0], k.outputs[0]
+    rank = len(shape_of(x))
+    axis = normalize_axis(op.opdef.attr_kwargs(op)["axis"], rank)
+    if axis != rank - 1 and element_of(x) == f32 and element_of(out) == f32:
+        lower_column_softmax(op, k, axis)
+    else:
+        LOWERINGS[op.name](op, k)
+
+
+def lower_column_softmax(op: Operation, k: Kernel, axis: int) -> None:
+    """Softmax along ``axis`` with the fastest dim kept (``softmax(x, axis=1)`` of ``[N, C, H, W]``): the kept
+    positions are walked in blocks of :data:`SOFTMAX_BLOCK` vectors of the fastest dim, each with its maximum
+    and sum in two local buffers, and three passes over the axis read whole rows of the block:
+
+        for i0 ... (kept dims before the axis; the first that moves in parallel)
+          for i1 ... (kept dims after it but the last)
+            for c0 in [0, last, block) (in parallel where no dim before the axis moves)
+              top[c] = -inf; total[c] = 0
+              for max_r0: for c: top[c] = max(top[c], x[.., r, .., c0 + c])
+              for sum_r0: for c: e = exp(x - top[c]); out = e (softmax); total[c] += e
+              for out_r0: for c: out = out * (1 / total[c])  |  log: x - top[c] - log(total[c])
+
+    As the general lowering, but each result's terms combine in the reference's order (row by row), with no
+    partial accumulators."""
+    x, out = k.inputs[0], k.outputs[0]
+    shape = shape_of(x)
+    rank = len(shape)
+    log = op.name == "graph.log_softmax"
+    sizes = k.sizes(x)
+    last = rank - 1
+    kept = [a for a in range(rank) if a != axis]
+    names = {a: f"i{kept.index(a)}" for a in kept}
+    lanes = vector_width(k, "softmax", f32)
+    vector = max(lanes, 1)
+    width = SOFTMAX_BLOCK * vector
+    moving = [a for a in kept if a < axis and not _is_one(shape[a])]
+    kind, factor = ("vectorize", lanes) if lanes > 1 else ("serial", None)
+    with ExitStack() as stack:
+        position: dict[int, Value] = {}
+        for a in kept[:-1]:
+            parallel = "parallel" if moving and a == moving[0] else "serial"
+            position[a] = stack.enter_context(loop.for_(k.index(0), sizes[a], k.index(1), kind=parallel, name=names[a]))
+        block = stack.enter_context(
+            loop.for_(
+                k.index(0),
+                sizes[last],
+                k.index(width),
+                kind="serial" if moving else "parallel",
+                name=f"{names[last]}_o",
+            )
+        )
+        columns = loop.min(loop.sub(sizes[last], block), k.index(width))
+        top = loop.alloc(type=BufferType((width,), f32, "local"))
+        total = loop.alloc(type=BufferType((width,), f32, "local"))
+
+        def lanes_loop(name: str) -> AbstractContextManager[Value]:
+            return loop.for_(k.index(0), columns, k.index(1), kind=kind, factor=factor, name=name)
+
+        def at(r: Value, c: Value) -> list[Value]:
+            where = dict(position)
+            where[axis] = r
+            where[last] = loop.add(block, c)
+            return [where[a] for a in range(rank)]
+
+        with lanes_loop("init_c") as c:
+            loop.store(k.const(float("-inf"), f32), top, [c])
+            loop.store(k.const(0.0, f32), total, [c])
+        with loop.for_(k.index(0), sizes[axis], k.index(1), name="max_r0") as r, lanes_loop("max_c") as c:
+            loop.store(loop.max(loop.load(top, [c]), loop.load(x, at(r, c))), top, [c])
+        with loop.for_(k.index(0), sizes[axis], k.index(1), name="sum_r0") as r, lanes_loop("sum_c") as c:
+            e = loop.exp(loop.sub(loop.load(x, at(r, c)), loop.load(top, [c])))
+            if not log:
+                loop.store(e, out, at(r, c))
+            loop.store(loop.add(loop.load(total, [c]), e), total, [c])
+        with loop.for_(k.index(0), sizes[axis], k.index(1), name="out_r0") as r, lanes_loop("out_c") as c:
+            if log:
+                shifted = loop.sub(loop.load(x, at(r, c)), loop.load(top, [c]))
+                y = loop.sub(shifted, loop.log(loop.load(total, [c])))
+            else:
+                y = loop.mul(loop.load(out, at(r, c)), loop.div(k.const(1.0, f32), loop.load(total, [c])))
+            loop.store(y, out, at(r, c))
+
+
 for _name in REDUCTIONS:
     register_target_lowering("cpu", _name, lower_cpu_reduction)
+for _name in ("graph.softmax", "graph.log_softmax"):
+    register_target_lowering("cpu", _name, lower_cpu_softmax)

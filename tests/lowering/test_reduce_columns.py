@@ -130,3 +130,46 @@ def test_other_targets_keep_the_general_lowering() -> None:
     for target in ("cuda", "webgpu"):
         kernel = lower_op(graph_op(module), target=parse_target(target))
         assert "i0_o" not in {loop_name(op) for op in loops_of(kernel)}
+
+
+SOFTMAX_CASES = [
+    ((5, 37), 0),  # column blocks in parallel, a tail of a vector
+    ((3, 7, 300), 1),  # more columns than one block
+    ((2, 4, 3, 21), 1),  # softmax over channels: [N, C, H, W]
+    ((1, 6, 40), 1),
+    ((2, 3, 4, 5), -3),
+]
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize(("shape", "axis"), SOFTMAX_CASES, ids=[f"{s}-{a}" for s, a in SOFTMAX_CASES])
+def test_softmax_along_a_slow_axis(shape: tuple[int, ...], axis: int, log: bool) -> None:
+    x = (RNG.standard_normal(shape) * 4).astype(np.float32)
+    x.flat[0] = 60.0  # exp would overflow without the maximum taken first
+    op = graph.log_softmax if log else graph.softmax
+    body = lambda v: op(v, axis=axis)  # noqa: E731
+    got, want = run_lowered(body, x)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    compiled = run_compiled(body, x, shape=want.shape)
+    np.testing.assert_allclose(compiled, want, rtol=1e-5, atol=1e-5)
+
+
+def test_softmax_kernels_name_each_loop_once() -> None:
+    module = build_module([TensorType((2, 21, 8, 64), f32)], lambda v: graph.softmax(v, axis=1))
+    kernel = lower_op(graph_op(module))
+    names = [loop_name(op) for op in loops_of(kernel)]
+    assert len(names) == len(set(names))
+    kinds = {loop_name(op): op.attr("kind", "serial") for op in loops_of(kernel)}
+    assert kinds["i0"] == "parallel" and kinds["max_r0"] == "serial"
+    assert kinds["max_c"] == kinds["sum_c"] == kinds["out_c"] == "vectorize"
+
+
+def test_softmax_with_run_time_sizes() -> None:
+    n = Sym("n")
+    module = build_module([TensorType((n, 5, 33), f32)], lambda v: graph.softmax(v, axis=1))
+    exe = CpuExecutable.build(module)
+    for rows in (1, 3):
+        x = RNG.standard_normal((rows, 5, 33)).astype(np.float32)
+        (got,) = exe.run([x])
+        (want,) = interp.run(module, [x])
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
