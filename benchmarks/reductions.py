@@ -28,6 +28,9 @@ CASES: list[tuple[tuple[int, ...], str, tuple[int, ...]]] = [
     ((64, 1024, 256), "mean", (1,)),
     ((32, 128, 768), "mean", (0, 1)),
     ((4096, 4096), "max", (0,)),
+    ((8, 21, 128, 128), "softmax", (1,)),
+    ((4096, 4096), "softmax", (0,)),
+    ((64, 4096), "softmax", (1,)),
 ]
 
 
@@ -38,11 +41,15 @@ def _build(shape: tuple[int, ...], name: str, axes: tuple[int, ...], general: bo
     from tensorium.lowering import kernel
     from tensorium.testing import build_module
 
-    op = getattr(graph, f"reduce_{name}")
-    module = build_module([TensorType(shape, f32)], lambda x: op(x, axes=axes), check_text=False)
+    if name == "softmax":
+        module = build_module([TensorType(shape, f32)], lambda x: graph.softmax(x, axis=axes[0]), check_text=False)
+    else:
+        op = getattr(graph, f"reduce_{name}")
+        module = build_module([TensorType(shape, f32)], lambda x: op(x, axes=axes), check_text=False)
     saved = dict(kernel.TARGET_LOWERINGS)
-    if general:  # the general lowering on the CPU too: drop the CPU's own reductions for this build
-        for key in [k for k in kernel.TARGET_LOWERINGS if k[0] == "cpu" and k[1].startswith("graph.reduce_")]:
+    if general:  # the general lowering on the CPU too: drop the CPU's own reductions and softmax for this build
+        own = ("graph.reduce_", "graph.softmax")
+        for key in [k for k in kernel.TARGET_LOWERINGS if k[0] == "cpu" and k[1].startswith(own)]:
             del kernel.TARGET_LOWERINGS[key]
     try:
         exe = CpuExecutable.build(module)
@@ -52,10 +59,19 @@ def _build(shape: tuple[int, ...], name: str, axes: tuple[int, ...], general: bo
     return lambda x: exe.run([x])
 
 
+def _numpy(name: str, axes: tuple[int, ...]) -> Callable[[np.ndarray], Any]:
+    if name == "softmax":
+
+        def softmax(x: np.ndarray) -> np.ndarray:
+            e = np.exp(x - x.max(axis=axes, keepdims=True))
+            return e / e.sum(axis=axes, keepdims=True)
+
+        return softmax
+    return lambda x: getattr(np, "amax" if name == "max" else name)(x, axis=axes)
+
+
 def _peers(name: str, axes: tuple[int, ...]) -> dict[str, Callable[[np.ndarray], Any]]:
-    out: dict[str, Callable[[np.ndarray], Any]] = {
-        "numpy": lambda x: getattr(np, "amax" if name == "max" else name)(x, axis=axes)
-    }
+    out = {"numpy": _numpy(name, axes)}
     try:
         import torch
     except ImportError:
@@ -64,6 +80,8 @@ def _peers(name: str, axes: tuple[int, ...]) -> dict[str, Callable[[np.ndarray],
 
     def eager(x: np.ndarray) -> Any:
         t = torch.from_numpy(x)
+        if name == "softmax":
+            return torch.softmax(t, dim=axes[0])
         return t.amax(dim=axes) if name == "max" else getattr(t, name)(dim=axes)
 
     out["torch eager"] = eager

@@ -17,8 +17,9 @@ cost model's quality on held-out measurements (a benchmark, not a test; run it o
 For each workload: the model compiled at the default points (``tuning_db=False``), tuned for ``--budget``
 seconds into a fresh records file (``--db`` to keep it), checked as a whole model (``model check``:
 :mod:`tensorium.autotune.model_check`, which sets the tuned points aside unless the tuned model is as fast),
-compiled again with the records, and both timed in alternation (median and fastest of 15 calls each). ``--random-vs-learned`` runs both searches from the
-same seed for the same number of trials per kernel and reports the best time each found. ``--train``
+compiled again with the records, and both timed in alternation (median and fastest of 15 calls each).
+``--random-vs-learned`` runs both searches from the same seed for the same number of trials per kernel and
+reports the best time each found. ``--train``
 trains LightGBM and the MLP on a records file, prints their quality on held-out kernels (Kendall tau,
 top-1/top-10 recall, R2) and writes ``tensorium/autotune/data/warm_start.json``.
 """

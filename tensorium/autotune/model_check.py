@@ -115,12 +115,12 @@ def check_model(
     clock: Callable[[], float] = time.perf_counter,
 ) -> ModelCheck:
     """Build ``artifact`` (a model's optimized graph on a CPU target; its own configs and executable are not
-    used) with the points ``db`` chooses and with every default, check that the two give the same outputs
-    on ``inputs`` (within ``rtol`` of the largest magnitude of each output), and time them in ``rounds``
-    alternated rounds, each round's time the fastest of as many calls as fill ``seconds_per_timing`` (at least
-``min_calls``: a single call of a slow model is too noisy to compare). Unless
-    the tuned model's median is at most the default's, a verdict record sets each applied point aside in
-    ``db`` (and any other point the records would choose next, so that compile builds the default)."""
+        used) with the points ``db`` chooses and with every default, check that the two give the same outputs
+        on ``inputs`` (within ``rtol`` of the largest magnitude of each output), and time them in ``rounds``
+        alternated rounds, each round's time the fastest of as many calls as fill ``seconds_per_timing`` (at least
+    ``min_calls``: a single call of a slow model is too noisy to compare). Unless
+        the tuned model's median is at most the default's, a verdict record sets each applied point aside in
+        ``db`` (and any other point the records would choose next, so that compile builds the default)."""
     started = clock()
     target = artifact.target
     defaults = {k.key: k.default for k in tunable_kernels(artifact.module, target)}
