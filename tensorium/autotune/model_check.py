@@ -21,9 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import TensoriumError
-from ..ir.storage import coerce
-from ..ir.types import FloatType, IntegerType, Sym, TensorType
+from ..ir.storage import random_array
 from ..lowering.space import Config, tunable_kernels
 from ..runtime.artifact import Artifact, build_executable
 from .records import UNCONFIRMED, Record, TuningDB
@@ -75,32 +73,10 @@ class ModelCheck:
 
 
 def random_inputs(artifact: Artifact, dims: dict[str, int] | None = None, seed: int = 0) -> list[np.ndarray]:
-    """Seeded random inputs for ``artifact``'s inputs (floats in [-1, 1], integers in [0, 4), bools); a
-    dynamic dim takes its size from ``dims`` by name, or the error says which input and dim lack one."""
+    """Seeded random inputs for ``artifact``'s inputs (:func:`~tensorium.ir.storage.random_array`); a dynamic
+    dim takes its size from ``dims`` by name, or the error says which input and dim lack one."""
     rng = np.random.default_rng(seed)
-    dims = dims or {}
-    out = []
-    for name, t in artifact.inputs:
-        if not isinstance(t, TensorType):
-            raise TensoriumError(f"input '{name}' has type {t}; the whole-model check generates tensors only")
-        shape = []
-        for axis, d in enumerate(t.shape):
-            if isinstance(d, Sym):
-                if d.name is None or d.name not in dims:
-                    which = f"dim [{d.name}] (give --dim {d.name}=SIZE)" if d.name else f"axis {axis} (unnamed)"
-                    raise TensoriumError(f"input '{name}' ({t}) has a dynamic {which}")
-                shape.append(dims[d.name])
-            else:
-                shape.append(int(d))
-        data: np.ndarray
-        if isinstance(t.element, FloatType):
-            data = rng.uniform(-1, 1, size=shape)
-        elif isinstance(t.element, IntegerType) and t.element.is_bool:
-            data = rng.random(size=shape) < 0.5
-        else:
-            data = rng.integers(0, 4, size=shape)
-        out.append(coerce(data, t.element))
-    return out
+    return [random_array(t, f"'{name}'", dims or {}, rng) for name, t in artifact.inputs]
 
 
 def check_model(

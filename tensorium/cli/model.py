@@ -31,8 +31,8 @@ from ..errors import TensoriumError
 from ..frontend.common import ImportedGraph
 from ..ir.attributes import DenseAttr
 from ..ir.printer import print_module
-from ..ir.storage import coerce
-from ..ir.types import FloatType, IntegerType, Sym, TensorType, Type, storage_dtype
+from ..ir.storage import random_array
+from ..ir.types import TensorType, storage_dtype
 from ..runtime.artifact import Artifact, build_executable, read_artifact, write_artifact
 
 if TYPE_CHECKING:
@@ -229,29 +229,6 @@ def _load_npy(path: str) -> np.ndarray:
         raise ModelCommandError(f"{path}: not a .npy array file ({e})") from None
 
 
-def _random(t: Type, label: str, dims: dict[str, int], rng: np.random.Generator) -> np.ndarray:
-    """Random data for an input: floats in [-1, 1], integers in [0, 4), bools."""
-    if not isinstance(t, TensorType):
-        raise ModelCommandError(f"input {label} has type {t}; only tensor inputs can be generated")
-    shape = []
-    for axis, d in enumerate(t.shape):
-        if isinstance(d, Sym):
-            if d.name is None or d.name not in dims:
-                need = f"[{d.name}]: pass --dim {d.name}=SIZE" if d.name else f"axis {axis}: give it with --input"
-                raise ModelCommandError(f"input {label} ({t}) needs the size of {need}")
-            shape.append(dims[d.name])
-        else:
-            shape.append(d)
-    data: np.ndarray
-    if isinstance(t.element, FloatType):
-        data = rng.uniform(-1, 1, size=shape)
-    elif isinstance(t.element, IntegerType) and t.element.is_bool:
-        data = rng.random(size=shape) < 0.5
-    else:
-        data = rng.integers(0, 4, size=shape)
-    return coerce(data, t.element)
-
-
 def _collect_inputs(artifact: Artifact, args: argparse.Namespace) -> list[np.ndarray]:
     names = artifact.input_names
     index = {n: i for i, n in enumerate(names)} | {f"arg{i}": i for i in range(len(names))}
@@ -282,7 +259,9 @@ def _collect_inputs(artifact: Artifact, args: argparse.Namespace) -> list[np.nda
             raise ModelCommandError(f"--dim expects NAME=SIZE with a non-negative size, got '{item}'")
         dims[name] = int(size)
     rng = np.random.default_rng(args.seed)
-    return [given[i] if i in given else _random(t, f"'{n}'", dims, rng) for i, (n, t) in enumerate(artifact.inputs)]
+    return [
+        given[i] if i in given else random_array(t, f"'{n}'", dims, rng) for i, (n, t) in enumerate(artifact.inputs)
+    ]
 
 
 def _file_names(names: list[str]) -> list[str]:

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InterpreterError
-from .types import FloatType, IntegerType, QuantizedType, ScalarType, ShapedType, Sym, storage_dtype
+from ..errors import InterpreterError, TensoriumError
+from .types import FloatType, IntegerType, QuantizedType, ScalarType, ShapedType, Sym, TensorType, Type, storage_dtype
 
 __all__ = [
     "CACHE_LINE",
@@ -21,6 +21,7 @@ __all__ = [
     "aligned_empty",
     "check_array",
     "coerce",
+    "random_array",
     "round_to_bf16",
     "storage_dtype",
     "wrap_integers",
@@ -119,3 +120,27 @@ def check_array(value: Any, t: ShapedType, what: str, bindings: dict[str, int], 
                 raise InterpreterError(
                     f"{what}: dimension [{dim.name}] is {size} here but {bound} elsewhere (axis {axis})"
                 )
+
+
+def random_array(t: Type, label: str, dims: dict[str, int], rng: np.random.Generator) -> np.ndarray:
+    """Random data for an input of type ``t`` (floats in [-1, 1], integers in [0, 4), bools), a named dynamic
+    dim taking its size from ``dims``; TensoriumError naming ``label`` and what is missing otherwise."""
+    if not isinstance(t, TensorType):
+        raise TensoriumError(f"input {label} has type {t}; only tensor inputs can be generated")
+    shape = []
+    for axis, d in enumerate(t.shape):
+        if isinstance(d, Sym):
+            if d.name is None or d.name not in dims:
+                need = f"[{d.name}]: pass --dim {d.name}=SIZE" if d.name else f"axis {axis}: give it with --input"
+                raise TensoriumError(f"input {label} ({t}) needs the size of {need}")
+            shape.append(dims[d.name])
+        else:
+            shape.append(d)
+    data: np.ndarray
+    if isinstance(t.element, FloatType):
+        data = rng.uniform(-1, 1, size=shape)
+    elif isinstance(t.element, IntegerType) and t.element.is_bool:
+        data = rng.random(size=shape) < 0.5
+    else:
+        data = rng.integers(0, 4, size=shape)
+    return coerce(data, t.element)

@@ -127,7 +127,7 @@ def test_a_wrong_tuned_model_is_set_aside(
 def test_random_inputs_need_the_size_of_each_dynamic_dim() -> None:
     compiled = tensorium.compile(gemm_model, tuning_db=False, dynamic={"a": {0: "rows"}})
     compiled(*gemm_inputs())
-    with pytest.raises(TensoriumError, match=r"input 'a' .* dynamic dim \[rows\] \(give --dim rows=SIZE\)"):
+    with pytest.raises(TensoriumError, match=r"input 'a' .* needs the size of \[rows\]: pass --dim rows=SIZE"):
         random_inputs(compiled.artifact)
     a, b = random_inputs(compiled.artifact, {"rows": 5})
     assert a.shape == (5, 32) and b.shape == (32, 40) and a.dtype == np.float32
