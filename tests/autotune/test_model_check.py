@@ -150,25 +150,23 @@ def test_tune_runs_the_check_on_the_example_inputs(
 
     monkeypatch.setattr(tensorium.autotune.tuning, "check_model", spy)
     lines: list[str] = []
-    tuning = tensorium.autotune.tune(
-        gemm_model,
-        *gemm_inputs(),
-        budget=2.0,
-        db=tmp_path / "r.jsonl",
-        progress=lines.append,
-        measurer=Synthetic(str(gemm_kernel.default)),
-    )
+
+    def tune(db: str, budget: float, check: bool) -> tensorium.autotune.tuning.ModelTuning:
+        measurer = Synthetic(str(gemm_kernel.default))
+        return tensorium.autotune.tune(
+            gemm_model,
+            *gemm_inputs(),
+            budget=budget,
+            db=tmp_path / db,
+            progress=lines.append,
+            measurer=measurer,
+            check=check,
+        )
+
+    tuning = tune("r.jsonl", 2.0, True)
     assert tuning.check is not None and len(tuning) == 1
     (inputs,) = seen
     assert all(np.array_equal(x, y) for x, y in zip(inputs, gemm_inputs()))
     assert lines[-1].startswith("whole-model check")
-    unchecked = tensorium.autotune.tune(
-        gemm_model,
-        *gemm_inputs(),
-        budget=0.5,
-        db=tmp_path / "r2.jsonl",
-        progress=lines.append,
-        measurer=Synthetic(str(gemm_kernel.default)),
-        check=False,
-    )
+    unchecked = tune("r2.jsonl", 0.5, False)
     assert unchecked.check is None and len(seen) == 1
