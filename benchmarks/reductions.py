@@ -31,6 +31,8 @@ CASES: list[tuple[tuple[int, ...], str, tuple[int, ...]]] = [
     ((8, 21, 128, 128), "softmax", (1,)),
     ((4096, 4096), "softmax", (0,)),
     ((64, 4096), "softmax", (1,)),
+    ((8, 21, 128, 128), "argmax", (1,)),
+    ((4096, 4096), "argmax", (0,)),
 ]
 
 
@@ -41,14 +43,15 @@ def _build(shape: tuple[int, ...], name: str, axes: tuple[int, ...], general: bo
     from tensorium.lowering import kernel
     from tensorium.testing import build_module
 
-    if name == "softmax":
-        module = build_module([TensorType(shape, f32)], lambda x: graph.softmax(x, axis=axes[0]), check_text=False)
+    if name in ("softmax", "argmax"):
+        op = getattr(graph, name)
+        module = build_module([TensorType(shape, f32)], lambda x: op(x, axis=axes[0]), check_text=False)
     else:
         op = getattr(graph, f"reduce_{name}")
         module = build_module([TensorType(shape, f32)], lambda x: op(x, axes=axes), check_text=False)
     saved = dict(kernel.TARGET_LOWERINGS)
     if general:  # the general lowering on the CPU too: drop the CPU's own reductions and softmax for this build
-        own = ("graph.reduce_", "graph.softmax")
+        own = ("graph.reduce_", "graph.softmax", "graph.argmax")
         for key in [k for k in kernel.TARGET_LOWERINGS if k[0] == "cpu" and k[1].startswith(own)]:
             del kernel.TARGET_LOWERINGS[key]
     try:
@@ -67,6 +70,8 @@ def _numpy(name: str, axes: tuple[int, ...]) -> Callable[[np.ndarray], Any]:
             return e / e.sum(axis=axes, keepdims=True)
 
         return softmax
+    if name == "argmax":
+        return lambda x: np.argmax(x, axis=axes[0])
     return lambda x: getattr(np, "amax" if name == "max" else name)(x, axis=axes)
 
 
@@ -82,6 +87,8 @@ def _peers(name: str, axes: tuple[int, ...]) -> dict[str, Callable[[np.ndarray],
         t = torch.from_numpy(x)
         if name == "softmax":
             return torch.softmax(t, dim=axes[0])
+        if name == "argmax":
+            return torch.argmax(t, dim=axes[0])
         return t.amax(dim=axes) if name == "max" else getattr(t, name)(dim=axes)
 
     out["torch eager"] = eager

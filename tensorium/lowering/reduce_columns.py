@@ -24,7 +24,9 @@ results, which accumulate in f32, and every other target keep the general loweri
 
 Softmax and log-softmax along an axis that is not the fastest (:func:`lower_column_softmax`: the channels of
 ``[N, C, H, W]``) walk blocks of the fastest dim with their maxima and sums in local buffers: 22.6 -> 2.5 ms
-for ``softmax(axis=1)`` of 8 x 21 x 128 x 128 (PyTorch eager 2.0 ms), one process, 2 threads.
+for ``softmax(axis=1)`` of 8 x 21 x 128 x 128 (PyTorch eager 2.0 ms), one process, 2 threads. argmax and argmin
+along such an axis (:func:`lower_column_arg_reduction`) do the same with selects: 12.2 -> 0.33 ms for the
+channels of 8 x 21 x 128 x 128 (numpy 10.1 ms, PyTorch 37.9 ms).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from contextlib import AbstractContextManager, ExitStack
 from ..ir.core import Operation, Value
 from ..ir.dialects import loop
 from ..ir.shapes import normalize_axes, normalize_axis
-from ..ir.types import BufferType, Sym, f32
+from ..ir.types import BufferType, FloatType, Sym, f32, i64
 from .kernel import LOWERINGS, Kernel, convert, element_of, register_target_lowering, shape_of
 from .reduce import _accumulator_type, _combine, _identity, vector_width
 
@@ -242,21 +244,107 @@ def lower_column_softmax(op: Operation, k: Kernel, axis: int) -> None:
             loop.store(k.const(0.0, f32), total, [c])
         with loop.for_(k.index(0), sizes[axis], k.index(1), name="max_r0") as r, lanes_loop("max_c") as c:
             loop.store(loop.max(loop.load(top, [c]), loop.load(x, at(r, c))), top, [c])
+        # Each body computes its element's indices once: the vectorizer runs a loop on lanes only when a
+        # buffer it stores is loaded at the very same index values.
         with loop.for_(k.index(0), sizes[axis], k.index(1), name="sum_r0") as r, lanes_loop("sum_c") as c:
-            e = loop.exp(loop.sub(loop.load(x, at(r, c)), loop.load(top, [c])))
+            where = at(r, c)
+            e = loop.exp(loop.sub(loop.load(x, where), loop.load(top, [c])))
             if not log:
-                loop.store(e, out, at(r, c))
+                loop.store(e, out, where)
             loop.store(loop.add(loop.load(total, [c]), e), total, [c])
         with loop.for_(k.index(0), sizes[axis], k.index(1), name="out_r0") as r, lanes_loop("out_c") as c:
+            where = at(r, c)
             if log:
-                shifted = loop.sub(loop.load(x, at(r, c)), loop.load(top, [c]))
+                shifted = loop.sub(loop.load(x, where), loop.load(top, [c]))
                 y = loop.sub(shifted, loop.log(loop.load(total, [c])))
             else:
-                y = loop.mul(loop.load(out, at(r, c)), loop.div(k.const(1.0, f32), loop.load(total, [c])))
-            loop.store(y, out, at(r, c))
+                y = loop.mul(loop.load(out, where), loop.div(k.const(1.0, f32), loop.load(total, [c])))
+            loop.store(y, out, where)
+
+
+def lower_cpu_arg_reduction(op: Operation, k: Kernel) -> None:
+    """argmax / argmin on CPUs: :func:`lower_column_arg_reduction` along an axis that is not the fastest; else
+    the general lowering."""
+    rank = len(shape_of(k.inputs[0]))
+    if normalize_axis(op.opdef.attr_kwargs(op)["axis"], rank) != rank - 1:
+        lower_column_arg_reduction(op, k)
+    else:
+        LOWERINGS[op.name](op, k)
+
+
+def lower_column_arg_reduction(op: Operation, k: Kernel) -> None:
+    """argmax / argmin along an axis that is not the fastest (the channels of ``[N, C, H, W]``): as
+    :func:`lower_column_softmax`, blocks of the fastest dim keep their best values in a local buffer and their
+    indices in the result, and one pass over the axis updates both by selects on vector lanes. The same
+    choice as the general lowering's: a NaN wins, ties keep the first index (the last with
+    ``select_last_index``)."""
+    x, out = k.inputs[0], k.outputs[0]
+    attrs = op.opdef.attr_kwargs(op)
+    shape = shape_of(x)
+    rank = len(shape)
+    axis = normalize_axis(attrs["axis"], rank)
+    t = element_of(x)
+    last_index = attrs["select_last_index"]
+    better = {"graph.argmax": "ge" if last_index else "gt", "graph.argmin": "le" if last_index else "lt"}[op.name]
+    sizes = k.sizes(x)
+    k.check_not_empty([sizes[axis]], "reduces a dimension that is empty at run time")
+    last = rank - 1
+    kept = [a for a in range(rank) if a != axis]
+    names = {a: f"i{kept.index(a)}" for a in kept}
+    lanes = k.target.lanes(64)  # the indices are i64
+    width = SOFTMAX_BLOCK * lanes
+    moving = [a for a in kept if a < axis and not _is_one(shape[a])]
+    with ExitStack() as stack:
+        position: dict[int, Value] = {}
+        for a in kept[:-1]:
+            parallel = "parallel" if moving and a == moving[0] else "serial"
+            position[a] = stack.enter_context(loop.for_(k.index(0), sizes[a], k.index(1), kind=parallel, name=names[a]))
+        block = stack.enter_context(
+            loop.for_(
+                k.index(0),
+                sizes[last],
+                k.index(width),
+                kind="serial" if moving else "parallel",
+                name=f"{names[last]}_o",
+            )
+        )
+        columns = loop.min(loop.sub(sizes[last], block), k.index(width))
+        best = loop.alloc(type=BufferType((width,), t, "local"))
+
+        def lanes_loop(name: str) -> AbstractContextManager[Value]:
+            return loop.for_(k.index(0), columns, k.index(1), kind="vectorize", factor=lanes, name=name)
+
+        def at(r: Value, c: Value) -> list[Value]:
+            where = dict(position)
+            where[axis] = r
+            where[last] = loop.add(block, c)
+            return [where[a] for a in range(rank)]
+
+        def result(c: Value) -> list[Value]:
+            where = at(k.index(0), c)
+            return where if attrs["keepdims"] else [where[a] for a in kept]
+
+        with lanes_loop("init_c") as c:
+            loop.store(loop.load(x, at(k.index(0), c), loc=op.loc), best, [c])
+            loop.store(k.const(0, i64), out, result(c))
+        with loop.for_(k.index(0), sizes[axis], k.index(1), name="r0") as r, lanes_loop("c") as c:
+            where = result(c)  # once: the vectorizer needs the result loaded and stored at the same values
+            value, current = loop.load(x, at(r, c)), loop.load(best, [c])
+            take = loop.cmp(value, current, predicate=better)
+            if isinstance(t, FloatType):
+                is_nan = loop.cmp(value, value, predicate="ne")
+                if last_index:
+                    take = loop.or_(take, is_nan)
+                else:
+                    take = loop.or_(take, loop.and_(is_nan, loop.cmp(current, current, predicate="eq")))
+            loop.store(loop.select(take, value, current), best, [c])
+            index = loop.cast(r, dtype=i64)
+            loop.store(loop.select(take, index, loop.load(out, where)), out, where)
 
 
 for _name in REDUCTIONS:
     register_target_lowering("cpu", _name, lower_cpu_reduction)
+for _name in ("graph.argmax", "graph.argmin"):
+    register_target_lowering("cpu", _name, lower_cpu_arg_reduction)
 for _name in ("graph.softmax", "graph.log_softmax"):
     register_target_lowering("cpu", _name, lower_cpu_softmax)

@@ -173,3 +173,34 @@ def test_softmax_with_run_time_sizes() -> None:
         (got,) = exe.run([x])
         (want,) = interp.run(module, [x])
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+ARG_CASES = [((37, 21), 0), ((3, 9, 130), 1), ((2, 5, 4, 19), 1), ((1, 7, 40), -2)]
+
+
+@pytest.mark.parametrize("last", [False, True], ids=["first", "last"])
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+@pytest.mark.parametrize(("shape", "axis"), ARG_CASES, ids=[f"{s}-{a}" for s, a in ARG_CASES])
+def test_arg_reductions_along_a_slow_axis(shape: tuple[int, ...], axis: int, name: str, last: bool) -> None:
+    x = RNG.integers(-3, 4, size=shape).astype(np.float32)  # many ties
+    x.reshape(-1)[5::17] = np.nan  # a NaN wins, whichever index select_last_index asks for
+    op = getattr(graph, name)
+    for keepdims in (False, True):
+        body = lambda v, keep=keepdims: op(v, axis=axis, keepdims=keep, select_last_index=last)  # noqa: E731
+        got, want = run_lowered(body, x)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(run_compiled(body, x, shape=want.shape), want)
+
+
+def test_arg_reductions_of_integers_and_run_time_sizes() -> None:
+    x = RNG.integers(-50, 50, size=(6, 4, 33)).astype(np.int32)
+    got, want = run_lowered(lambda v: graph.argmin(v, axis=1), x)
+    np.testing.assert_array_equal(got, want)
+    rows = Sym("rows")
+    module = build_module([TensorType((rows, 40), f32)], lambda v: graph.argmax(v, axis=0))
+    exe = CpuExecutable.build(module)
+    for n in (1, 9):
+        y = RNG.standard_normal((n, 40)).astype(np.float32)
+        np.testing.assert_array_equal(exe.run([y])[0], y.argmax(axis=0))
+    with pytest.raises(TensoriumError, match="reduces a dimension that is empty at run time"):
+        exe.run([np.zeros((0, 40), np.float32)])
