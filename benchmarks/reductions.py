@@ -33,6 +33,7 @@ CASES: list[tuple[tuple[int, ...], str, tuple[int, ...]]] = [
     ((64, 4096), "softmax", (1,)),
     ((8, 21, 128, 128), "argmax", (1,)),
     ((4096, 4096), "argmax", (0,)),
+    ((4096, 4096), "argmax", (1,)),
 ]
 
 

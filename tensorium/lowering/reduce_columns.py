@@ -26,7 +26,9 @@ Softmax and log-softmax along an axis that is not the fastest (:func:`lower_colu
 ``[N, C, H, W]``) walk blocks of the fastest dim with their maxima and sums in local buffers: 22.6 -> 2.5 ms
 for ``softmax(axis=1)`` of 8 x 21 x 128 x 128 (PyTorch eager 2.0 ms), one process, 2 threads. argmax and argmin
 along such an axis (:func:`lower_column_arg_reduction`) do the same with selects: 12.2 -> 0.33 ms for the
-channels of 8 x 21 x 128 x 128 (numpy 10.1 ms, PyTorch 37.9 ms).
+channels of 8 x 21 x 128 x 128 (numpy 10.1 ms, PyTorch 37.9 ms). Along the fastest dim,
+:func:`lower_lane_arg_reduction` keeps a best value and index per vector lane and combines the lanes at the end of
+each row: 47 -> 9.4 ms for 4096 x 4096 (numpy 5.9 ms, PyTorch 36.6 ms).
 """
 
 from __future__ import annotations
@@ -263,13 +265,101 @@ def lower_column_softmax(op: Operation, k: Kernel, axis: int) -> None:
 
 
 def lower_cpu_arg_reduction(op: Operation, k: Kernel) -> None:
-    """argmax / argmin on CPUs: :func:`lower_column_arg_reduction` along an axis that is not the fastest; else
-    the general lowering."""
+    """argmax / argmin on CPUs: :func:`lower_column_arg_reduction` along an axis that is not the fastest,
+    :func:`lower_lane_arg_reduction` along the fastest."""
     rank = len(shape_of(k.inputs[0]))
     if normalize_axis(op.opdef.attr_kwargs(op)["axis"], rank) != rank - 1:
         lower_column_arg_reduction(op, k)
     else:
-        LOWERINGS[op.name](op, k)
+        lower_lane_arg_reduction(op, k)
+
+
+def _better(op: Operation, t: object, value: Value, current: Value) -> Value:
+    """Whether ``value`` replaces ``current`` as the best of a scan in index order (an i1): greater (argmax) or
+    less (argmin), or equal too with ``select_last_index``; a NaN replaces a number, and a later NaN an
+    earlier one only with ``select_last_index``."""
+    last_index = op.opdef.attr_kwargs(op)["select_last_index"]
+    better = {"graph.argmax": "ge" if last_index else "gt", "graph.argmin": "le" if last_index else "lt"}[op.name]
+    take = loop.cmp(value, current, predicate=better)
+    if isinstance(t, FloatType):
+        is_nan = loop.cmp(value, value, predicate="ne")
+        if last_index:
+            return loop.or_(take, is_nan)  # type: ignore[no-any-return]
+        return loop.or_(take, loop.and_(is_nan, loop.cmp(current, current, predicate="eq")))  # type: ignore[no-any-return]
+    return take
+
+
+def lower_lane_arg_reduction(op: Operation, k: Kernel) -> None:
+    """argmax / argmin along the fastest dim on vector lanes: each lane keeps the best value and index of the
+    elements it sees (every ``lanes``-th), then the lanes combine in one scalar pass, where an equal value
+    (or a second NaN) goes to the lower index, or the higher with ``select_last_index``, and the elements
+    after the last whole vector are scanned in order. The same result as the general lowering's scan:
+
+        for i0 ... (kept dims; the default schedule runs the outermost in parallel)
+          best[l] = x[.., min(l, n - 1)]; index[l] = min(l, n - 1)
+          for r0_b in [0, n - n % lanes, lanes): for r0_v in lanes: select into best, index
+          for r0_lanes: combine best[l], index[l] into one;  for r0_t in the tail: the scan's rule
+    """
+    x, out = k.inputs[0], k.outputs[0]
+    attrs = op.opdef.attr_kwargs(op)
+    rank = len(shape_of(x))
+    t = element_of(x)
+    last_index = attrs["select_last_index"]
+    sizes = k.sizes(x)
+    n = sizes[-1]
+    k.check_not_empty([n], "reduces a dimension that is empty at run time")
+    lanes = k.target.lanes(64)  # the indices are i64
+    with k.prologue():
+        blocked = loop.mul(loop.div(n, k.index(lanes)), k.index(lanes))
+        final = loop.sub(n, k.index(1))
+    kept_names = [f"i{a}" for a in range(rank - 1)]
+    with k.loops(sizes[:-1], kept_names) as outer:
+        best = loop.alloc(type=BufferType((lanes,), t, "local"))
+        index = loop.alloc(type=BufferType((lanes,), i64, "local"))
+        with loop.for_(k.index(0), k.index(lanes), k.index(1), kind="vectorize", factor=lanes, name="r0_init") as lane:
+            j = loop.min(lane, final)
+            loop.store(loop.load(x, [*outer, j], loc=op.loc), best, [lane])
+            loop.store(loop.cast(j, dtype=i64), index, [lane])
+        with loop.for_(k.index(0), blocked, k.index(lanes), name="r0_b") as block:
+            with loop.for_(k.index(0), k.index(lanes), k.index(1), kind="vectorize", factor=lanes, name="r0_v") as lane:
+                j = loop.add(block, lane)
+                value, current = loop.load(x, [*outer, j]), loop.load(best, [lane])
+                take = _better(op, t, value, current)
+                loop.store(loop.select(take, value, current), best, [lane])
+                loop.store(loop.select(take, loop.cast(j, dtype=i64), loop.load(index, [lane])), index, [lane])
+        top = loop.alloc(type=BufferType((), t, "local"))
+        top_index = loop.alloc(type=BufferType((), i64, "local"))
+        loop.store(loop.load(best, [k.index(0)]), top)
+        loop.store(loop.load(index, [k.index(0)]), top_index)
+        with loop.for_(k.index(1), k.index(lanes), k.index(1), name="r0_lanes") as lane:
+            value, current = loop.load(best, [lane]), loop.load(top)
+            at, current_at = loop.load(index, [lane]), loop.load(top_index)
+            earlier = loop.cmp(at, current_at, predicate="gt" if last_index else "lt")
+            strictly = _better_strictly(op, t, value, current)
+            tie = loop.cmp(value, current, predicate="eq")
+            if isinstance(t, FloatType):
+                both_nan = loop.and_(loop.cmp(value, value, predicate="ne"), loop.cmp(current, current, predicate="ne"))
+                tie = loop.or_(tie, both_nan)
+            take = loop.or_(strictly, loop.and_(tie, earlier))
+            loop.store(loop.select(take, value, current), top)
+            loop.store(loop.select(take, at, current_at), top_index)
+        with loop.for_(blocked, n, k.index(1), name="r0_t") as j:
+            value, current = loop.load(x, [*outer, j]), loop.load(top)
+            take = _better(op, t, value, current)
+            loop.store(loop.select(take, value, current), top)
+            loop.store(loop.select(take, loop.cast(j, dtype=i64), loop.load(top_index)), top_index)
+        where = [*outer, k.index(0)] if attrs["keepdims"] else outer
+        loop.store(loop.load(top_index), out, where)
+
+
+def _better_strictly(op: Operation, t: object, value: Value, current: Value) -> Value:
+    """Whether ``value`` beats ``current`` whatever their indices: greater (argmax) or less (argmin), or a
+    NaN against a number."""
+    take = loop.cmp(value, current, predicate="gt" if op.name == "graph.argmax" else "lt")
+    if isinstance(t, FloatType):
+        is_nan = loop.cmp(value, value, predicate="ne")
+        return loop.or_(take, loop.and_(is_nan, loop.cmp(current, current, predicate="eq")))  # type: ignore[no-any-return]
+    return take  # type: ignore[no-any-return]
 
 
 def lower_column_arg_reduction(op: Operation, k: Kernel) -> None:
@@ -284,8 +374,6 @@ def lower_column_arg_reduction(op: Operation, k: Kernel) -> None:
     rank = len(shape)
     axis = normalize_axis(attrs["axis"], rank)
     t = element_of(x)
-    last_index = attrs["select_last_index"]
-    better = {"graph.argmax": "ge" if last_index else "gt", "graph.argmin": "le" if last_index else "lt"}[op.name]
     sizes = k.sizes(x)
     k.check_not_empty([sizes[axis]], "reduces a dimension that is empty at run time")
     last = rank - 1
@@ -330,13 +418,7 @@ def lower_column_arg_reduction(op: Operation, k: Kernel) -> None:
         with loop.for_(k.index(0), sizes[axis], k.index(1), name="r0") as r, lanes_loop("c") as c:
             where = result(c)  # once: the vectorizer needs the result loaded and stored at the same values
             value, current = loop.load(x, at(r, c)), loop.load(best, [c])
-            take = loop.cmp(value, current, predicate=better)
-            if isinstance(t, FloatType):
-                is_nan = loop.cmp(value, value, predicate="ne")
-                if last_index:
-                    take = loop.or_(take, is_nan)
-                else:
-                    take = loop.or_(take, loop.and_(is_nan, loop.cmp(current, current, predicate="eq")))
+            take = _better(op, t, value, current)
             loop.store(loop.select(take, value, current), best, [c])
             index = loop.cast(r, dtype=i64)
             loop.store(loop.select(take, index, loop.load(out, where)), out, where)

@@ -204,3 +204,36 @@ def test_arg_reductions_of_integers_and_run_time_sizes() -> None:
         np.testing.assert_array_equal(exe.run([y])[0], y.argmax(axis=0))
     with pytest.raises(TensoriumError, match="reduces a dimension that is empty at run time"):
         exe.run([np.zeros((0, 40), np.float32)])
+
+
+LANE_CASES = [(3, 1), (2, 5), (4, 8), (3, 16), (2, 37), (5, 130)]
+
+
+@pytest.mark.parametrize("last", [False, True], ids=["first", "last"])
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+@pytest.mark.parametrize("shape", LANE_CASES, ids=[f"{s}" for s in LANE_CASES])
+def test_arg_reductions_along_the_fastest_axis_on_lanes(shape: tuple[int, int], name: str, last: bool) -> None:
+    """Each lane keeps its own best; ties and NaN across lanes must still give the scan's index."""
+    op = getattr(graph, name)
+    body = lambda v: op(v, axis=-1, select_last_index=last)  # noqa: E731
+    ties = RNG.integers(-2, 3, size=shape).astype(np.float32)  # equal values in many lanes
+    nans = ties.copy()
+    nans[:, 1::3] = np.nan  # several NaN per row, in different lanes: the first (or last) one wins
+    only_nan = np.full(shape, np.nan, np.float32)
+    for x in (ties, nans, only_nan, RNG.standard_normal(shape).astype(np.float32)):
+        got, want = run_lowered(body, x)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(run_compiled(body, x, shape=want.shape), want)
+
+
+def test_arg_reductions_along_the_fastest_axis_of_integers_and_run_time_sizes() -> None:
+    x = RNG.integers(-3, 3, size=(4, 3, 45)).astype(np.int64)
+    got, want = run_lowered(lambda v: graph.argmax(v, axis=2, keepdims=True), x)
+    np.testing.assert_array_equal(got, want)
+    n = Sym("n")
+    exe = CpuExecutable.build(build_module([TensorType((3, n), f32)], lambda v: graph.argmin(v, axis=1)))
+    for size in (1, 7, 33):
+        y = RNG.integers(-2, 2, size=(3, size)).astype(np.float32)
+        np.testing.assert_array_equal(exe.run([y])[0], y.argmin(axis=1))
+    with pytest.raises(TensoriumError, match="reduces a dimension that is empty at run time"):
+        exe.run([np.zeros((3, 0), np.float32)])
