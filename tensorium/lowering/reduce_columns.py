@@ -160,6 +160,52 @@ class _nest:
         self.stack.close()
 
 
+class _ColumnBlocks:
+    """The loops of a column kernel along ``axis`` of ``x`` (softmax, argmax): the kept dims but the fastest
+    (the first that moves and lies before ``axis`` in parallel), then blocks of :data:`SOFTMAX_BLOCK` vectors
+    of ``lanes`` of the fastest dim (in parallel where no dim before the axis moves). Inside, ``lanes_loop``
+    runs over the block's columns (vectorized when ``lanes`` is over 1) and ``at(r, c)`` indexes ``x`` at
+    position ``r`` of the axis and column ``c`` of the block."""
+
+    def __init__(self, k: Kernel, x: Value, axis: int, lanes: int) -> None:
+        self.k, self.x, self.axis, self.lanes = k, x, axis, lanes
+        self.width = SOFTMAX_BLOCK * max(lanes, 1)
+        self.stack = ExitStack()
+        self.position: dict[int, Value] = {}
+
+    def __enter__(self) -> _ColumnBlocks:
+        k, shape, sizes = self.k, shape_of(self.x), self.k.sizes(self.x)
+        last = len(shape) - 1
+        kept = [a for a in range(len(shape)) if a != self.axis]
+        moving = [a for a in kept if a < self.axis and not _is_one(shape[a])]
+        for a in kept[:-1]:
+            kind = "parallel" if moving and a == moving[0] else "serial"
+            self.position[a] = self.stack.enter_context(
+                loop.for_(k.index(0), sizes[a], k.index(1), kind=kind, name=f"i{kept.index(a)}")
+            )
+        name = f"i{kept.index(last)}_o"
+        kind = "serial" if moving else "parallel"
+        self.block = self.stack.enter_context(
+            loop.for_(k.index(0), sizes[last], k.index(self.width), kind=kind, name=name)
+        )
+        self.columns = loop.min(loop.sub(sizes[last], self.block), k.index(self.width))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stack.close()
+
+    def lanes_loop(self, name: str) -> AbstractContextManager[Value]:
+        kind, factor = ("vectorize", self.lanes) if self.lanes > 1 else ("serial", None)
+        return loop.for_(self.k.index(0), self.columns, self.k.index(1), kind=kind, factor=factor, name=name)
+
+    def at(self, r: Value, c: Value) -> list[Value]:
+        rank = len(shape_of(self.x))
+        where = dict(self.position)
+        where[self.axis] = r
+        where[rank - 1] = loop.add(self.block, c)
+        return [where[a] for a in range(rank)]
+
+
 def _is_one(d: object) -> bool:
     return not isinstance(d, Sym) and d == 1
 
@@ -202,44 +248,13 @@ def lower_column_softmax(op: Operation, k: Kernel, axis: int) -> None:
     As the general lowering, but each result's terms combine in the reference's order (row by row), with no
     partial accumulators."""
     x, out = k.inputs[0], k.outputs[0]
-    shape = shape_of(x)
-    rank = len(shape)
     log = op.name == "graph.log_softmax"
     sizes = k.sizes(x)
-    last = rank - 1
-    kept = [a for a in range(rank) if a != axis]
-    names = {a: f"i{kept.index(a)}" for a in kept}
     lanes = vector_width(k, "softmax", f32)
-    vector = max(lanes, 1)
-    width = SOFTMAX_BLOCK * vector
-    moving = [a for a in kept if a < axis and not _is_one(shape[a])]
-    kind, factor = ("vectorize", lanes) if lanes > 1 else ("serial", None)
-    with ExitStack() as stack:
-        position: dict[int, Value] = {}
-        for a in kept[:-1]:
-            parallel = "parallel" if moving and a == moving[0] else "serial"
-            position[a] = stack.enter_context(loop.for_(k.index(0), sizes[a], k.index(1), kind=parallel, name=names[a]))
-        block = stack.enter_context(
-            loop.for_(
-                k.index(0),
-                sizes[last],
-                k.index(width),
-                kind="serial" if moving else "parallel",
-                name=f"{names[last]}_o",
-            )
-        )
-        columns = loop.min(loop.sub(sizes[last], block), k.index(width))
-        top = loop.alloc(type=BufferType((width,), f32, "local"))
-        total = loop.alloc(type=BufferType((width,), f32, "local"))
-
-        def lanes_loop(name: str) -> AbstractContextManager[Value]:
-            return loop.for_(k.index(0), columns, k.index(1), kind=kind, factor=factor, name=name)
-
-        def at(r: Value, c: Value) -> list[Value]:
-            where = dict(position)
-            where[axis] = r
-            where[last] = loop.add(block, c)
-            return [where[a] for a in range(rank)]
+    with _ColumnBlocks(k, x, axis, lanes) as blocks:
+        top = loop.alloc(type=BufferType((blocks.width,), f32, "local"))
+        total = loop.alloc(type=BufferType((blocks.width,), f32, "local"))
+        lanes_loop, at = blocks.lanes_loop, blocks.at
 
         with lanes_loop("init_c") as c:
             loop.store(k.const(float("-inf"), f32), top, [c])
@@ -370,43 +385,15 @@ def lower_column_arg_reduction(op: Operation, k: Kernel) -> None:
     ``select_last_index``)."""
     x, out = k.inputs[0], k.outputs[0]
     attrs = op.opdef.attr_kwargs(op)
-    shape = shape_of(x)
-    rank = len(shape)
+    rank = len(shape_of(x))
     axis = normalize_axis(attrs["axis"], rank)
     t = element_of(x)
     sizes = k.sizes(x)
     k.check_not_empty([sizes[axis]], "reduces a dimension that is empty at run time")
-    last = rank - 1
     kept = [a for a in range(rank) if a != axis]
-    names = {a: f"i{kept.index(a)}" for a in kept}
-    lanes = k.target.lanes(64)  # the indices are i64
-    width = SOFTMAX_BLOCK * lanes
-    moving = [a for a in kept if a < axis and not _is_one(shape[a])]
-    with ExitStack() as stack:
-        position: dict[int, Value] = {}
-        for a in kept[:-1]:
-            parallel = "parallel" if moving and a == moving[0] else "serial"
-            position[a] = stack.enter_context(loop.for_(k.index(0), sizes[a], k.index(1), kind=parallel, name=names[a]))
-        block = stack.enter_context(
-            loop.for_(
-                k.index(0),
-                sizes[last],
-                k.index(width),
-                kind="serial" if moving else "parallel",
-                name=f"{names[last]}_o",
-            )
-        )
-        columns = loop.min(loop.sub(sizes[last], block), k.index(width))
-        best = loop.alloc(type=BufferType((width,), t, "local"))
-
-        def lanes_loop(name: str) -> AbstractContextManager[Value]:
-            return loop.for_(k.index(0), columns, k.index(1), kind="vectorize", factor=lanes, name=name)
-
-        def at(r: Value, c: Value) -> list[Value]:
-            where = dict(position)
-            where[axis] = r
-            where[last] = loop.add(block, c)
-            return [where[a] for a in range(rank)]
+    with _ColumnBlocks(k, x, axis, k.target.lanes(64)) as blocks:  # the indices are i64
+        best = loop.alloc(type=BufferType((blocks.width,), t, "local"))
+        lanes_loop, at = blocks.lanes_loop, blocks.at
 
         def result(c: Value) -> list[Value]:
             where = at(k.index(0), c)
