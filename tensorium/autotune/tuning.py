@@ -102,8 +102,8 @@ def tune(
 def recorded_inputs(compiled: Any, *args: Any, **kwargs: Any) -> list[Any]:
     """The arrays a compiled model's artifact runs on when the model is called with ``args`` and ``kwargs``
     (after the frontend's conversions: torch tensors to arrays, static arguments left out, lifted
-    parameters added), recorded by calling it once more: the inputs :func:`check_model` needs."""
-    compiled(*args, **kwargs)
+    parameters added), recorded by calling it once more (it must have run on them once, so that it has an
+    artifact): the inputs :func:`check_model` needs."""
     artifact = compiled.artifact
     seen: list[list[Any]] = []
     run = artifact.run

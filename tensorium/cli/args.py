@@ -1,10 +1,12 @@
-"""Argument types shared by the command-line parsers (``tensorium bench``, ``tensorium fuzz``)."""
+"""Argument types shared by the command-line parsers (``tensorium bench``, ``fuzz``, ``run``, ``tune``)."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
 from typing import Any
+
+from ..errors import TensoriumError
 
 
 def positive(kind: type) -> Callable[[str], Any]:
@@ -20,3 +22,14 @@ def positive(kind: type) -> Callable[[str], Any]:
         return value
 
     return parse
+
+
+def dim_sizes(items: list[str] | None) -> dict[str, int]:
+    """The sizes ``--dim NAME=SIZE`` options give, by name; TensoriumError naming a malformed one."""
+    dims = {}
+    for item in items or []:
+        name, _, size = item.partition("=")
+        if not name or not size.isdigit():
+            raise TensoriumError(f"--dim expects NAME=SIZE with a non-negative size, got '{item}'")
+        dims[name] = int(size)
+    return dims

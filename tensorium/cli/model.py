@@ -34,6 +34,7 @@ from ..ir.printer import print_module
 from ..ir.storage import random_array
 from ..ir.types import TensorType, storage_dtype
 from ..runtime.artifact import Artifact, build_executable, read_artifact, write_artifact
+from .args import dim_sizes
 
 if TYPE_CHECKING:
     from ..backends.cpu import CpuExecutable
@@ -252,12 +253,7 @@ def _collect_inputs(artifact: Artifact, args: argparse.Namespace) -> list[np.nda
             f"missing input{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
             "(give --input NAME=FILE.npy or --random-inputs)"
         )
-    dims = {}
-    for item in args.dim or []:
-        name, _, size = item.partition("=")
-        if not size.isdigit():
-            raise ModelCommandError(f"--dim expects NAME=SIZE with a non-negative size, got '{item}'")
-        dims[name] = int(size)
+    dims = dim_sizes(args.dim)
     rng = np.random.default_rng(args.seed)
     return [
         given[i] if i in given else random_array(t, f"'{n}'", dims, rng) for i, (n, t) in enumerate(artifact.inputs)

@@ -11,6 +11,7 @@ from typing import Any, TextIO
 from ..api import check_pipeline, check_target
 from ..autotune.records import TuningDB, TuningRecordsWarning, default_db_path
 from ..errors import TensoriumError
+from .args import dim_sizes
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
@@ -62,7 +63,7 @@ def _tune_model(args: argparse.Namespace, db: TuningDB) -> None:
 
     if args.budget <= 0:
         raise TensoriumError(f"--budget must be positive seconds, got {args.budget:g}")
-    dims = _dims(args.dim)  # a bad option is reported before the budget is spent
+    dims = dim_sizes(args.dim)  # a bad option is reported before the budget is spent
     target = check_target(args.target)
     imported, frontend = _import(args.model)
     PassManager.parse(check_pipeline(None, target, ())).run(imported.module)
@@ -116,16 +117,6 @@ def _check_model(args: argparse.Namespace, imported: Any, target: Any, db: Tunin
         print("\ninterrupted: the whole-model check did not finish; every record is kept", file=sys.stderr)
         raise SystemExit(130) from None
     print(check.describe())
-
-
-def _dims(items: list[str] | None) -> dict[str, int]:
-    dims = {}
-    for item in items or []:
-        name, _, size = item.partition("=")
-        if not name or not size.isdigit():
-            raise TensoriumError(f"--dim expects NAME=SIZE with a non-negative size, got '{item}'")
-        dims[name] = int(size)
-    return dims
 
 
 def _progress(line: str) -> None:

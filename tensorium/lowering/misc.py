@@ -34,8 +34,6 @@ def lower_arg_reduction(op: Operation, k: Kernel) -> None:
     rank = len(shape_of(x))
     axis = normalize_axis(attrs["axis"], rank)
     t = element_of(x)
-    last = attrs["select_last_index"]
-    better = {"graph.argmax": "ge" if last else "gt", "graph.argmin": "le" if last else "lt"}[op.name]
     kept = [a for a in range(rank) if a != axis]
     sizes = k.sizes(x)
     k.check_not_empty([sizes[axis]], "reduces a dimension that is empty at run time")
@@ -52,19 +50,26 @@ def lower_arg_reduction(op: Operation, k: Kernel) -> None:
         loop.store(k.const(0, i64), best_index)
         with k.loops([sizes[axis]], ["r0"]) as (j,):
             value, current = loop.load(x, at(j)), loop.load(best)
-            take = loop.cmp(value, current, predicate=better)
-            if isinstance(t, FloatType):
-                is_nan = loop.cmp(value, value, predicate="ne")
-                if last:
-                    take = loop.or_(take, is_nan)
-                else:
-                    current_is_number = loop.cmp(current, current, predicate="eq")
-                    take = loop.or_(take, loop.and_(is_nan, current_is_number))
-            with loop.if_(take):
+            with loop.if_(arg_better(op, t, value, current)):
                 loop.store(value, best)
                 loop.store(loop.cast(j, dtype=i64), best_index)
         where = at(k.index(0)) if attrs["keepdims"] else outer
         loop.store(loop.load(best_index), out, where)
+
+
+def arg_better(op: Operation, t: object, value: Value, current: Value) -> Value:
+    """Whether ``value`` replaces ``current`` as the best of an argmax / argmin scan in index order (an i1):
+    greater (argmax) or less (argmin), or equal too with ``select_last_index``; a NaN replaces a number, and a
+    later NaN an earlier one only with ``select_last_index``."""
+    last_index = op.opdef.attr_kwargs(op)["select_last_index"]
+    better = {"graph.argmax": "ge" if last_index else "gt", "graph.argmin": "le" if last_index else "lt"}[op.name]
+    take = loop.cmp(value, current, predicate=better)
+    if isinstance(t, FloatType):
+        is_nan = loop.cmp(value, value, predicate="ne")
+        if last_index:
+            return loop.or_(take, is_nan)  # type: ignore[no-any-return]
+        return loop.or_(take, loop.and_(is_nan, loop.cmp(current, current, predicate="eq")))  # type: ignore[no-any-return]
+    return take
 
 
 def _sum_type(t: IntegerType | FloatType) -> IntegerType | FloatType:

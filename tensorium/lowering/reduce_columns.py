@@ -40,6 +40,7 @@ from ..ir.dialects import loop
 from ..ir.shapes import normalize_axes, normalize_axis
 from ..ir.types import BufferType, FloatType, Sym, f32, i64
 from .kernel import LOWERINGS, Kernel, convert, element_of, register_target_lowering, shape_of
+from .misc import arg_better
 from .reduce import _accumulator_type, _combine, _identity, vector_width
 
 COLUMN_BLOCKS = 8
@@ -289,21 +290,6 @@ def lower_cpu_arg_reduction(op: Operation, k: Kernel) -> None:
         lower_lane_arg_reduction(op, k)
 
 
-def _better(op: Operation, t: object, value: Value, current: Value) -> Value:
-    """Whether ``value`` replaces ``current`` as the best of a scan in index order (an i1): greater (argmax) or
-    less (argmin), or equal too with ``select_last_index``; a NaN replaces a number, and a later NaN an
-    earlier one only with ``select_last_index``."""
-    last_index = op.opdef.attr_kwargs(op)["select_last_index"]
-    better = {"graph.argmax": "ge" if last_index else "gt", "graph.argmin": "le" if last_index else "lt"}[op.name]
-    take = loop.cmp(value, current, predicate=better)
-    if isinstance(t, FloatType):
-        is_nan = loop.cmp(value, value, predicate="ne")
-        if last_index:
-            return loop.or_(take, is_nan)  # type: ignore[no-any-return]
-        return loop.or_(take, loop.and_(is_nan, loop.cmp(current, current, predicate="eq")))  # type: ignore[no-any-return]
-    return take
-
-
 def lower_lane_arg_reduction(op: Operation, k: Kernel) -> None:
     """argmax / argmin along the fastest dim on vector lanes: each lane keeps the best value and index of the
     elements it sees (every ``lanes``-th), then the lanes combine in one scalar pass, where an equal value
@@ -339,7 +325,7 @@ def lower_lane_arg_reduction(op: Operation, k: Kernel) -> None:
             with loop.for_(k.index(0), k.index(lanes), k.index(1), kind="vectorize", factor=lanes, name="r0_v") as lane:
                 j = loop.add(block, lane)
                 value, current = loop.load(x, [*outer, j]), loop.load(best, [lane])
-                take = _better(op, t, value, current)
+                take = arg_better(op, t, value, current)
                 loop.store(loop.select(take, value, current), best, [lane])
                 loop.store(loop.select(take, loop.cast(j, dtype=i64), loop.load(index, [lane])), index, [lane])
         top = loop.alloc(type=BufferType((), t, "local"))
@@ -360,7 +346,7 @@ def lower_lane_arg_reduction(op: Operation, k: Kernel) -> None:
             loop.store(loop.select(take, at, current_at), top_index)
         with loop.for_(blocked, n, k.index(1), name="r0_t") as j:
             value, current = loop.load(x, [*outer, j]), loop.load(top)
-            take = _better(op, t, value, current)
+            take = arg_better(op, t, value, current)
             loop.store(loop.select(take, value, current), top)
             loop.store(loop.select(take, loop.cast(j, dtype=i64), loop.load(top_index)), top_index)
         where = [*outer, k.index(0)] if attrs["keepdims"] else outer
@@ -405,7 +391,7 @@ def lower_column_arg_reduction(op: Operation, k: Kernel) -> None:
         with loop.for_(k.index(0), sizes[axis], k.index(1), name="r0") as r, lanes_loop("c") as c:
             where = result(c)  # once: the vectorizer needs the result loaded and stored at the same values
             value, current = loop.load(x, at(r, c)), loop.load(best, [c])
-            take = _better(op, t, value, current)
+            take = arg_better(op, t, value, current)
             loop.store(loop.select(take, value, current), best, [c])
             index = loop.cast(r, dtype=i64)
             loop.store(loop.select(take, index, loop.load(out, where)), out, where)
