@@ -37,6 +37,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from tensorium.bench.timing import let_threads_park
+
 Runner = Callable[[int], object]
 """Runs layer ``i`` (of the cycled weight sets) once."""
 
@@ -53,12 +55,14 @@ def round_medians(
 ) -> dict[str, list[float]]:
     """Seconds per call of each runner in each round: the median of ``reps`` passes over all layers (on
     ``clock``: see :data:`CLOCKS`). The runners take turns within each round, so that a change of the
-    machine's speed between rounds hits them alike."""
+    machine's speed between rounds hits them alike, each after the last one's worker threads have gone to sleep
+    (:func:`~tensorium.bench.timing.let_threads_park`)."""
     now = CLOCKS[clock]
     share = threads if clock == "cpu" else 1
     out: dict[str, list[float]] = {name: [] for name in runners}
     for _ in range(rounds):
         for name, run in runners.items():
+            let_threads_park()
             for i in range(layers):
                 run(i)
             times = []
@@ -112,6 +116,7 @@ def tensorium_runner(
     path: str,
     per_layer: bool = False,
     offset: int = 0,
+    group_major: bool = False,
     **knobs: int | str,
 ) -> tuple[Runner, int]:
     """The qgemv kernel on ``path`` (float or int; the other knobs by the default rule unless ``knobs`` names
@@ -119,7 +124,9 @@ def tensorium_runner(
     one call of one executable computes every layer (``layers`` kernels in turn, so the per-call cost of
     Python's ``run`` is paid once); ``per_layer``: an executable of one layer, called once per layer.
     ``offset``: each weight array starts that many bytes past a 64-byte cache line (0: on one, as the weights
-    ``tensorium.compile`` binds; numpy's own large arrays start 16 bytes past one)."""
+    ``tensorium.compile`` binds; numpy's own large arrays start 16 bytes past one). The scales and zero points are
+    panel-major, as pack-quant stores them; ``group_major``: ``[K / group, N]`` instead (a line per group from
+    a different page)."""
     from tensorium.backends.cpu import CpuExecutable
     from tensorium.ir.dialects import quant
     from tensorium.ir.dialects.builtin import func_body, functions
@@ -135,8 +142,10 @@ def tensorium_runner(
     sets = []
     for _ in range(layers):
         packed = layouts.pack(rng.integers(0, 1 << bits, (n, k)), bits, False, "interleaved", lanes)
-        params = (k // group, packed.shape[0] * lanes)
-        arrays = [packed, rng.random(params).astype(np.float32), rng.random(params).astype(np.float32)]
+        params = [rng.random((k // group, packed.shape[0] * lanes)).astype(np.float32) for _ in range(2)]
+        if not group_major:
+            params = [layouts.panel_params(p.T, lanes) for p in params]
+        arrays = [packed, *params]
         sets.append([_placed(a, offset) for a in arrays])
     per_call = 1 if per_layer else layers
     weight_types = [TensorType(a.shape, IntegerType(32, False) if a.dtype == np.uint32 else f32) for a in sets[0]]
@@ -270,6 +279,9 @@ def gemv_table(args: argparse.Namespace) -> None:
                     if args.misaligned:
                         runner, _ = tensorium_runner(bits, n, k, args.group, batch, args.layers, path, offset=16)
                         runners[f"tensorium k={bits} {path}, +16 B"] = runner, nbytes
+                    if args.group_major:
+                        runner, _ = tensorium_runner(bits, n, k, args.group, batch, args.layers, path, group_major=True)
+                        runners[f"tensorium k={bits} {path}, by group"] = runner, nbytes
                     if args.per_layer_calls:
                         runner, _ = tensorium_runner(bits, n, k, args.group, batch, args.layers, path, True)
                         runners[f"tensorium k={bits} {path}, per layer"] = runner, nbytes
@@ -574,6 +586,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also time Tensorium with its weights 16 bytes past a cache line (numpy's large arrays; the weights "
         "tensorium.compile binds start on one)",
+    )
+    parser.add_argument(
+        "--group-major",
+        action="store_true",
+        help="also time Tensorium with its scales and zero points group-major, [K / group, N] (pack-quant's "
+        "layout before stop 31), instead of panel-major",
     )
     parser.add_argument("--no-peers", dest="peers", action="store_false", help="time Tensorium's paths only")
     parser.add_argument("--clock", choices=tuple(CLOCKS), default="wall", help="wall time, or CPU time / threads")

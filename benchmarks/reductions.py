@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from tensorium.bench.timing import let_threads_park
+
 CASES: list[tuple[tuple[int, ...], str, tuple[int, ...]]] = [
     ((4096, 4096), "sum", (0,)),
     ((4096, 4096), "sum", (1,)),
@@ -117,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         best = dict.fromkeys(runners, float("inf"))
         for _ in range(args.rounds):
             for label, run in runners.items():
+                let_threads_park()
                 times = []
                 for _ in range(5):
                     start = time.perf_counter()

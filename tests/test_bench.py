@@ -67,11 +67,24 @@ def report(benchmarks: ModuleType) -> Any:
     runners, missing = benchmarks.runners.make_runners(keys, ["interp"], 2)
     runners += [cls() for cls in _runner_classes(benchmarks)]
     log = io.StringIO()
-    result = benchmarks.harness.run(
-        runners, rounds=1, min_time=1e-4, smoke=True, command="test", missing=missing, stream=log
-    )
+    parks = []
+    park = benchmarks.harness.let_threads_park
+    benchmarks.harness.let_threads_park = lambda: parks.append(1)  # counted, not slept: the smoke run stays fast
+    try:
+        result = benchmarks.harness.run(
+            runners, rounds=1, min_time=1e-4, smoke=True, command="test", missing=missing, stream=log
+        )
+    finally:
+        benchmarks.harness.let_threads_park = park
     result.log = log.getvalue()
+    result.parks = len(parks)
     return result
+
+
+def test_each_runner_waits_for_the_last_ones_threads_to_park(report: Any) -> None:
+    timed = sum(len(row.round_medians) for row in report.rows)
+    failed_in_a_round = sum("in round" in (row.detail or "") for row in report.rows)
+    assert timed > 0 and report.parks == timed + failed_in_a_round
 
 
 def test_workload_names_match_the_cli(benchmarks: ModuleType) -> None:

@@ -28,6 +28,7 @@ import torch
 
 from ..version import __version__
 from .runners import NotApplicable, Prepared, Runner
+from .timing import let_threads_park
 from .workloads import WORKLOADS, Instance, Workload
 
 RTOL = 1e-3
@@ -258,6 +259,7 @@ def bench_workload(
     for r in range(rounds):
         order = ready[r % len(ready) :] + ready[: r % len(ready)] if ready else []
         for row, prepared in order:
+            let_threads_park()
             try:
                 prepared.call()
                 row.round_medians.append(_median_of_calls(prepared.call, row.reps))
@@ -335,7 +337,8 @@ class Report:
             f"- Bandwidth: {m.read_gbps:.1f} GB/s read, {m.copy_gbps:.1f} GB/s copy ({m.bandwidth_probe})",
             "- Both probes run before and after the workloads; the higher value is kept. Rates are nominal FLOPs "
             "(direct convolution, dense attention) or minimal bytes (each input read once) over the median time.",
-            f"- Method: {self.rounds} rounds, runners interleaved (order rotated each round); per round one warm-up "
+            f"- Method: {self.rounds} rounds, runners interleaved (order rotated each round, 0.3 s apart so that the "
+            f"last runner's threads stop spinning); per round one warm-up "
             f"call then enough timed calls for about {self.min_time:g} s (at least 3); the table gives the best "
             f"per-round median. Outputs are checked against PyTorch eager in float64 (rtol {RTOL:g}, absolute "
             f"slack {RTOL:g} x max|ref|). {'Smoke sizes, not the real workloads.' if self.smoke else ''}".rstrip(),

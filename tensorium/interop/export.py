@@ -976,14 +976,16 @@ def _quant_matmul(op: Operation) -> Callable[..., Value]:
 
 def _quant_matmul_packed(op: Operation) -> Callable[..., Value]:
     """A matmul with constant weights packed for the CPU: the codes unpacked at export time into a
-    per-group quantized constant, the transposed, padded scales and zero points cut back to that layout."""
+    per-group quantized constant, the padded group-major or panel-major scales and zero points cut back to
+    that layout."""
     bits, cols, group, lanes = (int(op.attr(k)) for k in ("bits", "cols", "group", "lanes"))
 
     def build(x: Value, packed: Value, scale: Value, zero: Value) -> Value:
         source = packed.defining_op()
         if source is None or source.name != "graph.constant":
             raise NotExportable("packed weights that are not a constant")
-        depth = _static(_tensor_type(scale), "packed scales")[0] * group
+        params = _static(_tensor_type(scale), "packed scales")
+        depth = params[-2 if len(params) == 3 else 0] * group
         codes = layouts.unpack(source.attr("value").array, bits, False, "interleaved", (cols, depth), lanes)
         expressed = _tensor_type(x).element
         assert isinstance(expressed, FloatType)
@@ -991,6 +993,9 @@ def _quant_matmul_packed(op: Operation) -> Callable[..., Value]:
         weight = graph.constant(value=DenseAttr.of(codes, qt))
 
         def per_row(params: Value) -> Value:
+            if len(_tensor_type(params).shape) == 3:  # panel-major [panels, groups, lanes]
+                rows = graph.reshape(graph.transpose(params, perm=[0, 2, 1]), shape=[-1, depth // group])
+                return graph.slice(rows, starts=[0], ends=[cols], axes=[0])
             return graph.transpose(graph.slice(params, starts=[0], ends=[cols], axes=[1]), perm=[1, 0])
 
         return graph.matmul(x, dequantized(weight, per_row(scale), per_row(zero)), transpose_b=True)

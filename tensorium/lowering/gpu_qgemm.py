@@ -50,6 +50,7 @@ from .gpu_qgemv import (
     qgemv_split,
 )
 from .kernel import LOWERINGS, Kernel, delinearize, register_target_lowering
+from .quant import param_index
 from .space import Config, Family, Knob, Setting, Space, register_target_family
 
 STEPS = (32, 64)
@@ -149,8 +150,9 @@ def lower_gpu_qgemm(op: Operation, k: Kernel) -> None:
             panel, lane = loop.div(n, i(WARP)), loop.rem(n, i(WARP))
             words = [loop.load(packed, panel, block, i(word), lane) for word in range(bits)]
             g = loop.div(block, i(group // BLOCK))
-            s = loop.select(inside, loop.load(scale, g, n), k.const(0.0, f32))
-            zp = loop.load(zero, g, n)
+            at = param_index(k, scale, g, panel, lane, WARP)
+            s = loop.select(inside, loop.load(scale, at), k.const(0.0, f32))
+            zp = loop.load(zero, at)
             row0 = loop.mul(kb, i(BLOCK))
             for j in range(BLOCK):
                 value = loop.mul(loop.sub(code_of(k, words, j, bits), zp), s)

@@ -33,6 +33,7 @@ from ..targets import Target
 from ..targets.cuda import WARP
 from .gpu_gemv import add_warp_partials
 from .kernel import LOWERINGS, Kernel, delinearize
+from .quant import param_index
 from .space import Config, Knob, Space
 
 BLOCK = 32
@@ -117,7 +118,8 @@ def lower_gpu_qgemv(op: Operation, k: Kernel) -> None:
                 words = [loop.load(packed, p, kb, i(word), lane) for word in range(bits)]
                 codes = [code_of(k, words, j, bits) for j in range(BLOCK)]
                 g = loop.div(kb, i(group // BLOCK))
-                s, z = loop.load(scale, g, n), loop.load(zero, g, n)
+                where = param_index(k, scale, g, p, lane, WARP)
+                s, z = loop.load(scale, where), loop.load(zero, where)
                 base = loop.mul(kb, i(BLOCK))
                 for m in range(rows):
                     dot, total = k.const(0.0, f32), k.const(0.0, f32)

@@ -181,6 +181,7 @@ def lower_matmul_packed(op: Operation, k: Kernel) -> None:
     panels = k.size(packed, 0)
     cols = int(attrs["cols"])
     last_row = loop.sub(rows, k.index(1)) if mr > 1 else None
+    panel_major = len(shape_of(scale)) == 3
     with loop.for_(k.index(0), panels, k.index(1), kind="parallel", name="nb") as nb:
         n0 = loop.mul(nb, k.index(lanes))
         with loop.for_(k.index(0), _ceil(k, rows, mr), k.index(1), name="mb") as mb:
@@ -189,7 +190,7 @@ def lower_matmul_packed(op: Operation, k: Kernel) -> None:
             accs = [zeros(k, 1, lanes, f"acc{r}") for r in range(mr)]
             with loop.for_(k.index(0), k.index(groups), k.index(1), name="g") as g:
                 partial = [zeros(k, 1, lanes, f"p{i}") for i in range(mr * slots)]
-                if ahead:
+                if ahead and not panel_major:
                     prefetch_params(k, (scale, zero), g, n0, lanes)
                 start = loop.mul(g, k.index(group // BLOCK))
                 with loop.for_(start, loop.add(start, k.index(group // BLOCK)), k.index(1), name="kb") as kb:
@@ -197,8 +198,8 @@ def lower_matmul_packed(op: Operation, k: Kernel) -> None:
                         prefetch(k, packed, nb, kb, bits, lanes, ahead)
                     path.block(k, BlockStep(packed, prepared, partial, nb, kb, ms, bits, lanes, chains))
                 with lane_loop(k, lanes) as lane:
-                    n = loop.add(n0, lane)
-                    s, z = loop.load(scale, [g, n]), loop.load(zero, [g, n])
+                    at = param_index(k, scale, g, nb, lane, lanes)
+                    s, z = loop.load(scale, at), loop.load(zero, at)
                     for r, m in enumerate(ms):
                         dot = loop.load(partial[r * slots], [k.index(0), lane])
                         for c in range(1, slots):
@@ -216,6 +217,15 @@ def lower_matmul_packed(op: Operation, k: Kernel) -> None:
                     loop.store(value, out, [*delinearize(m, lead), loop.add(n0, lane)])
 
 
+def param_index(k: Kernel, param: Value, g: Value, panel: Value, lane: Value, lanes: int) -> list[Value]:
+    """Where ``param`` (a scale or zero-point tensor of an interleaved kernel) holds group ``g`` of row ``lane`` of
+    panel ``panel``: ``[panel, g, lane]`` panel-major, ``[g, panel lanes + lane]`` group-major (the layouts of
+    :mod:`tensorium.ir.dialects.quant.layouts`)."""
+    if len(shape_of(param)) == 3:
+        return [panel, g, lane]
+    return [g, loop.add(loop.mul(panel, k.index(lanes)), lane)]
+
+
 def prefetch(k: Kernel, packed: Value, nb: Value, kb: Value, bits: int, lanes: int, ahead: int) -> None:
     """Prefetch the cache lines of the packed weights about ``ahead`` bytes past block ``kb`` of panel ``nb``
     (one per 64 bytes of the block; past the panel's last block the next panel's, which follows it in memory)."""
@@ -226,10 +236,10 @@ def prefetch(k: Kernel, packed: Value, nb: Value, kb: Value, bits: int, lanes: i
 
 
 def prefetch_params(k: Kernel, params: tuple[Value, ...], g: Value, n0: Value, lanes: int) -> None:
-    """Prefetch group ``g``'s scales and zero points of the next panel (``lanes`` columns past ``n0``): a row of
-    ``params`` per group, N floats apart, so each group's line of a panel is on its own page, a stride that the
-    hardware prefetchers do not follow; the next panel is usually the same thread's (claims are ranges), some
-    32 groups later."""
+    """Prefetch group ``g``'s scales and zero points of the next panel (``lanes`` columns past ``n0``), where they
+    are group-major: a row of ``params`` per group, N floats apart, so each group's line of a panel is on its own
+    page, a stride that the hardware prefetchers do not follow; the next panel is usually the same thread's
+    (claims are ranges), some 32 groups later. Panel-major parameters are a sequential stream and need none."""
     for param in params:
         loop.prefetch(param, g, loop.add(n0, k.index(lanes)))
 

@@ -2,10 +2,11 @@
 
 ``quant.matmul(x, Wq, scale, zero)`` with constant operands becomes ``quant.matmul_packed`` over the
 ``interleaved`` layout with as many rows side by side as the target's f32 vectors have lanes, the scales and
-zero points transposed to [K / group, rows] (zero past the last row) so that the kernel loads one vector of
-them per group. Signed codes are stored unsigned, ``q + 2**(k-1)``, with the zero points shifted by as much,
-so the kernel has one form. Per-tensor and per-channel weights are one group of K. Products the kernel
-cannot take (a group or K that is not a multiple of 32, non-f32 activations) are left as they are.
+zero points panel-major, ``[panels, K / group, lanes]`` (zero past the last row): the kernel loads one vector of
+them per group, and a thread working through its panels reads them in one sequential stream. Signed codes are
+stored unsigned, ``q + 2**(k-1)``, with the zero points shifted by as much, so the kernel has one form.
+Per-tensor and per-channel weights are one group of K. Products the kernel cannot take (a group or K that is
+not a multiple of 32, non-f32 activations) are left as they are.
 """
 
 from __future__ import annotations
@@ -78,18 +79,9 @@ def _pack(op: Operation, rewriter: PatternRewriter, lanes: int) -> bool:
     full_scale = expand(scales, codes.shape)[:, ::group].reshape(per_group)
     full_zero = expand(zeros, codes.shape)[:, ::group].reshape(per_group) + shift
     packed = layouts.pack(codes.astype(np.int64) + shift, q.bits, False, "interleaved", lanes)
-    padded = packed.shape[0] * lanes
 
-    def transposed(params: np.ndarray) -> np.ndarray:
-        out = np.zeros((depth // group, padded), np.float32)
-        out[:, :rows] = params.T
-        return out
-
-    values = [
-        (packed, TensorType(packed.shape, U32)),
-        (transposed(full_scale), TensorType((depth // group, padded), f32)),
-        (transposed(full_zero), TensorType((depth // group, padded), f32)),
-    ]
+    by_panel = [layouts.panel_params(params.astype(np.float32), lanes) for params in (full_scale, full_zero)]
+    values = [(packed, TensorType(packed.shape, U32))] + [(a, TensorType(a.shape, f32)) for a in by_panel]
     constants = [
         rewriter.create_before(op, "graph.constant", [], {"value": DenseAttr.adopt(a, t)}).result for a, t in values
     ]

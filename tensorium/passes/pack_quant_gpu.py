@@ -3,7 +3,7 @@
 What ``pack-quant`` does for a CPU, with the rows of a warp side by side: ``quant.matmul(x, Wq, scale, zero)``
 with constant operands becomes ``quant.matmul_packed`` over the ``interleaved`` layout of 32 lanes, so that the
 32 lanes of a warp, one weight row each, load 32 adjacent words of every block of 32 codes (one coalesced
-transaction), with the scales and zero points transposed to [K / group, rows] the same way (adjacent per lane).
+transaction), with the scales and zero points panel-major the same way (a panel's 32 rows adjacent per group).
 Products of at most 8 activation rows run as ``gpu_qgemv`` (decode), products of more, or of rows known only at
 run time (prefill with a symbolic sequence length), as ``gpu_qgemm``'s tiled GEMM, both from this layout. Products
 the kernels cannot take are left as they are, as ``pack-quant`` leaves them, and so are products whose contraction

@@ -29,7 +29,7 @@ from tensorium.targets import parse_target
 from tensorium.testing import build_module
 
 from .conftest import SM90, needs_ptxas
-from .test_gpu_qgemv import _packed_op, _quantized, check_family
+from .test_gpu_qgemv import _packed_op, _quantized, check_family, group_major
 
 
 def _check(
@@ -52,6 +52,12 @@ def test_every_k_from_1_to_8_matches_the_graph_interpreter(bits: int) -> None:
     shared = [o for o in kernel.walk() if o.name == "loop.alloc" and o.attr("type").space == "shared"]
     assert [o.attr("type").static_shape for o in shared] == [(1, 16, 32), (1, 32, 16)]  # tiles, not the weight
     assert not any(o.name.startswith("quant.") for o in kernel.walk())
+
+
+def test_group_major_scales_give_the_same_products() -> None:
+    module = group_major(_quantized((9,), 40, 64, 3, 32))
+    assert _packed_op(module).operands[2].type.shape == (2, 64)  # type: ignore[attr-defined]
+    _check(module, seed=3)
 
 
 def test_odd_shapes_several_column_tiles_and_double_buffered_steps() -> None:

@@ -97,6 +97,28 @@ def test_the_default_takes_eight_warps_when_each_gets_two_blocks() -> None:
     assert default_config(_packed_op(small), SM90) == Config("gpu_qgemv", (("warps", 1),))
 
 
+def group_major(module: Operation) -> Operation:
+    """``module`` with its packed product's scales and zero points rewritten from the panel-major layout that
+    pack-quant-gpu makes to the group-major one ``[groups, padded rows]`` (which the kernels also take)."""
+    op = _packed_op(module)
+    for operand in op.operands[2:]:
+        constant = operand.defining_op()
+        assert constant is not None and constant.name == "graph.constant"
+        panels = constant.attr("value").array
+        assert panels.ndim == 3
+        rows = np.ascontiguousarray(panels.transpose(1, 0, 2).reshape(panels.shape[1], -1))
+        constant.attributes["value"] = DenseAttr.adopt(rows, TensorType(rows.shape, f32))
+        operand.type = TensorType(rows.shape, f32)
+    return module
+
+
+@pytest.mark.parametrize("bits", [2, 5])
+def test_group_major_scales_give_the_same_products(bits: int) -> None:
+    module = group_major(_quantized((1,), 40, 64, bits, 32))
+    assert _packed_op(module).operands[2].type.shape == (2, 64)  # type: ignore[attr-defined]
+    _check(module)
+
+
 def test_products_with_more_rows_take_the_gemm_and_fused_epilogues_the_general_kernel() -> None:
     many = _quantized((16,), 32, 64, 4, 32)  # prefill: packed too, for gpu_qgemm (tests/cuda_backend/test_gpu_qgemm.py)
     assert [op.name for op in func_body(functions(many)[0]).ops if op.name.startswith("quant.")] == [

@@ -81,6 +81,10 @@ def test_matmul_packed_is_matmul_of_the_unpacked_weight(bits: int) -> None:
     out = run_op(quant.matmul_packed, x, packed, scale, zero, **attrs)  # type: ignore[arg-type]
     weight = (codes - np.repeat(zero[:, :rows].T, group, axis=1)) * np.repeat(scale[:, :rows].T, group, axis=1)
     np.testing.assert_allclose(out, x @ weight.T, rtol=1e-5, atol=1e-5)
+    by_panel = [layouts.panel_params(p[:, :rows].T, lanes) for p in (scale, zero)]
+    assert by_panel[0].shape == (2, depth // group, lanes)
+    out = run_op(quant.matmul_packed, x, packed, *by_panel, **attrs)  # type: ignore[arg-type]
+    np.testing.assert_allclose(out, x @ weight.T, rtol=1e-5, atol=1e-5)
 
 
 def test_embedding() -> None:
@@ -145,6 +149,28 @@ def _qt(shape: tuple[int, ...], q: QuantizedType = U4G) -> TensorType:
             ],
             {"bits": 4, "cols": 3, "group": 16, "lanes": 4},
             "a group that is a multiple of 32",
+        ),
+        (
+            quant.matmul_packed,
+            [
+                TensorType((1, 64), f32),
+                TensorType((1, 2, 4, 4), tir.IntegerType(32, False)),
+                TensorType((1, 2, 4), f32),
+                TensorType((2, 4), f32),
+            ],
+            {"bits": 4, "cols": 3, "group": 32, "lanes": 4},
+            "zero must be tensor<2x4xf32> (groups x padded rows) or tensor<1x2x4xf32> (panels x groups x lanes), as",
+        ),
+        (
+            quant.matmul_packed,
+            [
+                TensorType((1, 64), f32),
+                TensorType((1, 2, 4, 4), tir.IntegerType(32, False)),
+                TensorType((2, 2, 4), f32),
+                TensorType((2, 2, 4), f32),
+            ],
+            {"bits": 4, "cols": 3, "group": 32, "lanes": 4},
+            "scale must be tensor<2x4xf32>",
         ),
         (
             quant.embedding,

@@ -24,15 +24,18 @@ U32 = IntegerType(32, False)
 
 
 def packed_case(
-    bits: int, rows: int, cols: int, depth: int, group: int, lanes: int
+    bits: int, rows: int, cols: int, depth: int, group: int, lanes: int, panel_major: bool = False
 ) -> tuple[Operation, list[np.ndarray]]:
-    """A module of one quant.matmul_packed over random codes, scales and zero points, and its inputs."""
+    """A module of one quant.matmul_packed over random codes, scales and zero points (group-major, or
+    ``panel_major``), and its inputs."""
     rng = np.random.default_rng(bits * 100 + rows)
     codes = rng.integers(0, 1 << bits, (cols, depth))
     packed = layouts.pack(codes, bits, False, "interleaved", lanes)
     params = (depth // group, packed.shape[0] * lanes)
     scale = rng.random(params).astype(np.float32)
     zero = (rng.random(params) * (1 << bits)).astype(np.float32)
+    if panel_major:
+        scale, zero = (layouts.panel_params(p[:, :cols].T, lanes) for p in (scale, zero))
     x = rng.standard_normal((rows, depth)).astype(np.float32)
     inputs = [x, packed, scale, zero]
     types = [TensorType(a.shape, U32 if a.dtype == np.uint32 else f32) for a in inputs]
@@ -52,7 +55,7 @@ def _op(module: Operation) -> Operation:
 )
 def test_every_width_matches_the_interpreter(bits: int, rows: int, cols: int, depth: int, group: int, mr: int) -> None:
     target = host_target()
-    module, inputs = packed_case(bits, rows, cols, depth, group, target.lanes())
+    module, inputs = packed_case(bits, rows, cols, depth, group, target.lanes(), panel_major=bits % 2 == 0)
     (want,) = interp.run(module, inputs)
     config = Config(
         "qgemv",
@@ -64,8 +67,9 @@ def test_every_width_matches_the_interpreter(bits: int, rows: int, cols: int, de
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4 * np.abs(want).max())
 
 
-def test_loop_interpreter_runs_the_same_kernel() -> None:
-    module, inputs = packed_case(3, 3, 9, 64, 32, 4)
+@pytest.mark.parametrize("panel_major", [False, True])
+def test_loop_interpreter_runs_the_same_kernel(panel_major: bool) -> None:
+    module, inputs = packed_case(3, 3, 9, 64, 32, 4, panel_major)
     (want,) = interp.run(module, inputs)
     configs = {kernel_key(_op(module)): Config.parse("qgemv{path=float,mr=2,chains=2,prefetch=2048}")}
     (got,) = run_plan(lower_function(module, configs=configs), inputs)

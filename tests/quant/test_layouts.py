@@ -100,3 +100,17 @@ def test_interleaved_puts_lanes_rows_side_by_side() -> None:
 def test_bad_input_is_named(call: object, message: str) -> None:
     with pytest.raises(ValueError, match=message.replace("(", r"\(")):
         call()  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(("rows", "groups", "lanes"), [(7, 3, 4), (16, 1, 16), (33, 2, 8), (1, 5, 32)])
+def test_panel_params_hold_each_panels_groups_together(rows: int, groups: int, lanes: int) -> None:
+    by_row = np.random.default_rng(rows).random((rows, groups)).astype(np.float32)
+    panels = layouts.panel_params(by_row, lanes)
+    assert panels.shape == (-(-rows // lanes), groups, lanes) and panels.flags.c_contiguous
+    for r in range(rows):
+        np.testing.assert_array_equal(panels[r // lanes, :, r % lanes], by_row[r])
+    assert not panels.reshape(-1, groups, lanes).transpose(0, 2, 1).reshape(-1, groups)[rows:].any()
+    np.testing.assert_array_equal(layouts.params_by_row(panels, rows), by_row)
+    group_major = np.zeros((groups, panels.shape[0] * lanes), np.float32)
+    group_major[:, :rows] = by_row.T
+    np.testing.assert_array_equal(layouts.params_by_row(group_major, rows), by_row)

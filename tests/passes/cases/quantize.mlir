@@ -22,7 +22,7 @@ module {
 // RUN: quantize{bits=1,group=0,min-elements=0},pack-quant{target="cpu:x86-64-v3"}
 // 1-bit codes packed for AVX2's 8 lanes: each row's 32 codes are one word (row 0 alternates: 0xAAAAAAAA; row 1
 // is 16 ones then zeros: 0xFFFF), the words of 8 rows side by side, rows past the 2 zero; scales and zero
-// points transposed to [groups, rows].
+// points panel-major, [panels, groups, 8].
 module {
   func.func @main(%x: tensor<1x32xf32>) -> tensor<1x2xf32> {
     %w = graph.constant {value = dense<[[0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0], [2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, -2.0, -2.0, -2.0, -2.0, -2.0, -2.0, -2.0, -2.0, -2.0, -2.0, -2.0, -2.0, -2.0, -2.0, -2.0, -2.0]]> : tensor<2x32xf32>} : () -> tensor<2x32xf32>
@@ -34,9 +34,9 @@ module {
 module {
   func.func @main(%x: tensor<1x32xf32>) -> tensor<1x2xf32> {
     %0 = graph.constant {value = dense<[[[[2863311530, 65535, 0, 0, 0, 0, 0, 0]]]]> : tensor<1x1x1x8xu32>} : () -> tensor<1x1x1x8xu32>
-    %1 = graph.constant {value = dense<[[1.0, 4.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]> : tensor<1x8xf32>} : () -> tensor<1x8xf32>
-    %2 = graph.constant {value = dense<[[0.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]> : tensor<1x8xf32>} : () -> tensor<1x8xf32>
-    %3 = quant.matmul_packed %x, %0, %1, %2 {bits = 1, cols = 2, group = 32, lanes = 8} : (tensor<1x32xf32>, tensor<1x1x1x8xu32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x2xf32>
+    %1 = graph.constant {value = dense<[[[1.0, 4.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]]> : tensor<1x1x8xf32>} : () -> tensor<1x1x8xf32>
+    %2 = graph.constant {value = dense<[[[0.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]]> : tensor<1x1x8xf32>} : () -> tensor<1x1x8xf32>
+    %3 = quant.matmul_packed %x, %0, %1, %2 {bits = 1, cols = 2, group = 32, lanes = 8} : (tensor<1x32xf32>, tensor<1x1x1x8xu32>, tensor<1x1x8xf32>, tensor<1x1x8xf32>) -> tensor<1x2xf32>
     func.return %3 : tensor<1x2xf32>
   }
 }

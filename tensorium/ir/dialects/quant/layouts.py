@@ -16,6 +16,13 @@ All layouts pack along the last axis and count bits from the least significant e
   ``[ceil(R / lanes), ceil(K / 32), k, lanes]``: the ``lanes`` rows' copies of one word are adjacent, so one
   vector load feeds as many rows as a vector has lanes, and one activation feeds them all. Rows and
   columns past the matrix are zero.
+
+The interleaved kernels' scales and zero points (one per row and group of G along K) come in one of two
+layouts (:func:`params_by_row` reads both): group-major ``[K / G, rows padded to lanes]`` (a group's
+parameters of every row in one row of the array: the GPU kernels' order, where a warp's lanes read
+adjacent rows), or panel-major ``[ceil(R / lanes), K / G, lanes]`` (:func:`panel_params`: a panel's
+parameters of every group adjacent, so a CPU thread that streams one panel after another reads them as one
+more sequential stream, where the group-major order would take a cache line from a different page per group).
 """
 
 from __future__ import annotations
@@ -131,6 +138,24 @@ def _unpack_shards(words: np.ndarray, bits: int, shape: tuple[int, ...], lanes: 
 def interleaved_shape(rows: int, cols: int, bits: int, lanes: int) -> tuple[int, int, int, int]:
     """The shape of an ``interleaved`` packing of a ``rows`` x ``cols`` matrix."""
     return (-(-rows // lanes), -(-cols // BLOCK), bits, lanes)
+
+
+def panel_params(by_row: np.ndarray, lanes: int) -> np.ndarray:
+    """Per-row parameters ``[R, K / G]`` in the panel-major layout ``[ceil(R / lanes), K / G, lanes]`` (rows past
+    ``R`` zero)."""
+    rows, groups = by_row.shape
+    panels = -(-rows // lanes)
+    padded = np.zeros((panels * lanes, groups), by_row.dtype)
+    padded[:rows] = by_row
+    return np.ascontiguousarray(padded.reshape(panels, lanes, groups).transpose(0, 2, 1))
+
+
+def params_by_row(params: np.ndarray, rows: int) -> np.ndarray:
+    """The ``[rows, K / G]`` parameters that an interleaved kernel's ``params`` hold, group-major (rank 2) or
+    panel-major (rank 3)."""
+    if params.ndim == 3:
+        return params.transpose(0, 2, 1).reshape(-1, params.shape[1])[:rows]
+    return params[:, :rows].T
 
 
 def _pack_interleaved(codes: np.ndarray, bits: int, lanes: int) -> np.ndarray:

@@ -161,12 +161,13 @@ def _packed_infer(
     if p.element != IntegerType(32, False) or p.shape != layouts.interleaved_shape(cols, depth, bits, lanes):
         want = "x".join(map(str, layouts.interleaved_shape(cols, depth, bits, lanes)))
         raise InferError(f"packed weight must be tensor<{want}xu32> (interleaved {bits}-bit, {lanes} lanes), got {p}")
-    rows = -(-cols // lanes) * lanes
+    panels, groups = -(-cols // lanes), depth // group
+    accepted = {(groups, panels * lanes): "groups x padded rows", (panels, groups, lanes): "panels x groups x lanes"}
     for name, t in (("scale", s), ("zero", z)):
-        if t.element != a.element or t.shape != (depth // group, rows):
-            raise InferError(
-                f"{name} must be tensor<{depth // group}x{rows}x{a.element}> (groups x padded rows), got {t}"
-            )
+        if t.element != a.element or t.shape not in accepted or t.shape != s.shape:
+            shapes = ((f"tensor<{'x'.join(map(str, shape))}x{a.element}>", what) for shape, what in accepted.items())
+            want = " or ".join(f"{shape} ({what})" for shape, what in shapes)
+            raise InferError(f"{name} must be {want}, as the scale, got {t}")
     return TensorType((*a.shape[:-1], cols), a.element)
 
 
@@ -174,9 +175,10 @@ def packed_weight(
     packed: np.ndarray, scale: np.ndarray, zero: np.ndarray, bits: int, cols: int, group: int, lanes: int
 ) -> np.ndarray:
     """The float [N, K] weight a ``quant.matmul_packed`` stands for."""
-    depth = scale.shape[0] * group
+    scale, zero = layouts.params_by_row(scale, cols), layouts.params_by_row(zero, cols)
+    depth = scale.shape[1] * group
     codes = layouts.unpack(packed, bits, False, "interleaved", (cols, depth), lanes)
-    expanded = (np.repeat(scale[:, :cols].T, group, axis=1), np.repeat(zero[:, :cols].T, group, axis=1))
+    expanded = (np.repeat(scale, group, axis=1), np.repeat(zero, group, axis=1))
     return (codes.astype(np.float64) - expanded[1]) * expanded[0]
 
 
@@ -203,7 +205,8 @@ matmul_packed = define(
     traits=("pure",),
     doc="quant.matmul with its weight packed for the CPU kernel: unsigned `bits`-bit codes of a [cols, K] weight "
     "in the `interleaved` layout of `lanes` rows, scales and zero points (w = (q - zero) * scale) stored "
-    "transposed as [K / group, rows padded to lanes]; a signed weight is stored with its zero points shifted.",
+    "group-major as [K / group, rows padded to lanes] or panel-major as [panels, K / group, lanes]; a signed "
+    "weight is stored with its zero points shifted.",
 )
 
 
