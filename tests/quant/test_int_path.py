@@ -36,13 +36,14 @@ def _expected(inputs: list[np.ndarray], bits: int, cols: int, group: int, lanes:
     x, packed, scale, zero = inputs
     depth = x.shape[-1]
     codes = layouts.unpack(packed, bits, False, "interleaved", (cols, depth), lanes).astype(np.int64)
-    want = integer_reference(x, codes, scale[:, :cols], zero[:, :cols], group)
+    by_group = [layouts.params_by_row(p, cols).T for p in (scale, zero)]  # either layout, as [groups, cols]
+    want = integer_reference(x, codes, *by_group, group)
     weight = packed_weight(packed, scale, zero, bits, cols, group, lanes)
     return want, x.astype(np.float64) @ weight.T, rounding_bound(x, weight)
 
 
 def _run(target: Target, bits: int, rows: int, cols: int, depth: int, group: int, config: str) -> None:
-    module, inputs = packed_case(bits, rows, cols, depth, group, target.lanes())
+    module, inputs = packed_case(bits, rows, cols, depth, group, target.lanes(), panel_major=bits % 2 == 1)
     inputs[0][0, :32] = 0.0  # a block of zeros: scale 0, codes 0
     inputs[0][-1, 32:64] = 1e-37  # too small for 127 / amax: codes 0
     inputs[0][-1, -32:] *= 1e3  # a block of large values
