@@ -181,7 +181,6 @@ def lower_matmul_packed(op: Operation, k: Kernel) -> None:
     panels = k.size(packed, 0)
     cols = int(attrs["cols"])
     last_row = loop.sub(rows, k.index(1)) if mr > 1 else None
-    panel_major = len(shape_of(scale)) == 3
     with loop.for_(k.index(0), panels, k.index(1), kind="parallel", name="nb") as nb:
         n0 = loop.mul(nb, k.index(lanes))
         with loop.for_(k.index(0), _ceil(k, rows, mr), k.index(1), name="mb") as mb:
@@ -190,7 +189,7 @@ def lower_matmul_packed(op: Operation, k: Kernel) -> None:
             accs = [zeros(k, 1, lanes, f"acc{r}") for r in range(mr)]
             with loop.for_(k.index(0), k.index(groups), k.index(1), name="g") as g:
                 partial = [zeros(k, 1, lanes, f"p{i}") for i in range(mr * slots)]
-                if ahead and not panel_major:
+                if ahead:
                     prefetch_params(k, (scale, zero), g, n0, lanes)
                 start = loop.mul(g, k.index(group // BLOCK))
                 with loop.for_(start, loop.add(start, k.index(group // BLOCK)), k.index(1), name="kb") as kb:
@@ -241,7 +240,8 @@ def prefetch_params(k: Kernel, params: tuple[Value, ...], g: Value, n0: Value, l
     page, a stride that the hardware prefetchers do not follow; the next panel is usually the same thread's
     (claims are ranges), some 32 groups later. Panel-major parameters are a sequential stream and need none."""
     for param in params:
-        loop.prefetch(param, g, loop.add(n0, k.index(lanes)))
+        if len(shape_of(param)) == 2:
+            loop.prefetch(param, g, loop.add(n0, k.index(lanes)))
 
 
 def _ceil(k: Kernel, size: Value, by: int) -> Value:

@@ -19,8 +19,8 @@ All layouts pack along the last axis and count bits from the least significant e
 
 The interleaved kernels' scales and zero points (one per row and group of G along K) come in one of two
 layouts (:func:`params_by_row` reads both): group-major ``[K / G, rows padded to lanes]`` (a group's
-parameters of every row in one row of the array: the GPU kernels' order, where a warp's lanes read
-adjacent rows), or panel-major ``[ceil(R / lanes), K / G, lanes]`` (:func:`panel_params`: a panel's
+parameters of every row in one row of the array: what the packing passes stored before stop 31, still
+accepted), or panel-major ``[ceil(R / lanes), K / G, lanes]`` (:func:`panel_params`: a panel's
 parameters of every group adjacent, so a CPU thread that streams one panel after another reads them as one
 more sequential stream, where the group-major order would take a cache line from a different page per group).
 """
