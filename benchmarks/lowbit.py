@@ -117,6 +117,7 @@ def tensorium_runner(
     per_layer: bool = False,
     offset: int = 0,
     group_major: bool = False,
+    target: str = "cpu",
     **knobs: int | str,
 ) -> tuple[Runner, int]:
     """The qgemv kernel on ``path`` (float or int; the other knobs by the default rule unless ``knobs`` names
@@ -126,17 +127,20 @@ def tensorium_runner(
     ``offset``: each weight array starts that many bytes past a 64-byte cache line (0: on one, as the weights
     ``tensorium.compile`` binds; numpy's own large arrays start 16 bytes past one). The scales and zero points are
     panel-major, as pack-quant stores them; ``group_major``: ``[K / group, N]`` instead (a line per group from
-    a different page)."""
+    a different page). ``target``: the CPU target to compile for (``cpu:znver3`` runs the AVX2 kernels on an
+    AVX-512 host)."""
     from tensorium.backends.cpu import CpuExecutable
     from tensorium.ir.dialects import quant
     from tensorium.ir.dialects.builtin import func_body, functions
     from tensorium.ir.dialects.quant import layouts
     from tensorium.ir.types import IntegerType, TensorType, f32
     from tensorium.lowering.space import default_config, kernel_key
-    from tensorium.targets import host_target
+    from tensorium.targets import parse_target
     from tensorium.testing import build_module
 
-    lanes = host_target().lanes()
+    machine = parse_target(target)
+    machine.check_runs_here()
+    lanes = machine.lanes()
     rng = np.random.default_rng(bits)
     x = rng.standard_normal((batch, k)).astype(np.float32)
     sets = []
@@ -157,14 +161,14 @@ def tensorium_runner(
 
     module = build_module(types, body, check_text=False)
     ops = func_body(functions(module)[0]).ops[:per_call]
-    default = default_config(ops[0], host_target())
+    default = default_config(ops[0], machine)
     assert default is not None
     from tensorium.lowering.quant import PATHS
 
     # The path's own default chains (k = 1 defaults to lut, whose chains are not the int path's).
     chains = PATHS[path].default_chains(default.int("mr"))
     config = default.replace(path=path, **{"chains": chains, **knobs})
-    exe = CpuExecutable.build(module, configs={kernel_key(op): config for op in ops})
+    exe = CpuExecutable.build(module, target=machine, configs={kernel_key(op): config for op in ops})
     nbytes = sum(a.nbytes for a in sets[0])
     if per_layer:
         return (lambda i: exe.run([x, *sets[i]])), nbytes
@@ -274,8 +278,10 @@ def gemv_table(args: argparse.Namespace) -> None:
                     "read probe": (lambda i: probe() if i == 0 else None, probe_bytes // args.layers)
                 }
                 for path in args.paths.split(","):
-                    runner, nbytes = tensorium_runner(bits, n, k, args.group, batch, args.layers, path)
-                    runners[f"tensorium k={bits} {path}"] = runner, nbytes
+                    for target in args.targets.split(","):
+                        runner, nbytes = tensorium_runner(bits, n, k, args.group, batch, args.layers, path, target=target)
+                        suffix = "" if target == "cpu" else f" {target}"
+                        runners[f"tensorium k={bits} {path}{suffix}"] = runner, nbytes
                     if args.misaligned:
                         runner, _ = tensorium_runner(bits, n, k, args.group, batch, args.layers, path, offset=16)
                         runners[f"tensorium k={bits} {path}, +16 B"] = runner, nbytes
@@ -577,6 +583,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--paths", default="float,int", help="the qgemv kernel's paths to time, comma-separated")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(
+        "--targets",
+        default="cpu",
+        help="CPU targets of Tensorium's runners, comma-separated (cpu:znver3 or cpu:x86-64-v3 time the AVX2 kernels "
+        "on an AVX-512 host)",
+    )
+    parser.add_argument(
         "--per-layer-calls",
         action="store_true",
         help="also time Tensorium with one run() per layer (Python's per-call cost in each layer's time)",
@@ -612,6 +624,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--decoder-dim", type=int, default=2048, help="with --decoder: the model width d")
     parser.add_argument("--heads", type=int, default=16, help="with --decoder: attention heads")
     args = parser.parse_args(argv)
+    from tensorium.targets import TargetError, parse_target
+
+    try:
+        for spec in args.targets.split(","):
+            parse_target(spec).check_runs_here()
+    except TargetError as e:
+        parser.error(f"--targets: {e}")
     os.environ["TENSORIUM_NUM_THREADS"] = str(args.threads)
     if args.clock == "cpu":  # idle worker threads sleep, so that CPU time counts only the work
         os.environ["OMP_WAIT_POLICY"] = "PASSIVE"

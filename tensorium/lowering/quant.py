@@ -33,6 +33,7 @@ from ..ir.core import Operation, Value
 from ..ir.dialects import loop
 from ..ir.types import DYN, BufferType, IntegerType, ScalarType, f32
 from ..targets import Target
+from ..targets.x86 import software_prefetch_pays
 from .kernel import Kernel, delinearize, element_of, lowering, lowering_error, shape_of
 from .linalg import multiply_add, vector_columns
 from .space import Config, Family, Knob, Space, register_family
@@ -139,14 +140,16 @@ def qgemv_space(op: Operation, target: Target) -> Space:
 def qgemv_default(op: Operation, target: Target, space: Space) -> Config:
     """``mr = 1`` for one activation row (decode), else 4 (or the most the space allows); the path of least
     :meth:`QgemvPath.cost` on the target (float where no other has a cost) and its
-    :meth:`QgemvPath.default_chains`."""
+    :meth:`QgemvPath.default_chains`; :data:`PREFETCH_DEFAULT` bytes of software prefetch unless the target's
+    hardware prefetchers do better alone at this width (:func:`~tensorium.targets.x86.software_prefetch_pays`)."""
     rows = _rows(op)
     legal = [int(v) for v in space.knobs[1].values]
     mr = 1 if rows == 1 else max(v for v in legal if v <= 4)
     bits = int(op.attr("bits"))
     costs = {name: path.cost(target, bits, mr) for name, path in PATHS.items() if path.supports(bits)}
     path = min((c, name) for name, c in costs.items() if c is not None)[1]
-    knobs = (("path", path), ("mr", mr), ("chains", PATHS[path].default_chains(mr)), ("prefetch", PREFETCH_DEFAULT))
+    prefetch = PREFETCH_DEFAULT if software_prefetch_pays(target.cpu, bits) else 0
+    knobs = (("path", path), ("mr", mr), ("chains", PATHS[path].default_chains(mr)), ("prefetch", prefetch))
     return Config("qgemv", knobs)
 
 

@@ -54,6 +54,19 @@ CPUS: dict[str, tuple[str, ...]] = {
 }
 """Enabled LLVM features of named x86 CPUs (the subset the compiler reads, never more than the CPU has)."""
 
+HARDWARE_PREFETCH_FROM_BITS: dict[str, int] = {"znver4": 4}
+"""CPUs whose hardware prefetchers alone keep the k-bit GEMV (``qgemv``) fed from this many bits per code up,
+where the kernel's software prefetches only cost: on Zen 4 (4096 x 4096, 48 weight sets, 2 threads) k = 4..8
+ran 9-25% faster without them and k = 2 14% slower, k = 3 the same either way (benchmarks/RESULTS.md, "Stop
+32"). Every other CPU prefetches at every width (Emerald Rapids lost a third of its bandwidth without)."""
+
+
+def software_prefetch_pays(cpu: str, bits: int) -> bool:
+    """Whether the ``qgemv`` kernel's default asks ``cpu`` (an LLVM CPU name) to prefetch its ``bits``-bit weights
+    (:data:`HARDWARE_PREFETCH_FROM_BITS`)."""
+    return bits < HARDWARE_PREFETCH_FROM_BITS.get(cpu, 9)
+
+
 DEFAULT_CACHES = {"x86-64-v4": (48 << 10, 1 << 20, 32 << 20), "default": (32 << 10, 512 << 10, 16 << 20)}
 """L1d, L2 and L3 bytes assumed for a CPU the OS cannot be asked about (a cross-compilation target)."""
 

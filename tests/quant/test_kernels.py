@@ -79,18 +79,20 @@ def test_loop_interpreter_runs_the_same_kernel(panel_major: bool) -> None:
 @pytest.mark.parametrize(
     ("cpu", "bits", "path"),
     [("znver4", 4, "int"), ("znver4", 8, "int"), ("znver4", 5, "int"), ("haswell", 4, "int"), ("haswell", 8, "float")]
-    + [("x86-64", 4, "float"), ("x86-64-v3", 3, "int")],
+    + [("x86-64", 4, "float"), ("x86-64-v3", 3, "int"), ("znver4", 3, "int"), ("emeraldrapids", 8, "int")],
 )
 def test_space_and_default_rule(cpu: str, bits: int, path: str) -> None:
     """The int path where the target has VNNI or AVX2 (not AVX2 at 8 bits, whose multiply-add saturates), with at
-    most 2 integer chains."""
+    most 2 integer chains; software prefetch except where the CPU's hardware prefetchers do better alone (Zen 4
+    from 4 bits up)."""
     target = parse_target(f"cpu:{cpu}")
     decode, _ = packed_case(bits, 1, 16, 64, 32, target.lanes())
     batch, _ = packed_case(bits, 3, 16, 64, 32, target.lanes())
     chains = (2, 2) if path == "int" else (8, 4)  # the int path's blocks are independent integer sums
-    want = f"qgemv{{path={path},mr=1,chains={chains[0]},prefetch=4096}}"
+    ahead = 0 if cpu == "znver4" and bits >= 4 else 4096
+    want = f"qgemv{{path={path},mr=1,chains={chains[0]},prefetch={ahead}}}"
     assert str(default_config(_op(decode), target)) == want
-    assert str(default_config(_op(batch), target)) == f"qgemv{{path={path},mr=2,chains={chains[1]},prefetch=4096}}"
+    assert str(default_config(_op(batch), target)) == f"qgemv{{path={path},mr=2,chains={chains[1]},prefetch={ahead}}}"
     space = kernel_space(_op(batch), target)
     assert space is not None and space.size() == 32 * len(space.knobs[0].values)
     assert space.knobs[0].values == (("float", "int", "lut") if bits <= 3 else ("float", "int"))
@@ -99,6 +101,15 @@ def test_space_and_default_rule(cpu: str, bits: int, path: str) -> None:
         "qgemv{path=float,mr=1,chains=1,prefetch=2048}",
         "qgemv{path=float,mr=1,chains=1,prefetch=4096}",
     ]
+
+
+@pytest.mark.parametrize(("cpu", "bits", "prefetches"), [("znver4", 4, False), ("znver4", 2, True), ("icelake-server", 4, True)])
+def test_default_kernel_prefetches_where_it_pays(cpu: str, bits: int, prefetches: bool) -> None:
+    """The default decode kernel's assembly holds software prefetches exactly where the rule asks for them."""
+    target = parse_target(f"cpu:{cpu}")
+    module, _ = packed_case(bits, 1, 2 * target.lanes(), 256, 128, target.lanes(), True)
+    assembly = CpuExecutable.build(module, target=target).kernels.assembly()
+    assert ("prefetcht0" in assembly) is prefetches
 
 
 @pytest.mark.parametrize(
