@@ -279,7 +279,8 @@ def gemv_table(args: argparse.Namespace) -> None:
                 }
                 for path in args.paths.split(","):
                     for target in args.targets.split(","):
-                        runner, nbytes = tensorium_runner(bits, n, k, args.group, batch, args.layers, path, target=target)
+                        shape_args = (bits, n, k, args.group, batch, args.layers, path)
+                        runner, nbytes = tensorium_runner(*shape_args, target=target)
                         suffix = "" if target == "cpu" else f" {target}"
                         runners[f"tensorium k={bits} {path}{suffix}"] = runner, nbytes
                     if args.misaligned:

@@ -57,7 +57,7 @@ CPUS: dict[str, tuple[str, ...]] = {
 HARDWARE_PREFETCH_FROM_BITS: dict[str, int] = {"znver4": 4}
 """CPUs whose hardware prefetchers alone keep the k-bit GEMV (``qgemv``) fed from this many bits per code up,
 where the kernel's software prefetches only cost: on Zen 4 (4096 x 4096, 48 weight sets, 2 threads) k = 4..8
-ran 9-25% faster without them and k = 2 14% slower, k = 3 the same either way (benchmarks/RESULTS.md, "Stop
+ran 4-30% faster without them and k = 2 14% slower, k = 3 the same either way (benchmarks/RESULTS.md, "Stop
 32"). Every other CPU prefetches at every width (Emerald Rapids lost a third of its bandwidth without)."""
 
 

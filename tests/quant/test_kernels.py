@@ -103,7 +103,9 @@ def test_space_and_default_rule(cpu: str, bits: int, path: str) -> None:
     ]
 
 
-@pytest.mark.parametrize(("cpu", "bits", "prefetches"), [("znver4", 4, False), ("znver4", 2, True), ("icelake-server", 4, True)])
+@pytest.mark.parametrize(
+    ("cpu", "bits", "prefetches"), [("znver4", 4, False), ("znver4", 2, True), ("icelake-server", 4, True)]
+)
 def test_default_kernel_prefetches_where_it_pays(cpu: str, bits: int, prefetches: bool) -> None:
     """The default decode kernel's assembly holds software prefetches exactly where the rule asks for them."""
     target = parse_target(f"cpu:{cpu}")
