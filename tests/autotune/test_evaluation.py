@@ -4,6 +4,7 @@ choice at equal trials with the random side computed exactly, and searches repla
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -64,3 +65,22 @@ def test_a_replayed_search_measures_only_recorded_points_once_each_default_first
     assert sorted(configs) == sorted(truth)  # the whole space, each point once, nothing unrecorded
     assert all(seconds == truth[c] for seconds, c in order)
     assert replay_search(small, target, records, options, None, trials=20) == order  # seeded
+
+
+def test_recordings_agreement_reports_the_ceiling_and_the_model(capsys: pytest.CaptureFixture[str]) -> None:
+    """benchmarks/tuning_agreement.py on two kept recordings of one space: the pair's agreement and the shipped
+    model's recall against each, with the numbers the recordings give."""
+    pytest.importorskip("lightgbm", reason="the shipped model's first entry is LightGBM's (the tune extra)")
+    from benchmarks.tuning_agreement import load, report
+
+    folder = Path(__file__).resolve().parents[2] / "benchmarks" / "tuning" / "zen4"
+    paths = sorted(folder.glob("gemm-760f8528-*.jsonl"))
+    assert len(paths) == 2
+    kernel, points = load(paths[0])
+    assert kernel.startswith("760f8528") and len(points) == 110
+    report(paths)
+    out = capsys.readouterr().out
+    assert "760f8528: 110 points, 2 recordings" in out
+    assert "top-10 overlap 0.6" in out
+    assert out.count("shipped model against recording") == 2
+    assert "mean top-10 overlap of two recordings 0.60 (1 pairs)" in out
