@@ -16,24 +16,23 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 from pathlib import Path
 
 import numpy as np
 
 from tensorium.autotune.model import kendall_tau, load_warm_start
+from tensorium.autotune.records import TuningDB
 
 
-def load(path: Path) -> tuple[str, dict[str, tuple[float, list[float]]]]:
-    """A recording: its kernel key and each measured point's (seconds, features) by config text."""
-    lines = path.read_text(encoding="utf-8").splitlines()[1:]
-    points: dict[str, tuple[float, list[float]]] = {}
+def load(path: Path) -> tuple[str, dict[str, tuple[float, tuple[float, ...]]]]:
+    """A recording (a records file of one kernel): its kernel key and each measured point's (seconds, features)
+    by config text."""
+    points: dict[str, tuple[float, tuple[float, ...]]] = {}
     kernel = ""
-    for line in lines:
-        record = json.loads(line)
-        kernel = record["kernel"]
-        if record["seconds"] is not None:
-            points[record["config"]] = (float(record["seconds"]), record["features"])
+    for record in TuningDB(path).records:
+        kernel = record.kernel
+        if record.seconds is not None:
+            points[record.config] = (record.seconds, record.features)
     return kernel, points
 
 
@@ -43,7 +42,7 @@ def _top(times: np.ndarray, k: int = 10) -> set[int]:
 
 def report(paths: list[Path]) -> None:
     """Print the agreement of the recordings in ``paths`` and the shipped model's recall (see the module docstring)."""
-    groups: dict[str, list[dict[str, tuple[float, list[float]]]]] = {}
+    groups: dict[str, list[dict[str, tuple[float, tuple[float, ...]]]]] = {}
     for path in paths:
         kernel, points = load(path)
         groups.setdefault(kernel, []).append(points)
