@@ -76,7 +76,21 @@ LOWERED_OPS = 5
 """The most recipe steps of a program whose pipeline lowers to loops: such a case costs several ordinary ones
 (the loop IR's round trip through the printer and parser, about a second for a 12-step program, its CPU build
 and the loop interpreter), and the emitter's math needs only a few ops to be met."""
+FUZZ_OPT_LEVELS: tuple[tuple[int, float], ...] = ((0, 0.4), (1, 0.3), (2, 0.3))
+"""LLVM optimization levels of the CPU oracle's builds and their shares, when ``FuzzConfig.opt_level`` is None:
+O0 checks the IR the emitter wrote as it stands (and compiles about seven times faster than O1), O2 is what
+``tensorium.compile`` ships (the loop and SLP vectorizers, which take the emitter at its word on aliasing and
+alignment), O1 sits between. Each case records its level (``// opt-level:``)."""
 SHRINKING_MUTATORS = ("delete", "replace", "rewire", "attribute", "shape", "precision", "duplicate")
+
+
+def case_opt_level(fixed: int | None, seed: int) -> int:
+    """The LLVM level of a case whose input seed is ``seed``: ``fixed`` where given, else drawn from
+    :data:`FUZZ_OPT_LEVELS` by the seed (a generator of its own, so that the run's other draws do not move)."""
+    if fixed is not None:
+        return fixed
+    levels, shares = zip(*FUZZ_OPT_LEVELS)
+    return int(np.random.default_rng([seed, 0x0B7]).choice(levels, p=shares))
 
 
 @dataclass(frozen=True)
@@ -121,9 +135,9 @@ class FuzzConfig:
     lowered_fraction: float = FUZZ_LOWERED
     """The share of freshly generated programs whose random pipeline ends with ``lower-to-loops`` (see
     :data:`FUZZ_LOWERED`); 0 draws nothing, as for ``op_pass_fraction``."""
-    opt_level: int = 1
-    """LLVM's optimization level for the CPU oracle: 1 compiles faster than the 2 that ``tensorium.compile``
-    uses (``jit.DEFAULT_OPT_LEVEL``; most of an execution is LLVM); pass 2 to fuzz exactly what ships."""
+    opt_level: int | None = None
+    """LLVM's optimization level for the CPU oracle; None (the default) draws one per execution from
+    :data:`FUZZ_OPT_LEVELS`; 2 fuzzes exactly what ``tensorium.compile`` ships (``jit.DEFAULT_OPT_LEVEL``)."""
     num_ops: int = 12
     """Recipe steps of a generated program (each generated program draws 2..num_ops)."""
     reduce: bool = True
@@ -187,6 +201,8 @@ class FuzzReport:
     outcomes: Counter[str] = field(default_factory=Counter)
     mutations: Counter[str] = field(default_factory=Counter)
     refusals: Counter[str] = field(default_factory=Counter)
+    cpu_levels: Counter[int] = field(default_factory=Counter)
+    """Executions checked on a CPU backend, by the LLVM optimization level of their builds."""
     failures: list[FoundFailure] = field(default_factory=list)
     corpus_size: int = 0
     edges: int = 0
@@ -221,6 +237,9 @@ class FuzzReport:
             lines.append(f"shared corpus: {self.imported} seeds of other workers run, {self.imported_kept} kept")
         if self.mutations:
             lines.append("mutations: " + ", ".join(f"{k} {n}" for k, n in self.mutations.most_common()))
+        if self.cpu_levels:
+            builds = ", ".join(f"O{level} {n}" for level, n in sorted(self.cpu_levels.items()))
+            lines.append(f"CPU builds by LLVM level: {builds}")
         if self.refusals:
             top = ", ".join(f"{k} ({n})" for k, n in self.refusals.most_common(3))
             lines.append(f"most frequent documented refusals: {top}")
@@ -242,6 +261,7 @@ class FuzzReport:
             "seconds": self.seconds,
             "execs": self.execs,
             "outcomes": dict(self.outcomes),
+            "cpu_levels": {str(level): n for level, n in sorted(self.cpu_levels.items())},
             "edges": self.edges,
             "line_percent": self.line_percent,
             "corpus": self.corpus_size,
@@ -382,7 +402,7 @@ class Fuzzer:
             str(pipeline),
             seed,
             backends,
-            self.config.opt_level,
+            case_opt_level(self.config.opt_level, seed),
             self.config.references,
             specials=bool(self.rng.random() < FUZZ_SPECIAL_INPUTS),
         )
@@ -418,6 +438,8 @@ class Fuzzer:
             self.report.outcomes[verdict.status] += 1
             if verdict.status == "refused":
                 self.report.refusals[verdict.reason.split(":")[0]] += 1
+            if any(backend.startswith("cpu") for backend in case.backends):
+                self.report.cpu_levels[case.opt_level] += 1
         new = self.tracer.commit() if self.tracer is not None else 0
         if self.stages is not None:
             new += self.stages.take()

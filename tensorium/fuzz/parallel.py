@@ -141,6 +141,7 @@ def merge(
         merged.outcomes.update(report.outcomes)
         merged.mutations.update(report.mutations)
         merged.refusals.update(report.refusals)
+        merged.cpu_levels.update(report.cpu_levels)
         merged.corpus_size += report.corpus_size
         merged.imported += report.imported
         merged.imported_kept += report.imported_kept

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import io
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tensorium.cli import main
-from tensorium.fuzz.fuzzer import FuzzConfig, fuzz
+from tensorium.fuzz.fuzzer import FUZZ_OPT_LEVELS, FuzzConfig, case_opt_level, fuzz
 from tensorium.fuzz.oracle import FuzzCase, check
 from tensorium.fuzz.reduce import read_case
 
@@ -168,3 +170,24 @@ def test_a_lowered_case_compiles_math_the_emitter_keeps() -> None:
     for pipeline in ("lower-to-loops{schedule=true}", "lower-to-loops"):
         verdict = check(FuzzCase(module=text, pipeline=pipeline, seed=0, backends=("interp", "cpu")))
         assert verdict.status == "ok", verdict.failure.detail if verdict.failure else verdict.reason
+
+
+def test_cases_draw_their_llvm_level_by_their_seed_unless_one_is_fixed() -> None:
+    levels = Counter(case_opt_level(None, seed) for seed in range(2000))
+    assert set(levels) == {level for level, _ in FUZZ_OPT_LEVELS}
+    for level, share in FUZZ_OPT_LEVELS:
+        assert abs(levels[level] / 2000 - share) < 0.05
+    assert [case_opt_level(None, s) for s in range(50)] == [case_opt_level(None, s) for s in range(50)]
+    assert {case_opt_level(3, s) for s in range(50)} == {3}
+
+
+def test_a_session_counts_its_cpu_builds_by_llvm_level() -> None:
+    cpu_only: dict[str, Any] = {"coverage": False, "backends": ("interp", "cpu"), "cpu_fraction": 1.0}
+    mixed = fuzz(FuzzConfig(max_execs=8, seed=2, **cpu_only), log=None)
+    assert sum(mixed.cpu_levels.values()) == 8 and len(mixed.cpu_levels) >= 2
+    assert "CPU builds by LLVM level: O0" in mixed.summary()
+    assert mixed.to_json()["cpu_levels"] == {str(k): n for k, n in sorted(mixed.cpu_levels.items())}
+    fixed = fuzz(FuzzConfig(max_execs=3, seed=2, opt_level=2, **cpu_only), log=None)
+    assert fixed.cpu_levels == {2: 3}
+    interp_only = fuzz(FuzzConfig(max_execs=3, seed=2, coverage=False, backends=INTERP), log=None)
+    assert not interp_only.cpu_levels and "CPU builds" not in interp_only.summary()
