@@ -652,8 +652,11 @@ class WGSLEmitter(KernelEmitter):
         )
 
     def emit_neg(self, op: Operation) -> str:
-        """``-a``."""
+        """``-a``; ``0u - a`` for unsigned integers, which WGSL does not negate (wrapping, as the loop dialect's
+        unsigned negation does)."""
         (a,) = self.operands(op)
+        if self.type_of(op.results[0].type, op) == "u32":
+            return self.let(op, f"0u - {a}")
         return self.let(op, f"-({a})")
 
     def emit_fma(self, op: Operation) -> str:
