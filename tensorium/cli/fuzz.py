@@ -99,6 +99,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         opt_level=args.opt_level,
         cpu_fraction=args.cpu_fraction,
         gpu_fraction=args.gpu_fraction,
+        webgpu_fraction=args.webgpu_fraction,
         schedule_fraction=args.schedule_fraction,
         quant_fraction=args.quant_fraction,
         jobs=args.jobs,
@@ -160,8 +161,14 @@ def add_fuzz_command(sub: Any) -> None:
         type=_fraction,
         default=0.05,
         metavar="F",
-        help="share of executions also checked by the GPU backends: PTX and WGSL validators, the loop interpreter "
-        "(0.05)",
+        help="share of executions also checked by the CUDA backend: PTX through ptxas, the loop interpreter (0.05)",
+    )
+    p.add_argument(
+        "--webgpu-fraction",
+        type=_fraction,
+        default=0.15,
+        metavar="F",
+        help="share of executions also checked by the WebGPU backend: WGSL validator, the loop interpreter (0.15)",
     )
     p.add_argument(
         "--schedule-fraction",

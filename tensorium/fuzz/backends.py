@@ -14,9 +14,9 @@ A backend is named as a target is (:func:`~tensorium.targets.parse_target`), plu
   ``tensorium/backends/webgpu/js/node_modules`` has it), and the loop IR on the loop interpreter.
 
 Each execution draws which kinds run (:func:`backends_for_execution`: the CPU in ``cpu_fraction`` of them,
-the GPUs in ``gpu_fraction``), and a ``schedule_seed`` set on a case builds every kernel at a random point
-of its space (:mod:`.schedules`). Programs already lowered by ``lower-to-loops`` (for this CPU) are compiled
-as they are by CPU backends and skipped by the GPU ones.
+CUDA in ``gpu_fraction``, WebGPU in ``webgpu_fraction``), and a ``schedule_seed`` set on a case builds every
+kernel at a random point of its space (:mod:`.schedules`). Programs already lowered by ``lower-to-loops`` (for
+this CPU) are compiled as they are by CPU backends and skipped by the GPU ones.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from ..lowering.space import Config
 from ..targets import Target, TargetError, parse_target
 from .schedules import random_configs
 
-KIND_SHARES = {"cpu": "cpu_fraction", "cuda": "gpu_fraction", "webgpu": "gpu_fraction"}
+KIND_SHARES = {"cpu": "cpu_fraction", "cuda": "gpu_fraction", "webgpu": "webgpu_fraction"}
 """Each compiled backend kind and the FuzzConfig field giving the share of executions that run it."""
 DEFAULT_BACKENDS = ("interp", "cpu", "cuda", "webgpu")
 """What ``tensorium fuzz`` compares by default: the CPU in a share of executions, the GPU layers in a smaller one."""

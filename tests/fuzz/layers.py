@@ -15,6 +15,7 @@ def short_run(max_execs: int, seed: int = 0, **options: Any) -> FuzzReport:
         "backends": ("interp",),
         "cpu_fraction": 1.0,
         "gpu_fraction": 1.0,
+        "webgpu_fraction": 1.0,
         "schedule_fraction": 0.0,
         "quant_fraction": 0.0,
         "num_ops": 6,

@@ -61,17 +61,17 @@ def test_backend_names_are_targets() -> None:
 def test_each_kind_runs_in_its_share_of_executions() -> None:
     rng = np.random.default_rng(0)
     names = ("interp", "cpu", "cpu:x86-64", "cuda", "webgpu")
-    shares = {"cpu_fraction": 0.3, "gpu_fraction": 0.1}
+    shares = {"cpu_fraction": 0.3, "gpu_fraction": 0.1, "webgpu_fraction": 0.2}
     drawn = [backends_for_execution(names, shares, rng, lowered=False) for _ in range(2000)]
     assert all(d[0] == "interp" for d in drawn)
     assert all(("cpu" in d) == ("cpu:x86-64" in d) for d in drawn)  # the CPU targets of one execution go together
     assert 0.25 < np.mean(["cpu" in d for d in drawn]) < 0.35
     assert 0.07 < np.mean(["cuda" in d for d in drawn]) < 0.13
-    lowered = backends_for_execution(names, {"cpu_fraction": 0.0, "gpu_fraction": 0.0}, rng, lowered=True)
+    assert 0.16 < np.mean(["webgpu" in d for d in drawn]) < 0.24
+    none = {"cpu_fraction": 0.0, "gpu_fraction": 0.0, "webgpu_fraction": 0.0}
+    lowered = backends_for_execution(names, none, rng, lowered=True)
     assert lowered == ("interp", "cpu", "cpu:x86-64")  # only the CPU checks a big lowered program
-    assert backends_for_execution(("cpu:x86-64",), {"cpu_fraction": 0.0, "gpu_fraction": 0.0}, rng, False) == (
-        "cpu:x86-64",
-    )
+    assert backends_for_execution(("cpu:x86-64",), none, rng, False) == ("cpu:x86-64",)
 
 
 def test_code_for_a_cpu_this_host_lacks_is_compiled_not_run(monkeypatch: pytest.MonkeyPatch) -> None:
