@@ -15,7 +15,21 @@ from ..ir.attributes import DenseAttr
 from ..ir.builder import current_insertion_point
 from ..ir.core import Operation, Value
 from ..ir.opdef import OpDef, lookup
-from ..ir.types import FloatType, IntegerType, ScalarType, TensorType, Type, f16, f32, f64, i1, i32, i64, storage_dtype
+from ..ir.types import (
+    FloatType,
+    IntegerType,
+    QuantizedType,
+    ScalarType,
+    TensorType,
+    Type,
+    f16,
+    f32,
+    f64,
+    i1,
+    i32,
+    i64,
+    storage_dtype,
+)
 from .special import sprinkle
 
 T = TypeVar("T")
@@ -61,6 +75,14 @@ def _is_float(t: TensorType) -> bool:
 
 def _is_bool(t: TensorType) -> bool:
     return t.element == i1
+
+
+def _integer_range(element: ScalarType | QuantizedType) -> tuple[int, int]:
+    """The least and greatest value an integer element (or a k-bit code) holds."""
+    if isinstance(element, QuantizedType):
+        return element.code_range
+    assert isinstance(element, IntegerType)
+    return element.min_value, element.max_value
 
 
 def _is_int(t: TensorType) -> bool:
@@ -181,7 +203,8 @@ class ProgramBuilder:
 
     def constant(self, t: TensorType, splat: float | None = None, low: float = -1.0, high: float = 1.0) -> Value:
         """A constant of type ``t``: ``splat`` everywhere, or random floats in [low, high], integers in
-        [-4, 4] or bools, with special values now and then (``GenConfig.special_probability``)."""
+        [-4, 4] (within the type's range: a narrow integer's or a k-bit code's) or bools, with special values now
+        and then (``GenConfig.special_probability``)."""
         shape, dtype = t.static_shape, storage_dtype(t.element)
         if splat is not None:
             array = np.full(shape, splat, dtype=dtype)
@@ -190,7 +213,8 @@ class ProgramBuilder:
         elif _is_bool(t):
             array = self.rng.random(size=shape) < 0.5
         else:
-            array = self.rng.integers(-4, 5, size=shape).astype(dtype)
+            lowest, highest = _integer_range(t.element)
+            array = self.rng.integers(max(-4, lowest), min(4, highest) + 1, size=shape).astype(dtype)
         if splat is None and self.config.special_probability and self.flip(self.config.special_probability):
             array = sprinkle(array, t.element, self.rng)
         return self.constant_of(array, t.element)

@@ -50,9 +50,15 @@ def reduce_case(
     seconds: float = 60.0,
     still_fails: Callable[[FuzzCase], bool] | None = None,
 ) -> FuzzCase:
-    """A smaller case that still fails like ``failure`` (``case`` itself when nothing smaller does)."""
+    """A smaller case that still fails like ``failure`` (``case`` itself when nothing smaller does, or when its
+    text does not parse: a program the fuzzer made in memory that its own text cannot spell, which the round
+    trip reports)."""
     if failure.kind == "missed-rewrite":
         return case  # a pattern case is a few ops already, and cutting its constants into inputs unmakes the pattern
+    try:
+        parse_module(case.module, verify=False)
+    except ParseError:
+        return case
     test = still_fails if still_fails is not None else (lambda c: reproduces(c, failure))
     deadline = time.monotonic() + seconds
     best = case

@@ -8,6 +8,7 @@ import pytest
 
 import tensorium as tm
 from tensorium.backends.interp import run
+from tensorium.fuzz.builder import ProgramBuilder
 from tensorium.fuzz.generator import (
     PASS_PRODUCED_OPS,
     RECIPE_NAMES,
@@ -22,6 +23,9 @@ from tensorium.ir import InsertionPoint, func_body, make_func, make_module
 from tensorium.ir.core import Operation, Value
 from tensorium.ir.dialects.builtin import func_return, functions, set_results
 from tensorium.ir.opdef import registered_ops
+from tensorium.ir.parser import parse_module, parse_type_text
+from tensorium.ir.printer import print_module
+from tensorium.ir.types import QuantizedType, TensorType
 
 SEEDS = range(60)
 COVERAGE_SEEDS = range(200)  # every op shows up in 10 or more of these programs: room for recipe changes
@@ -117,3 +121,22 @@ def test_the_public_api() -> None:
         apply_random_recipe(np.random.default_rng(0), [])
     first = tm.print_module(_insert_in_the_middle(None, 5)[0])
     assert tm.print_module(_insert_in_the_middle(None, 5)[0]) == first, "same rng, same insertion"
+
+
+@pytest.mark.parametrize(
+    "element", ["i2", "u1", "u2", "i3", "!quant<i1:f32, per_tensor>", "!quant<u2:f32, per_tensor>"]
+)
+def test_integer_constants_stay_in_their_types_range(element: str) -> None:
+    """A narrow integer's or a k-bit code's constant holds values of its type only: mutators' new constants of a
+    quant type once held -4..4 in a 1-bit type, whose text the parser refuses (two stalled cases could not be
+    replayed)."""
+    scalar = parse_type_text(element)
+    lowest, highest = scalar.code_range if isinstance(scalar, QuantizedType) else (scalar.min_value, scalar.max_value)
+    func = make_func("main", [], [])
+    with InsertionPoint(func_body(func)):
+        builder = ProgramBuilder(np.random.default_rng(0), GenConfig(special_probability=0.0))
+        value = builder.constant(TensorType((64,), scalar))
+    set_results(func, [value])
+    array = value.defining_op().attributes["value"].array
+    assert lowest <= array.min() and array.max() <= highest and len(np.unique(array)) > 1
+    parse_module(print_module(make_module([func])))  # the program's text parses again
