@@ -18,7 +18,6 @@ from ..ir.opdef import OpDef, lookup
 from ..ir.types import (
     FloatType,
     IntegerType,
-    QuantizedType,
     ScalarType,
     TensorType,
     Type,
@@ -28,6 +27,7 @@ from ..ir.types import (
     i1,
     i32,
     i64,
+    integer_bounds,
     storage_dtype,
 )
 from .special import sprinkle
@@ -75,14 +75,6 @@ def _is_float(t: TensorType) -> bool:
 
 def _is_bool(t: TensorType) -> bool:
     return t.element == i1
-
-
-def _integer_range(element: ScalarType | QuantizedType) -> tuple[int, int]:
-    """The least and greatest value an integer element (or a k-bit code) holds."""
-    if isinstance(element, QuantizedType):
-        return element.code_range
-    assert isinstance(element, IntegerType)
-    return element.min_value, element.max_value
 
 
 def _is_int(t: TensorType) -> bool:
@@ -213,7 +205,9 @@ class ProgramBuilder:
         elif _is_bool(t):
             array = self.rng.random(size=shape) < 0.5
         else:
-            lowest, highest = _integer_range(t.element)
+            bounds = integer_bounds(t.element)
+            assert bounds is not None, f"a constant of {t} is neither float, bool nor integer"
+            lowest, highest = bounds
             array = self.rng.integers(max(-4, lowest), min(4, highest) + 1, size=shape).astype(dtype)
         if splat is None and self.config.special_probability and self.flip(self.config.special_probability):
             array = sprinkle(array, t.element, self.rng)

@@ -39,7 +39,7 @@ from ..ir.parser import parse_module
 from ..ir.printer import print_module
 from ..passes.base import get_pass
 from ..passes.pipeline import Pipeline, parse_pipeline
-from .backends import DEFAULT_BACKENDS, backends_for_execution
+from .backends import DEFAULT_BACKENDS, KIND_SHARES, backends_for_execution, kind_of
 from .coverage import make_tracer
 from .generator import GenConfig, generate_module
 from .mutators import (
@@ -76,10 +76,6 @@ LOWERED_OPS = 5
 """The most recipe steps of a program whose pipeline lowers to loops: such a case costs several ordinary ones
 (the loop IR's round trip through the printer and parser, about a second for a 12-step program, its CPU build
 and the loop interpreter), and the emitter's math needs only a few ops to be met."""
-WEBGPU_FRACTION = 0.15
-"""The default share of executions checked on WebGPU: three times CUDA's, since a WebGPU check validates in
-process (naga) and costs a fraction of a CPU build, while a rarer share let a WGSL bug (unsigned negation)
-live through the one-hour campaign."""
 FUZZ_OPT_LEVELS: tuple[tuple[int, float], ...] = ((0, 0.4), (1, 0.3), (2, 0.3))
 """LLVM optimization levels of the CPU oracle's builds and their shares, when ``FuzzConfig.opt_level`` is None:
 O0 checks the IR the emitter wrote as it stands (and compiles about seven times faster than O1), O2 is what
@@ -124,9 +120,11 @@ class FuzzConfig:
     gpu_fraction: float = 0.05
     """The share of executions the CUDA backend (PTX through ptxas, the loop interpreter) also checks, when it is
     among ``backends``."""
-    webgpu_fraction: float = WEBGPU_FRACTION
+    webgpu_fraction: float = 0.15
     """The share of executions the WebGPU backend (WGSL through naga or Dawn, the loop interpreter) also checks,
-    when it is among ``backends``."""
+    when it is among ``backends``: three times CUDA's, since naga validates in process and a WebGPU check costs a
+    fraction of a CPU build, while a rarer share let a WGSL bug (unsigned negation) live through the one-hour
+    campaign."""
     schedule_fraction: float = 0.5
     """The share of executions whose compiled backends build every kernel at a random point of its search
     space rather than at the target's default (:mod:`.schedules`)."""
@@ -401,11 +399,7 @@ class Fuzzer:
         seed = int(self.rng.integers(2**31))
         backends = self.config.backends
         lowers = any(p.name in TERMINAL_PASSES for p in pipeline)  # only the CPU checks big lowered programs
-        shares = {
-            "cpu_fraction": self.config.cpu_fraction,
-            "gpu_fraction": self.config.gpu_fraction,
-            "webgpu_fraction": self.config.webgpu_fraction,
-        }
+        shares = {field: getattr(self.config, field) for field in KIND_SHARES.values()}
         backends = backends_for_execution(backends, shares, self.rng, lowers)
         schedule_seed = int(self.rng.integers(2**31)) if self.rng.random() < self.config.schedule_fraction else None
         case = FuzzCase(
@@ -449,7 +443,7 @@ class Fuzzer:
             self.report.outcomes[verdict.status] += 1
             if verdict.status == "refused":
                 self.report.refusals[verdict.reason.split(":")[0]] += 1
-            if any(backend.startswith("cpu") for backend in case.backends):
+            if any(kind_of(backend) == "cpu" for backend in case.backends):
                 self.report.cpu_levels[case.opt_level] += 1
         new = self.tracer.commit() if self.tracer is not None else 0
         if self.stages is not None:

@@ -28,13 +28,12 @@ from .types import (
     BufferType,
     Dim,
     FunctionType,
-    IndexType,
     IntegerType,
-    QuantizedType,
     ScalarType,
     Sym,
     TensorType,
     Type,
+    integer_bounds,
     parse_scalar_type,
     storage_dtype,
     type_syntax,
@@ -319,17 +318,6 @@ def _scalar_value(node: Tree | Token) -> Any:
     raise AssertionError(kind)
 
 
-def _int_bounds(element: ScalarType) -> tuple[int, int] | None:
-    """The range of values an integer element type holds (None for floats)."""
-    if isinstance(element, QuantizedType):
-        return element.code_range
-    if isinstance(element, IndexType):
-        return -(1 << 63), (1 << 63) - 1
-    if isinstance(element, IntegerType):
-        return element.min_value, element.max_value
-    return None
-
-
 def _out_of_range(value: int, element: ScalarType, bounds: tuple[int, int]) -> str:
     return f"value {value} is out of range for {element} ({bounds[0]}..{bounds[1]})"
 
@@ -466,7 +454,7 @@ class _IRBuilder:
             if len(data) != expected:
                 raise self.src.at(body, f"hex constant has {len(data)} bytes, {ttype} needs {expected}")
             array = np.frombuffer(data, dtype=dtype.newbyteorder("<")).astype(dtype).reshape(shape)
-            bounds = _int_bounds(ttype.element)
+            bounds = integer_bounds(ttype.element)
             if bounds is not None and array.size:
                 ints = array.view(np.uint8) if array.dtype == np.bool_ else array
                 for value in (int(ints.min()), int(ints.max())):
@@ -488,7 +476,7 @@ class _IRBuilder:
         if isinstance(node, Tree) and node.data == "array":
             return [self._dense_values(c, element) for c in node.children]
         value = _scalar_value(node)
-        bounds = _int_bounds(element)
+        bounds = integer_bounds(element)
         if isinstance(value, bool) and not (isinstance(element, IntegerType) and element.is_bool):
             raise self.src.at(node, f"boolean value in a constant of element type {element}")
         if isinstance(value, float) and bounds is not None:

@@ -339,6 +339,18 @@ def parse_scalar_type(text: str) -> ScalarType | None:
     return IntegerType(width, m.group(2) == "i")
 
 
+def integer_bounds(element: ScalarType) -> tuple[int, int] | None:
+    """The least and greatest value an integer element type holds (a k-bit code's range for a quantized
+    type; None for floats)."""
+    if isinstance(element, QuantizedType):
+        return element.code_range
+    if isinstance(element, IndexType):
+        return -(1 << 63), (1 << 63) - 1
+    if isinstance(element, IntegerType):
+        return element.min_value, element.max_value
+    return None
+
+
 def storage_dtype(t: ScalarType) -> np.dtype:
     """The numpy dtype that holds values of ``t`` in the interpreter.
 

@@ -128,8 +128,8 @@ def test_the_public_api() -> None:
 )
 def test_integer_constants_stay_in_their_types_range(element: str) -> None:
     """A narrow integer's or a k-bit code's constant holds values of its type only: mutators' new constants of a
-    quant type once held -4..4 in a 1-bit type, whose text the parser refuses (two stalled cases could not be
-    replayed)."""
+    quant type once held -4..4 in a 1-bit type, whose text the parser refuses (the reducer then raised, and two
+    fuzzing runs died)."""
     scalar = parse_type_text(element)
     lowest, highest = scalar.code_range if isinstance(scalar, QuantizedType) else (scalar.min_value, scalar.max_value)
     func = make_func("main", [], [])
