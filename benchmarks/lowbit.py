@@ -118,6 +118,7 @@ def tensorium_runner(
     offset: int = 0,
     group_major: bool = False,
     target: str = "cpu",
+    layout: str = "auto",
     **knobs: int | str,
 ) -> tuple[Runner, int]:
     """The qgemv kernel on ``path`` (float or int; the other knobs by the default rule unless ``knobs`` names
@@ -128,23 +129,25 @@ def tensorium_runner(
     ``tensorium.compile`` binds; numpy's own large arrays start 16 bytes past one). The scales and zero points are
     panel-major, as pack-quant stores them; ``group_major``: ``[K / group, N]`` instead (a line per group from
     a different page). ``target``: the CPU target to compile for (``cpu:znver3`` runs the AVX2 kernels on an
-    AVX-512 host)."""
+    AVX-512 host). ``layout``: the weights' block layout (``auto``: the one pack-quant stores for the target)."""
     from tensorium.backends.cpu import CpuExecutable
     from tensorium.ir.dialects import quant
     from tensorium.ir.dialects.builtin import func_body, functions
     from tensorium.ir.dialects.quant import layouts
     from tensorium.ir.types import IntegerType, TensorType, f32
+    from tensorium.lowering.quant import packed_layout
     from tensorium.lowering.space import default_config, kernel_key
     from tensorium.targets import parse_target
     from tensorium.testing import build_module
 
     machine = parse_target(target)  # one whose code cannot run here fails in the executable's first run
     lanes = machine.lanes()
+    layout = packed_layout(machine, bits) if layout == "auto" else layout
     rng = np.random.default_rng(bits)
     x = rng.standard_normal((batch, k)).astype(np.float32)
     sets = []
     for _ in range(layers):
-        packed = layouts.pack(rng.integers(0, 1 << bits, (n, k)), bits, False, "interleaved", lanes)
+        packed = layouts.pack(rng.integers(0, 1 << bits, (n, k)), bits, False, layout, lanes)
         params = [rng.random((k // group, packed.shape[0] * lanes)).astype(np.float32) for _ in range(2)]
         if not group_major:
             params = [layouts.panel_params(p.T, lanes) for p in params]
@@ -153,7 +156,7 @@ def tensorium_runner(
     per_call = 1 if per_layer else layers
     weight_types = [TensorType(a.shape, IntegerType(32, False) if a.dtype == np.uint32 else f32) for a in sets[0]]
     types = [TensorType(x.shape, f32)] + weight_types * per_call
-    attrs = {"bits": bits, "cols": n, "group": group, "lanes": lanes}
+    attrs = {"bits": bits, "cols": n, "group": group, "lanes": lanes, "layout": layout}
 
     def body(x: object, *weights: object) -> list[object]:
         return [quant.matmul_packed(x, *weights[3 * i : 3 * i + 3], **attrs) for i in range(per_call)]  # type: ignore[arg-type]
@@ -279,9 +282,12 @@ def gemv_table(args: argparse.Namespace) -> None:
                 for path in args.paths.split(","):
                     shape_args = (bits, n, k, args.group, batch, args.layers, path)
                     for target in args.targets.split(","):
-                        runner, nbytes = tensorium_runner(*shape_args, target=target)
-                        suffix = "" if target == "cpu" else f" {target}"
-                        runners[f"tensorium k={bits} {path}{suffix}"] = runner, nbytes
+                        for layout in args.layouts.split(","):
+                            runner, nbytes = tensorium_runner(*shape_args, target=target, layout=layout)
+                            suffix = ("" if target == "cpu" else f" {target}") + (
+                                "" if layout == "auto" else f" {layout}"
+                            )
+                            runners[f"tensorium k={bits} {path}{suffix}"] = runner, nbytes
                     if args.misaligned:
                         runner, _ = tensorium_runner(*shape_args, offset=16)
                         runners[f"tensorium k={bits} {path}, +16 B"] = runner, nbytes
@@ -589,6 +595,12 @@ def main(argv: list[str] | None = None) -> int:
         "on an AVX-512 host)",
     )
     parser.add_argument(
+        "--layouts",
+        default="auto",
+        help="the weights' block layouts, comma-separated: auto (what pack-quant stores for each target), "
+        "interleaved, interleaved_shards",
+    )
+    parser.add_argument(
         "--per-layer-calls",
         action="store_true",
         help="also time Tensorium with one run() per layer (Python's per-call cost in each layer's time)",
@@ -631,6 +643,11 @@ def main(argv: list[str] | None = None) -> int:
             parse_target(spec).check_runs_here()
     except TargetError as e:
         parser.error(f"--targets: {e}")
+    from tensorium.ir.dialects.quant.layouts import BLOCK_LAYOUTS
+
+    unknown = set(args.layouts.split(",")) - {"auto", *BLOCK_LAYOUTS}
+    if unknown:
+        parser.error(f"--layouts: unknown {', '.join(sorted(unknown))} (known: auto, {', '.join(BLOCK_LAYOUTS)})")
     os.environ["TENSORIUM_NUM_THREADS"] = str(args.threads)
     if args.clock == "cpu":  # idle worker threads sleep, so that CPU time counts only the work
         os.environ["OMP_WAIT_POLICY"] = "PASSIVE"

@@ -180,7 +180,7 @@ def layout_problem(module: Operation) -> str | None:
         for name, layout in layouts.LAYOUTS.items():
             if layout.rank2 and values.ndim != 2:
                 continue
-            for lanes in LAYOUT_LANES if name == "interleaved" else (16,):
+            for lanes in LAYOUT_LANES if layout.rank2 else (16,):
                 words = layouts.pack(values, q.bits, q.signed, name, lanes)
                 back = layouts.unpack(words, q.bits, q.signed, name, values.shape, lanes)
                 if back.shape != values.shape or not np.array_equal(back, values):

@@ -986,7 +986,8 @@ def _quant_matmul_packed(op: Operation) -> Callable[..., Value]:
             raise NotExportable("packed weights that are not a constant")
         params = _static(_tensor_type(scale), "packed scales")
         depth = params[-2 if len(params) == 3 else 0] * group
-        codes = layouts.unpack(source.attr("value").array, bits, False, "interleaved", (cols, depth), lanes)
+        layout = str(op.attr("layout", "interleaved"))
+        codes = layouts.unpack(source.attr("value").array, bits, False, layout, (cols, depth), lanes)
         expressed = _tensor_type(x).element
         assert isinstance(expressed, FloatType)
         qt = QuantizedType(bits, False, expressed, "per_group", axis=1, group_size=group)

@@ -120,6 +120,7 @@ def lower_gpu_qgemm(op: Operation, k: Kernel) -> None:
         return
     static_rows, cols, depth = split
     bits, group = int(op.attr("bits")), int(op.attr("group"))
+    layout = str(op.attr("layout", "interleaved"))
     x, packed, scale, zero = k.inputs
     (out,) = k.outputs
     panels, blocks = packed.type.static_shape[:2]  # type: ignore[attr-defined]
@@ -155,7 +156,7 @@ def lower_gpu_qgemm(op: Operation, k: Kernel) -> None:
             zp = loop.load(zero, at)
             row0 = loop.mul(kb, i(BLOCK))
             for j in range(BLOCK):
-                value = loop.mul(loop.sub(code_of(k, words, j, bits), zp), s)
+                value = loop.mul(loop.sub(code_of(k, words, j, bits, layout), zp), s)
                 write(loop.add(row0, i(j)), nn, value)
 
     row_blocks = int(k.config.as_dict().get("row_blocks", 1))

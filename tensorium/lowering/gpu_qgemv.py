@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from ..ir.core import Operation, Value
 from ..ir.dialects import loop
+from ..ir.dialects.quant import layouts
 from ..ir.types import BufferType, IntegerType, TensorType, f32
 from ..targets import Target
 from ..targets.cuda import WARP
@@ -98,6 +99,7 @@ def lower_gpu_qgemv(op: Operation, k: Kernel) -> None:
     rows, blocks = split
     warps = k.config.int("warps")
     bits, group, cols = (int(op.attr(n)) for n in ("bits", "group", "cols"))
+    layout = str(op.attr("layout", "interleaved"))
     x, packed, scale, zero = k.inputs
     (out,) = k.outputs
     x_shape, out_shape = x.type.static_shape, out.type.static_shape  # type: ignore[attr-defined]
@@ -116,7 +118,7 @@ def lower_gpu_qgemv(op: Operation, k: Kernel) -> None:
             at = [delinearize(i(m), lead) if lead else [] for m in range(rows)]
             with loop.for_(w, blocks, warps, name="kb") as kb:
                 words = [loop.load(packed, p, kb, i(word), lane) for word in range(bits)]
-                codes = [code_of(k, words, j, bits) for j in range(BLOCK)]
+                codes = [code_of(k, words, j, bits, layout) for j in range(BLOCK)]
                 g = loop.div(kb, i(group // BLOCK))
                 where = param_index(k, scale, g, p, lane, WARP)
                 s, z = loop.load(scale, where), loop.load(zero, where)
@@ -141,11 +143,14 @@ def lower_gpu_qgemv(op: Operation, k: Kernel) -> None:
             add_warp_partials(k, acc, partial, w, lane, rows, inside, write)
 
 
-def code_of(k: Kernel, words: list[Value], j: int, bits: int) -> Value:
-    """Code ``j`` of a block of 32 ``bits``-bit codes held in ``words``, as f32."""
-    word, shift = divmod(j * bits, 32)
-    mask = k.const((1 << bits) - 1, U32)
-    low = loop.shr(words[word], k.const(shift, U32)) if shift else words[word]
-    if shift + bits > 32:  # the code's high bits start the next word
-        low = loop.or_(low, loop.shl(words[word + 1], k.const(32 - shift, U32)))
-    return loop.cast(loop.and_(low, mask), dtype=f32)  # type: ignore[no-any-return]
+def code_of(k: Kernel, words: list[Value], j: int, bits: int, layout: str = "interleaved") -> Value:
+    """Code ``j`` of a block of 32 ``bits``-bit codes held in ``words`` in block layout ``layout``, as f32: the OR of
+    its pieces (:func:`~tensorium.ir.dialects.quant.layouts.block_pieces`), each shifted into place and masked."""
+    code: Value | None = None
+    for piece in layouts.block_pieces(bits, layout)[j]:
+        value = loop.shr(words[piece.word], k.const(piece.shift, U32)) if piece.shift else words[piece.word]
+        value = loop.and_(value, k.const((1 << piece.width) - 1, U32))
+        value = loop.shl(value, k.const(piece.low, U32)) if piece.low else value
+        code = value if code is None else loop.or_(code, value)
+    assert code is not None
+    return loop.cast(code, dtype=f32)  # type: ignore[no-any-return]

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from ..ir.core import Operation, Value
 from ..ir.dialects import loop
+from ..ir.dialects.quant import layouts
 from ..ir.types import DYN, BufferType, IntegerType, ScalarType, f32
 from ..targets import Target
 from ..targets.x86 import software_prefetch_pays
@@ -68,9 +69,12 @@ class QgemvPath:
         """Whether the path takes ``bits``-bit codes (a value of the ``path`` knob only where it does)."""
         return True
 
-    def prepare(self, k: Kernel, x: Value, lead: list[Value], rows: Value, bits: int, group: int) -> list[Value]:
-        """Once per call: buffers derived from the activations ``x`` ([rows, K] once ``lead`` is linearized), the
-        last of them ``[rows, K / group]``: what each group's zero point multiplies (``sum x`` over the group)."""
+    def prepare(
+        self, k: Kernel, x: Value, lead: list[Value], rows: Value, bits: int, group: int, layout: str
+    ) -> list[Value]:
+        """Once per call: buffers derived from the activations ``x`` ([rows, K] once ``lead`` is linearized) for
+        weights in block layout ``layout``, the last of them ``[rows, K / group]``: what each group's zero point
+        multiplies (``sum x`` over the group)."""
         raise NotImplementedError
 
     def slots(self, chains: int) -> int:
@@ -81,9 +85,9 @@ class QgemvPath:
         """Add block ``step.kb`` of panel ``step.nb`` into ``step.partial[r slots + c][0, lane]`` for each row ``r``."""
         raise NotImplementedError
 
-    def cost(self, target: Target, bits: int, mr: int) -> float | None:
-        """Estimated vector operations per block of 32 codes and ``lanes`` weight rows; None where the target lacks
-        what the path needs to be fast (it stays a legal point, never a default)."""
+    def cost(self, target: Target, bits: int, mr: int, layout: str = "interleaved") -> float | None:
+        """Estimated vector operations per block of 32 codes and ``lanes`` weight rows in block layout ``layout``;
+        None where the target lacks what the path needs to be fast (it stays a legal point, never a default)."""
         raise NotImplementedError
 
     def default_chains(self, mr: int) -> int:
@@ -96,7 +100,7 @@ class BlockStep:
     """What :meth:`QgemvPath.block` works on: the packed weight, the buffers :meth:`QgemvPath.prepare` made, the
     partial sums (one [1, lanes] buffer per row and slot: a lane loop that stores one buffer at one index list is
     what the explicit vectorizer takes), the panel ``nb``, the block ``kb``, the activation rows ``ms``, and the
-    kernel's shape."""
+    kernel's shape and block layout."""
 
     packed: Value
     prepared: list[Value]
@@ -107,6 +111,7 @@ class BlockStep:
     bits: int
     lanes: int
     chains: int
+    layout: str = "interleaved"
 
 
 PATHS: dict[str, QgemvPath] = {}
@@ -145,8 +150,8 @@ def qgemv_default(op: Operation, target: Target, space: Space) -> Config:
     rows = _rows(op)
     legal = [int(v) for v in space.knobs[1].values]
     mr = 1 if rows == 1 else max(v for v in legal if v <= 4)
-    bits = int(op.attr("bits"))
-    costs = {name: path.cost(target, bits, mr) for name, path in PATHS.items() if path.supports(bits)}
+    bits, layout = int(op.attr("bits")), str(op.attr("layout", "interleaved"))
+    costs = {name: path.cost(target, bits, mr, layout) for name, path in PATHS.items() if path.supports(bits)}
     path = min((c, name) for name, c in costs.items() if c is not None)[1]
     prefetch = PREFETCH_DEFAULT if software_prefetch_pays(target.cpu, bits) else 0
     knobs = (("path", path), ("mr", mr), ("chains", PATHS[path].default_chains(mr)), ("prefetch", prefetch))
@@ -154,6 +159,18 @@ def qgemv_default(op: Operation, target: Target, space: Space) -> Config:
 
 
 register_family(Family("qgemv", ("quant.matmul_packed",), qgemv_space, qgemv_default))
+
+
+def packed_layout(target: Target, bits: int) -> str:
+    """The block layout (:data:`~tensorium.ir.dialects.quant.layouts.BLOCK_LAYOUTS`) that ``pack-quant`` stores
+    ``bits``-bit weights in for ``target``: the one whose cheapest path costs least per block at ``mr = 1``
+    (:meth:`QgemvPath.cost`), the ``interleaved`` stream on a tie. ``interleaved_shards`` wins at 3, 5, 6 and 7 bits
+    on targets whose ``int`` path cuts codes out with shifts and masks (AVX2, AVX-512 without VBMI)."""
+    best: dict[str, float] = {}
+    for layout in layouts.BLOCK_LAYOUTS:
+        costs = [path.cost(target, bits, 1, layout) for path in PATHS.values() if path.supports(bits)]
+        best[layout] = min((c for c in costs if c is not None), default=float("inf"))
+    return min(layouts.BLOCK_LAYOUTS, key=lambda layout: best[layout])
 
 
 @lowering("quant.matmul_packed")
@@ -164,7 +181,7 @@ def lower_matmul_packed(op: Operation, k: Kernel) -> None:
     if element_of(x) != f32:
         raise lowering_error(op, "the packed k-bit kernel takes f32 activations")
     attrs = op.opdef.attr_kwargs(op)
-    bits, group, lanes = int(attrs["bits"]), int(attrs["group"]), int(attrs["lanes"])
+    bits, group, lanes, layout = int(attrs["bits"]), int(attrs["group"]), int(attrs["lanes"]), str(attrs["layout"])
     path = PATHS[str(k.knob("qgemv", "path", "float"))]
     if not path.supports(int(attrs["bits"])):
         raise lowering_error(
@@ -179,7 +196,7 @@ def lower_matmul_packed(op: Operation, k: Kernel) -> None:
     rows = k.product(lead)
     depth = int(shape_of(x)[-1])  # type: ignore[arg-type]
     groups = depth // group
-    prepared = path.prepare(k, x, lead, rows, bits, group)
+    prepared = path.prepare(k, x, lead, rows, bits, group, layout)
     sums = prepared[-1]
     panels = k.size(packed, 0)
     cols = int(attrs["cols"])
@@ -198,7 +215,7 @@ def lower_matmul_packed(op: Operation, k: Kernel) -> None:
                 with loop.for_(start, loop.add(start, k.index(group // BLOCK)), k.index(1), name="kb") as kb:
                     if ahead:
                         prefetch(k, packed, nb, kb, bits, lanes, ahead)
-                    path.block(k, BlockStep(packed, prepared, partial, nb, kb, ms, bits, lanes, chains))
+                    path.block(k, BlockStep(packed, prepared, partial, nb, kb, ms, bits, lanes, chains, layout))
                 with lane_loop(k, lanes) as lane:
                     at = param_index(k, scale, g, nb, lane, lanes)
                     s, z = loop.load(scale, at), loop.load(zero, at)
@@ -268,11 +285,14 @@ def zeros(k: Kernel, mr: int, lanes: int, name: str, dtype: ScalarType = f32) ->
 
 class FloatPath(QgemvPath):
     """Unpack, scale, FMA: each code masked in place and converted to float, times the activation pre-scaled by
-    ``2**-s`` for the code's bit offset ``s`` in its word."""
+    ``2**-s`` for the bit offset ``s`` of the code's first piece in its word."""
 
-    def prepare(self, k: Kernel, x: Value, lead: list[Value], rows: Value, bits: int, group: int) -> list[Value]:
+    def prepare(
+        self, k: Kernel, x: Value, lead: list[Value], rows: Value, bits: int, group: int, layout: str
+    ) -> list[Value]:
         """The activations pre-scaled by ``2**-s``, [rows, K], and their sums per group, [rows, K / group]."""
         depth = int(shape_of(x)[-1])  # type: ignore[arg-type]
+        pieces = layouts.block_pieces(bits, layout)
         scaled = loop.alloc(rows, type=BufferType((DYN, depth), f32, "global"))
         sums = loop.alloc(rows, type=BufferType((DYN, depth // group), f32, "global"))
         with loop.for_(k.index(0), rows, k.index(1), kind="parallel", name="pm") as m:
@@ -287,7 +307,7 @@ class FloatPath(QgemvPath):
                         kk = loop.add(base, k.index(j))
                         value = loop.load(x, [*at, kk])
                         loop.store(loop.add(loop.load(total), value), total)
-                        loop.store(loop.mul(value, k.const(2.0 ** -((j * bits) % 32), f32)), scaled, [m, kk])
+                        loop.store(loop.mul(value, k.const(2.0 ** -pieces[j][0].shift, f32)), scaled, [m, kk])
                 loop.store(loop.load(total), sums, [m, g])
         return [scaled, sums]
 
@@ -298,6 +318,7 @@ class FloatPath(QgemvPath):
     def block(self, k: Kernel, step: BlockStep) -> None:
         """``partial[r chains + j % chains][0, lane] += q[row, 32 kb + j] * x[m_r, 32 kb + j]``."""
         scaled, bits, chains = step.prepared[0], step.bits, step.chains
+        pieces = layouts.block_pieces(bits, step.layout)
         base = loop.mul(step.kb, k.index(BLOCK))
         xs = [[loop.load(scaled, [m, loop.add(base, k.index(j))]) for j in range(BLOCK)] for m in step.ms]
         with lane_loop(k, step.lanes) as lane:
@@ -305,30 +326,35 @@ class FloatPath(QgemvPath):
             slots = len(step.ms) * chains
             sums = [loop.load(step.partial[i], [k.index(0), lane]) for i in range(slots)]
             for j in range(BLOCK):
-                code = _code(k, words, j, bits)
+                code = _code(k, words, pieces[j])
                 for r in range(len(step.ms)):
                     i = r * chains + j % chains
                     sums[i] = multiply_add(k, code, xs[r][j], sums[i])
             for i, total in enumerate(sums):
                 loop.store(total, step.partial[i], [k.index(0), lane])
 
-    def cost(self, target: Target, bits: int, mr: int) -> float | None:
-        """Per code: a mask and a conversion, and per row a broadcast activation and a multiply-add; a straddling
-        code twice that."""
-        straddling = sum((j * bits) % 32 + bits > 32 for j in range(BLOCK))
-        return float((BLOCK + straddling) * (2 + 2 * mr))
+    def cost(self, target: Target, bits: int, mr: int, layout: str = "interleaved") -> float | None:
+        """Per piece of a code (two where it straddles words or is split in shards): a mask and a conversion (and
+        a multiply-add for each after the first), and per code and row a broadcast activation and a multiply-add."""
+        pieces = sum(len(p) for p in layouts.block_pieces(bits, layout))
+        return float(2 * pieces + (pieces - BLOCK) + BLOCK * 2 * mr)
 
 
 register_path("float", FloatPath())
 
 
-def _code(k: Kernel, words: list[Value], j: int, bits: int) -> Value:
-    """Code ``j`` of a block times ``2**s`` (``s`` its bit offset in its word), as f32, without shifting."""
-    offset = j * bits
-    word, shift = divmod(offset, 32)
-    mask = (1 << bits) - 1
-    low = loop.cast(loop.and_(words[word], k.const((mask << shift) & 0xFFFFFFFF, U32)), dtype=f32)
-    if shift + bits <= 32:
-        return low  # type: ignore[no-any-return]
-    high = loop.cast(loop.and_(words[word + 1], k.const(mask >> (32 - shift), U32)), dtype=f32)
-    return multiply_add(k, high, k.const(2.0**32, f32), low)
+def _code(k: Kernel, words: list[Value], pieces: tuple[layouts.Piece, ...]) -> Value:
+    """A code of a block times ``2**s`` (``s`` the shift of its first piece), as f32, without shifting: each piece
+    masked in place, the first converted as it is, each further one times ``2**(s + low - shift)``."""
+    first = pieces[0]
+    value: Value = _masked(k, words, first)
+    for piece in pieces[1:]:
+        factor = k.const(2.0 ** (first.shift + piece.low - piece.shift), f32)
+        value = multiply_add(k, _masked(k, words, piece), factor, value)
+    return value
+
+
+def _masked(k: Kernel, words: list[Value], piece: layouts.Piece) -> Value:
+    """``piece``'s bits masked in place in their word, as f32 (exact: at most 8 significant bits)."""
+    mask = (((1 << piece.width) - 1) << piece.shift) & 0xFFFFFFFF
+    return loop.cast(loop.and_(words[piece.word], k.const(mask, U32)), dtype=f32)  # type: ignore[no-any-return]

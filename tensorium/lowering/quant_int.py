@@ -33,6 +33,7 @@ import numpy as np
 
 from ..ir.core import Value
 from ..ir.dialects import loop
+from ..ir.dialects.quant import layouts
 from ..ir.types import DYN, BufferType, f32, i32
 from ..targets import Target
 from .kernel import Kernel, delinearize, shape_of
@@ -75,14 +76,13 @@ class ByteWord:
         return len(self.parts) - 1 + sum((p.shift != 0) + p.needs_mask() for p in self.parts)
 
 
-def _placements(j: int, bits: int, byte: int) -> list[Part]:
-    """The parts that put code ``j`` of a block into byte ``byte`` (two when it straddles two words)."""
-    word, shift = divmod(j * bits, 32)
-    low_bits = min(bits, 32 - shift)
-    parts = [Part(word, shift - 8 * byte, ((1 << low_bits) - 1) << 8 * byte)]
-    if low_bits < bits:
-        parts.append(Part(word + 1, -(8 * byte + low_bits), ((1 << (bits - low_bits)) - 1) << (8 * byte + low_bits)))
-    return parts
+def _placements(j: int, bits: int, byte: int, layout: str = "interleaved") -> list[Part]:
+    """The parts that put code ``j`` of a block into byte ``byte``: one per piece of the code in ``layout``
+    (:func:`~tensorium.ir.dialects.quant.layouts.block_pieces`)."""
+    return [
+        Part(p.word, p.shift - (8 * byte + p.low), ((1 << p.width) - 1) << (8 * byte + p.low))
+        for p in layouts.block_pieces(bits, layout)[j]
+    ]
 
 
 @functools.cache
@@ -168,18 +168,29 @@ def has_bit_fields(target: Target) -> bool:
     return target.kind == "cpu" and "avx512vbmi" in features and (target.lanes() >= 16 or "avx512vl" in features)
 
 
-def _decode_ops(bits: int, wide: bool) -> int:
-    """Vector operations of :func:`decode_plan` per block: its byte words' (one mask for a word masked in place),
-    and per group of words masked in place by the same amount (``wide``: the target takes any byte) the shift of
-    its sum and the add that merges it."""
-    ups = [in_place_shift(w, bits) if wide else 0 for w in decode_plan(bits)]
-    return sum(1 if up else w.ops() for w, up in zip(decode_plan(bits), ups)) + 2 * len({u for u in ups if u})
+def _decode_ops(bits: int, wide: bool, layout: str = "interleaved") -> int:
+    """Vector operations of the byte-word plan of ``layout`` per block (:func:`decode_plan` or :func:`shard_plan`):
+    its byte words' (one mask for a word masked in place), and per group of words masked in place by the same
+    amount (``wide``: the target takes any byte) the shift of its sum and the add that merges it."""
+    plan = shard_plan(bits) if layout == "interleaved_shards" else decode_plan(bits)
+    ups = [in_place_shift(w, bits) if wide else 0 for w in plan]
+    return sum(1 if up else w.ops() for w, up in zip(plan, ups)) + 2 * len({u for u in ups if u})
 
 
-def int_plan(target: Target, bits: int) -> tuple[ByteWord | FieldWord, ...]:
-    """The byte words of a block on ``target``: :func:`field_plan` where the target has one-instruction bit fields
-    and that plan takes fewer operations (a funnel shift is one instruction with AVX-512 VBMI2, three
-    otherwise), else :func:`decode_plan`."""
+@functools.cache
+def shard_plan(bits: int) -> tuple[ByteWord, ...]:
+    """The byte words of a block in the ``interleaved_shards`` layout: word ``t`` holds codes ``4t .. 4t + 3``, one
+    shift and mask per shard (the layout puts the four codes' pieces of each shard at the same shift)."""
+    return tuple(_byte_word([4 * t + b for b in range(4)], bits, "interleaved_shards") for t in range(BLOCK // 4))
+
+
+def int_plan(target: Target, bits: int, layout: str = "interleaved") -> tuple[ByteWord | FieldWord, ...]:
+    """The byte words of a block on ``target``: for ``interleaved_shards`` weights :func:`shard_plan`; for the
+    ``interleaved`` stream :func:`field_plan` where the target has one-instruction bit fields and that plan takes
+    fewer operations (a funnel shift is one instruction with AVX-512 VBMI2, three otherwise), else
+    :func:`decode_plan`."""
+    if layout == "interleaved_shards":
+        return shard_plan(bits)
     if not has_bit_fields(target):
         return decode_plan(bits)
     funnel = 1 if "avx512vbmi2" in target.features else 3
@@ -187,12 +198,12 @@ def int_plan(target: Target, bits: int) -> tuple[ByteWord | FieldWord, ...]:
     return field_plan(bits) if fields < _decode_ops(bits, bool(target.dot_product)) else decode_plan(bits)
 
 
-def _byte_word(codes: list[int], bits: int) -> ByteWord:
+def _byte_word(codes: list[int], bits: int, layout: str = "interleaved") -> ByteWord:
     """The byte word holding ``codes`` (by byte), its parts merged by (word, shift)."""
     masks: dict[tuple[int, int], int] = {}
     for byte, j in enumerate(codes):
         if j >= 0:
-            for part in _placements(j, bits, byte):
+            for part in _placements(j, bits, byte, layout):
                 masks[(part.word, part.shift)] = masks.get((part.word, part.shift), 0) | part.mask
     parts = tuple(Part(word, shift, mask) for (word, shift), mask in sorted(masks.items()))
     return ByteWord(parts, (codes[0], codes[1], codes[2], codes[3]))
@@ -236,10 +247,12 @@ def rounding_bound(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
 class IntegerPath(QgemvPath):
     """8-bit activations per block, integer dot products of bytes, one f32 multiply-add per block and row."""
 
-    def prepare(self, k: Kernel, x: Value, lead: list[Value], rows: Value, bits: int, group: int) -> list[Value]:
-        """The activation codes as byte words in the order of :func:`decode_plan` ([rows, K / 32 * words], i32),
+    def prepare(
+        self, k: Kernel, x: Value, lead: list[Value], rows: Value, bits: int, group: int, layout: str
+    ) -> list[Value]:
+        """The activation codes as byte words in the order of :func:`int_plan` ([rows, K / 32 * words], i32),
         the block scales ([rows, K / 32]) and the zero-point sums ``xs`` per group ([rows, K / group])."""
-        plan = int_plan(k.target, bits)
+        plan = int_plan(k.target, bits, layout)
         blocks = int(shape_of(x)[-1]) // BLOCK  # type: ignore[arg-type]
         xw = loop.alloc(rows, type=BufferType((DYN, blocks * len(plan)), i32, "global"))
         xd = loop.alloc(rows, type=BufferType((DYN, blocks), f32, "global"))
@@ -265,7 +278,7 @@ class IntegerPath(QgemvPath):
         apart and shifted down by ``s`` (exact: every product is a multiple of ``2**s``), one shift per such
         group instead of one per byte word."""
         xw, xd = step.prepared[0], step.prepared[1]
-        plan = int_plan(k.target, step.bits)
+        plan = int_plan(k.target, step.bits, step.layout)
         wide = bool(k.target.dot_product)
         ups = [in_place_shift(word, step.bits) if wide and isinstance(word, ByteWord) else 0 for word in plan]
         first = loop.mul(step.kb, k.index(len(plan)))
@@ -297,18 +310,18 @@ class IntegerPath(QgemvPath):
                 at, into = [k.index(0), lane], step.partial[r]
                 loop.store(multiply_add(k, ds[r], loop.cast(total, dtype=f32), loop.load(into, at)), into, at)
 
-    def cost(self, target: Target, bits: int, mr: int) -> float | None:
+    def cost(self, target: Target, bits: int, mr: int, layout: str = "interleaved") -> float | None:
         """The plan's shifts, masks and ors, per byte word and row a broadcast activation word and a dot product
         (three instructions without VNNI), and per row a conversion and a multiply-add; None without VNNI or AVX2
         (or AVX2 at 8 bits, whose multiply-add saturates: the portable form is slower than the float path)."""
         vnni = bool(target.dot_product)
         if not vnni and ("avx2" not in target.features or bits == 8):
             return None
-        plan = int_plan(target, bits)
+        plan = int_plan(target, bits, layout)
         if isinstance(plan[0], FieldWord):
             decode = sum(w.ops(bits, 1 if "avx512vbmi2" in target.features else 3) for w in field_plan(bits))
         else:
-            decode = _decode_ops(bits, vnni)
+            decode = _decode_ops(bits, vnni, layout)
         return float(decode + len(plan) * mr * (2 if vnni else 4) + 2 * mr)
 
 

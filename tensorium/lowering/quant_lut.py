@@ -26,8 +26,11 @@ at k = 1 only (:data:`DEFAULT_WIDTHS`).
 
 from __future__ import annotations
 
+import functools
+
 from ..ir.core import Value
 from ..ir.dialects import loop
+from ..ir.dialects.quant import layouts
 from ..ir.types import DYN, BufferType, f32, i32
 from ..targets import Target
 from .kernel import Kernel, delinearize, shape_of
@@ -57,7 +60,9 @@ class LutPath(QgemvPath):
         """Only 1 to 3 bits: wider codes take more lookups per code than the ``int`` path's decode costs."""
         return bits <= MAX_BITS
 
-    def prepare(self, k: Kernel, x: Value, lead: list[Value], rows: Value, bits: int, group: int) -> list[Value]:
+    def prepare(
+        self, k: Kernel, x: Value, lead: list[Value], rows: Value, bits: int, group: int, layout: str
+    ) -> list[Value]:
         """The four byte tables per weight word ([rows, K / 32, k, 16] each, i32 words), the block scales
         ([rows, K / 32]) and the zero-point sums ``xs`` per group ([rows, K / group])."""
         blocks = int(shape_of(x)[-1]) // BLOCK  # type: ignore[arg-type]
@@ -68,7 +73,7 @@ class LutPath(QgemvPath):
             codes, d, block_sum = _quantize_block(k, x, delinearize(m, lead), b)
             loop.store(d, xd, [m, b])
             for w in range(bits):
-                _store_tables(k, tables, codes, m, b, w, bits)
+                _store_tables(k, tables, codes, m, b, w, bit_owners(bits, layout))
             return block_sum
 
         xs = quantize_by_group(k, x, rows, group, quantize_block)
@@ -114,7 +119,7 @@ class LutPath(QgemvPath):
                 at, into = [k.index(0), lane], step.partial[r]
                 loop.store(multiply_add(k, ds[r], loop.cast(total, dtype=f32), loop.load(into, at)), into, at)
 
-    def cost(self, target: Target, bits: int, mr: int) -> float | None:
+    def cost(self, target: Target, bits: int, mr: int, layout: str = "interleaved") -> float | None:
         """Per weight word: 5 operations for the two index words, and per row 4 table loads, 4 lookups and 4 dot
         products; per row a conversion and a multiply-add. None (never the default) for widths outside
         :data:`DEFAULT_WIDTHS`, for vectors other than 16 lanes of 32 bits, or without AVX-512 VBMI (``vpermb``)
@@ -138,11 +143,13 @@ def _quantize_block(k: Kernel, x: Value, at: list[Value], b: Value) -> tuple[lis
     return codes, d, loop.mul(d, loop.cast(isum, dtype=f32))
 
 
-def _store_tables(k: Kernel, tables: list[Value], codes: list[Value], m: Value, b: Value, w: int, bits: int) -> None:
+def _store_tables(
+    k: Kernel, tables: list[Value], codes: list[Value], m: Value, b: Value, w: int, owners: tuple[tuple[int, int], ...]
+) -> None:
     """The four byte tables of word ``w`` of block ``b``: lane ``i`` (a nibble value) builds word ``i`` of each,
     whose byte ``c`` is entry ``i`` of the nibble in byte ``c`` of the weight word."""
     coefficients = [
-        [[_coefficient(k, codes, 32 * w + 8 * c + 4 * half + t, bits) for t in range(4)] for c in range(4)]
+        [[_coefficient(k, codes, owners[32 * w + 8 * c + 4 * half + t]) for t in range(4)] for c in range(4)]
         for half in range(2)
     ]
     with loop.for_(k.index(0), k.index(TABLE_WORDS), k.index(1), kind="vectorize", factor=TABLE_WORDS, name="ti") as i:
@@ -167,11 +174,23 @@ def _store_tables(k: Kernel, tables: list[Value], codes: list[Value], m: Value, 
                 loop.store(value, table, [m, b, k.index(w), i])
 
 
-def _coefficient(k: Kernel, codes: list[Value], p: int, bits: int) -> Value:
-    """What bit ``p`` of a block's stream adds when set: ``2**(p % k) xq[p // k]``."""
-    code = codes[p // bits]
-    shift = p % bits
-    return loop.shl(code, k.const(shift, i32)) if shift else code
+@functools.cache
+def bit_owners(bits: int, layout: str) -> tuple[tuple[int, int], ...]:
+    """Per bit ``p`` of a block's words in block layout ``layout``: the code it belongs to and its place value
+    (``(p // k, p % k)`` for the ``interleaved`` stream), from
+    :func:`~tensorium.ir.dialects.quant.layouts.block_pieces`."""
+    owners = [(0, 0)] * (BLOCK * bits)
+    for j, pieces in enumerate(layouts.block_pieces(bits, layout)):
+        for piece in pieces:
+            for t in range(piece.width):
+                owners[32 * piece.word + piece.shift + t] = (j, piece.low + t)
+    return tuple(owners)
+
+
+def _coefficient(k: Kernel, codes: list[Value], owner: tuple[int, int]) -> Value:
+    """What a bit of a block's words adds when set: ``2**place xq[code]`` for its ``owner`` (code, place)."""
+    code, shift = owner
+    return loop.shl(codes[code], k.const(shift, i32)) if shift else codes[code]
 
 
 register_path("lut", LutPath())

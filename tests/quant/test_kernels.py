@@ -24,13 +24,20 @@ U32 = IntegerType(32, False)
 
 
 def packed_case(
-    bits: int, rows: int, cols: int, depth: int, group: int, lanes: int, panel_major: bool = False
+    bits: int,
+    rows: int,
+    cols: int,
+    depth: int,
+    group: int,
+    lanes: int,
+    panel_major: bool = False,
+    layout: str = "interleaved",
 ) -> tuple[Operation, list[np.ndarray]]:
-    """A module of one quant.matmul_packed over random codes, scales and zero points (group-major, or
-    ``panel_major``), and its inputs."""
+    """A module of one quant.matmul_packed over random codes in block layout ``layout``, scales and zero points
+    (group-major, or ``panel_major``), and its inputs."""
     rng = np.random.default_rng(bits * 100 + rows)
     codes = rng.integers(0, 1 << bits, (cols, depth))
-    packed = layouts.pack(codes, bits, False, "interleaved", lanes)
+    packed = layouts.pack(codes, bits, False, layout, lanes)
     params = (depth // group, packed.shape[0] * lanes)
     scale = rng.random(params).astype(np.float32)
     zero = (rng.random(params) * (1 << bits)).astype(np.float32)
@@ -39,7 +46,9 @@ def packed_case(
     x = rng.standard_normal((rows, depth)).astype(np.float32)
     inputs = [x, packed, scale, zero]
     types = [TensorType(a.shape, U32 if a.dtype == np.uint32 else f32) for a in inputs]
-    attrs = {"bits": bits, "cols": cols, "group": group, "lanes": lanes}
+    attrs: dict[str, object] = {"bits": bits, "cols": cols, "group": group, "lanes": lanes}
+    if layout != "interleaved":
+        attrs["layout"] = layout
     module = build_module(types, lambda *v: quant.matmul_packed(*v, **attrs), check_text=False)  # type: ignore[arg-type]
     return module, inputs
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...attributes import IntAttr, TypeAttr
+from ...attributes import IntAttr, StrAttr, TypeAttr
 from ...opdef import InferError, define
 from ...shapes import check_dims_match, expect_tensor
 from ...types import FloatType, IntegerType, QuantizedType, TensorType, Type
@@ -147,7 +147,7 @@ matmul = define(
 
 
 def _packed_infer(
-    x: Type, packed: Type, scale: Type, zero: Type, *, bits: int, cols: int, group: int, lanes: int
+    x: Type, packed: Type, scale: Type, zero: Type, *, bits: int, cols: int, group: int, lanes: int, layout: str
 ) -> Type:
     a, p, s, z = (_tensor(t, what) for t, what in ((x, "input"), (packed, "packed"), (scale, "scale"), (zero, "zero")))
     if not 1 <= bits <= 8 or cols < 1 or lanes < 1 or group < 1 or group % layouts.BLOCK:
@@ -160,7 +160,7 @@ def _packed_infer(
         raise InferError(f"input must be a float tensor [..., K] with a static K that group {group} divides, got {a}")
     if p.element != IntegerType(32, False) or p.shape != layouts.interleaved_shape(cols, depth, bits, lanes):
         want = "x".join(map(str, layouts.interleaved_shape(cols, depth, bits, lanes)))
-        raise InferError(f"packed weight must be tensor<{want}xu32> (interleaved {bits}-bit, {lanes} lanes), got {p}")
+        raise InferError(f"packed weight must be tensor<{want}xu32> ({layout} {bits}-bit, {lanes} lanes), got {p}")
     panels, groups = -(-cols // lanes), depth // group
     accepted = {(groups, panels * lanes): "groups x padded rows", (panels, groups, lanes): "panels x groups x lanes"}
     for name, t in (("scale", s), ("zero", z)):
@@ -172,12 +172,19 @@ def _packed_infer(
 
 
 def packed_weight(
-    packed: np.ndarray, scale: np.ndarray, zero: np.ndarray, bits: int, cols: int, group: int, lanes: int
+    packed: np.ndarray,
+    scale: np.ndarray,
+    zero: np.ndarray,
+    bits: int,
+    cols: int,
+    group: int,
+    lanes: int,
+    layout: str = "interleaved",
 ) -> np.ndarray:
     """The float [N, K] weight a ``quant.matmul_packed`` stands for."""
     scale, zero = layouts.params_by_row(scale, cols), layouts.params_by_row(zero, cols)
     depth = scale.shape[1] * group
-    codes = layouts.unpack(packed, bits, False, "interleaved", (cols, depth), lanes)
+    codes = layouts.unpack(packed, bits, False, layout, (cols, depth), lanes)
     expanded = (np.repeat(scale, group, axis=1), np.repeat(zero, group, axis=1))
     return (codes.astype(np.float64) - expanded[1]) * expanded[0]
 
@@ -192,20 +199,28 @@ def _packed_reference(
     cols: int,
     group: int,
     lanes: int,
+    layout: str,
 ) -> np.ndarray:
-    return product(x, packed_weight(packed, scale, zero, bits, cols, group, lanes))
+    return product(x, packed_weight(packed, scale, zero, bits, cols, group, lanes, layout))
 
 
 matmul_packed = define(
     "quant.matmul_packed",
     operands=("input", "packed", "scale", "zero"),
-    attrs={"bits": IntAttr(), "cols": IntAttr(), "group": IntAttr(), "lanes": IntAttr()},
+    attrs={
+        "bits": IntAttr(),
+        "cols": IntAttr(),
+        "group": IntAttr(),
+        "lanes": IntAttr(),
+        "layout": StrAttr("interleaved", layouts.BLOCK_LAYOUTS),
+    },
     infer=_packed_infer,
     reference=_packed_reference,
     traits=("pure",),
     doc="quant.matmul with its weight packed for the CPU kernel: unsigned `bits`-bit codes of a [cols, K] weight "
-    "in the `interleaved` layout of `lanes` rows, scales and zero points (w = (q - zero) * scale) stored "
-    "group-major as [K / group, rows padded to lanes] or panel-major as [panels, K / group, lanes]; a signed "
+    "in a block layout of `lanes` rows (`layout`: interleaved, the default, or interleaved_shards), scales and "
+    "zero points (w = (q - zero) * scale) stored group-major as [K / group, rows padded to lanes] or panel-major "
+    "as [panels, K / group, lanes]; a signed "
     "weight is stored with its zero points shifted.",
 )
 
