@@ -202,13 +202,8 @@ class ProgramBuilder:
             array = np.full(shape, splat, dtype=dtype)
         elif _is_float(t):
             array = self.rng.uniform(low, high, size=shape).astype(dtype)
-        elif _is_bool(t):
-            array = self.rng.random(size=shape) < 0.5
         else:
-            bounds = integer_bounds(t.element)
-            assert bounds is not None, f"a constant of {t} is neither float, bool nor integer"
-            lowest, highest = bounds
-            array = self.rng.integers(max(-4, lowest), min(4, highest) + 1, size=shape).astype(dtype)
+            array = random_array(t, self.rng)
         if splat is None and self.config.special_probability and self.flip(self.config.special_probability):
             array = sprinkle(array, t.element, self.rng)
         return self.constant_of(array, t.element)
@@ -351,11 +346,14 @@ class ProgramBuilder:
 
 
 def random_array(t: TensorType, rng: np.random.Generator) -> np.ndarray:
-    """Random data of static tensor type ``t``: floats in [-1, 1], integers in [-4, 4], bools."""
+    """Random data of static tensor type ``t``: floats in [-1, 1], bools, integers in [-4, 4] within the type's
+    range (a narrow integer's or a k-bit code's: :func:`~tensorium.ir.types.integer_bounds`)."""
     dtype = storage_dtype(t.element)
     shape = t.static_shape
     if isinstance(t.element, FloatType):
         return rng.uniform(-1, 1, size=shape).astype(dtype)
     if isinstance(t.element, IntegerType) and t.element.is_bool:
         return rng.random(size=shape) < 0.5
-    return rng.integers(-4, 5, size=shape).astype(dtype)
+    bounds = integer_bounds(t.element)
+    assert bounds is not None, f"random data of {t}, which is neither float, bool nor integer"
+    return rng.integers(max(-4, bounds[0]), min(4, bounds[1]) + 1, size=shape).astype(dtype)
