@@ -402,7 +402,7 @@ class Tuner:
         best = f"{result.best_seconds * 1e6:.1f} us" if result.best_seconds else "none yet"
         self.progress(
             f"{kernel.space.family} {kernel.key[:8]}: {result.trials} trials ({result.failures} failed), best {best}"
-            f" = {result.speedup:.2f}x the default, {self.clock() - start:.0f}/{budget:.0f} s"
+            f" = {result.speedup:.2f}x the default, {self.clock() - start:.0f}{_of_budget(budget)} s"
         )
 
     # a whole model ------------------------------------------------------------------------------------
@@ -472,3 +472,12 @@ def _merged(earlier: KernelResult, later: KernelResult) -> KernelResult:
 
 def _close(a: float, b: float, tolerance: float) -> bool:
     return abs(a - b) <= tolerance * max(abs(a), abs(b), 1e-30)
+
+
+UNBOUNDED = 1e8
+"""A budget of this many seconds or more is no time limit (a search bounded by trials): progress shows no budget."""
+
+
+def _of_budget(budget: float) -> str:
+    """``/budget`` for the progress line, nothing for an unbounded one."""
+    return "" if budget >= UNBOUNDED else f"/{budget:.0f}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import zlib
 from pathlib import Path
 
@@ -118,6 +119,21 @@ def test_a_budget_under_one_measurement_says_so(
     results = tuner.tune([gemm_kernel], budget=0.001)
     assert len(results) == 1 and results[0].trials == 1
     assert any("under the time of measuring each kernel once" in line for line in lines)
+
+
+@pytest.mark.parametrize(("budget", "shown"), [(1e9, r", \d+ s$"), (30.0, r", \d+/30 s$")])
+def test_progress_shows_the_budget_only_when_there_is_one(
+    tmp_path: Path, gemm_kernel: TunableKernel, target: tensorium.Target, budget: float, shown: str
+) -> None:
+    """A search bounded by trials (budget 1e9, as --random-vs-learned runs it) printed ``13/1000000000 s``."""
+    lines: list[str] = []
+    options = SearchOptions(warm_start=False, proposals=12, batch=4)
+    tuner = Tuner(
+        target, TuningDB(tmp_path / "r.jsonl"), Synthetic(str(gemm_kernel.default)), options, lines.append, Clock()
+    )
+    tuner.tune_kernel(gemm_kernel, budget=budget, max_trials=6)
+    progress = [line for line in lines if "x the default" in line]
+    assert progress and all(re.search(shown, line) for line in progress), progress
 
 
 def test_ctrl_c_keeps_every_record_measured_so_far(
