@@ -168,7 +168,11 @@ class BackendRun:
         return random_configs(self.optimized, self.target, self.schedule_seed)
 
 
-APPROXIMATIONS: dict[str, FloatType] = {"loop.dot_u8i8": bf16, "loop.lookup_bytes": bf16}
+APPROXIMATIONS: dict[str, FloatType] = {
+    "loop.dot_u8i8": bf16,
+    "loop.dot_u8i8_halves": bf16,
+    "loop.lookup_bytes": bf16,
+}
 """Loop ops of kernels that compute a documented approximation of their graph op, and the float type whose
 tolerance covers it: the qgemv ``int`` path rounds the activations to 8 bits (docs/quantization.md: within
 0.3 to 1% of the largest output), and so does its ``lut`` path (tables of partial sums of those 8-bit

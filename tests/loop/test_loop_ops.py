@@ -100,6 +100,8 @@ SNIPPETS: dict[str, list[str]] = {
     **{f"loop.{n}": [f"%r = loop.{n} %x, %y : (f32, f32) -> f32"] for n in BINARY_FLOAT},
     **{f"loop.{n}": [f"%r = loop.{n} %m, %k : (i32, i32) -> i32"] for n in BINARY_INT},
     "loop.dot_u8i8": ["%r = loop.dot_u8i8 %m, %k, %m {narrow = true} : (i32, i32, i32) -> i32"],
+    "loop.dot_u8i8_halves": ["%r = loop.dot_u8i8_halves %m, %k, %m : (i32, i32, i32) -> i32"],
+    "loop.sum_halves": ["%r = loop.sum_halves %m : (i32) -> i32"],
     "loop.bit_fields": ["%r = loop.bit_fields %m {offsets = [0, 5, 10, 27], width = 5} : (i32) -> i32"],
     "loop.lookup_bytes": [
         "%t = loop.alloc {type = buffer<2x16xi32, local>} : () -> buffer<2x16xi32, local>",

@@ -15,7 +15,7 @@ from tensorium.backends.llvm.bits import dot_form, multishift_intrinsic
 from tensorium.errors import VerifyError
 from tensorium.ir import InsertionPoint, func_body, make_func, make_module, set_results
 from tensorium.ir.dialects import loop
-from tensorium.ir.dialects.loop.bits import bit_fields_of, byte_dot
+from tensorium.ir.dialects.loop.bits import bit_fields_of, byte_dot, byte_dot_halves
 from tensorium.ir.types import BufferType, IntegerType, i32
 from tensorium.targets import parse_target
 
@@ -158,3 +158,65 @@ def test_bit_fields_refuse_fields_past_the_word() -> None:
     with InsertionPoint(func_body(f)), pytest.raises(VerifyError, match=r"offsets must lie in \[0, 27\].*\[28\]"):
         x = loop.load(a, loop.const(value=0, dtype=loop.as_index(0).type))
         loop.bit_fields(x, offsets=(0, 5, 10, 28), width=5)
+
+
+def halves_kernel(kind: str, lanes: int, run: int):  # type: ignore[no-untyped-def]
+    """``out[i] = sum_halves(dot_u8i8_halves(... dot_u8i8_halves(0, a0[i], b0[i]) ..., a{run-1}[i], b{run-1}[i]))``
+    and ``raw[i]`` the halves before the sum."""
+    words, ints = BufferType((N,), U32), BufferType((N,), i32)
+    names = [f"{x}{j}" for j in range(run) for x in "ab"]
+    f = make_func("k", [words] * (2 * run) + [ints, ints], arg_names=[*names, "out", "raw"])
+    *pairs, out, raw = func_body(f).args
+    with InsertionPoint(func_body(f)):
+        with loop.for_(0, N, kind=kind, factor=lanes if kind == "vectorize" else None, name="i") as i:
+            halves = loop.const(value=0, dtype=i32)
+            for j in range(run):
+                halves = loop.dot_u8i8_halves(halves, loop.load(pairs[2 * j], i), loop.load(pairs[2 * j + 1], i))
+            loop.store(halves, raw, i)
+            loop.store(loop.sum_halves(halves), out, i)
+    set_results(f, [])
+    return make_module([f])
+
+
+@pytest.mark.parametrize("cpu", ["", "znver3", "skylake-avx512", "x86-64"])
+@pytest.mark.parametrize("kind", ["vectorize", "serial"])
+def test_halves_match_the_interpreter_and_the_dot(cpu: str, kind: str) -> None:
+    """A run of 4 ``dot_u8i8_halves`` of 5-bit codes and its ``sum_halves``: LLVM (vpmaddubsw + vpaddw + vpmaddwd,
+    or the portable form) equals the loop interpreter, and equals 4 times ``dot_u8i8`` (each half's total within
+    i16); past that range the halves wrap as documented."""
+    target = parse_target(f"cpu:{cpu}" if cpu else "cpu")
+    if not target.runs_here():
+        pytest.skip(f"this host cannot run code for {cpu}")
+    rng = np.random.default_rng(3)
+    words = []
+    for _ in range(4):
+        lhs = rng.integers(0, 32, (N, 4)).astype(np.uint8)
+        rhs = rng.integers(-127, 128, (N, 4)).astype(np.int8)
+        lhs[0], rhs[0] = 31, -127  # the extreme: 4 x 2 x 31 x 127 = 31496, within i16
+        words += [lhs.view(np.uint32).ravel(), rhs.view(np.uint32).ravel()]
+    module = halves_kernel(kind, target.lanes(), 4)
+    want = [*words, np.zeros(N, np.int32), np.zeros(N, np.int32)]
+    loop_interp.run(module, want)
+    got = [*words, np.zeros(N, np.int32), np.zeros(N, np.int32)]
+    compile_module(module, target=target).run("k", *got)
+    np.testing.assert_array_equal(got[-2], want[-2])
+    np.testing.assert_array_equal(got[-1], want[-1])
+    total = np.zeros(N, np.int32)
+    for j in range(4):
+        total = byte_dot(total, words[2 * j], words[2 * j + 1])
+    np.testing.assert_array_equal(want[-2], total)
+    one = np.array([0x01000001], np.uint32)  # byte 0 and byte 3 are 1
+    wrapped = byte_dot_halves(np.full(1, 0x7FFF0000, np.int32), one, one)
+    assert wrapped[0] == np.int32(np.uint32(0x80000001).view(np.int32))  # the low half 0 + 1, the high half 0x7FFF + 1
+
+
+@pytest.mark.parametrize(
+    ("cpu", "present"), [("znver3", r"vpmaddubsw.*\n(.*\n)?.*vpaddw"), ("skylake-avx512", "vpaddw.*%zmm")]
+)
+def test_halves_take_the_pairs_instructions(cpu: str, present: str) -> None:
+    """Cross-compiled: the halves are vpmaddubsw and vpaddw, the sum one vpmaddwd (also where VNNI would have
+    vpdpbusd for dot_u8i8)."""
+    text = compile_module(
+        halves_kernel("vectorize", parse_target(f"cpu:{cpu}").lanes(), 4), target=parse_target(f"cpu:{cpu}")
+    ).assembly()
+    assert "vpmaddubsw" in text and "vpaddw" in text and "vpmaddwd" in text and re.search(present, text)

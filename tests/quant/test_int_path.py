@@ -74,7 +74,7 @@ def test_every_width_matches_the_integer_reference(
 
 
 @pytest.mark.parametrize("cpu", ["znver4", "alderlake", "skylake-avx512", "haswell", "x86-64"])
-@pytest.mark.parametrize("bits", [3, 4, 8])
+@pytest.mark.parametrize("bits", [3, 4, 5, 8])
 def test_each_isa_computes_the_same(cpu: str, bits: int) -> None:
     """vpdpbusd (512 and 256 bits), vpmaddubsw + vpmaddwd (AVX-512 BW, AVX2; k = 8 takes the exact portable
     form there) and the portable form, where this host can run the target's code."""
@@ -91,7 +91,7 @@ def test_each_isa_computes_the_same(cpu: str, bits: int) -> None:
         ("sapphirerapids", 8, ["vpdpbusd.*%zmm"], ["vpmaddubsw"]),
         ("alderlake", 4, ["vex}\tvpdpbusd.*%ymm"], ["vpmaddubsw"]),
         ("haswell", 4, ["vpmaddubsw.*%ymm", "vpmaddwd.*%ymm"], ["vpdpbusd"]),
-        ("x86-64-v3", 5, ["vpmaddubsw.*%ymm", "vpmaddwd.*%ymm"], ["vpdpbusd", "vpmultishiftqb"]),
+        ("x86-64-v3", 5, ["vpmaddubsw.*%ymm", "vpmaddwd.*%ymm", "vpaddw.*%ymm"], ["vpdpbusd", "vpmultishiftqb"]),
         ("sapphirerapids", 5, ["vpmultishiftqb.*%zmm", "vpshldd.*%zmm", "vpdpbusd.*%zmm"], ["vpsrld"]),
         ("sapphirerapids", 4, ["vpdpbusd.*%zmm"], ["vpmultishiftqb"]),
         ("skylake-avx512", 5, ["vpmaddubsw.*%zmm"], ["vpmultishiftqb"]),
@@ -109,11 +109,16 @@ def test_each_target_gets_its_dot_instruction(cpu: str, bits: int, present: list
         assert not re.search(pattern, text), f"{cpu}: unexpected {pattern!r}"
 
 
-def test_loop_interpreter_runs_the_int_kernel() -> None:
+@pytest.mark.parametrize("cpu", ["", "znver3"])
+def test_loop_interpreter_runs_the_int_kernel(cpu: str) -> None:
+    """The host's kernel, and Zen 3's (AVX2: byte words summed in 16-bit halves, loop.dot_u8i8_halves)."""
+    target = parse_target(f"cpu:{cpu}" if cpu else "cpu")
     module, inputs = packed_case(5, 3, 9, 64, 32, 4)
     want, _, _ = _expected(inputs, 5, 9, 32, 4)
     configs = {kernel_key(_op(module)): Config.parse("qgemv{path=int,mr=2,chains=2,prefetch=8192}")}
-    (got,) = run_plan(lower_function(module, configs=configs), inputs)
+    lowered = lower_function(module, target=target, configs=configs)
+    assert ("loop.dot_u8i8_halves" in str(lowered)) is (cpu == "znver3")
+    (got,) = run_plan(lowered, inputs)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 

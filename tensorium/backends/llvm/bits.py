@@ -68,6 +68,12 @@ def dot_form(features: frozenset[str], bits: int, narrow: bool) -> DotForm | Non
     return next((f for f in DOT_FORMS if f.available(features, bits, narrow)), None)
 
 
+def pairs_form(features: frozenset[str], bits: int) -> DotForm | None:
+    """The two-step form of :data:`DOT_FORMS` (``vpmaddubsw``, ``vpmaddwd``) for ``bits``-bit vectors on a target
+    with ``features``, even where it has VNNI; None where it has neither."""
+    return next((f for f in DOT_FORMS if f.pairs and f.available(features, bits, True)), None)
+
+
 MULTISHIFTS = {
     512: ("llvm.x86.avx512.pmultishift.qb.512", frozenset({"avx512vbmi"})),
     256: ("llvm.x86.avx512.pmultishift.qb.256", frozenset({"avx512vbmi", "avx512vl"})),
@@ -94,6 +100,8 @@ class BitsEmitter:
         "loop.shl": "emit_shift",
         "loop.shr": "emit_shift",
         "loop.dot_u8i8": "emit_dot_u8i8",
+        "loop.dot_u8i8_halves": "emit_dot_u8i8_halves",
+        "loop.sum_halves": "emit_sum_halves",
         "loop.lookup_bytes": "emit_lookup_bytes",
         "loop.bit_fields": "emit_bit_fields",
     }
@@ -133,6 +141,42 @@ class BitsEmitter:
         halves = bl.call(pairs, [bl.bitcast(lhs, byte_vector), bl.bitcast(rhs, byte_vector)])
         widen = self.intrinsic(form.widen, words, [half_vector, half_vector])  # type: ignore[attr-defined]
         return bl.add(acc, bl.call(widen, [halves, _splat(half_vector, 1)]))
+
+    def emit_dot_u8i8_halves(self, op: Operation) -> ir.Value:
+        """Each 16-bit half of ``acc`` plus its two byte products: ``vpmaddubsw`` and ``vpaddw`` where the target
+        has the pairs form (AVX2, AVX-512 BW, SSSE3), else bytes widened to i16, multiplied and added in pairs."""
+        acc, lhs, rhs = self.operands(op)  # type: ignore[attr-defined]
+        bl = self.builder
+        lanes = acc.type.count if isinstance(acc.type, ir.VectorType) else 0
+        count = max(lanes, 1)
+        halves = ir.VectorType(I16, 2 * count)
+        byte_vector = ir.VectorType(I8, 4 * count)
+        form = pairs_form(self.features, 32 * lanes) if lanes else None
+        lhs, rhs = bl.bitcast(lhs, byte_vector), bl.bitcast(rhs, byte_vector)
+        if form is not None:
+            pairs = self.intrinsic(form.pairs, halves, [byte_vector, byte_vector])  # type: ignore[attr-defined]
+            summed = bl.call(pairs, [lhs, rhs])
+        else:
+            wide = ir.VectorType(I16, 4 * count)
+            products = bl.mul(bl.zext(lhs, wide), bl.sext(rhs, wide))
+            even = ir.Constant(ir.VectorType(I32, 2 * count), [2 * i for i in range(2 * count)])
+            odd = ir.Constant(ir.VectorType(I32, 2 * count), [2 * i + 1 for i in range(2 * count)])
+            undefined = ir.Constant(wide, ir.Undefined)
+            summed = bl.add(bl.shuffle_vector(products, undefined, even), bl.shuffle_vector(products, undefined, odd))
+        return bl.bitcast(bl.add(bl.bitcast(acc, halves), summed), acc.type)
+
+    def emit_sum_halves(self, op: Operation) -> ir.Value:
+        """The two signed halves of each word added: ``vpmaddwd`` by ones where the target has it, else shifts."""
+        (x,) = self.operands(op)  # type: ignore[attr-defined]
+        bl = self.builder
+        lanes = x.type.count if isinstance(x.type, ir.VectorType) else 0
+        form = pairs_form(self.features, 32 * lanes) if lanes else None
+        if form is not None:
+            half_vector = ir.VectorType(I16, 2 * lanes)
+            widen = self.intrinsic(form.widen, x.type, [half_vector, half_vector])  # type: ignore[attr-defined]
+            return bl.call(widen, [bl.bitcast(x, half_vector), _splat(half_vector, 1)])
+        low = bl.ashr(bl.shl(x, _splat(x.type, 16)), _splat(x.type, 16))
+        return bl.add(low, bl.ashr(x, _splat(x.type, 16)))
 
     def emit_bit_fields(self, op: Operation) -> ir.Value:
         """Four ``width``-bit fields of each 32-bit word into its bytes: one ``vpmultishiftqb`` (each byte an

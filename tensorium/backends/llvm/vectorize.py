@@ -50,6 +50,8 @@ _VECTOR_OPS = {
     "loop.shl",
     "loop.shr",
     "loop.dot_u8i8",
+    "loop.dot_u8i8_halves",
+    "loop.sum_halves",
     "loop.bit_fields",
 }
 _FLOAT_ONLY = {"loop.div", "loop.fma", "loop.exp", "loop.log", "loop.sqrt", "loop.sin", "loop.cos", "loop.floor"}

@@ -8,6 +8,9 @@ bytes that x86's ``vpdpbusd`` (AVX-512 VNNI, AVX-VNNI) computes per 32-bit lane 
 32-bit words, exactly, the i32 sum wrapping. Its ``narrow`` attribute is a promise of the producer (as LLVM's
 ``nsw``): each pair of adjacent products (bytes 0 and 1, 2 and 3) sums within the i16 range, which lets a
 backend use AVX2's saturating ``vpmaddubsw``; a result where the promise is broken is undefined.
+``dot_u8i8_halves`` keeps the sums in the two 16-bit halves of each word (each half adds its two products,
+wrapping within the half: AVX2's ``vpmaddubsw`` + ``vpaddw``), so that a run of them costs one widening
+(``sum_halves``, ``vpmaddwd`` by ones) instead of one per dot; exact where each half's true total fits i16.
 ``lookup_bytes`` is a byte table lookup, what AVX-512 VBMI's ``vpermb`` computes per 32-bit lane: each byte
 of an index word (its low 6 bits) selects one of the 64 bytes of a table of 16 words read from a buffer.
 ``bit_fields`` cuts four bit fields of one width out of a 32-bit word into its four bytes (byte ``b`` is
@@ -98,6 +101,64 @@ dot_u8i8 = define(
     traits=("pure",),
     doc="acc + the dot product of the four unsigned bytes of `lhs` with the four signed bytes of `rhs` (32-bit "
     "words; the i32 sum wraps); `narrow` promises that each adjacent pair of products sums within i16.",
+)
+
+
+def _halves_infer(acc: Type, lhs: Type, rhs: Type) -> Type:
+    return _dot_infer(acc, lhs, rhs, narrow=True)
+
+
+def _wrap16(x: np.ndarray) -> np.ndarray:
+    return ((x + 0x8000) & 0xFFFF) - 0x8000
+
+
+def byte_dot_halves(acc: np.ndarray, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """Per 32-bit word, each 16-bit half ``h`` plus ``u8(lhs byte 2h) i8(rhs byte 2h) + u8(lhs byte 2h+1)
+    i8(rhs byte 2h+1)``, wrapping within the half (numpy arrays)."""
+    a, b = np.asarray(lhs).astype(np.uint32), np.asarray(rhs).astype(np.uint32)
+    word = np.asarray(acc).astype(np.int64) & 0xFFFFFFFF
+    halves = []
+    for half in range(2):
+        total = (word >> (16 * half)) & 0xFFFF
+        for byte in (2 * half, 2 * half + 1):
+            ua = ((a >> (8 * byte)) & 0xFF).astype(np.int64)
+            sb = ((b >> (8 * byte)) & 0xFF).astype(np.int64)
+            total = total + ua * np.where(sb >= 128, sb - 256, sb)
+        halves.append(total & 0xFFFF)
+    return (halves[0] | (halves[1] << 16)).astype(np.uint32).astype(np.int32)
+
+
+def sum_halves_reference(x: np.ndarray) -> np.ndarray:
+    """The two signed 16-bit halves of each 32-bit word, added as i32."""
+    word = np.asarray(x).astype(np.int64) & 0xFFFFFFFF
+    return (_wrap16(word & 0xFFFF) + _wrap16(word >> 16)).astype(np.int32)
+
+
+dot_u8i8_halves = define(
+    "loop.dot_u8i8_halves",
+    operands=("acc", "lhs", "rhs"),
+    infer=_halves_infer,
+    reference=lambda acc, lhs, rhs: byte_dot_halves(acc, lhs, rhs),
+    traits=("pure",),
+    doc="`dot_u8i8` kept in two 16-bit halves: each half of `acc` plus the two products of its bytes (u8 of "
+    "`lhs` times i8 of `rhs`), wrapping within the half; each pair of products must sum within i16 (what AVX2's "
+    "`vpmaddubsw` + `vpaddw` compute). `sum_halves` ends a run of them.",
+)
+
+
+def _sum_halves_infer(x: Type) -> Type:
+    if x != i32:
+        raise InferError(f"sum_halves takes an i32 word of two 16-bit halves, got {x}")
+    return i32
+
+
+sum_halves = define(
+    "loop.sum_halves",
+    operands=("input",),
+    infer=_sum_halves_infer,
+    reference=sum_halves_reference,
+    traits=("pure",),
+    doc="The two signed 16-bit halves of an i32 word added as i32 (`vpmaddwd` by ones).",
 )
 
 
