@@ -8,6 +8,8 @@ optional zero points (floats, so they may be float offsets too) laid out as the 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...attributes import IntAttr, StrAttr, TypeAttr
@@ -190,18 +192,10 @@ def packed_weight(
 
 
 def _packed_reference(
-    x: np.ndarray,
-    packed: np.ndarray,
-    scale: np.ndarray,
-    zero: np.ndarray,
-    *,
-    bits: int,
-    cols: int,
-    group: int,
-    lanes: int,
-    layout: str,
+    x: np.ndarray, packed: np.ndarray, scale: np.ndarray, zero: np.ndarray, **attrs: Any
 ) -> np.ndarray:
-    return product(x, packed_weight(packed, scale, zero, bits, cols, group, lanes, layout))
+    """The op's attributes (bits, cols, group, lanes, layout) are :func:`packed_weight`'s arguments."""
+    return product(x, packed_weight(packed, scale, zero, **attrs))
 
 
 matmul_packed = define(
