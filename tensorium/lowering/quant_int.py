@@ -172,7 +172,7 @@ def _decode_ops(bits: int, wide: bool, layout: str = "interleaved") -> int:
     """Vector operations of the byte-word plan of ``layout`` per block (:func:`decode_plan` or :func:`shard_plan`):
     its byte words' (one mask for a word masked in place), and per group of words masked in place by the same
     amount (``wide``: the target takes any byte) the shift of its sum and the add that merges it."""
-    plan = shard_plan(bits) if layout == "interleaved_shards" else decode_plan(bits)
+    plan = byte_word_plan(bits, layout)
     ups = [in_place_shift(w, bits) if wide else 0 for w in plan]
     return sum(1 if up else w.ops() for w, up in zip(plan, ups)) + 2 * len({u for u in ups if u})
 
@@ -184,15 +184,17 @@ def shard_plan(bits: int) -> tuple[ByteWord, ...]:
     return tuple(_byte_word([4 * t + b for b in range(4)], bits, "interleaved_shards") for t in range(BLOCK // 4))
 
 
+def byte_word_plan(bits: int, layout: str) -> tuple[ByteWord, ...]:
+    """The shifts-and-masks plan of a block in ``layout``: :func:`shard_plan` or :func:`decode_plan`."""
+    return shard_plan(bits) if layout == "interleaved_shards" else decode_plan(bits)
+
+
 def int_plan(target: Target, bits: int, layout: str = "interleaved") -> tuple[ByteWord | FieldWord, ...]:
-    """The byte words of a block on ``target``: for ``interleaved_shards`` weights :func:`shard_plan`; for the
-    ``interleaved`` stream :func:`field_plan` where the target has one-instruction bit fields and that plan takes
-    fewer operations (a funnel shift is one instruction with AVX-512 VBMI2, three otherwise), else
-    :func:`decode_plan`."""
-    if layout == "interleaved_shards":
-        return shard_plan(bits)
-    if not has_bit_fields(target):
-        return decode_plan(bits)
+    """The byte words of a block on ``target``: :func:`byte_word_plan`, or for the ``interleaved`` stream
+    :func:`field_plan` where the target has one-instruction bit fields and that plan takes fewer operations (a
+    funnel shift is one instruction with AVX-512 VBMI2, three otherwise)."""
+    if layout != "interleaved" or not has_bit_fields(target):
+        return byte_word_plan(bits, layout)
     funnel = 1 if "avx512vbmi2" in target.features else 3
     fields = sum(w.ops(bits, funnel) for w in field_plan(bits))
     return field_plan(bits) if fields < _decode_ops(bits, bool(target.dot_product)) else decode_plan(bits)
@@ -295,18 +297,16 @@ class IntegerPath(QgemvPath):
                 else _byte_word_value(k, words, word, up)
                 for word, up in zip(plan, ups)
             ]
-            for t, up in enumerate(ups):
-                if run > 1:  # runs of byte words summed in 16-bit halves, widened once per run
-                    if t % run:
-                        continue
-                    key = (0, (t // run) % step.chains)
-                    for r in range(len(step.ms)):
-                        halves = k.const(0, i32)
-                        for u in range(t, min(t + run, len(plan))):
-                            halves = loop.dot_u8i8_halves(halves, weights[u], xs[r][u])
-                        widened = loop.sum_halves(halves)
-                        chains[r][key] = loop.add(chains[r][key], widened) if key in chains[r] else widened
-                    continue
+            runs = range(0, len(plan), run) if run > 1 else ()  # byte words summed in 16-bit halves
+            for number, start in enumerate(runs):
+                key = (0, number % step.chains)
+                for r in range(len(step.ms)):
+                    halves = k.const(0, i32)
+                    for t in range(start, min(start + run, len(plan))):
+                        halves = loop.dot_u8i8_halves(halves, weights[t], xs[r][t])
+                    widened = loop.sum_halves(halves)
+                    chains[r][key] = loop.add(chains[r][key], widened) if key in chains[r] else widened
+            for t, up in enumerate(ups if not runs else ()):
                 key = (up, t % step.chains if not up else 0)
                 for r in range(len(step.ms)):
                     acc = chains[r].get(key, k.const(0, i32))

@@ -34,6 +34,7 @@ more sequential stream, where the group-major order would take a cache line from
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -165,6 +166,13 @@ def _shard_position(width: int, code: int) -> int:
     return (WORD_BITS // width) * (t // per) + per * b + t % per
 
 
+@functools.cache
+def _shard_positions(width: int) -> tuple[int, ...]:
+    """:func:`_shard_position` of each code of a block."""
+    return tuple(_shard_position(width, j) for j in range(BLOCK))
+
+
+@functools.cache
 def block_pieces(bits: int, name: str) -> tuple[tuple[Piece, ...], ...]:
     """Per code of a block (32), where its bits are among the block's ``bits`` words in block layout ``name``
     (:data:`BLOCK_LAYOUTS`): one piece, or two where an ``interleaved`` code straddles a word boundary, or one per
@@ -183,7 +191,7 @@ def block_pieces(bits: int, name: str) -> tuple[tuple[Piece, ...], ...]:
         else:
             pieces, start, low = [], 0, 0
             for width in shard_widths(bits):
-                word, shift = divmod(_shard_position(width, j) * width, WORD_BITS)
+                word, shift = divmod(_shard_positions(width)[j] * width, WORD_BITS)
                 pieces.append(Piece(start + word, shift, width, low))
                 start, low = start + width, low + width
         codes.append(tuple(pieces))
@@ -213,51 +221,51 @@ def params_by_row(params: np.ndarray, rows: int) -> np.ndarray:
     return params[:, :rows].T
 
 
-def _pack_interleaved(codes: np.ndarray, bits: int, lanes: int) -> np.ndarray:
+def _block_words(codes: np.ndarray, bits: int, name: str) -> np.ndarray:
+    """Blocks of 32 codes (the last axis) as their ``bits`` words in block layout ``name``: the stream of the
+    block (32 codes are exactly k words), or its shards, each shard's pieces in :func:`_shard_position` order."""
+    if name == "interleaved":
+        return pack_stream(codes, bits)
+    shards, low = [], 0
+    for width in shard_widths(bits):
+        order = np.argsort(_shard_positions(width))
+        shards.append(pack_stream((codes[..., order] >> low) & ((1 << width) - 1), width))
+        low += width
+    return np.concatenate(shards, axis=-1)
+
+
+def _block_codes(words: np.ndarray, bits: int, name: str) -> np.ndarray:
+    """The 32 codes of blocks of ``bits`` words (the last axis) in block layout ``name`` (:func:`_block_words`'s
+    inverse)."""
+    if name == "interleaved":
+        return unpack_stream(words, bits, BLOCK)
+    codes = np.zeros((*words.shape[:-1], BLOCK), np.uint32)
+    start = low = 0
+    for width in shard_widths(bits):
+        pieces = unpack_stream(words[..., start : start + width], width, BLOCK)
+        codes |= pieces[..., list(_shard_positions(width))] << low
+        start, low = start + width, low + width
+    return codes
+
+
+def _pack_blocks(codes: np.ndarray, bits: int, lanes: int, name: str) -> np.ndarray:
+    """A matrix in block layout ``name``: rows in groups of ``lanes``, each row's blocks of 32 codes as words
+    (:func:`_block_words`), the ``lanes`` rows' copies of a word adjacent; padded with zeros."""
     if codes.ndim != 2:
-        raise ValueError(f"the interleaved layout packs matrices, got rank {codes.ndim}")
+        raise ValueError(f"the {name} layout packs matrices, got rank {codes.ndim}")
     rows, cols = codes.shape
     groups, blocks, _, _ = interleaved_shape(rows, cols, bits, lanes)
     padded = np.zeros((groups * lanes, blocks * BLOCK), np.uint32)
     padded[:rows, :cols] = codes
-    stream = pack_stream(padded, bits).reshape(groups, lanes, blocks, bits)
-    return np.ascontiguousarray(stream.transpose(0, 2, 3, 1))
+    words = _block_words(padded.reshape(groups * lanes, blocks, BLOCK), bits, name)
+    return np.ascontiguousarray(words.reshape(groups, lanes, blocks, bits).transpose(0, 2, 3, 1))
 
 
-def _unpack_interleaved(words: np.ndarray, bits: int, shape: tuple[int, ...], lanes: int) -> np.ndarray:
-    rows, cols = shape
-    groups, blocks, _, _ = words.shape
-    stream = words.transpose(0, 3, 1, 2).reshape(groups * lanes, blocks * bits)
-    return unpack_stream(stream, bits, blocks * BLOCK)[:rows, :cols]
-
-
-def _pack_interleaved_shards(codes: np.ndarray, bits: int, lanes: int) -> np.ndarray:
-    if codes.ndim != 2:
-        raise ValueError(f"the interleaved_shards layout packs matrices, got rank {codes.ndim}")
-    rows, cols = codes.shape
-    groups, blocks, _, _ = interleaved_shape(rows, cols, bits, lanes)
-    padded = np.zeros((groups * lanes, blocks, BLOCK), np.uint32)
-    padded.reshape(groups * lanes, blocks * BLOCK)[:rows, :cols] = codes
-    shards, low = [], 0
-    for width in shard_widths(bits):
-        order = np.argsort([_shard_position(width, j) for j in range(BLOCK)])
-        shards.append(pack_stream((padded[..., order] >> low) & ((1 << width) - 1), width))
-        low += width
-    words = np.concatenate(shards, axis=-1).reshape(groups, lanes, blocks, bits)
-    return np.ascontiguousarray(words.transpose(0, 2, 3, 1))
-
-
-def _unpack_interleaved_shards(words: np.ndarray, bits: int, shape: tuple[int, ...], lanes: int) -> np.ndarray:
+def _unpack_blocks(words: np.ndarray, bits: int, shape: tuple[int, ...], lanes: int, name: str) -> np.ndarray:
     rows, cols = shape
     groups, blocks, _, _ = words.shape
     by_row = words.transpose(0, 3, 1, 2).reshape(groups * lanes, blocks, bits)
-    codes = np.zeros((groups * lanes, blocks, BLOCK), np.uint32)
-    start = low = 0
-    for width in shard_widths(bits):
-        pieces = unpack_stream(by_row[..., start : start + width], width, BLOCK)
-        codes |= pieces[..., [_shard_position(width, j) for j in range(BLOCK)]] << low
-        start, low = start + width, low + width
-    return codes.reshape(groups * lanes, blocks * BLOCK)[:rows, :cols]
+    return _block_codes(by_row, bits, name).reshape(groups * lanes, blocks * BLOCK)[:rows, :cols]
 
 
 LAYOUTS: dict[str, Layout] = {
@@ -270,8 +278,15 @@ LAYOUTS: dict[str, Layout] = {
         ),
         Layout("planes", _pack_planes, _unpack_planes),
         Layout("shards", _pack_shards, _unpack_shards),
-        Layout("interleaved", _pack_interleaved, _unpack_interleaved, rank2=True),
-        Layout("interleaved_shards", _pack_interleaved_shards, _unpack_interleaved_shards, rank2=True),
+        *(
+            Layout(
+                name,
+                functools.partial(_pack_blocks, name=name),
+                functools.partial(_unpack_blocks, name=name),
+                rank2=True,
+            )
+            for name in BLOCK_LAYOUTS
+        ),
     )
 }
 

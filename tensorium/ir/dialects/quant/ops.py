@@ -214,8 +214,7 @@ matmul_packed = define(
     doc="quant.matmul with its weight packed for the CPU kernel: unsigned `bits`-bit codes of a [cols, K] weight "
     "in a block layout of `lanes` rows (`layout`: interleaved, the default, or interleaved_shards), scales and "
     "zero points (w = (q - zero) * scale) stored group-major as [K / group, rows padded to lanes] or panel-major "
-    "as [panels, K / group, lanes]; a signed "
-    "weight is stored with its zero points shifted.",
+    "as [panels, K / group, lanes]; a signed weight is stored with its zero points shifted.",
 )
 
 
