@@ -120,7 +120,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         print(note, file=sys.stderr)
     report = fuzz(config, log=sys.stderr if not args.quiet else None)
     print(report.summary())
-    return FOUND_FAILURES if report.failures else 0
+    return FOUND_FAILURES if report.failures or report.internal_errors else 0
 
 
 def add_fuzz_command(sub: Any) -> None:
@@ -129,7 +129,7 @@ def add_fuzz_command(sub: Any) -> None:
         "fuzz",
         help="fuzz the passes and backends with coverage-guided IR and pipeline mutation",
         description="Coverage-guided fuzzing of Tensorium's passes and backends (see docs/fuzzing.md). "
-        "Exit status 3 when failures were found.",
+        "Exit status 3 when failures (or errors of the fuzzer's own code) were found.",
     )
     p.add_argument("--time", type=positive(float), default=60.0, metavar="SECONDS", help="time budget (60)")
     p.add_argument("--seed", type=int, default=0, help="random seed (0)")

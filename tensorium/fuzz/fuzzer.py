@@ -25,6 +25,7 @@ import json
 import math
 import sys
 import time
+import traceback
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -198,6 +199,34 @@ class FoundFailure:
 
 
 @dataclass
+class InternalError:
+    """An exception in the fuzzer's own machinery (building, mutating or reducing a case), not in the compiler
+    under test: the run goes on, and the report says where it happened and how often."""
+
+    stage: str
+    """What the fuzzer was doing: ``generate``, ``mutate`` or ``reduce``."""
+    error: str
+    """The exception, one line."""
+    where: str
+    """The innermost frame of the fuzzer's code (``path:line in function``)."""
+    detail: str
+    """The full traceback of its first occurrence."""
+    execs: int
+    """Executions done when it first happened."""
+    count: int = 1
+
+    @property
+    def signature(self) -> str:
+        """What identifies it across occurrences."""
+        return f"{self.stage}:{self.where}:{self.error.split(':')[0]}"
+
+
+MAX_INTERNAL_ERRORS_IN_A_ROW = 20
+"""A run stops after this many cases in a row that its own machinery could not build: a fuzzer bug that
+fires on every case would otherwise spin through the whole budget."""
+
+
+@dataclass
 class FuzzReport:
     """What a run did: executions by outcome, coverage over time, failures, and the corpus."""
 
@@ -222,6 +251,10 @@ class FuzzReport:
     """(seconds, executions, edges, lines) samples, about one per second (a single worker's run only)."""
     workers: list[dict[str, object]] = field(default_factory=list)
     """With several workers: each one's own report, as plain data."""
+    internal_errors: list[InternalError] = field(default_factory=list)
+    """Exceptions in the fuzzer's own code, deduplicated by :attr:`InternalError.signature`."""
+    stopped: str = ""
+    """Why the run ended before its budget, if it did (interrupted, or its machinery failing every case)."""
 
     @property
     def rate(self) -> float:
@@ -248,6 +281,13 @@ class FuzzReport:
         if self.refusals:
             top = ", ".join(f"{k} ({n})" for k, n in self.refusals.most_common(3))
             lines.append(f"most frequent documented refusals: {top}")
+        if self.stopped:
+            lines.append(f"stopped early: {self.stopped}")
+        for error in self.internal_errors:
+            lines.append(
+                f"fuzzer error ({error.stage}), seen {error.count}x: {error.error} ({error.where}); a bug in the "
+                "fuzzer, not in the compiler"
+            )
         if not self.failures:
             lines.append("no failures")
         for n, found in enumerate(self.failures, 1):
@@ -274,6 +314,11 @@ class FuzzReport:
             "imported_kept": self.imported_kept,
             "timeline": self.timeline,
             "workers": self.workers,
+            "stopped": self.stopped,
+            "internal_errors": [
+                {"stage": e.stage, "error": e.error, "where": e.where, "execs": e.execs, "count": e.count}
+                for e in self.internal_errors
+            ],
             "failures": [
                 {
                     "signature": f.failure.signature,
@@ -317,6 +362,8 @@ class Fuzzer:
         """The pass the case being built must rewrite (a pattern case, :mod:`.patterns`), or None."""
         self._gain = {"generate": [1.0, 1.0], "mutate": [1.0, 1.0]}
         """Per source of cases: moving averages of the new edges a case found and of its seconds."""
+        self._failed_in_a_row = 0
+        """Cases in a row whose building raised in the fuzzer's own code."""
         if config.out is not None:
             (config.out / "failures").mkdir(parents=True, exist_ok=True)
 
@@ -385,17 +432,23 @@ class Fuzzer:
             self.report.mutations[f"pipeline-{kind}"] += 1
         return module, pipeline
 
-    def step(self) -> Verdict:
-        """Build one case, run it, and keep or record what it found."""
+    def step(self) -> Verdict | None:
+        """Build one case, run it, and keep or record what it found; None when the fuzzer's own code failed to
+        build the case (recorded in :attr:`FuzzReport.internal_errors`)."""
         parent: Seed | None = None
         self._expect = None
-        if self.config.coverage and self.corpus and self.rng.random() >= self._generate_share():
-            parent = self._pick()
-            module, pipeline = self._mutate(parent)
-            source = "mutate"
-        else:
-            module, pipeline = self._generate()
-            source = "generate"
+        source = "generate"
+        try:
+            if self.config.coverage and self.corpus and self.rng.random() >= self._generate_share():
+                source = "mutate"
+                parent = self._pick()
+                module, pipeline = self._mutate(parent)
+            else:
+                module, pipeline = self._generate()
+        except Exception as error:  # a bug of the fuzzer's own costs one case, not the run
+            self._internal(source, error)
+            return None
+        self._failed_in_a_row = 0
         seed = int(self.rng.integers(2**31))
         backends = self.config.backends
         lowers = any(p.name in TERMINAL_PASSES for p in pipeline)  # only the CPU checks big lowered programs
@@ -502,7 +555,11 @@ class Fuzzer:
         if self.config.reduce:
             start = time.monotonic()
             self._say(f"reducing a {failure.kind} failure at {failure.stage}: {failure.summary.splitlines()[0][:100]}")
-            reduced = reduce_case(case, failure, self.config.reduce_seconds)
+            try:
+                reduced = reduce_case(case, failure, self.config.reduce_seconds)
+            except Exception as error:  # the failure is kept, unreduced
+                self._internal("reduce", error)
+                self._say("  the reducer failed; the case is recorded as it was found")
             self.report.reduce_seconds += time.monotonic() - start
         found = FoundFailure(failure, case, reduced, elapsed, self.report.execs)
         self._by_signature[failure.signature] = found
@@ -516,6 +573,25 @@ class Fuzzer:
                 f"{failure.detail}\n\n// the case before reduction:\n{format_case(case, failure)}"
             )
         self._say(f"failure {len(self.report.failures)}: {failure.signature}")
+
+    def _internal(self, stage: str, error: Exception) -> None:
+        """Record an exception raised by the fuzzer's own code while it was at ``stage``."""
+        frames = traceback.extract_tb(error.__traceback__)
+        ours = [f for f in frames if "/fuzz/" in f.filename.replace("\\", "/")] or frames
+        where = f"{Path(ours[-1].filename).name}:{ours[-1].lineno} in {ours[-1].name}" if ours else "?"
+        text = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}".rstrip(": ")
+        found = InternalError(stage, text, where, "".join(traceback.format_exception(error)), self.report.execs)
+        if stage != "reduce":
+            self._failed_in_a_row += 1
+        for known in self.report.internal_errors:
+            if known.signature == found.signature:
+                known.count += 1
+                return
+        self.report.internal_errors.append(found)
+        self._say(f"fuzzer error ({stage}): {text} ({where}); going on")
+        if self.config.out is not None:
+            name = f"fuzzer-error-{len(self.report.internal_errors):03d}-{stage}.log"
+            (self.config.out / "failures" / name).write_text(found.detail)
 
     # the session ---------------------------------------------------------------------------------
     def _say(self, text: str) -> None:
@@ -559,13 +635,34 @@ class Fuzzer:
         next_progress = self._start + cfg.progress_seconds
         next_sample = self._start
         next_sync = self._start + cfg.sync_seconds
+        try:
+            self._loop(deadline, next_progress, next_sample, next_sync)
+        except KeyboardInterrupt:
+            self.report.stopped = "interrupted (Ctrl-C)"
+            self._say("interrupted: writing the report and the corpus so far")
+        self._sample()
+        r = self.report
+        r.seconds = time.monotonic() - self._start
+        r.corpus_size = len(self.corpus)
+        if self.tracer is not None:
+            r.edges = len(self.tracer.total)
+            r.line_percent = self.tracer.line_percent()
+        if cfg.out is not None:
+            self._write_corpus(cfg.out)
+        return r
+
+    def _loop(self, deadline: float, next_progress: float, next_sample: float, next_sync: float) -> None:
+        cfg = self.config
         while time.monotonic() < deadline:
             if cfg.max_execs is not None and self.report.execs >= cfg.max_execs:
                 break
             if len(self.report.failures) >= cfg.max_failures:
                 self._say(f"stopping: {cfg.max_failures} distinct failures")
                 break
-            self.step()
+            if self.step() is None and self._failed_in_a_row >= MAX_INTERNAL_ERRORS_IN_A_ROW:
+                self.report.stopped = f"the fuzzer's own code failed on {self._failed_in_a_row} cases in a row"
+                self._say(f"stopping: {self.report.stopped}")
+                break
             now = time.monotonic()
             if self.sync is not None and now >= next_sync:
                 self.import_shared()
@@ -578,16 +675,6 @@ class Fuzzer:
                 # compiled file by file on the first call, about a second) waits for the report.
                 self._progress()
                 next_progress = now + cfg.progress_seconds
-        self._sample()
-        r = self.report
-        r.seconds = time.monotonic() - self._start
-        r.corpus_size = len(self.corpus)
-        if self.tracer is not None:
-            r.edges = len(self.tracer.total)
-            r.line_percent = self.tracer.line_percent()
-        if cfg.out is not None:
-            self._write_corpus(cfg.out)
-        return r
 
     def _write_corpus(self, out: Path) -> None:
         folder = out / "corpus"

@@ -146,6 +146,13 @@ def merge(
         merged.imported += report.imported
         merged.imported_kept += report.imported_kept
         merged.reduce_seconds = max(merged.reduce_seconds, report.reduce_seconds)
+        merged.stopped = merged.stopped or report.stopped
+        for error in report.internal_errors:
+            same = [known for known in merged.internal_errors if known.signature == error.signature]
+            if same:
+                same[0].count += error.count
+            else:
+                merged.internal_errors.append(error)
         edges |= worker_edges
         lines |= worker_lines
         for found in report.failures:
