@@ -47,11 +47,13 @@ from ...ir.core import Operation, Value
 from ...ir.dialects.builtin import func_body, func_name
 from ...ir.types import BufferType, FloatType, IndexType, IntegerType, QuantizedType, ScalarType, Type
 from ...lowering.webgpu_limits import concat_pieces
-from ...lowering.webgpu_schedule import dispatch_expression, trip_count
+from ...lowering.webgpu_schedule import constant_index, dispatch_expression, trip_count
 from ...targets import Target
 from ..emitter import KernelEmitter, op_error
 
 AXES = "xyz"
+MAX_UNROLL_TRIPS = 16
+"""``unroll`` loops of at most this many iterations are unrolled in the WGSL text (:meth:`WGSLEmitter.emit_unroll`)."""
 F16_FEATURE = "shader-f16"
 _MATH = {
     "loop.exp": "exp",
@@ -233,7 +235,7 @@ class WGSLEmitter(KernelEmitter):
     give ``a`` for ``a / 0``) and bf16 rounding come from the shared decompositions."""
     LOOP_KINDS: ClassVar[dict[str, str]] = {
         "serial": "emit_serial",
-        "unroll": "emit_serial",
+        "unroll": "emit_unroll",
         "vectorize": "emit_serial",
         "parallel": "emit_serial",
         "gpu_block": "emit_gpu_loop",
@@ -412,6 +414,24 @@ class WGSLEmitter(KernelEmitter):
         self.bind(op.regions[0].block.args[0], iv)
         self.nested(op)
         self.line("}")
+
+    def emit_unroll(self, op: Operation) -> None:
+        """An ``unroll`` loop with a constant trip count of at most :data:`MAX_UNROLL_TRIPS`: its body once per
+        iteration, each in a block of its own with the induction variable a literal (so a register tile's
+        private array is indexed by constants). Shader compilers of software adapters (SwiftShader's, in
+        chromium) unroll little themselves. Any other ``unroll`` loop is a ``for`` loop."""
+        trips = trip_count(op)
+        if trips is None or trips > MAX_UNROLL_TRIPS:
+            self.emit_serial(op)
+            return
+        lower, _, step = (constant_index(v) for v in op.operands)
+        assert lower is not None and step is not None
+        for n in range(trips):
+            self.line("{")
+            value = lower + n * step
+            self.bind(op.regions[0].block.args[0], f"{value}i" if value >= 0 else f"({value}i)")
+            self.nested(op)
+            self.line("}")
 
     def emit_gpu_loop(self, op: Operation) -> None:
         """A ``gpu_block`` or ``gpu_thread`` loop: the workgroup or invocation id along its axis."""
