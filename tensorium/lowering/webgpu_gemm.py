@@ -31,13 +31,13 @@ from ..ir.types import QuantizedType, TensorType, f32
 from ..targets import Target
 from .gpu_conv import conv_gemm, gpu_conv_default, lower_gpu_conv
 from .gpu_gemm import (
+    LARGE_TILES,
     GpuGemmShape,
     TiledOperands,
     emit_tiled_gemm,
     gpu_gemm_default,
     gpu_gemm_space,
     lower_gpu_gemm,
-    tile_default,
     tile_space,
 )
 from .kernel import LOWERINGS, Kernel, register_target_lowering
@@ -93,10 +93,48 @@ def _within_limits(cuda: Space, target: Target, m: int, n: int, batch: int) -> S
     return space if any(True for _ in space.points()) else None
 
 
+SMALL_TILES: dict[str, Setting] = {"bm": 16, "bn": 16, "bk": 8, "tm": 2, "tn": 2}
+"""WebGPU's tiles for a C of at most 32 x 32 elements (CUDA's)."""
+
+
+def webgpu_tile_default(family: str, m: int, n: int, k: int) -> Config:
+    """The default tiles of an ``m x n`` C of family ``family`` on WebGPU: :data:`SMALL_TILES` up to 32 x 32
+    elements, :data:`~tensorium.lowering.gpu_gemm.LARGE_TILES` beyond 1024 x 1024, and between them 8 x 8 register
+    tiles in C tiles of 64 (32 where C has at most 32) rows and columns, where CUDA's rule keeps 2 x 2 and 4 x 4.
+
+    Measured on the adapters this project runs (2026-11-29, Zen 4; ``benchmarks/webgpu_browser.py``, ms per run in
+    chromium's SwiftShader / wgpu-py's lavapipe): the 512^3 GEMM 234 / 116 with CUDA's 64 x 64 tiles of 4 x 4, 126 /
+    70 with 8 x 8; the MLP (32 rows) 58 / 20 with 32 x 32 tiles of 2 x 2, 24-25 / 9 with 32 x 32 or 32 x 64 tiles
+    of 8 x 8; the encoder layer 492 / 182 with CUDA's rule, 198 / 68 with 64 x 64 tiles of 8 x 8 everywhere (its
+    64 x 64 attention products included). A software adapter runs invocations as SIMD lanes, so what counts is
+    each invocation's reuse of its loads; on other adapters the search space (and the browser demo's tuner) keep
+    the other points."""
+    size = m * n
+    if size <= 32 * 32:
+        values = SMALL_TILES
+    elif size > 1024 * 1024:
+        values = LARGE_TILES
+    else:
+        values = {"bm": 32 if m <= 32 else 64, "bn": 32 if n <= 32 else 64, "bk": 16, "tm": 8, "tn": 8}
+    return Config(family, (*values.items(), ("stages", 2 if k > int(values["bk"]) else 1)))
+
+
 def webgpu_gemm_default(op: Operation, target: Target, space: Space) -> Config:
-    """The CUDA backend's default where it is legal here; else the legal point with the most invocations and
-    then the largest tile (low limits, as tests set)."""
-    config = (gpu_gemm_default if op.name == "graph.matmul" else gpu_conv_default)(op, target, space)
+    """:func:`webgpu_tile_default` for f32 products and convolutions (CUDA's rule for f16 ones) where legal here; else
+    the legal point with the most invocations and then the largest tile (low limits, as tests set)."""
+    shape = GpuGemmShape.of(op) if op.name == "graph.matmul" else None
+    gemm = conv_gemm(op, grouped=True) if op.name == "graph.conv2d" else None
+    if shape is not None and shape.element == f32:
+        config = webgpu_tile_default("gpu_gemm", shape.m, shape.n, shape.k)
+    elif gemm is not None:
+        config = webgpu_tile_default("gpu_conv", *gemm)
+    else:
+        config = (gpu_gemm_default if op.name == "graph.matmul" else gpu_conv_default)(op, target, space)
+    return _legal(config, space)
+
+
+def _legal(config: Config, space: Space) -> Config:
+    """``config`` where ``space`` holds it, else its point with the most invocations, then the largest tile."""
     legal = list(space.points())
     if config in legal:
         return config
@@ -137,11 +175,7 @@ def webgpu_qgemm_default(op: Operation, target: Target, space: Space) -> Config:
     """The tiled GEMM's default tiles for the product's shape, where legal (else as :func:`webgpu_gemm_default`)."""
     shape = qgemm_shape(op)
     assert shape is not None
-    config = tile_default("gpu_qgemm", *shape)
-    legal = list(space.points())
-    if config in legal:
-        return config
-    return max(legal, key=lambda c: (_invocations(c.as_dict()), c.int("bm") * c.int("bn"), c.int("bk")))
+    return _legal(webgpu_tile_default("gpu_qgemm", *shape), space)
 
 
 def lower_webgpu_qgemm(op: Operation, k: Kernel) -> None:

@@ -270,3 +270,25 @@ def test_short_unroll_loops_are_unrolled_in_the_wgsl() -> None:
             if f"{name}[" in line:
                 index = line.split(f"{name}[", 1)[1].split("]", 1)[0]
                 assert "it" not in index, f"a register tile indexed by a loop variable: {line.strip()}"
+
+
+def test_webgpu_default_tiles_give_each_invocation_an_8x8_register_tile() -> None:
+    """WebGPU's own default tiles (webgpu_tile_default): CUDA's small tiles up to a 32 x 32 C, 8 x 8 register tiles
+    in 32- or 64-row and -column C tiles up to 1024 x 1024, CUDA's large tiles beyond; each legal in the space."""
+    from tensorium.lowering.gpu_gemm import LARGE_TILES
+    from tensorium.lowering.webgpu_gemm import SMALL_TILES, webgpu_tile_default
+
+    def tiles(m: int, n: int, k: int) -> tuple[int, ...]:
+        c = webgpu_tile_default("gpu_gemm", m, n, k)
+        return tuple(c.int(name) for name in ("bm", "bn", "bk", "tm", "tn", "stages"))
+
+    assert tiles(32, 32, 8) == (*SMALL_TILES.values(), 1)
+    assert tiles(32, 512, 256) == (32, 64, 16, 8, 8, 2), "an MLP's 32 rows: C tiles of 32 rows"
+    assert tiles(512, 512, 512) == (64, 64, 16, 8, 8, 2)
+    assert tiles(64, 20, 16) == (64, 32, 16, 8, 8, 1)
+    assert tiles(2048, 2048, 64) == (*LARGE_TILES.values(), 2)
+    kernels = {k.space.family: k for k in tunable_kernels(_module(), parse_target("webgpu"))}
+    gemm = kernels["gpu_gemm"]
+    default = gemm.default
+    assert default is not None and default in list(gemm.space.points())
+    assert (default.int("tm"), default.int("tn")) == (8, 8)
