@@ -15,6 +15,9 @@ What still does not fit (an op that alone binds more, at a very low limit) is le
 
 from __future__ import annotations
 
+import numpy as np
+
+from ..ir.attributes import DenseAttr
 from ..ir.builder import InsertionPoint
 from ..ir.core import Block, Operation, Region, Value
 from ..ir.dialects import graph
@@ -59,7 +62,10 @@ def split_for_binding_size(module: Operation, target: Target, func: str = "main"
     (views, copied out of the large buffer), the op runs per band, and a concat along axis 0 (buffer copies,
     no binding) joins the bands into the large result. Row-wise ops are cut (elementwise ops, softmax over a
     later axis, reductions that keep axis 0, matmuls of a 2-D A by its rows); fused groups binding a large
-    tensor are split into their ops first. A matmul by a 2-D B over the limit (a weight: an LM head, say) is
+    tensor are split into their ops first. A lookup of rows from a table over the limit (``graph.embedding``, a
+    ``graph.gather`` along axis 0: an LM's token embedding) is cut along the table's rows: each band gathers at its
+    own indices (clamped into the band), and a chain of ``graph.where`` keeps, for each index, the band that holds
+    its row (exact: each row comes from one band). A matmul by a 2-D B over the limit (a weight: an LM head, say) is
     cut along B's rows, which are contiguous, so each band is a view: with ``transpose_b`` (B stored [N, K])
     each band makes a band of the result's columns, joined by a concat along the last axis; otherwise (B stored
     [K, N]) each band multiplies the matching slice of A's last axis and the partial products are added.
@@ -77,6 +83,9 @@ def split_for_binding_size(module: Operation, target: Target, func: str = "main"
     for op in list(func_body(main).ops):
         if op.name == "graph.matmul" and _bytes(op.operands[1]) > limit and op.operands[1].type.rank == 2:  # type: ignore[attr-defined]
             _cut_weight(op, limit)
+    for op in list(func_body(main).ops):
+        if _is_row_lookup(op) and _bytes(op.operands[0]) > limit:
+            _cut_table(op, limit)
     for op in list(func_body(main).ops):
         cut = _row_operands(op)
         if cut is not None and _too_large(op, limit):
@@ -145,6 +154,61 @@ def _cut_rows(op: Operation, cut: list[bool], limit: int) -> None:
         joined = point.insert(graph.concat.build(parts, {"axis": 0}, loc=op.loc))
     joined.results[0].name_hint = op.results[0].name_hint
     op.results[0].replace_all_uses_with(joined.results[0])
+    op.erase()
+
+
+def _is_row_lookup(op: Operation) -> bool:
+    """Whether ``op`` picks whole rows (axis 0) of a static table, its operand 0, at its indices, operand 1."""
+    if op.name not in ("graph.embedding", "graph.gather"):
+        return False
+    table, indices = (v.type for v in op.operands)
+    if not (isinstance(table, TensorType) and table.is_static and isinstance(indices, TensorType)):
+        return False
+    return op.name == "graph.embedding" or normalize_axis(int(op.attr("axis", 0)), table.rank) == 0
+
+
+def _cut_table(op: Operation, limit: int) -> None:
+    """Replace lookup ``op`` by lookups in bands of its table's rows (see split_for_binding_size)."""
+    table, indices = op.operands
+    table_type, index_type = table.type, indices.type
+    assert isinstance(table_type, TensorType) and isinstance(index_type, TensorType)
+    rows = table_type.static_shape[0]
+    band = limit // max(1, _bytes(table) // rows)
+    if not 1 <= band < rows:
+        return  # a row alone is over the limit: the limit pass names the table
+    attrs = {k: v for k, v in op.opdef.attr_kwargs(op).items() if v is not None} if op.opdef is not None else {}
+    element = index_type.element
+    signed = bool(getattr(element, "signed", True))
+    trailing = list(range(index_type.rank, index_type.rank + table_type.rank - 1))
+    with InsertionPoint.before_op(op) as point:
+
+        def build(opdef: object, operands: list[Value], **attributes: object) -> Value:
+            return point.insert(opdef.build(operands, attributes, loc=op.loc)).results[0]  # type: ignore[attr-defined]
+
+        def scalar(value: int) -> Value:
+            attr = DenseAttr(np.array(value), TensorType((), element))
+            return point.insert(graph.constant.build([], {"value": attr}, loc=op.loc)).results[0]
+
+        zero = scalar(0)
+        index = indices
+        if op.name == "graph.gather" and signed:  # negative indices count from the table's end
+            index = build(graph.where, [build(graph.lt, [index, zero]), build(graph.add, [index, scalar(rows)]), index])
+        picked: Value | None = None
+        for start in range(0, rows, band):
+            end = min(rows, start + band)
+            bounds = {"starts": [start], "ends": [end], "axes": [0], "steps": [1]}
+            piece = point.insert(graph.slice_.build([table], bounds, loc=op.loc)).results[0]
+            local = build(graph.sub, [index, scalar(start)]) if start else index
+            inside = build(graph.and_, [build(graph.ge, [local, zero]), build(graph.lt, [local, scalar(end - start)])])
+            part = build(op.opdef, [piece, build(graph.where, [inside, local, zero])], **attrs)
+            if picked is None:
+                picked = part
+                continue
+            mask = build(graph.unsqueeze, [inside], axes=trailing) if trailing else inside
+            picked = build(graph.where, [mask, part, picked])
+    assert picked is not None
+    picked.name_hint = op.results[0].name_hint
+    op.results[0].replace_all_uses_with(picked)
     op.erase()
 
 

@@ -215,3 +215,49 @@ def test_a_large_weight_runs_in_views_of_its_rows_on_lavapipe_and_dawn(transpose
     require_dawn()
     for got, w in zip(node_outputs(executable.to_files(tmp_path / "exe"), inputs, tmp_path), want):
         np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-5)
+
+
+LOOKUPS = """
+module {
+  func.func @main(%t: tensor<70x8xf32>, %u: tensor<70x2x4xf32>, %i: tensor<3x5xi32>, %j: tensor<4xi32>)
+      -> (tensor<3x5x8xf32>, tensor<4x2x4xf32>, tensor<3x5x8xf32>) {
+    %0 = graph.embedding %t, %i : (tensor<70x8xf32>, tensor<3x5xi32>) -> tensor<3x5x8xf32>
+    %1 = graph.gather %u, %j {axis = 0} : (tensor<70x2x4xf32>, tensor<4xi32>) -> tensor<4x2x4xf32>
+    %2 = graph.tanh %0 : (tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+    func.return %0, %1, %2 : tensor<3x5x8xf32>, tensor<4x2x4xf32>, tensor<3x5x8xf32>
+  }
+}"""
+"""Row lookups in tables of 2240 bytes (70 rows of 32), over BINDING's 1024: bands of 32, 32 and 6 rows."""
+
+
+def _lookup_inputs() -> list[np.ndarray]:
+    rng = np.random.default_rng(3)
+    tables = [rng.standard_normal((70, 8)).astype(np.float32), rng.standard_normal((70, 2, 4)).astype(np.float32)]
+    rows = np.array([[0, 31, 32, 63, 64], [69, 5, 40, 66, 1], [33, 0, 68, 31, 32]], np.int32)
+    return [*tables, rows, np.array([-1, 0, 45, -70], np.int32)]  # gather counts negative indices from the end
+
+
+def test_a_large_table_is_looked_up_in_bands_of_its_rows() -> None:
+    module = parse_module(LOOKUPS)
+    split = split_for_binding_size(module, parse_target(BINDING))
+    verify(split)
+    ops = [op.name for op in _ops(split)]
+    assert ops.count("graph.embedding") == 3 and ops.count("graph.gather") == 3 and ops.count("graph.slice") == 6
+    inputs = _lookup_inputs()
+    for got, want in zip(interp.run(split, inputs), interp.run(module, inputs)):
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.usefixtures("gpu")
+def test_a_large_table_runs_in_views_of_its_rows_on_lavapipe_and_dawn(tmp_path: Path) -> None:
+    module = parse_module(LOOKUPS)
+    executable = WebGPUExecutable.build(module, target=parse_target(BINDING))
+    assert max(_bound_bytes(executable)) <= 1024
+    assert sorted(v.offset for v in executable.views if v.source in (0, 1)) == [0, 0, 256, 256, 512, 512]
+    inputs = _lookup_inputs()
+    want = interp.run(module, inputs)
+    for got, w in zip(executable.run(inputs), want):
+        np.testing.assert_allclose(got, w, rtol=1e-6, atol=1e-6)
+    require_dawn()
+    for got, w in zip(node_outputs(executable.to_files(tmp_path / "exe"), inputs, tmp_path), want):
+        np.testing.assert_allclose(got, w, rtol=1e-6, atol=1e-6)
