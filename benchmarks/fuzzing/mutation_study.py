@@ -641,7 +641,7 @@ def fuzz_verdict(
             if replayed == 0:
                 cases.mkdir(parents=True, exist_ok=True)
                 shutil.copy(case, cases / f"{mutant.id}.mlir")
-                row.update(verdict="killed", case=case.stem)
+                row.update(verdict="killed", case=case.stem, killed_at=_found_at(out, case))
                 break
         if found and row["verdict"] != "killed":
             row["verdict"] = "survived (failures also without the mutant)"
@@ -659,6 +659,18 @@ def failing_cases(out: Path, code: int | None) -> list[Path]:
     if (code is None or code < 0) and (out / "current.mlir").is_file():
         found.append(out / "current.mlir")
     return found
+
+
+def _found_at(out: Path, case: Path) -> int | None:
+    """The executions the run that wrote to ``out`` had done when it found ``case`` (from its report.json); None
+    for the case it hung or died on, or without a report."""
+    report = out / "report.json"
+    if not report.is_file():
+        return None
+    for failure in json.loads(report.read_text()).get("failures", []):
+        if failure.get("path") and Path(failure["path"]).name == case.name:
+            return int(failure["execs"])
+    return None
 
 
 def _execs(out: Path) -> int | None:
@@ -822,6 +834,22 @@ def _unreached_line(judged: list[Outcome], fuzz: dict[str, dict[str, Any]]) -> s
     )
 
 
+def _budget_line(judged: list[Outcome], fuzz: dict[str, dict[str, Any]], budget: int | None) -> str:
+    """The fuzzer's kills by the execution at which the killing case was found (``killed_at``, recorded since
+    2026-11-29): how the score grows with the budget within one run."""
+    at = [fuzz[o.mutant.id].get("killed_at") for o in judged if o.fuzz]
+    known = sorted(a for a in at if a is not None)
+    if not known:
+        return "The executions at which kills were found are not recorded in these results."
+    marks = [m for m in (10, 20, 40, 80, 120, 160, 200, 400, 800) if budget is None or m < budget]
+    marks.append(budget if budget is not None else known[-1])
+    steps = ", ".join(f"{sum(a <= m for a in known)} by execution {m}" for m in marks)
+    other = len(at) - len(known)
+    return f"Kills by when the killing case was found: {steps}" + (
+        f" ({other} more from a case the run hung or died on, not counted by execution)." if other else "."
+    )
+
+
 def comparison(
     sample: dict[str, Any], suite: dict[str, dict[str, Any]], runs: dict[str, dict[str, dict[str, Any]]]
 ) -> str:
@@ -894,6 +922,8 @@ def report(sample: dict[str, Any], suite: dict[str, dict[str, Any]], fuzz: dict[
         f"The fuzzer's score is {_ratio(fuzz_kills, suite_kills)} of the suite's (target: at least 0.8).",
         "",
         _unreached_line(judged, fuzz),
+        "",
+        _budget_line(judged, fuzz, meta.get("fuzz_execs")),
         "",
         *_breakdown("package", judged, lambda o: package_of(o.mutant.path)),
         "",

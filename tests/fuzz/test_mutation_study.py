@@ -291,3 +291,31 @@ def test_a_survivor_whose_run_stopped_short_of_its_budget_is_not_judged() -> Non
     assert "judged 2." in text
     assert "; 1 runs stopped by the time cap short of the budget, without a kill, are not judged." in text
     assert "| fuzzer | 1 of 2 | 0.50 |" in text
+
+
+def test_kills_are_counted_by_the_execution_that_found_their_case(tmp_path: Path) -> None:
+    from benchmarks.fuzzing.mutation_study import _found_at
+
+    (tmp_path / "failures").mkdir()
+    case = tmp_path / "failures" / "002-crash-cpu-build.mlir"
+    report_json = {"failures": [{"path": str(tmp_path / "failures" / "001-x.mlir"), "execs": 3}]}
+    report_json["failures"].append({"path": str(case), "execs": 57})
+    (tmp_path / "report.json").write_text(json.dumps(report_json))
+    assert _found_at(tmp_path, case) == 57
+    assert _found_at(tmp_path, tmp_path / "current.mlir") is None  # the case a run hung or died on
+    assert _found_at(tmp_path / "nothing", case) is None
+
+    ms = [_mutant(f"m00{k}") for k in range(4)]
+    suite = {m.id: {"id": m.id, "verdict": "killed"} for m in ms}
+    fuzz: dict[str, dict[str, Any]] = {"_meta": {"id": "_meta", "commit": "fedcba9876", "fuzz_execs": 200}}
+    at = [5, 57, None, None]
+    fuzz |= {m.id: {"id": m.id, "verdict": "killed", "killed_at": a} for m, a in zip(ms[:3], at)}
+    fuzz["m003"] = {"id": "m003", "verdict": "survived", "execs": 200}
+    text = report(_sample(ms), suite, fuzz)
+    assert (
+        "Kills by when the killing case was found: 1 by execution 10, 1 by execution 20, 1 by execution 40, "
+        "2 by execution 80, 2 by execution 120, 2 by execution 160, 2 by execution 200 (1 more from a case the "
+        "run hung or died on, not counted by execution)." in text
+    )
+    old = {k: {kk: vv for kk, vv in v.items() if kk != "killed_at"} for k, v in fuzz.items()}
+    assert "not recorded in these results" in report(_sample(ms), suite, old)
