@@ -420,6 +420,11 @@ def emit_tiled_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
                     inside = _inside(k, r, operands.m, q, operands.k)
                     return inside if operands.a_valid is None else loop.and_(inside, operands.a_valid(z, r, q))
 
+                # Where the tiles divide the product, every element a tile copies or C's tile stores is inside it.
+                rows_exact = not isinstance(operands.m, Value) and operands.m % bm == 0
+                a_whole = rows_exact and operands.k % bk == 0 and operands.a_valid is None
+                b_whole = operands.k % bk == 0 and operands.n % bn == 0
+
                 def copy(step: Value, slot: Value) -> None:
                     """Copy the A and B tiles of contraction step ``step`` into stage ``slot`` of the shared tiles."""
                     k0 = loop.mul(step, i(bk))
@@ -431,7 +436,7 @@ def emit_tiled_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
                         slot,
                         (bm, bk),
                         lambda r, q: operands.a(z, loop.add(row0, r), loop.add(k0, q)),
-                        lambda r, q: a_inside(loop.add(row0, r), loop.add(k0, q)),
+                        None if a_whole else lambda r, q: a_inside(loop.add(row0, r), loop.add(k0, q)),
                         1 if operands.vector_a else None,
                         operands.async_copy,
                     )
@@ -448,7 +453,9 @@ def emit_tiled_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
                         slot,
                         (bk, bn),
                         lambda r, q: operands.b(z, loop.add(k0, r), loop.add(col0, q)),
-                        lambda r, q: _inside(k, loop.add(k0, r), operands.k, loop.add(col0, q), operands.n),
+                        None
+                        if b_whole
+                        else lambda r, q: _inside(k, loop.add(k0, r), operands.k, loop.add(col0, q), operands.n),
                         operands.vector_b,
                         operands.async_copy,
                     )
@@ -468,8 +475,11 @@ def emit_tiled_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
                 with loop.for_(0, tm, kind="unroll", name="wi") as wi, loop.for_(0, tn, kind="unroll", name="wj") as wj:
                     row = loop.add(row0, loop.add(loop.mul(ty, i(tm)), wi))
                     col = loop.add(col0, loop.add(loop.mul(tx, i(tn)), wj))
-                    with loop.if_(_inside(k, row, operands.m, col, operands.n)):
+                    if rows_exact and operands.n % bn == 0:
                         operands.store(z, row, col, loop.load(acc, wi, wj))
+                    else:
+                        with loop.if_(_inside(k, row, operands.m, col, operands.n)):
+                            operands.store(z, row, col, loop.load(acc, wi, wj))
 
 
 def _step_through_k(
@@ -647,15 +657,16 @@ def _copy_tile(
     slot: Value,
     dims: tuple[int, int],
     source: Callable[[Value, Value], Value],
-    inside: Callable[[Value, Value], Value],
+    inside: Callable[[Value, Value], Value] | None,
     along: int | None = None,
     asynchronous: bool = False,
 ) -> None:
     """Each of ``threads`` threads copies every ``threads``-th element of stage ``slot`` of ``tile`` from
-    ``source(r, q)``, zero where ``inside(r, q)`` does not hold. With ``along`` (0: rows, 1: columns), every
-    ``threads``-th group of :data:`VECTOR` elements adjacent along that axis of the tile (and in memory), each
-    group a ``vectorize`` loop of 4 that the NVPTX emitter makes one vector load: the group is inside or outside
-    the matrix as a whole, as its first element (the caller has proven it: :func:`vector_loads_proven`)."""
+    ``source(r, q)``, zero where ``inside(r, q)`` does not hold (None: the whole tile is inside). With ``along``
+    (0: rows, 1: columns), every ``threads``-th group of :data:`VECTOR` elements adjacent along that axis of the
+    tile (and in memory), each group a ``vectorize`` loop of 4 that the NVPTX emitter makes one vector load: the
+    group is inside or outside the matrix as a whole, as its first element (the caller has proven it:
+    :func:`vector_loads_proven`)."""
     rows, cols = dims
     if along is not None:
         groups = (rows // VECTOR, cols) if along == 0 else (rows, cols // VECTOR)
@@ -669,6 +680,10 @@ def _copy_tile(
             def at(lane: Value) -> tuple[Value, Value]:
                 return (loop.add(r, lane), q) if along == 0 else (r, loop.add(q, lane))
 
+            if inside is None:
+                with loop.for_(0, VECTOR, kind="vectorize", factor=VECTOR, name="v") as v:
+                    loop.store(source(*at(v)), tile, slot, *at(v))
+                return
             if asynchronous:  # copied or zeroed, never both (see TiledOperands.async_copy)
                 inside_now = inside(r, q)
                 with loop.if_(inside_now):
@@ -686,6 +701,9 @@ def _copy_tile(
         return
     with loop.for_(t, rows * cols, threads, name="e") as e:
         r, q = loop.div(e, k.index(cols)), loop.rem(e, k.index(cols))
+        if inside is None:
+            loop.store(source(r, q), tile, slot, r, q)
+            return
         loop.store(k.const(0.0, f32), tile, slot, r, q)
         with loop.if_(inside(r, q)):
             loop.store(source(r, q), tile, slot, r, q)
