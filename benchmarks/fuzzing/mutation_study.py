@@ -49,6 +49,19 @@ ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_RESULTS = Path(__file__).resolve().parent / "results" / "mutation"
 DEFAULT_WORK = Path(tempfile.gettempdir()) / "tensorium-mutation-study"
 REGRESSIONS = ROOT / "tests" / "fuzz" / "mutation_kills"
+"""Regression cases of the mutants only the fuzzer kills: one subfolder per study (its results folder's name)."""
+
+
+def studies() -> list[Path]:
+    """The results folders of the study's samples (``results/mutation``, ``results/mutation-s1``, ...)."""
+    return sorted(p for p in DEFAULT_RESULTS.parent.glob("mutation*") if (p / "sample.json").is_file())
+
+
+def regressions_folder(results: Path) -> Path:
+    """Where the regression cases of the study in ``results`` go: a subfolder of :data:`REGRESSIONS` named after it
+    (mutant ids are per sample)."""
+    return REGRESSIONS / Path(results).name
+
 
 TARGETS = (
     "tensorium/passes",
@@ -67,6 +80,9 @@ TEST_MAP: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("tensorium/passes/gptq.py", ("tests/quant",)),
     ("tensorium/passes/awq.py", ("tests/quant",)),
     ("tensorium/passes/rtn.py", ("tests/quant",)),
+    ("tensorium/passes/fold_scales.py", ("tests/quant", "tests/passes")),
+    ("tensorium/lowering/space.py", ("tests/lowering", "tests/cuda_backend", "tests/webgpu")),
+    ("tensorium/backends/llvm/bits.py", ("tests/backends", "tests/quant", "tests/loop")),
     ("tensorium/passes/", ("tests/passes", "tests/lowering")),
     ("tensorium/lowering/", ("tests/lowering", "tests/loop", "tests/backends")),
     ("tensorium/backends/llvm/", ("tests/backends", "tests/lowering")),
@@ -991,7 +1007,7 @@ def cmd_regressions(args: argparse.Namespace) -> int:
     results = Path(args.results)
     _, mutants = load_sample(results)
     judged = outcomes(mutants, read_results(results / "suite.jsonl"), read_results(results / f"{args.label}.jsonl"))
-    target = Path(args.to)
+    target = Path(args.to) if args.to else regressions_folder(results)
     target.mkdir(parents=True, exist_ok=True)
     written = 0
     for o in judged:
@@ -1018,19 +1034,19 @@ def cmd_verify(args: argparse.Namespace) -> int:
     by_id = {m.id: m for m in mutants}
     root = make_copy(args.commit or "HEAD", Path(args.work) / "verify")
     bad = 0
-    for path in sorted(Path(args.to).glob("*.mlir")):
+    for path in sorted((Path(args.to) if args.to else regressions_folder(results)).glob("*.mlir")):
         mutant = by_id[killed_mutant(path.read_text())]
         replay = [sys.executable, "-m", "tensorium", "fuzz", "--replay", str(path.resolve())]
         real, _, _ = _run(replay, root, 300)
         with mutant.applied(root):
             mutated, _, _ = _run(replay, root, 300)
-        ok = real == 0 and mutated == 3
+        # as the study credits kills: a failing case (exit 3), or a hang (its time limit) or a signal it died of
+        how = "killed" if mutated == 3 else "killed (hung)" if mutated is None else "killed (signal)"
+        if mutated is not None and mutated >= 0 and mutated != 3:
+            how = f"NOT killed (exit {mutated})"
+        ok = real == 0 and not how.startswith("NOT")
         bad += not ok
-        print(
-            f"{path.name}: real code {'passes' if real == 0 else 'FAILS'}, mutant "
-            f"{'killed' if mutated == 3 else 'NOT killed'}",
-            file=sys.stderr,
-        )
+        print(f"{path.name}: real code {'passes' if real == 0 else 'FAILS'}, mutant {how}", file=sys.stderr)
     return 1 if bad else 0
 
 
@@ -1075,11 +1091,11 @@ def main(argv: list[str] | None = None) -> int:
     table.add_argument("--compare", nargs="*", help="earlier labels, shown beside --label on the mutants all judged")
     regress = sub.add_parser("regressions", help="write the cases of the mutants only the fuzzer kills")
     regress.add_argument("--label", default="fuzz")
-    regress.add_argument("--to", default=str(REGRESSIONS))
+    regress.add_argument("--to", help="the folder (default: tests/fuzz/mutation_kills/<the results folder's name>)")
     verify = sub.add_parser(
         "verify", help="check that each regression case passes on the real code and kills its mutant"
     )
-    verify.add_argument("--to", default=str(REGRESSIONS))
+    verify.add_argument("--to", help="the cases' folder (default: as for regressions)")
     verify.add_argument("--commit", help="the commit of the copy (HEAD)")
     args = parser.parse_args(argv)
     commands = {

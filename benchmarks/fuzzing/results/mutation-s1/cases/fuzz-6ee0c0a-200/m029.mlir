@@ -1,0 +1,14 @@
+// tensorium fuzz: mismatch at cpu
+// output 0 (tensor<1x2x3x3xf32>): 10 of 18 elements differ; at [0, 0, 0, 0] got 0.0, expected 2.564023017883301
+// reproduce: tensorium fuzz --replay /tmp/tsm-fuzz-mt9pokhq/out/failures/001-mismatch-cpu.mlir
+// pipeline: 
+// seed: 1788089691
+// backends: interp,cpu,webgpu
+// opt-level: 2
+// schedule-seed: 1231901276
+module {
+  func.func @main(%cut3_0: tensor<3x30xf32>, %cut2_0: tensor<1x2x3x30xf32>) -> tensor<1x2x3x3xf32> {
+    %0 = graph.matmul %cut2_0, %cut3_0 {transpose_b = true} : (tensor<1x2x3x30xf32>, tensor<3x30xf32>) -> tensor<1x2x3x3xf32>
+    func.return %0 : tensor<1x2x3x3xf32>
+  }
+}

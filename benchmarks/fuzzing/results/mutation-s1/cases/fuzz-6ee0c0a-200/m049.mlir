@@ -1,0 +1,14 @@
+// tensorium fuzz: crash at cpu build (tensorium/backends/llvm/emitter.py:kernel_parameters)
+// TypeError: unsupported operand type(s) for -: 'list' and 'list'
+// reproduce: tensorium fuzz --replay /tmp/tsm-fuzz-cdvhnkh6/out/failures/001-crash-cpu-build.mlir
+// pipeline: 
+// seed: 1960127676
+// backends: interp,cpu
+// opt-level: 1
+// specials: yes
+module {
+  func.func @main(%x0: tensor<2xf32>) -> tensor<1x2xf32> {
+    %0 = graph.broadcast_to %x0 {shape = [1, 2]} : (tensor<2xf32>) -> tensor<1x2xf32>
+    func.return %0 : tensor<1x2xf32>
+  }
+}
