@@ -208,13 +208,19 @@ def test_a_large_weight_runs_in_views_of_its_rows_on_lavapipe_and_dawn(transpose
     module = weight_module(transpose_b)
     executable = WebGPUExecutable.build(module, target=parse_target(BINDING))
     assert max(_bound_bytes(executable)) <= 1024 and len(executable.views) == 4
-    inputs = _weight_inputs(module)
+    _matches_on_lavapipe_and_dawn(module, executable, _weight_inputs(module), tmp_path, 1e-5)
+
+
+def _matches_on_lavapipe_and_dawn(
+    module: Operation, executable: WebGPUExecutable, inputs: list[np.ndarray], tmp_path: Path, tolerance: float
+) -> None:
+    """``executable``'s outputs match the interpreter's on lavapipe, then on Dawn (where Node has it)."""
     want = interp.run(module, inputs)
     for got, w in zip(executable.run(inputs), want):
-        np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got, w, rtol=tolerance, atol=tolerance)
     require_dawn()
     for got, w in zip(node_outputs(executable.to_files(tmp_path / "exe"), inputs, tmp_path), want):
-        np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got, w, rtol=tolerance, atol=tolerance)
 
 
 LOOKUPS = """
@@ -254,10 +260,4 @@ def test_a_large_table_runs_in_views_of_its_rows_on_lavapipe_and_dawn(tmp_path: 
     executable = WebGPUExecutable.build(module, target=parse_target(BINDING))
     assert max(_bound_bytes(executable)) <= 1024
     assert sorted(v.offset for v in executable.views if v.source in (0, 1)) == [0, 0, 256, 256, 512, 512]
-    inputs = _lookup_inputs()
-    want = interp.run(module, inputs)
-    for got, w in zip(executable.run(inputs), want):
-        np.testing.assert_allclose(got, w, rtol=1e-6, atol=1e-6)
-    require_dawn()
-    for got, w in zip(node_outputs(executable.to_files(tmp_path / "exe"), inputs, tmp_path), want):
-        np.testing.assert_allclose(got, w, rtol=1e-6, atol=1e-6)
+    _matches_on_lavapipe_and_dawn(module, executable, _lookup_inputs(), tmp_path, 1e-6)
