@@ -647,7 +647,8 @@ def fuzz_verdict(
                 return {"id": mutant.id, "verdict": "not-importable"}
             code, tail, seconds = _run(cmd, root, budget.fuzz_seconds + 120)
         found = failing_cases(out, code)
-        execs = _execs(out)
+        report = _report(out)
+        execs = report.get("execs") if report is not None else None
         row: dict[str, Any] = {"id": mutant.id, "verdict": "survived", "seconds": round(seconds, 1), "execs": execs}
         row["failures"] = [p.stem for p in found]
         if code not in (0, 3, None):
@@ -657,7 +658,7 @@ def fuzz_verdict(
             if replayed == 0:
                 cases.mkdir(parents=True, exist_ok=True)
                 shutil.copy(case, cases / f"{mutant.id}.mlir")
-                row.update(verdict="killed", case=case.stem, killed_at=_found_at(out, case))
+                row.update(verdict="killed", case=case.stem, killed_at=_found_at(report, case))
                 break
         if found and row["verdict"] != "killed":
             row["verdict"] = "survived (failures also without the mutant)"
@@ -677,21 +678,19 @@ def failing_cases(out: Path, code: int | None) -> list[Path]:
     return found
 
 
-def _found_at(out: Path, case: Path) -> int | None:
-    """The executions the run that wrote to ``out`` had done when it found ``case`` (from its report.json); None
-    for the case it hung or died on, or without a report."""
+def _report(out: Path) -> dict[str, Any] | None:
+    """The report.json of the fuzzer run that wrote to ``out`` (None when it wrote none: it hung or died)."""
     report = out / "report.json"
-    if not report.is_file():
-        return None
-    for failure in json.loads(report.read_text()).get("failures", []):
+    return json.loads(report.read_text()) if report.is_file() else None  # type: ignore[no-any-return]
+
+
+def _found_at(report: dict[str, Any] | None, case: Path) -> int | None:
+    """The executions the run had done when it found ``case``, from its ``report`` (:func:`_report`); None for the
+    case it hung or died on, or without a report."""
+    for failure in (report or {}).get("failures", []):
         if failure.get("path") and Path(failure["path"]).name == case.name:
             return int(failure["execs"])
     return None
-
-
-def _execs(out: Path) -> int | None:
-    report = out / "report.json"
-    return json.loads(report.read_text()).get("execs") if report.is_file() else None
 
 
 def run_all(

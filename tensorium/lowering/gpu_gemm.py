@@ -403,6 +403,11 @@ def emit_tiled_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
     i = k.index
     steps = -(-operands.k // bk)
     stages = config.int("stages")
+    # Where the tiles divide the product, every element a tile copies or C's tile stores is inside it.
+    rows_exact = not isinstance(operands.m, Value) and operands.m % bm == 0
+    depth_exact, cols_exact = operands.k % bk == 0, operands.n % bn == 0
+    a_whole = rows_exact and depth_exact and operands.a_valid is None
+    b_whole = depth_exact and cols_exact
     with _block_grid(operands, bm, bn) as (z, y, x):
         tile_a = loop.alloc(type=BufferType((stages, bm, bk), f32, "shared"))
         tile_b = loop.alloc(type=BufferType((stages, bk, bn), f32, "shared"))
@@ -419,11 +424,6 @@ def emit_tiled_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
                 def a_inside(r: Value, q: Value) -> Value:
                     inside = _inside(k, r, operands.m, q, operands.k)
                     return inside if operands.a_valid is None else loop.and_(inside, operands.a_valid(z, r, q))
-
-                # Where the tiles divide the product, every element a tile copies or C's tile stores is inside it.
-                rows_exact = not isinstance(operands.m, Value) and operands.m % bm == 0
-                a_whole = rows_exact and operands.k % bk == 0 and operands.a_valid is None
-                b_whole = operands.k % bk == 0 and operands.n % bn == 0
 
                 def copy(step: Value, slot: Value) -> None:
                     """Copy the A and B tiles of contraction step ``step`` into stage ``slot`` of the shared tiles."""
@@ -475,7 +475,7 @@ def emit_tiled_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
                 with loop.for_(0, tm, kind="unroll", name="wi") as wi, loop.for_(0, tn, kind="unroll", name="wj") as wj:
                     row = loop.add(row0, loop.add(loop.mul(ty, i(tm)), wi))
                     col = loop.add(col0, loop.add(loop.mul(tx, i(tn)), wj))
-                    if rows_exact and operands.n % bn == 0:
+                    if rows_exact and cols_exact:
                         operands.store(z, row, col, loop.load(acc, wi, wj))
                     else:
                         with loop.if_(_inside(k, row, operands.m, col, operands.n)):

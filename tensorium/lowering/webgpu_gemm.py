@@ -29,13 +29,12 @@ from ..ir.core import Operation, Value
 from ..ir.dialects import loop
 from ..ir.types import QuantizedType, TensorType, f32
 from ..targets import Target
-from .gpu_conv import conv_gemm, gpu_conv_default, lower_gpu_conv
+from .gpu_conv import conv_gemm, lower_gpu_conv
 from .gpu_gemm import (
     LARGE_TILES,
     GpuGemmShape,
     TiledOperands,
     emit_tiled_gemm,
-    gpu_gemm_default,
     gpu_gemm_space,
     lower_gpu_gemm,
     tile_space,
@@ -120,16 +119,17 @@ def webgpu_tile_default(family: str, m: int, n: int, k: int) -> Config:
 
 
 def webgpu_gemm_default(op: Operation, target: Target, space: Space) -> Config:
-    """:func:`webgpu_tile_default` for f32 products and convolutions (CUDA's rule for f16 ones) where legal here; else
-    the legal point with the most invocations and then the largest tile (low limits, as tests set)."""
-    shape = GpuGemmShape.of(op) if op.name == "graph.matmul" else None
-    gemm = conv_gemm(op, grouped=True) if op.name == "graph.conv2d" else None
-    if shape is not None and shape.element == f32:
+    """:func:`webgpu_tile_default` for the product (an f32 matmul) or the convolution's implicit GEMM, the only ops
+    these families' spaces take, where legal here; else the legal point with the most invocations and then the
+    largest tile (low limits, as tests set)."""
+    if op.name == "graph.matmul":
+        shape = GpuGemmShape.of(op)
+        assert shape is not None  # webgpu_gemm_space offers the family for f32 static products only
         config = webgpu_tile_default("gpu_gemm", shape.m, shape.n, shape.k)
-    elif gemm is not None:
-        config = webgpu_tile_default("gpu_conv", *gemm)
     else:
-        config = (gpu_gemm_default if op.name == "graph.matmul" else gpu_conv_default)(op, target, space)
+        gemm = conv_gemm(op, grouped=True)
+        assert gemm is not None  # as webgpu_conv_space
+        config = webgpu_tile_default("gpu_conv", *gemm)
     return _legal(config, space)
 
 

@@ -137,23 +137,43 @@ def _cut_rows(op: Operation, cut: list[bool], limit: int) -> None:
     assert isinstance(result, TensorType)
     rows = result.static_shape[0]
     row_bytes = max(_bytes(v) // rows for v in (*(v for v, c in zip(op.operands, cut) if c), op.results[0]))
-    band = limit // max(1, row_bytes)
-    if not 1 <= band < rows:
-        return  # a row alone is over the limit (the limit pass names the tensor), or the op already fits
-    attrs = {k: v for k, v in op.opdef.attr_kwargs(op).items() if v is not None} if op.opdef is not None else {}
+    band = _band(limit, row_bytes, rows)
+    if band is None:
+        return
+    attrs = _attrs(op)
     parts: list[Value] = []
     with InsertionPoint.before_op(op) as point:
         for start in range(0, rows, band):
-            bounds = {"starts": [start], "ends": [min(rows, start + band)], "axes": [0], "steps": [1]}
-            operands = []
-            for value, sliced in zip(op.operands, cut):
-                if sliced:
-                    value = point.insert(graph.slice_.build([value], bounds, loc=op.loc)).results[0]
-                operands.append(value)
+            end = min(rows, start + band)
+            operands = [_rows(point, v, start, end, op) if sliced else v for v, sliced in zip(op.operands, cut)]
             parts.append(point.insert(op.opdef.build(operands, attrs, loc=op.loc)).results[0])
         joined = point.insert(graph.concat.build(parts, {"axis": 0}, loc=op.loc))
-    joined.results[0].name_hint = op.results[0].name_hint
-    op.results[0].replace_all_uses_with(joined.results[0])
+    _replace(op, joined.results[0])
+
+
+def _band(limit: int, row_bytes: int, rows: int) -> int | None:
+    """Rows per band when rows of ``row_bytes`` are cut to fit ``limit``; None when a row alone is over it (the limit
+    pass names the tensor) or all ``rows`` fit already."""
+    band = limit // max(1, row_bytes)
+    return band if 1 <= band < rows else None
+
+
+def _attrs(op: Operation) -> dict[str, object]:
+    """``op``'s attributes as its builder takes them (the ones set)."""
+    return {k: v for k, v in op.opdef.attr_kwargs(op).items() if v is not None} if op.opdef is not None else {}
+
+
+def _rows(point: InsertionPoint, value: Value, start: int, end: int, op: Operation, axis: int = 0) -> Value:
+    """Rows ``start:end`` (along ``axis``, 0 by default) of ``value``: a ``graph.slice`` inserted at ``point`` with
+    ``op``'s location (along axis 0, a view of a large buffer)."""
+    bounds = {"starts": [start], "ends": [end], "axes": [axis], "steps": [1]}
+    return point.insert(graph.slice_.build([value], bounds, loc=op.loc)).results[0]  # type: ignore[no-any-return]
+
+
+def _replace(op: Operation, value: Value) -> None:
+    """Hand ``op``'s result (and its name) over to ``value``, and erase ``op``."""
+    value.name_hint = op.results[0].name_hint
+    op.results[0].replace_all_uses_with(value)
     op.erase()
 
 
@@ -173,10 +193,10 @@ def _cut_table(op: Operation, limit: int) -> None:
     table_type, index_type = table.type, indices.type
     assert isinstance(table_type, TensorType) and isinstance(index_type, TensorType)
     rows = table_type.static_shape[0]
-    band = limit // max(1, _bytes(table) // rows)
-    if not 1 <= band < rows:
-        return  # a row alone is over the limit: the limit pass names the table
-    attrs = {k: v for k, v in op.opdef.attr_kwargs(op).items() if v is not None} if op.opdef is not None else {}
+    band = _band(limit, _bytes(table) // rows, rows)
+    if band is None:
+        return
+    attrs = _attrs(op)
     element = index_type.element
     signed = bool(getattr(element, "signed", True))
     trailing = list(range(index_type.rank, index_type.rank + table_type.rank - 1))
@@ -196,8 +216,7 @@ def _cut_table(op: Operation, limit: int) -> None:
         picked: Value | None = None
         for start in range(0, rows, band):
             end = min(rows, start + band)
-            bounds = {"starts": [start], "ends": [end], "axes": [0], "steps": [1]}
-            piece = point.insert(graph.slice_.build([table], bounds, loc=op.loc)).results[0]
+            piece = _rows(point, table, start, end, op)
             local = build(graph.sub, [index, scalar(start)]) if start else index
             inside = build(graph.and_, [build(graph.ge, [local, zero]), build(graph.lt, [local, scalar(end - start)])])
             part = build(op.opdef, [piece, build(graph.where, [inside, local, zero])], **attrs)
@@ -207,9 +226,7 @@ def _cut_table(op: Operation, limit: int) -> None:
             mask = build(graph.unsqueeze, [inside], axes=trailing) if trailing else inside
             picked = build(graph.where, [mask, part, picked])
     assert picked is not None
-    picked.name_hint = op.results[0].name_hint
-    op.results[0].replace_all_uses_with(picked)
-    op.erase()
+    _replace(op, picked)
 
 
 def _cut_weight(op: Operation, limit: int) -> None:
@@ -218,10 +235,10 @@ def _cut_weight(op: Operation, limit: int) -> None:
     b_type, result = b.type, op.results[0].type
     assert isinstance(b_type, TensorType) and isinstance(result, TensorType)
     rows = b_type.static_shape[0]
-    band = limit // max(1, _bytes(b) // rows)
-    if not 1 <= band < rows:
-        return  # a row of B alone is over the limit: the limit pass names it
-    attrs = {k: v for k, v in op.opdef.attr_kwargs(op).items() if v is not None} if op.opdef is not None else {}
+    band = _band(limit, _bytes(b) // rows, rows)
+    if band is None:
+        return
+    attrs = _attrs(op)
     transposed = bool(attrs.get("transpose_b"))
     if attrs.get("transpose_a") and not transposed:
         return
@@ -230,12 +247,8 @@ def _cut_weight(op: Operation, limit: int) -> None:
     with InsertionPoint.before_op(op) as point:
         for start in range(0, rows, band):
             end = min(rows, start + band)
-            rows_of_b = {"starts": [start], "ends": [end], "axes": [0], "steps": [1]}
-            piece = point.insert(graph.slice_.build([b], rows_of_b, loc=op.loc)).results[0]
-            lhs = a
-            if not transposed:
-                columns = {"starts": [start], "ends": [end], "axes": [a_rank - 1], "steps": [1]}
-                lhs = point.insert(graph.slice_.build([a], columns, loc=op.loc)).results[0]
+            piece = _rows(point, b, start, end, op)
+            lhs = a if transposed else _rows(point, a, start, end, op, axis=a_rank - 1)
             parts.append(point.insert(graph.matmul.build([lhs, piece], attrs, loc=op.loc)).results[0])
         joined: Value
         if transposed:
@@ -244,9 +257,7 @@ def _cut_weight(op: Operation, limit: int) -> None:
             joined = parts[0]
             for part in parts[1:]:
                 joined = point.insert(graph.add.build([joined, part], {}, loc=op.loc)).results[0]
-    joined.name_hint = op.results[0].name_hint
-    op.results[0].replace_all_uses_with(joined)
-    op.erase()
+    _replace(op, joined)
 
 
 def _split_fused(op: Operation, limit: int) -> None:
@@ -328,6 +339,4 @@ def _split_concat(op: Operation, width: int) -> None:
             values = joined
         last = graph.concat.build(values, {"axis": axis}, loc=op.loc)
         point.insert(last)
-    last.results[0].name_hint = op.results[0].name_hint
-    op.results[0].replace_all_uses_with(last.results[0])
-    op.erase()
+    _replace(op, last.results[0])

@@ -294,16 +294,16 @@ def test_a_survivor_whose_run_stopped_short_of_its_budget_is_not_judged() -> Non
 
 
 def test_kills_are_counted_by_the_execution_that_found_their_case(tmp_path: Path) -> None:
-    from benchmarks.fuzzing.mutation_study import _found_at
+    from benchmarks.fuzzing.mutation_study import _found_at, _report
 
     (tmp_path / "failures").mkdir()
     case = tmp_path / "failures" / "002-crash-cpu-build.mlir"
     report_json = {"failures": [{"path": str(tmp_path / "failures" / "001-x.mlir"), "execs": 3}]}
     report_json["failures"].append({"path": str(case), "execs": 57})
     (tmp_path / "report.json").write_text(json.dumps(report_json))
-    assert _found_at(tmp_path, case) == 57
-    assert _found_at(tmp_path, tmp_path / "current.mlir") is None  # the case a run hung or died on
-    assert _found_at(tmp_path / "nothing", case) is None
+    assert _found_at(_report(tmp_path), case) == 57
+    assert _found_at(_report(tmp_path), tmp_path / "current.mlir") is None  # the case a run hung or died on
+    assert _report(tmp_path / "nothing") is None and _found_at(None, case) is None
 
     ms = [_mutant(f"m00{k}") for k in range(4)]
     suite = {m.id: {"id": m.id, "verdict": "killed"} for m in ms}
