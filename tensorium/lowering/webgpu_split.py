@@ -158,6 +158,15 @@ def _band(limit: int, row_bytes: int, rows: int) -> int | None:
     return band if 1 <= band < rows else None
 
 
+def _bands_of(value: Value, limit: int) -> tuple[int, int] | None:
+    """(rows, rows per band) of static tensor ``value`` cut along axis 0 to fit ``limit``, as :func:`_band`."""
+    t = value.type
+    assert isinstance(t, TensorType)
+    rows = t.static_shape[0]
+    band = _band(limit, _bytes(value) // rows, rows)
+    return None if band is None else (rows, band)
+
+
 def _attrs(op: Operation) -> dict[str, object]:
     """``op``'s attributes as its builder takes them (the ones set)."""
     return {k: v for k, v in op.opdef.attr_kwargs(op).items() if v is not None} if op.opdef is not None else {}
@@ -192,10 +201,10 @@ def _cut_table(op: Operation, limit: int) -> None:
     table, indices = op.operands
     table_type, index_type = table.type, indices.type
     assert isinstance(table_type, TensorType) and isinstance(index_type, TensorType)
-    rows = table_type.static_shape[0]
-    band = _band(limit, _bytes(table) // rows, rows)
-    if band is None:
+    bands = _bands_of(table, limit)
+    if bands is None:
         return
+    rows, band = bands
     attrs = _attrs(op)
     element = index_type.element
     signed = bool(getattr(element, "signed", True))
@@ -232,12 +241,12 @@ def _cut_table(op: Operation, limit: int) -> None:
 def _cut_weight(op: Operation, limit: int) -> None:
     """Replace matmul ``op`` by matmuls by bands of rows of its B (see split_for_binding_size)."""
     a, b = op.operands
-    b_type, result = b.type, op.results[0].type
-    assert isinstance(b_type, TensorType) and isinstance(result, TensorType)
-    rows = b_type.static_shape[0]
-    band = _band(limit, _bytes(b) // rows, rows)
-    if band is None:
+    result = op.results[0].type
+    assert isinstance(result, TensorType)
+    bands = _bands_of(b, limit)
+    if bands is None:
         return
+    rows, band = bands
     attrs = _attrs(op)
     transposed = bool(attrs.get("transpose_b"))
     if attrs.get("transpose_a") and not transposed:
