@@ -58,17 +58,21 @@ def split_for_storage_buffers(module: Operation, target: Target, func: str = "ma
 
 def split_for_binding_size(module: Operation, target: Target, func: str = "main") -> Operation:
     """``module`` when every tensor of ``@func`` fits ``max_storage_buffer_binding_size``, else a rewritten copy
-    in which ops that bind a larger tensor work on bands of rows: each band's operands are slices along axis 0
-    (views, copied out of the large buffer), the op runs per band, and a concat along axis 0 (buffer copies,
-    no binding) joins the bands into the large result. Row-wise ops are cut (elementwise ops, softmax over a
-    later axis, reductions that keep axis 0, matmuls of a 2-D A by its rows); fused groups binding a large
-    tensor are split into their ops first. A lookup of rows from a table over the limit (``graph.embedding``, a
-    ``graph.gather`` along axis 0: an LM's token embedding) is cut along the table's rows: each band gathers at its
-    own indices (clamped into the band), and a chain of ``graph.where`` keeps, for each index, the band that holds
-    its row (exact: each row comes from one band). A matmul by a 2-D B over the limit (a weight: an LM head, say) is
-    cut along B's rows, which are contiguous, so each band is a view: with ``transpose_b`` (B stored [N, K])
-    each band makes a band of the result's columns, joined by a concat along the last axis; otherwise (B stored
-    [K, N]) each band multiplies the matching slice of A's last axis and the partial products are added.
+    in which ops that bind a larger tensor work on bands along its :func:`band_axis` (axis 0, or the first dim
+    over 1 of a batch of one): each band's operands are slices along it (views, copied out of the large buffer),
+    the op runs per band, and a concat along it (buffer copies, no binding) joins the bands into the large result.
+    Row-wise ops are cut (elementwise ops, softmax over another axis, reductions that keep the band axis, matmuls
+    of A's rows by a 2-D B, gathers along a later axis, transposes, convolutions and pools of a batch of images,
+    pools of one image's channels, a convolution of one NCHW image in bands of its output channels); fused groups
+    binding a large tensor are split into their ops first. A transpose's band is a slice of its source along
+    another axis, no view: where the source is over the limit, that slice is taken of each view of the source's
+    own bands and joined by copies (:func:`_slice`). A lookup in a table over the limit along its band axis
+    (``graph.embedding``, ``graph.gather``: an LM's token embedding) is cut along that axis: each band gathers at
+    its own indices (clamped into the band), and a chain of ``graph.where`` keeps, for each index, the band that
+    holds its row (exact: each row comes from one band). A matmul by a 2-D B over the limit (a weight: an LM head,
+    say) is cut along B's rows, which are contiguous, so each band is a view: with ``transpose_b`` (B stored
+    [N, K]) each band makes a band of the result's columns, joined by a concat along the last axis; otherwise (B
+    stored [K, N]) each band multiplies the matching slice of A's last axis and the partial products are added.
     What cannot be cut is left to the limit pass, which names it."""
     limit = target.limit("max_storage_buffer_binding_size")
     main = lookup_func(module, func)
@@ -84,8 +88,9 @@ def split_for_binding_size(module: Operation, target: Target, func: str = "main"
         if op.name == "graph.matmul" and _bytes(op.operands[1]) > limit and op.operands[1].type.rank == 2:  # type: ignore[attr-defined]
             _cut_weight(op, limit)
     for op in list(func_body(main).ops):
-        if _is_row_lookup(op) and _bytes(op.operands[0]) > limit:
-            _cut_table(op, limit)
+        lookup = _lookup_axis(op)
+        if lookup is not None and _bytes(op.operands[0]) > limit:
+            _cut_table(op, lookup, limit)
     for op in list(func_body(main).ops):
         cut = _row_operands(op)
         if cut is not None and _too_large(op, limit):
@@ -102,53 +107,131 @@ def _bytes(value: Value) -> int:
     return storage_bytes(t) if isinstance(t, TensorType) and t.is_static else 0
 
 
-def _row_operands(op: Operation) -> list[bool] | None:
-    """Which operands of ``op`` are cut with its result's rows (axis 0), when row ``i`` of the result depends
-    on row ``i`` of those operands only (and on the others whole); None for other ops."""
+def band_axis(t: TensorType) -> int | None:
+    """The axis along which static tensor type ``t`` is cut into bands: its first dim over 1 (every dim before it
+    is 1, so a band is one contiguous run of its memory: a view, and bands joined along it are buffer copies);
+    None when every dim is 1."""
+    return next((a for a, d in enumerate(t.static_shape) if d > 1), None)
+
+
+def _row_operands(op: Operation) -> tuple[int, list[int | None]] | None:
+    """The result's band axis (:func:`band_axis`) and, per operand, the axis along which the operand is cut with
+    the result's bands (None: the band reads it whole), when band ``i`` of the result depends on band ``i`` of
+    those operands only; None for other ops."""
     if len(op.results) != 1 or not isinstance(op.results[0].type, TensorType) or not op.results[0].type.is_static:
         return None
     result = op.results[0].type
-    if result.rank == 0 or result.static_shape[0] < 2:
+    axis = band_axis(result)
+    if axis is None:
         return None
-    rows = result.static_shape[0]
+    rows = result.static_shape[axis]
     attrs = op.opdef.attr_kwargs(op) if op.opdef is not None else {}
     if op.has_trait("elementwise"):
-        return [_has_rows(v, result.rank, rows) for v in op.operands]
-    if op.name in ("graph.softmax", "graph.log_softmax") and normalize_axis(attrs["axis"], result.rank) != 0:
-        return [True]
+        return axis, [_aligned_axis(v, result.rank, axis, rows) for v in op.operands]
+    if op.name in ("graph.softmax", "graph.log_softmax") and normalize_axis(attrs["axis"], result.rank) != axis:
+        return axis, [axis]
+    if op.name == "graph.transpose":
+        perm = [normalize_axis(a, result.rank) for a in attrs["perm"]]
+        return axis, [perm[axis]]
+    source = op.operands[0].type if op.operands else None
+    if not (isinstance(source, TensorType) and source.is_static):
+        return None
+    if op.name == "graph.conv2d" and _output_channel_bands(op, attrs, source, axis):
+        return axis, [None, 0, 0][: len(op.operands)]
+    cut = band_axis(source)
+    if cut is None or source.static_shape[cut] != rows:
+        return None
     if op.name.startswith("graph.reduce_") and "axes" in attrs:
-        source = op.operands[0].type
-        assert isinstance(source, TensorType)
-        if 0 not in normalize_axes(attrs["axes"], source.rank) and source.static_shape[0] == rows:
-            return [True]
-    if op.name == "graph.matmul" and not attrs.get("transpose_a") and _has_rows(op.operands[0], 2, rows):
-        return [True, False]
+        axes = normalize_axes(attrs["axes"], source.rank)
+        kept = cut if attrs.get("keepdims") else cut - sum(a < cut for a in axes)
+        return (kept, [cut]) if cut not in axes and kept == axis else None
+    if op.name == "graph.matmul" and not attrs.get("transpose_a") and cut < source.rank - 1 == result.rank - 1:
+        b = op.operands[1].type
+        return (axis, [cut, None]) if isinstance(b, TensorType) and b.rank == 2 and cut == axis else None
+    if op.name in WINDOW_OPS and cut == axis:
+        channels = 1 if attrs.get("layout", "NCHW") == "NCHW" else 3
+        # pooling works channel by channel; a convolution mixes the channels, so only its batch is cut here
+        if cut == 0 or (cut == channels and op.name != "graph.conv2d"):
+            return axis, [cut, *[None] * (len(op.operands) - 1)]
+        return None
+    if op.name == "graph.gather" and cut < normalize_axis(int(attrs.get("axis", 0)), source.rank) and cut == axis:
+        return axis, [cut, None]
     return None
 
 
-def _has_rows(value: Value, rank: int, rows: int) -> bool:
+WINDOW_OPS = (
+    "graph.conv2d",
+    "graph.max_pool2d",
+    "graph.avg_pool2d",
+    "graph.global_avg_pool2d",
+    "graph.global_max_pool2d",
+)
+"""Ops over windows of an NCHW or NHWC image: cut along the batch, and (all but the convolution) along the channels."""
+
+
+def _output_channel_bands(op: Operation, attrs: dict[str, object], source: TensorType, axis: int) -> bool:
+    """Whether convolution ``op`` (one NCHW image, no groups, an ``O...`` kernel layout) is cut into bands of its
+    output channels: each band convolves the whole input with a view of the weight's rows (and the bias's)."""
+    return (
+        attrs.get("layout", "NCHW") == "NCHW"
+        and source.static_shape[0] == 1
+        and attrs.get("groups", 1) == 1
+        and str(attrs.get("kernel_layout", "OIHW")).startswith("O")
+        and axis == 1
+    )
+
+
+def _aligned_axis(value: Value, rank: int, axis: int, rows: int) -> int | None:
+    """The axis of elementwise operand ``value`` that broadcasts to ``axis`` of a rank-``rank`` result of ``rows``
+    along it, when ``value`` has those rows there (not broadcast along it); else None."""
     t = value.type
-    return isinstance(t, TensorType) and t.rank == rank and t.static_shape[0] == rows
+    if not isinstance(t, TensorType) or not t.is_static:
+        return None
+    own = axis - (rank - t.rank)
+    return own if own >= 0 and t.static_shape[own] == rows else None
 
 
-def _cut_rows(op: Operation, cut: list[bool], limit: int) -> None:
-    """Replace ``op`` by per-band copies of it joined by a concat along axis 0 (see split_for_binding_size)."""
+def _cut_rows(op: Operation, axes: tuple[int, list[int | None]], limit: int) -> None:
+    """Replace ``op`` by per-band copies of it joined by a concat along the result's band axis (see
+    split_for_binding_size)."""
+    axis, cuts = axes
     result = op.results[0].type
     assert isinstance(result, TensorType)
-    rows = result.static_shape[0]
-    row_bytes = max(_bytes(v) // rows for v in (*(v for v, c in zip(op.operands, cut) if c), op.results[0]))
+    rows = result.static_shape[axis]
+    cut_values = [v for v, c in zip(op.operands, cuts) if c is not None]
+    row_bytes = max(_bytes(v) // rows for v in (*cut_values, op.results[0]))
     band = _band(limit, row_bytes, rows)
     if band is None:
         return
     attrs = _attrs(op)
+    values = list(op.operands)
     parts: list[Value] = []
     with InsertionPoint.before_op(op) as point:
         for start in range(0, rows, band):
             end = min(rows, start + band)
-            operands = [_rows(point, v, start, end, op) if sliced else v for v, sliced in zip(op.operands, cut)]
+            operands = [v if c is None else _slice(point, v, c, start, end, op, limit) for v, c in zip(values, cuts)]
             parts.append(point.insert(op.opdef.build(operands, attrs, loc=op.loc)).results[0])
-        joined = point.insert(graph.concat.build(parts, {"axis": 0}, loc=op.loc))
+        joined = point.insert(graph.concat.build(parts, {"axis": axis}, loc=op.loc))
     _replace(op, joined.results[0])
+
+
+def _slice(point: InsertionPoint, value: Value, axis: int, start: int, end: int, op: Operation, limit: int) -> Value:
+    """``value[start:end]`` along ``axis``. Where that is not a view (a dim before ``axis`` is over 1) of a ``value``
+    over ``limit``, a slice kernel would bind ``value`` whole: the slice is then taken of each view of ``value``'s
+    own bands (along its :func:`band_axis`, which comes before ``axis``; single rows over ``limit`` are cut the
+    same way along their next axis) and the pieces joined along that axis (copies)."""
+    t = value.type
+    assert isinstance(t, TensorType)
+    own = band_axis(t)
+    if own is None or own >= axis or _bytes(value) <= limit:
+        return _rows(point, value, start, end, op, axis)
+    rows = t.static_shape[own]
+    band = max(1, limit // (_bytes(value) // rows))
+    pieces = [
+        _slice(point, _rows(point, value, first, min(rows, first + band), op, own), axis, start, end, op, limit)
+        for first in range(0, rows, band)
+    ]
+    return point.insert(graph.concat.build(pieces, {"axis": own}, loc=op.loc)).results[0]  # type: ignore[no-any-return]
 
 
 def _band(limit: int, row_bytes: int, rows: int) -> int | None:
@@ -158,11 +241,12 @@ def _band(limit: int, row_bytes: int, rows: int) -> int | None:
     return band if 1 <= band < rows else None
 
 
-def _bands_of(value: Value, limit: int) -> tuple[int, int] | None:
-    """(rows, rows per band) of static tensor ``value`` cut along axis 0 to fit ``limit``, as :func:`_band`."""
+def _bands_of(value: Value, limit: int, axis: int = 0) -> tuple[int, int] | None:
+    """(rows, rows per band) of static tensor ``value`` cut along ``axis`` (0 by default) to fit ``limit``, as
+    :func:`_band`."""
     t = value.type
     assert isinstance(t, TensorType)
-    rows = t.static_shape[0]
+    rows = t.static_shape[axis]
     band = _band(limit, _bytes(value) // rows, rows)
     return None if band is None else (rows, band)
 
@@ -186,29 +270,32 @@ def _replace(op: Operation, value: Value) -> None:
     op.erase()
 
 
-def _is_row_lookup(op: Operation) -> bool:
-    """Whether ``op`` picks whole rows (axis 0) of a static table, its operand 0, at its indices, operand 1."""
+def _lookup_axis(op: Operation) -> int | None:
+    """The axis along which ``op`` picks whole slices of a static table, its operand 0, at its indices, operand 1,
+    when that is the table's :func:`band_axis` (an embedding's rows; a gather's axis): else None."""
     if op.name not in ("graph.embedding", "graph.gather"):
-        return False
+        return None
     table, indices = (v.type for v in op.operands)
     if not (isinstance(table, TensorType) and table.is_static and isinstance(indices, TensorType)):
-        return False
-    return op.name == "graph.embedding" or normalize_axis(int(op.attr("axis", 0)), table.rank) == 0
+        return None
+    axis = 0 if op.name == "graph.embedding" else normalize_axis(int(op.attr("axis", 0)), table.rank)
+    return axis if axis == band_axis(table) else None
 
 
-def _cut_table(op: Operation, limit: int) -> None:
-    """Replace lookup ``op`` by lookups in bands of its table's rows (see split_for_binding_size)."""
+def _cut_table(op: Operation, axis: int, limit: int) -> None:
+    """Replace lookup ``op`` by lookups in bands of its table along ``axis`` (see split_for_binding_size)."""
     table, indices = op.operands
     table_type, index_type = table.type, indices.type
     assert isinstance(table_type, TensorType) and isinstance(index_type, TensorType)
-    bands = _bands_of(table, limit)
+    bands = _bands_of(table, limit, axis)
     if bands is None:
         return
     rows, band = bands
     attrs = _attrs(op)
     element = index_type.element
     signed = bool(getattr(element, "signed", True))
-    trailing = list(range(index_type.rank, index_type.rank + table_type.rank - 1))
+    # the result is table[:axis] (all 1) + indices + table[axis + 1:]; where() broadcasts the leading 1s
+    trailing = list(range(index_type.rank, index_type.rank + table_type.rank - 1 - axis))
     with InsertionPoint.before_op(op) as point:
 
         def build(opdef: object, operands: list[Value], **attributes: object) -> Value:
@@ -225,7 +312,7 @@ def _cut_table(op: Operation, limit: int) -> None:
         picked: Value | None = None
         for start in range(0, rows, band):
             end = min(rows, start + band)
-            piece = _rows(point, table, start, end, op)
+            piece = _rows(point, table, start, end, op, axis)
             local = build(graph.sub, [index, scalar(start)]) if start else index
             inside = build(graph.and_, [build(graph.ge, [local, zero]), build(graph.lt, [local, scalar(end - start)])])
             part = build(op.opdef, [piece, build(graph.where, [inside, local, zero])], **attrs)

@@ -261,3 +261,98 @@ def test_a_large_table_runs_in_views_of_its_rows_on_lavapipe_and_dawn(tmp_path: 
     assert max(_bound_bytes(executable)) <= 1024
     assert sorted(v.offset for v in executable.views if v.source in (0, 1)) == [0, 0, 256, 256, 512, 512]
     _matches_on_lavapipe_and_dawn(module, executable, _lookup_inputs(), tmp_path, 1e-6)
+
+
+BANDS_ELSEWHERE = """
+module {
+  func.func @main(%x: tensor<1x16x40xf32>, %t: tensor<16x40xf32>, %u: tensor<3x8x40xf32>, %g: tensor<1x70x8xf32>,
+      %i: tensor<5xi32>, %j: tensor<2x3xi32>)
+      -> (tensor<1x16x40xf32>, tensor<40x16xf32>, tensor<40x3x8xf32>, tensor<16x5xf32>, tensor<1x2x3x8xf32>,
+          tensor<1x16xf32>) {
+    %0 = graph.softmax %x {axis = -1} : (tensor<1x16x40xf32>) -> tensor<1x16x40xf32>
+    %1 = graph.transpose %t {perm = [1, 0]} : (tensor<16x40xf32>) -> tensor<40x16xf32>
+    %2 = graph.transpose %u {perm = [2, 0, 1]} : (tensor<3x8x40xf32>) -> tensor<40x3x8xf32>
+    %3 = graph.gather %t, %i {axis = 1} : (tensor<16x40xf32>, tensor<5xi32>) -> tensor<16x5xf32>
+    %4 = graph.gather %g, %j {axis = 1} : (tensor<1x70x8xf32>, tensor<2x3xi32>) -> tensor<1x2x3x8xf32>
+    %5 = graph.reduce_max %x {axes = [2]} : (tensor<1x16x40xf32>) -> tensor<1x16xf32>
+    func.return %0, %1, %2, %3, %4, %5
+      : tensor<1x16x40xf32>, tensor<40x16xf32>, tensor<40x3x8xf32>, tensor<16x5xf32>, tensor<1x2x3x8xf32>,
+        tensor<1x16xf32>
+  }
+}"""
+"""Ops over BINDING's 1024 bytes that are not cut along axis 0: a softmax and a reduction of a batch of one (bands
+along axis 1), transposes (each band of the result a slice of the source along another axis, itself taken from
+views of the source's rows), a gather along axis 1 (bands of rows) and one from a table of one batch (bands of
+its axis 1)."""
+
+
+def _elsewhere_inputs() -> list[np.ndarray]:
+    rng = np.random.default_rng(5)
+    floats = [rng.standard_normal(s).astype(np.float32) for s in ((1, 16, 40), (16, 40), (3, 8, 40), (1, 70, 8))]
+    return [*floats, np.array([0, 39, -1, 7, 20], np.int32), np.array([[0, 69, 33], [-70, 34, 1]], np.int32)]
+
+
+def test_ops_are_cut_along_their_first_axis_over_one() -> None:
+    module = parse_module(BANDS_ELSEWHERE)
+    split = split_for_binding_size(module, parse_target(BINDING))
+    verify(split)
+    ops = _ops(split)
+    names = [op.name for op in ops]
+    assert names.count("graph.softmax") == 3 and names.count("graph.transpose") >= 4  # 16 rows of 160 bytes: 6, 6, 4
+    axes = {op.attr("axis") for op in ops if op.name == "graph.concat"}
+    assert {0, 1} <= axes, "bands joined along axis 1 where axis 0 is 1"
+    inputs = _elsewhere_inputs()
+    for got, want in zip(interp.run(split, inputs), interp.run(module, inputs)):
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.usefixtures("gpu")
+def test_ops_cut_along_other_axes_run_on_lavapipe_and_dawn(tmp_path: Path) -> None:
+    module = parse_module(BANDS_ELSEWHERE)
+    executable = WebGPUExecutable.build(module, target=parse_target(BINDING))
+    assert max(_bound_bytes(executable)) <= 1024
+    _matches_on_lavapipe_and_dawn(module, executable, _elsewhere_inputs(), tmp_path, 1e-6)
+
+
+WINDOWS = """
+module {
+  func.func @main(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>, %y: tensor<1x2x8x8xf32>,
+      %v: tensor<6x2x3x3xf32>, %c: tensor<6xf32>, %z: tensor<1x6x8x8xf32>)
+      -> (tensor<2x4x8x8xf32>, tensor<1x6x8x8xf32>, tensor<1x6x4x4xf32>, tensor<2x3x4x4xf32>) {
+    %0 = graph.conv2d %x, %w, %b {padding = [1, 1, 1, 1]}
+      : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<2x4x8x8xf32>
+    %1 = graph.conv2d %y, %v, %c {padding = [1, 1, 1, 1]}
+      : (tensor<1x2x8x8xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>) -> tensor<1x6x8x8xf32>
+    %2 = graph.max_pool2d %z {kernel = [2, 2], strides = [2, 2]} : (tensor<1x6x8x8xf32>) -> tensor<1x6x4x4xf32>
+    %3 = graph.avg_pool2d %x {kernel = [2, 2], strides = [2, 2]} : (tensor<2x3x8x8xf32>) -> tensor<2x3x4x4xf32>
+    func.return %0, %1, %2, %3 : tensor<2x4x8x8xf32>, tensor<1x6x8x8xf32>, tensor<1x6x4x4xf32>, tensor<2x3x4x4xf32>
+  }
+}"""
+"""Window ops over BINDING's 1024 bytes: a convolution of two images (bands of one image), one of a single image
+into 6 channels of 256 bytes (bands of 4 and 2 output channels, each a view of the weight's rows), a max pool of a
+single image (bands of its channels), an average pool of two (of its images)."""
+
+
+def _window_inputs() -> list[np.ndarray]:
+    rng = np.random.default_rng(6)
+    shapes = ((2, 3, 8, 8), (4, 3, 3, 3), (4,), (1, 2, 8, 8), (6, 2, 3, 3), (6,), (1, 6, 8, 8))
+    return [rng.standard_normal(s).astype(np.float32) for s in shapes]
+
+
+def test_window_ops_are_cut_into_images_channels_or_output_channels() -> None:
+    module = parse_module(WINDOWS)
+    split = split_for_binding_size(module, parse_target(BINDING))
+    verify(split)
+    names = [op.name for op in _ops(split)]
+    assert names.count("graph.conv2d") == 4 and names.count("graph.max_pool2d") == 2
+    inputs = _window_inputs()
+    for got, want in zip(interp.run(split, inputs), interp.run(module, inputs)):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.usefixtures("gpu")
+def test_window_ops_cut_to_the_binding_size_run_on_lavapipe_and_dawn(tmp_path: Path) -> None:
+    module = parse_module(WINDOWS)
+    executable = WebGPUExecutable.build(module, target=parse_target(BINDING))
+    assert max(_bound_bytes(executable)) <= 1024
+    _matches_on_lavapipe_and_dawn(module, executable, _window_inputs(), tmp_path, 1e-5)
