@@ -28,7 +28,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ import numpy as np
 
 from ..errors import TensoriumError, VerifyError
 from ..ir.core import Operation
-from ..ir.types import FloatType, bf16
+from ..ir.types import FloatType, TensorType, bf16
 from ..lowering.space import Config
 from ..targets import Target, TargetError, parse_target
 from .schedules import random_configs
@@ -263,10 +263,13 @@ def _refusal(run: BackendRun, refused: TensoriumError) -> str | None:
     return f"{run.name} refuses the optimized program but compiles the original: {str(refused).splitlines()[0]}"
 
 
-def _gpu_build(run: BackendRun, build: Callable[..., Any]) -> tuple[Any, Operation | None, int]:
-    """Build with ``build`` (an executable's static ``build``) at the case's schedule points; returns the
-    executable (a PtxasError it raised, or None where the target refuses the program: an unsupported op or
-    type is the GPU layers' business only), the loop IR the ``emit`` stage compiled and the kernels' work."""
+def _gpu_build(
+    run: BackendRun, build: Callable[..., Any], target: Target | None = None
+) -> tuple[Any, Operation | None, int]:
+    """Build with ``build`` (an executable's static ``build``) for ``target`` (the run's by default) at the case's
+    schedule points; returns the executable (a PtxasError it raised, or None where the target refuses the program:
+    an unsupported op or type, or limits it cannot fit, are the GPU layers' business only), the loop IR the
+    ``emit`` stage compiled and the kernels' work."""
     from ..backends.cuda.ptx import PtxasError
 
     seen: dict[str, Any] = {"work": 1 << 62, "loops": None}
@@ -278,8 +281,10 @@ def _gpu_build(run: BackendRun, build: Callable[..., Any]) -> tuple[Any, Operati
             seen["loops"] = state.lowered
 
     def action() -> Any:
+        chosen = target or run.target
+        configs = None if run.schedule_seed is None else random_configs(run.optimized, chosen, run.schedule_seed)
         try:
-            return build(run.optimized, target=run.target, configs=run.configs(), after_stage=after)
+            return build(run.optimized, target=chosen, configs=configs, after_stage=after)
         except PtxasError as e:
             return e
         except VerifyError:
@@ -319,7 +324,7 @@ def check_webgpu(run: BackendRun) -> None:
 
     if run.lowered:
         return
-    executable, loops, work = _gpu_build(run, WebGPUExecutable.build)
+    executable, loops, work = _gpu_build(run, WebGPUExecutable.build, low_webgpu_limits(run))
     shaders = list(executable.shaders.items()) if executable is not None else []
     validator = wgsl_validator()
     if shaders and validator is not None:
@@ -330,6 +335,40 @@ def check_webgpu(run: BackendRun) -> None:
                 summary = f"{name} rejects the WGSL of '{kernel}': {headline(problem)}"
                 run.fail("validator", f"wgsl ({name})", summary, f"{problem}\n\n{shader.wgsl}")
     _run_loops(run, loops, work)
+
+
+LOW_LIMITS_SHARE = 0.5
+"""The share of WebGPU checks at random schedule points (cases with a ``schedule_seed``) built at low limits drawn
+by :func:`low_webgpu_limits`."""
+
+
+def low_webgpu_limits(run: BackendRun) -> Target | None:
+    """For :data:`LOW_LIMITS_SHARE` of the cases with a schedule seed (drawn from it), a WebGPU target whose binding
+    size is 30 to 95% of the program's largest tensor (whole 4-byte words) and whose storage buffers per shader
+    stage are 4, 5 or 8, so that the limit passes cut the program (bands of rows and views, smaller fused groups,
+    concat trees: :mod:`tensorium.lowering.webgpu_split`) and the loop interpreter checks what they made; None
+    (the run's own target) otherwise. A program the limits cannot fit is refused, as an unsupported op is."""
+    if run.schedule_seed is None:
+        return None
+    rng = np.random.default_rng([run.schedule_seed, 1])
+    if rng.random() >= LOW_LIMITS_SHARE:
+        return None
+    largest = max((_storage_bytes(v.type) for op in run.optimized.walk() for v in op.results), default=0)
+    if largest < 8:
+        return None
+    low = {
+        "max_storage_buffer_binding_size": max(4, int(largest * rng.uniform(0.3, 0.95)) // 4 * 4),
+        "max_storage_buffers_per_shader_stage": int(rng.choice([4, 5, 8])),
+    }
+    target = run.target
+    limits = {name: min(value, low.get(name, value)) for name, value in target.limits}
+    return replace(target, limits=tuple(sorted({**low, **limits}.items())))
+
+
+def _storage_bytes(t: object) -> int:
+    from ..lowering.webgpu_limits import storage_bytes
+
+    return storage_bytes(t) if isinstance(t, TensorType) and t.is_static else 0
 
 
 def headline(message: str) -> str:

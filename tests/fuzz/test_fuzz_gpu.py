@@ -11,12 +11,20 @@ from tensorium.backends.cuda import emitter as cuda_emitter
 from tensorium.backends.cuda.ptx import ptxas_path
 from tensorium.backends.llvm.common import BufferRef
 from tensorium.errors import CompileError
-from tensorium.fuzz.backends import dawn_available, dawn_problems, naga_available, naga_problems, wgsl_validator
+from tensorium.fuzz.backends import (
+    BackendRun,
+    dawn_available,
+    dawn_problems,
+    low_webgpu_limits,
+    naga_available,
+    naga_problems,
+    wgsl_validator,
+)
 from tensorium.fuzz.oracle import FuzzCase, check
 from tensorium.ir import parse_module
 from tensorium.ir.core import Operation
 from tensorium.ir.types import BufferType, FloatType, storage_dtype
-from tensorium.lowering import gpu_schedule
+from tensorium.lowering import gpu_schedule, webgpu_split
 from tensorium.lowering.schedule import find_loop
 from tensorium.targets import parse_target
 
@@ -142,3 +150,46 @@ def test_a_gpu_schedule_bug_is_found_by_the_loop_interpreter(monkeypatch: pytest
     monkeypatch.setattr(gpu_schedule, "bind", bind_without_thread_offsets)
     report = short_run(20, seed=0, backends=("interp", "cuda:sm_90"))
     assert signatures(report) == ["mismatch:cuda:sm_90 loop interpreter"], report.summary()
+
+
+def _webgpu_run(schedule_seed: int | None) -> BackendRun:
+    def unused(*args: object) -> None:
+        raise AssertionError("not called")
+
+    return BackendRun(
+        "webgpu",
+        parse_module(POW),
+        False,
+        (),
+        0,
+        schedule_seed,
+        unused,
+        unused,
+        unused,
+        lambda _: 0,  # type: ignore[arg-type]
+    )
+
+
+def test_half_the_cases_at_random_schedule_points_draw_low_webgpu_limits() -> None:
+    assert low_webgpu_limits(_webgpu_run(None)) is None
+    drawn = [low_webgpu_limits(_webgpu_run(seed)) for seed in range(40)]
+    low = [t for t in drawn if t is not None]
+    assert 10 <= len(low) <= 30
+    for target in low:
+        assert target.kind == "webgpu"
+        assert 4 <= target.limit("max_storage_buffer_binding_size") < 16  # the 16 bytes of a tensor<4xf32>
+        assert target.limit("max_storage_buffers_per_shader_stage") in (4, 5, 8)
+        assert target.limit("max_compute_invocations_per_workgroup") == 256  # the others as they were
+    assert drawn == [low_webgpu_limits(_webgpu_run(seed)) for seed in range(40)], "the same seed, the same limits"
+
+
+def test_a_binding_size_split_bug_is_found_at_low_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    original = webgpu_split._rows
+
+    def shifted(point: object, value: object, start: int, end: int, op: Operation, axis: int = 0) -> object:
+        # the bug: every band after the first starts one row early
+        return original(point, value, start - 1 if start else start, end - 1 if start else end, op, axis)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(webgpu_split, "_rows", shifted)
+    report = short_run(20, seed=0, backends=("interp", "webgpu"), schedule_fraction=1.0)
+    assert signatures(report) == ["mismatch:webgpu loop interpreter"], report.summary()
