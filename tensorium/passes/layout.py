@@ -19,6 +19,7 @@ implemented (channel-blocked NCHWc is not).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -59,12 +60,27 @@ class Layout(Pass):
 
     def run(self, module: Operation) -> None:
         patterns = [
-            RewritePattern("conv2d_to_nhwc", ("graph.conv2d",), _conv_to_nhwc),
-            RewritePattern("follow_nhwc", LAYOUT_FOLLOWERS, _follow_nhwc),
-            RewritePattern("sink_transpose", (), _sink_transpose),
+            RewritePattern("conv2d_to_nhwc", ("graph.conv2d",), _outside_fused(_conv_to_nhwc)),
+            RewritePattern("follow_nhwc", LAYOUT_FOLLOWERS, _outside_fused(_follow_nhwc)),
+            RewritePattern("sink_transpose", (), _outside_fused(_sink_transpose)),
             RewritePattern("transpose_chain", ("graph.transpose",), transpose_chain),
         ]
         apply_patterns_greedily(module, patterns)
+
+
+Rewrite = Callable[[Operation, PatternRewriter], bool]
+
+
+def _outside_fused(rewrite: Rewrite) -> Rewrite:
+    """``rewrite`` for ops that are not inside a ``graph.fused`` group: a kernel is fused around one op that is not
+    elementwise, and the transposes a layout change adds would make it several (the CPU lowering refuses such a
+    group). Where ``fuse`` ran first, the group's convolution keeps its layout."""
+
+    def guarded(op: Operation, rewriter: PatternRewriter) -> bool:
+        parent = op.parent_op
+        return (parent is None or parent.name != "graph.fused") and rewrite(op, rewriter)
+
+    return guarded
 
 
 def _tensor(value: Value) -> TensorType:
