@@ -243,15 +243,20 @@ def _lookup_inputs() -> list[np.ndarray]:
     return [*tables, rows, np.array([-1, 0, 45, -70], np.int32)]  # gather counts negative indices from the end
 
 
-def test_a_large_table_is_looked_up_in_bands_of_its_rows() -> None:
-    module = parse_module(LOOKUPS)
+def _split_matches(text: str, inputs: list[np.ndarray], tolerance: float = 0.0) -> list[Operation]:
+    """The ops of module ``text`` split for BINDING, after checking that the split module verifies and computes
+    what the module did on the interpreter (bit for bit at tolerance 0)."""
+    module = parse_module(text)
     split = split_for_binding_size(module, parse_target(BINDING))
     verify(split)
-    ops = [op.name for op in _ops(split)]
-    assert ops.count("graph.embedding") == 3 and ops.count("graph.gather") == 3 and ops.count("graph.slice") == 6
-    inputs = _lookup_inputs()
     for got, want in zip(interp.run(split, inputs), interp.run(module, inputs)):
-        np.testing.assert_array_equal(got, want)
+        np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
+    return _ops(split)
+
+
+def test_a_large_table_is_looked_up_in_bands_of_its_rows() -> None:
+    ops = [op.name for op in _split_matches(LOOKUPS, _lookup_inputs())]
+    assert ops.count("graph.embedding") == 3 and ops.count("graph.gather") == 3 and ops.count("graph.slice") == 6
 
 
 @pytest.mark.usefixtures("gpu")
@@ -293,25 +298,11 @@ def _elsewhere_inputs() -> list[np.ndarray]:
 
 
 def test_ops_are_cut_along_their_first_axis_over_one() -> None:
-    module = parse_module(BANDS_ELSEWHERE)
-    split = split_for_binding_size(module, parse_target(BINDING))
-    verify(split)
-    ops = _ops(split)
+    ops = _split_matches(BANDS_ELSEWHERE, _elsewhere_inputs())
     names = [op.name for op in ops]
     assert names.count("graph.softmax") == 3 and names.count("graph.transpose") >= 4  # 16 rows of 160 bytes: 6, 6, 4
     axes = {op.attr("axis") for op in ops if op.name == "graph.concat"}
     assert {0, 1} <= axes, "bands joined along axis 1 where axis 0 is 1"
-    inputs = _elsewhere_inputs()
-    for got, want in zip(interp.run(split, inputs), interp.run(module, inputs)):
-        np.testing.assert_array_equal(got, want)
-
-
-@pytest.mark.usefixtures("gpu")
-def test_ops_cut_along_other_axes_run_on_lavapipe_and_dawn(tmp_path: Path) -> None:
-    module = parse_module(BANDS_ELSEWHERE)
-    executable = WebGPUExecutable.build(module, target=parse_target(BINDING))
-    assert max(_bound_bytes(executable)) <= 1024
-    _matches_on_lavapipe_and_dawn(module, executable, _elsewhere_inputs(), tmp_path, 1e-6)
 
 
 WINDOWS = """
@@ -340,19 +331,15 @@ def _window_inputs() -> list[np.ndarray]:
 
 
 def test_window_ops_are_cut_into_images_channels_or_output_channels() -> None:
-    module = parse_module(WINDOWS)
-    split = split_for_binding_size(module, parse_target(BINDING))
-    verify(split)
-    names = [op.name for op in _ops(split)]
+    names = [op.name for op in _split_matches(WINDOWS, _window_inputs(), 1e-6)]
     assert names.count("graph.conv2d") == 4 and names.count("graph.max_pool2d") == 2
-    inputs = _window_inputs()
-    for got, want in zip(interp.run(split, inputs), interp.run(module, inputs)):
-        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.usefixtures("gpu")
-def test_window_ops_cut_to_the_binding_size_run_on_lavapipe_and_dawn(tmp_path: Path) -> None:
-    module = parse_module(WINDOWS)
+@pytest.mark.parametrize("name", ["elsewhere", "windows"])
+def test_ops_cut_along_other_axes_and_windows_run_on_lavapipe_and_dawn(name: str, tmp_path: Path) -> None:
+    text, inputs = (BANDS_ELSEWHERE, _elsewhere_inputs()) if name == "elsewhere" else (WINDOWS, _window_inputs())
+    module = parse_module(text)
     executable = WebGPUExecutable.build(module, target=parse_target(BINDING))
     assert max(_bound_bytes(executable)) <= 1024
-    _matches_on_lavapipe_and_dawn(module, executable, _window_inputs(), tmp_path, 1e-5)
+    _matches_on_lavapipe_and_dawn(module, executable, inputs, tmp_path, 1e-5)
