@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
+import tensorium
+from tensorium import nn
 from tensorium.backends.interp import run
 from tensorium.backends.webgpu import WebGPUExecutable
 from tensorium.errors import CompileError, InterpreterError
@@ -161,3 +164,74 @@ def _has_gpu() -> bool:
     except (WebGPUUnavailable, ImportError):
         return False
     return True
+
+
+HEADS = """
+module {
+  func.func @main(%x: tensor<[b]x[s]x24xf32>, %w: tensor<24x24xf32>)
+      -> (tensor<[b]x4x[s]x6xf32>, tensor<[b]x[s]x24xf32>) {
+    %0 = graph.matmul %x, %w : (tensor<[b]x[s]x24xf32>, tensor<24x24xf32>) -> tensor<[b]x[s]x24xf32>
+    %1 = graph.reshape %0 {shape = [-1, 0, 4, 6]} : (tensor<[b]x[s]x24xf32>) -> tensor<[b]x[s]x4x6xf32>
+    %2 = graph.transpose %1 {perm = [0, 2, 1, 3]} : (tensor<[b]x[s]x4x6xf32>) -> tensor<[b]x4x[s]x6xf32>
+    %3 = graph.softmax %2 {axis = -1} : (tensor<[b]x4x[s]x6xf32>) -> tensor<[b]x4x[s]x6xf32>
+    %4 = graph.tanh %0 : (tensor<[b]x[s]x24xf32>) -> tensor<[b]x[s]x24xf32>
+    func.return %3, %4 : tensor<[b]x4x[s]x6xf32>, tensor<[b]x[s]x24xf32>
+  }
+}"""
+"""A transformer's split into heads with run-time batch and sequence dims: the reshape of the projection is a view
+of a dynamic tensor, copied out at each run with that run's size."""
+
+HEAD_SIZES = [(2, 5), (1, 7), (3, 1), (1, 0)]
+
+
+def _head_inputs(b: int, s: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(b * 10 + s)
+    return [rng.standard_normal((b, s, 24)).astype(np.float32), rng.standard_normal((24, 24)).astype(np.float32)]
+
+
+def _matches_the_interpreter(got: list[np.ndarray], arrays: list[np.ndarray]) -> None:
+    want = [np.asarray(r) for r in run(parse_module(HEADS), arrays)]
+    assert [g.shape for g in got] == [w.shape for w in want]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.usefixtures("gpu")
+def test_views_of_dynamic_tensors_take_each_runs_size() -> None:
+    executable = WebGPUExecutable.build(parse_module(HEADS))
+    assert executable.views and not executable.buffers[executable.views[0].source].is_static
+    for b, s in HEAD_SIZES:
+        arrays = _head_inputs(b, s)
+        _matches_the_interpreter(executable.run(arrays), arrays)
+
+
+def test_javascript_runtime_copies_views_of_dynamic_tensors_on_dawn(tmp_path: Path) -> None:
+    require_dawn()
+    folder = WebGPUExecutable.build(parse_module(HEADS)).to_files(tmp_path / "exe")
+    for b, s in HEAD_SIZES[:3]:
+        arrays = _head_inputs(b, s)
+        _matches_the_interpreter(node_outputs(folder, arrays, tmp_path / f"{b}x{s}"), arrays)
+
+
+@pytest.mark.usefixtures("gpu")
+def test_a_traced_attention_block_with_run_time_batch_and_sequence_runs() -> None:
+    rng = np.random.default_rng(8)
+    d, h = 32, 4
+    wq, wk, wv, wo = (rng.standard_normal((d, d)).astype(np.float32) * 0.2 for _ in range(4))
+
+    def attention(x: Any) -> Any:
+        b, s = x.shape[0], x.shape[1]
+
+        def heads(t: Any) -> Any:
+            return t.reshape(b, s, h, d // h).transpose(0, 2, 1, 3)
+
+        q, k, v = heads(x @ wq), heads(x @ wk), heads(x @ wv)
+        p = nn.softmax(q @ k.transpose(0, 1, 3, 2) * (d // h) ** -0.5, axis=-1)
+        return nn.layer_norm((p @ v).transpose(0, 2, 1, 3).reshape(b, s, d) @ wo + x)
+
+    dynamic = {"x": {0: "batch", 1: "seq"}}
+    model = tensorium.compile(attention, target="webgpu", dynamic=dynamic, cache=False)
+    reference = tensorium.compile(attention, target="interp", dynamic=dynamic, cache=False)
+    for b, s in [(1, 5), (2, 9)]:
+        x = rng.standard_normal((b, s, d)).astype(np.float32)
+        np.testing.assert_allclose(model(x), reference(x), rtol=1e-5, atol=1e-5)

@@ -169,13 +169,12 @@ class WebGPUExecutable(Executable):
         shaders: dict[str, Shader] = state.compiled
         steps = tuple(Step(s.kernel, s.inputs, s.outputs, shaders[s.kernel].grid) for s in plan.steps)
         constants = tuple((b, np.asarray(c.array)) for b, c in plan.constants)
-        viewed = {b for v in plan.views for b in (v.buffer, v.source)}
         for number, t in enumerate(plan.buffers):
             what = f"tensor #{number} ({t})"
             if any(isinstance(d, Sym) and d.name is None for d in t.shape):
                 raise CompileError(f"{what} has an anonymous dynamic dim; the host sizes named dims only ([batch])")
-            if not t.is_static and (number in viewed or plan.dims):
-                raise CompileError(f"{what}: dynamic shapes with views or dims computed at run time are not supported")
+            if not t.is_static and plan.dims:
+                raise CompileError(f"{what}: dynamic shapes with dims computed at run time are not supported")
             storage_type(t.element, target, what)
         return WebGPUExecutable(
             shaders, plan.buffers, plan.inputs, plan.outputs, constants, steps, target, plan.views, packed
@@ -273,7 +272,7 @@ class WebGPUExecutable(Executable):
                 trips = evaluate_dispatch(json.loads(shader.dispatch), [shapes[b] for b in args])
                 grid = dynamic_grid(trips, shader.workgroup[0], per_dimension, step.kernel)
             launches.append((pipeline, group, grid, views, None))
-        return {"buffers": gpu, "launches": launches, "shapes": shapes}
+        return {"buffers": gpu, "launches": launches, "shapes": shapes, "sizes": sizes}
 
     def run(self, inputs: Sequence[Any]) -> list[np.ndarray]:
         """Run the plan on numpy ``inputs`` (in @main argument order); returns new output arrays. With dynamic
@@ -307,10 +306,10 @@ class WebGPUExecutable(Executable):
             encoder = device.create_command_encoder()
             for pipeline, group, grid, views, pieces in state["launches"]:
                 for view in views:
-                    t = self.buffers[view.buffer]
-                    itemsize = storage_bytes(t) // max(1, t.num_elements or 1)
-                    size = -(-storage_bytes(t) // 4) * 4
-                    encoder.copy_buffer_to_buffer(gpu[view.source], view.offset * itemsize, gpu[view.buffer], 0, size)
+                    size = -(-state["sizes"][view.buffer] // 4) * 4  # this run's bytes (dynamic views: a reshape's)
+                    offset = view.offset * _itemsize(self.buffers[view.buffer])
+                    if size:
+                        encoder.copy_buffer_to_buffer(gpu[view.source], offset, gpu[view.buffer], 0, size)
                 if pieces is not None:
                     for source, result, at, size in pieces:
                         encoder.copy_buffer_to_buffer(gpu[source], 0, gpu[result], at, size)

@@ -495,9 +495,11 @@ export class Executable {
     const encoder = device.createCommandEncoder();
     for (const { pipeline, group, grid, copies, pieces } of this.launches) {
       for (const view of copies) {
+        // this run's bytes (a view of a dynamic tensor is a reshape of it, at offset 0)
         const t = plan.buffers[view.buffer];
-        const itemsize = t.bytes / Math.max(1, product(t.shape));
-        encoder.copyBufferToBuffer(this.buffers[view.source], view.offset * itemsize, this.buffers[view.buffer], 0, ceil4(t.bytes));
+        const itemsize = t.shape.every((d) => typeof d === "number") ? t.bytes / Math.max(1, product(t.shape)) : t.bytes;
+        const bytes = ceil4(this.sizes[view.buffer]);
+        if (bytes) encoder.copyBufferToBuffer(this.buffers[view.source], view.offset * itemsize, this.buffers[view.buffer], 0, bytes);
       }
       if (pieces) {
         for (const p of pieces) encoder.copyBufferToBuffer(this.buffers[p.source], 0, this.buffers[p.result], p.at, p.bytes);
