@@ -39,12 +39,23 @@ from .gpu_gemm import (
     lower_gpu_gemm,
     tile_space,
 )
-from .kernel import LOWERINGS, Kernel, register_target_lowering
+from .gpu_qgemm import NOMINAL_ROWS, ROW_BLOCKS
+from .kernel import LOWERINGS, Kernel, delinearize, register_target_lowering
 from .quant_simple import dequantized
-from .space import Config, Family, Setting, Space, register_target_family
+from .space import Config, Family, Knob, Setting, Space, register_target_family
 
 MIN_OUTPUT = 32 * 32
 """Products with fewer output elements than one 32 x 32 tile stay with the ``gemm`` family."""
+MIN_COLUMNS = 32
+"""Products by rows known only at run time with fewer columns than one 32-column tile stay with the ``gemm``
+family (a tile would be mostly idle invocations whatever the rows)."""
+FILL_WORKGROUPS = 4
+"""The workgroups the default ``row_blocks`` aims for at least (rows known only at run time): the fewest row blocks
+that give the column tiles this many workgroups. Software adapters deal workgroups to their threads in chunks, so
+idle row blocks (those past the run's row tiles) cost a thread's share: on lavapipe (2 cores, 2026-11-29), a
+[1, s, 512] x [512, 512] product in 64 x 64 tiles (8 column tiles) took at 1, 2, 8 and 64 row blocks 9.2, 17.9,
+19.2 and 24.5 ms for s = 64 and 70.0, 71.5, 72.1 and 145.3 ms for s = 512. A GPU runs idle workgroups at almost no
+cost and may want more: the search space holds 1 to 64."""
 MIN_GROUP_CHANNELS = 8
 """Grouped convolutions with fewer output channels per group (depthwise ones: 1) keep the ``conv`` family, one
 invocation per output: a column tile of the implicit GEMM would be mostly empty."""
@@ -54,10 +65,36 @@ def _invocations(values: Mapping[str, Setting]) -> int:
     return (int(values["bm"]) // int(values["tm"])) * (int(values["bn"]) // int(values["tn"]))
 
 
+def dynamic_rows_product(op: Operation) -> tuple[int, int, bool] | None:
+    """(N, K, ``transpose_b``) of an f32 ``graph.matmul`` whose A has rows known only at run time (dynamic dims
+    before its static last, K) by a static 2-D B: a linear layer of a model with a run-time batch or sequence.
+    A's leading dims are its rows (one product of their product by K). None for other ops."""
+    if op.name != "graph.matmul" or op.attr("transpose_a", False):
+        return None
+    a, b, c = (v.type for v in (*op.operands, *op.results))
+    if not all(isinstance(t, TensorType) and t.element == f32 for t in (a, b, c)):
+        return None
+    assert isinstance(a, TensorType) and isinstance(b, TensorType)
+    if a.is_static or a.rank < 2 or not isinstance(a.shape[-1], int) or not b.is_static or b.rank != 2:
+        return None
+    transpose_b = bool(op.attr("transpose_b", False))
+    n, depth = b.static_shape if transpose_b else b.static_shape[::-1]
+    return (n, depth, transpose_b) if depth == a.shape[-1] else None
+
+
 def webgpu_gemm_space(op: Operation, target: Target) -> Space | None:
-    """``gpu_gemm``'s knobs on a WebGPU ``target``: workgroups within its invocation and storage limits."""
+    """``gpu_gemm``'s knobs on a WebGPU ``target``: workgroups within its invocation and storage limits; for rows
+    known only at run time (:func:`dynamic_rows_product`), ``row_blocks`` too (workgroups along grid y, each
+    looping over row tiles of the run-time rows)."""
     shape = GpuGemmShape.of(op)
-    if shape is None or shape.m * shape.n < MIN_OUTPUT:
+    if shape is None:
+        dynamic = dynamic_rows_product(op)
+        if dynamic is None or dynamic[0] < MIN_COLUMNS:
+            return None
+        tiles = tile_space("gpu_gemm", target)
+        rows = Knob("row_blocks", ROW_BLOCKS, "workgroups along grid y, each looping over row tiles of run-time rows")
+        return _within_limits(Space(tiles.family, (*tiles.knobs, rows), tiles.valid), target, 1, dynamic[0], 1)
+    if shape.m * shape.n < MIN_OUTPUT:
         return None
     cuda = gpu_gemm_space(op, target)
     assert cuda is not None
@@ -84,7 +121,7 @@ def _within_limits(cuda: Space, target: Target, m: int, n: int, batch: int) -> S
 
     def valid(values: Mapping[str, Setting]) -> bool:
         bm, bn, bk = (int(values[n]) for n in ("bm", "bn", "bk"))
-        fits_grid = max(-(-n // bn), -(-m // bm), batch) <= grid
+        fits_grid = max(-(-n // bn), -(-m // bm), batch, int(values.get("row_blocks", 1))) <= grid
         tiles = 4 * bk * (bm + bn) * int(values.get("stages", 1))  # double-buffered tiles take twice the storage
         return _invocations(values) <= most and tiles <= storage and fits_grid
 
@@ -124,13 +161,46 @@ def webgpu_gemm_default(op: Operation, target: Target, space: Space) -> Config:
     largest tile (low limits, as tests set)."""
     if op.name == "graph.matmul":
         shape = GpuGemmShape.of(op)
-        assert shape is not None  # webgpu_gemm_space offers the family for f32 static products only
+        if shape is None:  # rows known only at run time: counted as NOMINAL_ROWS
+            dynamic = dynamic_rows_product(op)
+            assert dynamic is not None  # webgpu_gemm_space offers the family for f32 products only
+            n, depth, _ = dynamic
+            config = webgpu_tile_default("gpu_gemm", NOMINAL_ROWS, n, depth)
+            columns = -(-n // config.int("bn"))
+            blocks = next((b for b in ROW_BLOCKS if columns * b >= FILL_WORKGROUPS), ROW_BLOCKS[-1])
+            return _legal(Config(config.family, (*config.values, ("row_blocks", blocks))), space)
         config = webgpu_tile_default("gpu_gemm", shape.m, shape.n, shape.k)
     else:
         gemm = conv_gemm(op, grouped=True)
         assert gemm is not None  # as webgpu_conv_space
         config = webgpu_tile_default("gpu_conv", *gemm)
     return _legal(config, space)
+
+
+def lower_webgpu_gemm(op: Operation, k: Kernel) -> None:
+    """The tiled GEMM of :func:`~tensorium.lowering.gpu_gemm.lower_gpu_gemm`; for rows known only at run time (a
+    config with ``row_blocks``), over A's leading dims as rows: their product is the run-time M, each row tile's
+    rows delinearized into A's and C's leading indices."""
+    dynamic = dynamic_rows_product(op)
+    if k.config is None or k.config.family != "gpu_gemm" or "row_blocks" not in k.config.as_dict() or not dynamic:
+        lower_gpu_gemm(op, k)
+        return
+    n, depth, transpose_b = dynamic
+    a, b = k.inputs
+    (c,) = k.outputs
+    lead, out_lead = k.sizes(a)[:-1], k.sizes(c)[:-1]
+
+    def a_at(z: Value, row: Value, q: Value) -> Value:
+        return loop.load(a, *delinearize(row, lead), q)  # type: ignore[no-any-return]
+
+    def b_at(z: Value, q: Value, col: Value) -> Value:
+        return loop.load(b, *((col, q) if transpose_b else (q, col)))  # type: ignore[no-any-return]
+
+    def store(z: Value, row: Value, col: Value, value: Value) -> None:
+        loop.store(value, c, *delinearize(row, out_lead), col)
+
+    blocks = k.config.int("row_blocks")
+    emit_tiled_gemm(k, k.config, TiledOperands(1, k.product(lead), n, depth, a_at, b_at, store, row_blocks=blocks))
 
 
 def _legal(config: Config, space: Space) -> Config:
@@ -144,7 +214,7 @@ def _legal(config: Config, space: Space) -> Config:
 register_target_family(
     "webgpu", Family("gpu_gemm", ("graph.matmul",), webgpu_gemm_space, webgpu_gemm_default, epilogues=True)
 )
-register_target_lowering("webgpu", "graph.matmul", lower_gpu_gemm)
+register_target_lowering("webgpu", "graph.matmul", lower_webgpu_gemm)
 register_target_family("webgpu", Family("gpu_conv", ("graph.conv2d",), webgpu_conv_space, webgpu_gemm_default))
 register_target_lowering("webgpu", "graph.conv2d", lower_gpu_conv)
 

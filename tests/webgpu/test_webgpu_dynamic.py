@@ -22,6 +22,7 @@ from tensorium.backends.interp import run
 from tensorium.backends.webgpu import WebGPUExecutable
 from tensorium.errors import CompileError, InterpreterError
 from tensorium.ir.parser import parse_module
+from tensorium.lowering.space import Config, tunable_kernels
 from tensorium.lowering.webgpu_schedule import dynamic_grid, evaluate_dispatch
 from tensorium.targets import parse_target
 
@@ -235,3 +236,56 @@ def test_a_traced_attention_block_with_run_time_batch_and_sequence_runs() -> Non
     for b, s in [(1, 5), (2, 9)]:
         x = rng.standard_normal((b, s, d)).astype(np.float32)
         np.testing.assert_allclose(model(x), reference(x), rtol=1e-5, atol=1e-5)
+
+
+LINEAR = """
+module {
+  func.func @main(%x: tensor<[b]x[s]x40xf32>, %w: tensor<40x48xf32>, %v: tensor<36x40xf32>, %c: tensor<48xf32>)
+      -> (tensor<[b]x[s]x48xf32>, tensor<[b]x[s]x36xf32>) {
+    %0 = graph.matmul %x, %w : (tensor<[b]x[s]x40xf32>, tensor<40x48xf32>) -> tensor<[b]x[s]x48xf32>
+    %1 = graph.add %0, %c : (tensor<[b]x[s]x48xf32>, tensor<48xf32>) -> tensor<[b]x[s]x48xf32>
+    %2 = graph.gelu %1 : (tensor<[b]x[s]x48xf32>) -> tensor<[b]x[s]x48xf32>
+    %3 = graph.matmul %x, %v {transpose_b = true}
+      : (tensor<[b]x[s]x40xf32>, tensor<36x40xf32>) -> tensor<[b]x[s]x36xf32>
+    func.return %2, %3 : tensor<[b]x[s]x48xf32>, tensor<[b]x[s]x36xf32>
+  }
+}"""
+"""Linear layers of a model with run-time batch and sequence dims (one with a bias and GELU fused after it, one by a
+weight stored transposed): tiled GEMMs over the run-time rows."""
+
+
+def _linear_inputs(b: int, s: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(b * 100 + s)
+    shapes = [(b, s, 40), (40, 48), (36, 40), (48,)]
+    return [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
+
+
+@pytest.mark.usefixtures("gpu")
+@pytest.mark.parametrize("row_blocks", [None, 1])
+def test_linear_layers_with_run_time_rows_are_tiled_gemms(row_blocks: int | None) -> None:
+    module = parse_module(LINEAR)
+    target = parse_target("webgpu")
+    kernels = tunable_kernels(module, target)
+    assert [k.default.family for k in kernels] == ["gpu_gemm", "gpu_gemm"]
+    assert [k.default.int("row_blocks") for k in kernels] == [4, 4]  # one column tile each: four workgroups
+    configs = None
+    if row_blocks is not None:
+        configs = {k.key: Config("gpu_gemm", (*k.default.values[:-1], ("row_blocks", row_blocks))) for k in kernels}
+    executable = WebGPUExecutable.build(module, target=target, configs=configs)
+    assert sum("var<workgroup>" in s.wgsl for s in executable.shaders.values()) == 2
+    for b, s in [(1, 5), (2, 77), (3, 64), (1, 0)]:  # row tiles of 64: one, three (the last partial), three
+        arrays = _linear_inputs(b, s)
+        want = [np.asarray(r) for r in run(module, arrays)]
+        for got, w in zip(executable.run(arrays), want):
+            np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-5)
+
+
+def test_tiled_gemms_over_run_time_rows_run_on_dawn(tmp_path: Path) -> None:
+    require_dawn()
+    module = parse_module(LINEAR)
+    folder = WebGPUExecutable.build(module).to_files(tmp_path / "exe")
+    for b, s in [(2, 77), (1, 3)]:
+        arrays = _linear_inputs(b, s)
+        want = [np.asarray(r) for r in run(module, arrays)]
+        for got, w in zip(node_outputs(folder, arrays, tmp_path / f"{b}x{s}"), want):
+            np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-5)
