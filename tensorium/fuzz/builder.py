@@ -5,6 +5,7 @@ shapes (see :mod:`.recipes` and :mod:`.generator`)."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -19,6 +20,7 @@ from ..ir.types import (
     FloatType,
     IntegerType,
     ScalarType,
+    Sym,
     TensorType,
     Type,
     f16,
@@ -345,11 +347,29 @@ class ProgramBuilder:
         return self.randint(1, min(3, (size + pads - 1) // dilation + 1))
 
 
+FUZZ_DIM = re.compile(r"s(\d+)")
+"""The names of the dynamic dims the fuzzer writes (the ``dynamic-dims`` mutator): ``[s3]`` is a dim known only at
+run time whose size in the case's inputs is 3, so that a case file alone says how to run it."""
+
+
+def fuzz_shape(t: TensorType) -> tuple[int, ...]:
+    """The shape of ``t`` in a case's inputs: its static dims, and :data:`FUZZ_DIM` dims at the size they name;
+    ValueError for other dynamic dims."""
+    shape = []
+    for d in t.shape:
+        found = FUZZ_DIM.fullmatch(d.name or "") if isinstance(d, Sym) else None
+        if not isinstance(d, int) and found is None:
+            raise ValueError(f"{t} has a dynamic dim {d} that is not the fuzzer's s<size>")
+        shape.append(d if isinstance(d, int) else int(found[1]))  # type: ignore[index]
+    return tuple(shape)
+
+
 def random_array(t: TensorType, rng: np.random.Generator) -> np.ndarray:
-    """Random data of static tensor type ``t``: floats in [-1, 1], bools, integers in [-4, 4] within the type's
-    range (a narrow integer's or a k-bit code's: :func:`~tensorium.ir.types.integer_bounds`)."""
+    """Random data of tensor type ``t`` (static, or with the fuzzer's dynamic dims: :func:`fuzz_shape`): floats in
+    [-1, 1], bools, integers in [-4, 4] within the type's range (a narrow integer's or a k-bit code's:
+    :func:`~tensorium.ir.types.integer_bounds`)."""
     dtype = storage_dtype(t.element)
-    shape = t.static_shape
+    shape = fuzz_shape(t)
     if isinstance(t.element, FloatType):
         return rng.uniform(-1, 1, size=shape).astype(dtype)
     if isinstance(t.element, IntegerType) and t.element.is_bool:

@@ -35,7 +35,7 @@ from ..ir.core import Block, Operation, Value
 from ..ir.dialects.builtin import func_body, func_return, lookup_func, set_results
 from ..ir.dialects.graph.shape import INT64_MAX
 from ..ir.opdef import InferError, lookup
-from ..ir.types import FloatType, FunctionType, IntegerType, TensorType, f32, i1, storage_dtype
+from ..ir.types import FloatType, FunctionType, IntegerType, Sym, TensorType, f32, i1, storage_dtype
 from ..ir.verifier import verify
 from ..passes.base import Pass, get_pass, option_types, pass_names
 from ..passes.pipeline import Pipeline
@@ -422,6 +422,28 @@ def change_shape(site: _Site) -> bool:
     arg.type = TensorType(tuple(shape), t.element)
     _update_inputs(site)
     return site.retype()
+
+
+def dynamic_dims(site: _Site) -> bool:
+    """Make one size of the inputs a dim known only at run time: every dim of that size in one input, or in every
+    input, becomes ``[s<size>]`` (:data:`~.builder.FUZZ_DIM`: the case's inputs keep the size), and every type is
+    inferred again. The backends then compile the program for any size (run-time dims read from the arguments,
+    grids and scratch sized at run time, views of dynamic tensors) and run it at that one."""
+    args = [a for a in site.body.args if isinstance(a.type, TensorType) and a.type.is_static and a.type.rank]
+    if not args:
+        return False
+    picked: Value = site.choice(args)
+    size = int(site.choice(picked.type.static_shape))  # type: ignore[attr-defined]
+    dim = Sym(f"s{size}")
+    changed = False
+    for arg in args if site.rng.random() < 0.5 else [picked]:
+        t = arg.type
+        assert isinstance(t, TensorType)
+        shape = tuple(dim if d == size else d for d in t.static_shape)
+        changed |= shape != t.shape
+        arg.type = TensorType(shape, t.element)
+    _update_inputs(site)
+    return changed and site.retype()
 
 
 def change_precision(site: _Site) -> bool:
@@ -825,6 +847,7 @@ IR_MUTATORS: dict[str, tuple[IrMutator, float]] = {
     "attribute-corners": (attribute_corners, 1.2),
     "shape": (change_shape, 1.0),
     "precision": (change_precision, 0.3),
+    "dynamic-dims": (dynamic_dims, 0.8),
     # compiler-specific: together about 55% of the draws, the share that makes joint IR and pipeline
     # mutation pay off (each also brings the pass its pattern is for, PATTERN_PASSES)
     "transpose-chain": (transpose_chain, 1.4),

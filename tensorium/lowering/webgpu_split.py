@@ -99,7 +99,7 @@ def split_for_binding_size(module: Operation, target: Target, func: str = "main"
 
 
 def _too_large(op: Operation, limit: int) -> bool:
-    return any(_bytes(v) > limit for v in (*op.operands, *op.results))
+    return any(_bytes(v) > limit for v in _values(op))
 
 
 def _bytes(value: Value) -> int:
@@ -118,9 +118,10 @@ def _row_operands(op: Operation) -> tuple[int, list[int | None]] | None:
     """The result's band axis (:func:`band_axis`) and, per operand, the axis along which the operand is cut with
     the result's bands (None: the band reads it whole), when band ``i`` of the result depends on band ``i`` of
     those operands only; None for other ops."""
-    if len(op.results) != 1 or not isinstance(op.results[0].type, TensorType) or not op.results[0].type.is_static:
-        return None
+    if len(op.results) != 1 or not all(isinstance(v.type, TensorType) and v.type.is_static for v in _values(op)):
+        return None  # a band of a dynamic operand cannot be sized when compiling
     result = op.results[0].type
+    assert isinstance(result, TensorType)
     axis = band_axis(result)
     if axis is None:
         return None
@@ -181,12 +182,15 @@ def _output_channel_bands(op: Operation, attrs: dict[str, object], source: Tenso
     )
 
 
+def _values(op: Operation) -> tuple[Value, ...]:
+    return (*op.operands, *op.results)
+
+
 def _aligned_axis(value: Value, rank: int, axis: int, rows: int) -> int | None:
     """The axis of elementwise operand ``value`` that broadcasts to ``axis`` of a rank-``rank`` result of ``rows``
     along it, when ``value`` has those rows there (not broadcast along it); else None."""
     t = value.type
-    if not isinstance(t, TensorType) or not t.is_static:
-        return None
+    assert isinstance(t, TensorType)
     own = axis - (rank - t.rank)
     return own if own >= 0 and t.static_shape[own] == rows else None
 

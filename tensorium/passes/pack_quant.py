@@ -71,6 +71,8 @@ def _pack(
     wtype = weight.type
     if any(a is None for a in arrays) or not isinstance(wtype, TensorType) or x.type.element != f32:  # type: ignore[attr-defined]
         return False
+    if not x.type.rank or not isinstance(x.type.shape[-1], int):  # type: ignore[attr-defined]
+        return False  # the packed kernels take a static K (the rows may be known at run time only)
     q = wtype.element
     assert isinstance(q, QuantizedType)
     codes, scales = arrays[0], arrays[1]

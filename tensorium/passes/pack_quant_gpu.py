@@ -17,7 +17,6 @@ from typing import ClassVar
 
 from ..ir.core import Operation
 from ..ir.rewrite import PatternRewriter, RewritePattern, apply_patterns_greedily
-from ..ir.types import TensorType
 from ..targets.cuda import WARP
 from .base import Pass, register_pass
 from .pack_quant import _pack
@@ -32,13 +31,7 @@ class PackQuantGpu(Pass):
 
     def run(self, module: Operation) -> None:
         def pack(op: Operation, rewriter: PatternRewriter) -> bool:
-            return _static_depth(op) and _pack(op, rewriter, WARP)
+            return _pack(op, rewriter, WARP)
 
         apply_patterns_greedily(module, [RewritePattern("pack_quantized_weight_for_a_warp", ("quant.matmul",), pack)])
 
-
-def _static_depth(op: Operation) -> bool:
-    """Whether ``op``'s activations have a static last dim (the contraction: the GPU kernels' shapes are fixed when
-    compiling but for the rows, which ``gpu_qgemm`` takes at run time)."""
-    x = op.operands[0].type
-    return isinstance(x, TensorType) and x.rank > 0 and isinstance(x.shape[-1], int)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import numpy as np
@@ -13,6 +14,7 @@ from tensorium.errors import TensoriumError
 from tensorium.fuzz.generator import generate_module
 from tensorium.fuzz.mutators import IR_MUTATORS, TERMINAL_PASSES, mutate_module, mutate_pipeline, random_pipeline
 from tensorium.fuzz.oracle import case_inputs
+from tensorium.ir.dialects.builtin import lookup_func
 from tensorium.ir.verifier import verify
 from tensorium.passes.pipeline import parse_pipeline
 
@@ -132,3 +134,23 @@ def test_generated_programs_meet_the_passes_for_their_ops() -> None:
         "    %y = graph.tanh %x : (tensor<4xf32>) -> tensor<4xf32>\n    func.return %y : tensor<4xf32>\n  }\n}\n"
     )
     assert with_pass_for_ops(parse_pipeline("cse"), plain, rng) == parse_pipeline("cse")
+
+
+def test_dynamic_dims_keep_the_program_and_its_inputs() -> None:
+    rng = np.random.default_rng(3)
+    made = 0
+    for seed in range(20):
+        module = generate_module(seed, 8)
+        mutant = mutate_module(module, rng, only=["dynamic-dims"])
+        if mutant is None:
+            continue
+        dynamic = mutant[0]
+        signature = str(lookup_func(dynamic, "main").attributes["function_type"])  # type: ignore[union-attr]
+        sizes = {int(n) for n in re.findall(r"\[s(\d+)\]", signature)}
+        assert len(sizes) == 1, signature  # one size made dynamic, named for it
+        inputs = case_inputs(dynamic, seed)
+        assert [a.shape for a in inputs] == [a.shape for a in case_inputs(module, seed)]
+        for got, want in zip(run(dynamic, inputs), run(module, inputs)):
+            np.testing.assert_array_equal(got, want)
+        made += 1
+    assert made >= 15
