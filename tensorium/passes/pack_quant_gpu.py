@@ -34,4 +34,3 @@ class PackQuantGpu(Pass):
             return _pack(op, rewriter, WARP)
 
         apply_patterns_greedily(module, [RewritePattern("pack_quantized_weight_for_a_warp", ("quant.matmul",), pack)])
-
