@@ -289,3 +289,13 @@ def test_tiled_gemms_over_run_time_rows_run_on_dawn(tmp_path: Path) -> None:
         want = [np.asarray(r) for r in run(module, arrays)]
         for got, w in zip(node_outputs(folder, arrays, tmp_path / f"{b}x{s}"), want):
             np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.usefixtures("gpu")
+def test_the_dynamic_shapes_benchmark_runs_and_checks_its_outputs(tmp_path: Path) -> None:
+    from benchmarks.webgpu_dynamic import main
+
+    assert main(["--rounds", "1", "--sizes", "3", "--json", str(tmp_path / "rows.json")]) == 0
+    rows = json.loads((tmp_path / "rows.json").read_text())
+    assert [(r["model"], r["seq"]) for r in rows] == [("linear", 3), ("attention", 3)]
+    assert all(r["dynamic_ms"] > 0 and r["static_ms"] > 0 for r in rows)
