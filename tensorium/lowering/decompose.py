@@ -63,7 +63,7 @@ ERF_P += [-2.10102402082508e-06, 2.77068142495902e-08, -2.72614225801306e-10]
 ERF_Q = [-1.42647390514189e-02, -7.37332916720468e-03, -1.68282697438203e-03, -2.13374055278905e-04]
 ERF_Q += [-1.45660718464996e-05]
 _LN2_HI, _LN2_LO = 0.693359375, -2.12194440e-4
-_EXP_LOW, _EXP_HIGH = math.log(2.0**-126), math.log(float(np.finfo(np.float32).max))  # beyond: 0 and inf
+_EXP_LOW, _EXP_HIGH = math.log(2.0**-150), math.log(float(np.finfo(np.float32).max))  # beyond: 0 and inf
 _FLOAT_MIN = 2.0**-126
 _U32 = IntegerType(32, signed=False)
 
@@ -123,19 +123,25 @@ class _Builder:
 
 
 def exp_f32(b: _Builder, x: Value) -> Value:
-    """e**x: x = n ln 2 + r, e**r by its polynomial, 2**n from the exponent bits (Cephes' expf)."""
+    """e**x: x = n ln 2 + r, e**r by its polynomial, 2**n from the exponent bits (Cephes' expf). 2**n is applied
+    as 2**(n - h) 2**h with h = floor(n / 2), two normal floats for every n from -150 to 128: results past the
+    largest float's exponent stay finite up to it, and those below the smallest normal float come out subnormal,
+    rounded once (by the last multiplication), as numpy's expf gives them."""
     clamped = b.clamp(x, _EXP_LOW, _EXP_HIGH)
     n = b.op("floor", b.add(b.mul(clamped, 1 / math.log(2)), 0.5))
     r = b.sub(b.sub(clamped, b.mul(n, _LN2_HI)), b.mul(n, _LN2_LO))
     p = b.add(b.add(b.mul(b.horner(r, EXP_POLY), b.mul(r, r)), r), 1.0)
-    big = b.cmp("gt", n, 127.0)  # 2**128 is not a float: scale by 2**127 and double p instead
-    n, p = b.select(big, 127.0, n), b.select(big, b.mul(p, 2.0), p)
-    # n + 1.5 * 2**23 holds n in its low mantissa bits; the exponent field of 2**n is n + 127.
-    bits = b.op("bitcast", b.add(n, 12582912.0), dtype=i32)
-    scale = b.op("bitcast", b.mul(b.add(bits, 127 - 0x4B400000), 1 << 23), dtype=f32)
-    out = b.mul(p, scale)
+    half = b.op("floor", b.mul(n, 0.5))
+    out = b.mul(b.mul(p, _power_of_two(b, b.sub(n, half))), _power_of_two(b, half))
     out = b.select(b.cmp("gt", x, _EXP_HIGH), math.inf, out)
     return b.select(b.cmp("lt", x, _EXP_LOW), 0.0, out)
+
+
+def _power_of_two(b: _Builder, n: Value) -> Value:
+    """2**n for an integral f32 ``n`` from -126 to 127, from its exponent bits."""
+    # n + 1.5 * 2**23 holds n in its low mantissa bits; the exponent field of 2**n is n + 127.
+    bits = b.op("bitcast", b.add(n, 12582912.0), dtype=i32)
+    return b.op("bitcast", b.mul(b.add(bits, 127 - 0x4B400000), 1 << 23), dtype=f32)
 
 
 def log_f32(b: _Builder, x: Value) -> Value:

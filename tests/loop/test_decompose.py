@@ -100,6 +100,20 @@ def test_float_math_matches_the_interpreter(name: str, t: FloatType) -> None:
     assert_close(got[1], want[1], RTOL[name], t)
 
 
+def test_exp_gives_subnormal_results_as_numpy_does() -> None:
+    # Regression: exp flushed results below the smallest normal f32 to 0 (for x under -87.3), where numpy's expf
+    # gives subnormals down to 2**-149; a softmax weight of 0 times -inf is NaN where numpy's tiny weight gives
+    # -inf, which the fuzzer reported (2026-11-29).
+    module = unary_kernel("exp", f32)
+    x = np.concatenate([np.linspace(-104.5, -87.0, 4000), [-103.28, -103.97, -103.98]]).astype(np.float32)
+    got = [x, np.zeros_like(x)]
+    decompose(module)
+    loop_interp.run(module, got)
+    want = np.exp(x.astype(np.float64)).astype(np.float32)  # correctly rounded, subnormals included
+    assert np.count_nonzero(want[want < np.finfo(np.float32).tiny]) > 3000
+    np.testing.assert_allclose(got[1], want, rtol=2.5e-7, atol=2.0**-149)
+
+
 @pytest.mark.parametrize("name", ["exp", "log", "tanh", "erf"])
 def test_signed_zeros_and_specials_are_exact(name: str) -> None:
     x = np.array([0.0, -0.0, math.inf, -math.inf, math.nan], np.float32)
