@@ -64,6 +64,7 @@ ERF_Q = [-1.42647390514189e-02, -7.37332916720468e-03, -1.68282697438203e-03, -2
 ERF_Q += [-1.45660718464996e-05]
 _LN2_HI, _LN2_LO = 0.693359375, -2.12194440e-4
 _EXP_LOW, _EXP_HIGH = math.log(2.0**-150), math.log(float(np.finfo(np.float32).max))  # beyond: 0 and inf
+_EXP_NORMAL_LOW = math.log(2.0**-126)  # exp without subnormal results: 0 below it
 _FLOAT_MIN = 2.0**-126
 _U32 = IntegerType(32, signed=False)
 
@@ -122,19 +123,26 @@ class _Builder:
         return acc
 
 
-def exp_f32(b: _Builder, x: Value) -> Value:
+def exp_f32(b: _Builder, x: Value, subnormal: bool = True) -> Value:
     """e**x: x = n ln 2 + r, e**r by its polynomial, 2**n from the exponent bits (Cephes' expf). 2**n is applied
     as 2**(n - h) 2**h with h = floor(n / 2), two normal floats for every n from -150 to 128: results past the
     largest float's exponent stay finite up to it, and those below the smallest normal float come out subnormal,
-    rounded once (by the last multiplication), as numpy's expf gives them."""
-    clamped = b.clamp(x, _EXP_LOW, _EXP_HIGH)
+    rounded once (by the last multiplication), as numpy's expf gives them. Without ``subnormal`` (for callers whose
+    ``x`` is never below ln 2**-126, as tanh's) 2**n is one float, 2**127 with p doubled for n = 128: about 10%
+    fewer operations."""
+    low = _EXP_LOW if subnormal else _EXP_NORMAL_LOW
+    clamped = b.clamp(x, low, _EXP_HIGH)
     n = b.op("floor", b.add(b.mul(clamped, 1 / math.log(2)), 0.5))
     r = b.sub(b.sub(clamped, b.mul(n, _LN2_HI)), b.mul(n, _LN2_LO))
     p = b.add(b.add(b.mul(b.horner(r, EXP_POLY), b.mul(r, r)), r), 1.0)
-    half = b.op("floor", b.mul(n, 0.5))
-    out = b.mul(b.mul(p, _power_of_two(b, b.sub(n, half))), _power_of_two(b, half))
+    if subnormal:
+        half = b.op("floor", b.mul(n, 0.5))
+        out = b.mul(b.mul(p, _power_of_two(b, b.sub(n, half))), _power_of_two(b, half))
+    else:
+        big = b.cmp("gt", n, 127.0)  # 2**128 is not a float: scale by 2**127 and double p instead
+        out = b.mul(b.select(big, b.mul(p, 2.0), p), _power_of_two(b, b.select(big, 127.0, n)))
     out = b.select(b.cmp("gt", x, _EXP_HIGH), math.inf, out)
-    return b.select(b.cmp("lt", x, _EXP_LOW), 0.0, out)
+    return b.select(b.cmp("lt", x, low), 0.0, out)
 
 
 def _power_of_two(b: _Builder, n: Value) -> Value:
@@ -168,7 +176,7 @@ def tanh_f32(b: _Builder, x: Value) -> Value:
     """tanh(x): its series below |x| = 0.1, else sign(x) (1 - 2 / (e**(2|x|) + 1))."""
     ax = b.op("abs", x)
     small = b.mul(x, b.horner(b.mul(x, x), TANH_SERIES))
-    large = b.sub(1.0, b.div(2.0, b.add(exp_f32(b, b.mul(ax, 2.0)), 1.0)))
+    large = b.sub(1.0, b.div(2.0, b.add(exp_f32(b, b.mul(ax, 2.0), subnormal=False), 1.0)))
     large = b.select(b.cmp("lt", x, 0.0), b.op("neg", large), large)
     return b.select(b.cmp("lt", ax, 0.1), small, large)
 
