@@ -36,8 +36,9 @@ import numpy as np
 
 from ..errors import TensoriumError, VerifyError
 from ..ir.core import Operation
-from ..ir.types import FloatType, TensorType, bf16
+from ..ir.types import FloatType, bf16
 from ..lowering.space import Config
+from ..lowering.webgpu_split import static_bytes
 from ..targets import Target, TargetError, parse_target
 from .schedules import random_configs
 
@@ -160,12 +161,12 @@ class BackendRun:
     def target(self) -> Target:
         return backend_target(self.name)
 
-    def configs(self) -> dict[str, Config] | None:
-        """Random points of every kernel's space when the case has a schedule seed (None: the defaults); call it
-        inside a guarded action (it raises what the spaces raise)."""
+    def configs(self, target: Target | None = None) -> dict[str, Config] | None:
+        """Random points of every kernel's space on ``target`` (the run's by default) when the case has a schedule
+        seed (None: the defaults); call it inside a guarded action (it raises what the spaces raise)."""
         if self.schedule_seed is None:
             return None
-        return random_configs(self.optimized, self.target, self.schedule_seed)
+        return random_configs(self.optimized, target or self.target, self.schedule_seed)
 
 
 APPROXIMATIONS: dict[str, FloatType] = {
@@ -282,9 +283,8 @@ def _gpu_build(
 
     def action() -> Any:
         chosen = target or run.target
-        configs = None if run.schedule_seed is None else random_configs(run.optimized, chosen, run.schedule_seed)
         try:
-            return build(run.optimized, target=chosen, configs=configs, after_stage=after)
+            return build(run.optimized, target=chosen, configs=run.configs(chosen), after_stage=after)
         except PtxasError as e:
             return e
         except VerifyError:
@@ -353,7 +353,7 @@ def low_webgpu_limits(run: BackendRun) -> Target | None:
     rng = np.random.default_rng([run.schedule_seed, 1])
     if rng.random() >= LOW_LIMITS_SHARE:
         return None
-    largest = max((_storage_bytes(v.type) for op in run.optimized.walk() for v in op.results), default=0)
+    largest = max((static_bytes(v) for op in run.optimized.walk() for v in op.results), default=0)
     if largest < 8:
         return None
     low = {
@@ -363,12 +363,6 @@ def low_webgpu_limits(run: BackendRun) -> Target | None:
     target = run.target
     limits = {name: min(value, low.get(name, value)) for name, value in target.limits}
     return replace(target, limits=tuple(sorted({**low, **limits}.items())))
-
-
-def _storage_bytes(t: object) -> int:
-    from ..lowering.webgpu_limits import storage_bytes
-
-    return storage_bytes(t) if isinstance(t, TensorType) and t.is_static else 0
 
 
 def headline(message: str) -> str:

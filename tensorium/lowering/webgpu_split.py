@@ -28,7 +28,7 @@ from ..ir.types import TensorType
 from ..targets import Target
 from .webgpu_limits import storage_bytes
 
-__all__ = ["bindings_of", "split_for_binding_size", "split_for_storage_buffers"]
+__all__ = ["band_axis", "bindings_of", "split_for_binding_size", "split_for_storage_buffers", "static_bytes"]
 
 
 def bindings_of(op: Operation) -> int:
@@ -85,11 +85,11 @@ def split_for_binding_size(module: Operation, target: Target, func: str = "main"
         if op.name == "graph.fused" and _too_large(op, limit):
             _split_fused(op, 1)
     for op in list(func_body(main).ops):
-        if op.name == "graph.matmul" and _bytes(op.operands[1]) > limit and op.operands[1].type.rank == 2:  # type: ignore[attr-defined]
+        if op.name == "graph.matmul" and static_bytes(op.operands[1]) > limit and op.operands[1].type.rank == 2:  # type: ignore[attr-defined]
             _cut_weight(op, limit)
     for op in list(func_body(main).ops):
         lookup = _lookup_axis(op)
-        if lookup is not None and _bytes(op.operands[0]) > limit:
+        if lookup is not None and static_bytes(op.operands[0]) > limit:
             _cut_table(op, lookup, limit)
     for op in list(func_body(main).ops):
         cut = _row_operands(op)
@@ -99,10 +99,11 @@ def split_for_binding_size(module: Operation, target: Target, func: str = "main"
 
 
 def _too_large(op: Operation, limit: int) -> bool:
-    return any(_bytes(v) > limit for v in _values(op))
+    return any(static_bytes(v) > limit for v in _values(op))
 
 
-def _bytes(value: Value) -> int:
+def static_bytes(value: Value) -> int:
+    """Bytes of ``value`` in WebGPU storage (:func:`.webgpu_limits.storage_bytes`) if a static tensor, else 0."""
     t = value.type
     return storage_bytes(t) if isinstance(t, TensorType) and t.is_static else 0
 
@@ -134,9 +135,10 @@ def _row_operands(op: Operation) -> tuple[int, list[int | None]] | None:
     if op.name == "graph.transpose":
         perm = [normalize_axis(a, result.rank) for a in attrs["perm"]]
         return axis, [perm[axis]]
-    source = op.operands[0].type if op.operands else None
-    if not (isinstance(source, TensorType) and source.is_static):
+    if not op.operands:
         return None
+    source = op.operands[0].type
+    assert isinstance(source, TensorType)  # static, as every operand here
     if op.name == "graph.conv2d" and _output_channel_bands(op, attrs, source, axis):
         return axis, [None, 0, 0][: len(op.operands)]
     cut = band_axis(source)
@@ -203,7 +205,7 @@ def _cut_rows(op: Operation, axes: tuple[int, list[int | None]], limit: int) -> 
     assert isinstance(result, TensorType)
     rows = result.static_shape[axis]
     cut_values = [v for v, c in zip(op.operands, cuts) if c is not None]
-    row_bytes = max(_bytes(v) // rows for v in (*cut_values, op.results[0]))
+    row_bytes = max(static_bytes(v) // rows for v in (*cut_values, op.results[0]))
     band = _band(limit, row_bytes, rows)
     if band is None:
         return
@@ -227,10 +229,10 @@ def _slice(point: InsertionPoint, value: Value, axis: int, start: int, end: int,
     t = value.type
     assert isinstance(t, TensorType)
     own = band_axis(t)
-    if own is None or own >= axis or _bytes(value) <= limit:
+    if own is None or own >= axis or static_bytes(value) <= limit:
         return _rows(point, value, start, end, op, axis)
     rows = t.static_shape[own]
-    band = max(1, limit // (_bytes(value) // rows))
+    band = max(1, limit // (static_bytes(value) // rows))
     pieces = [
         _slice(point, _rows(point, value, first, min(rows, first + band), op, own), axis, start, end, op, limit)
         for first in range(0, rows, band)
@@ -251,7 +253,7 @@ def _bands_of(value: Value, limit: int, axis: int = 0) -> tuple[int, int] | None
     t = value.type
     assert isinstance(t, TensorType)
     rows = t.static_shape[axis]
-    band = _band(limit, _bytes(value) // rows, rows)
+    band = _band(limit, static_bytes(value) // rows, rows)
     return None if band is None else (rows, band)
 
 
