@@ -49,12 +49,16 @@ def inputs(n: int, b: int, m: int, k: int, seed: int = 0) -> list[np.ndarray]:
     return [rng.standard_normal(s).astype(np.float32) for s in shapes]
 
 
-def check(executable: WebGPUExecutable, arrays: list[np.ndarray]) -> None:
-    got = executable.run(arrays)
-    want = [np.asarray(r) for r in run(parse_module(MODEL), arrays)]
+def matches(got: list[np.ndarray], text: str, arrays: list[np.ndarray]) -> None:
+    """``got`` has the shapes and, within 1e-5, the values the interpreter computes for module ``text``."""
+    want = [np.asarray(r) for r in run(parse_module(text), arrays)]
     assert [g.shape for g in got] == [w.shape for w in want]
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def check(executable: WebGPUExecutable, arrays: list[np.ndarray]) -> None:
+    matches(executable.run(arrays), MODEL, arrays)
 
 
 def test_dispatch_expressions_and_grids() -> None:
@@ -103,11 +107,7 @@ def test_javascript_runtime_runs_dynamic_plans_on_dawn(spec: str, tmp_path: Path
     folder = WebGPUExecutable.build(parse_module(MODEL), target=parse_target(spec)).to_files(tmp_path / "exe")
     for sizes in [(6, 2, 9, 5), (1, 1, 3, 1)]:
         arrays = inputs(*sizes, seed=sizes[0])
-        got = node_outputs(folder, arrays, tmp_path / str(sizes[0]))
-        want = [np.asarray(r) for r in run(parse_module(MODEL), arrays)]
-        assert [g.shape for g in got] == [w.shape for w in want]
-        for g, w in zip(got, want):
-            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+        matches(node_outputs(folder, arrays, tmp_path / str(sizes[0])), MODEL, arrays)
 
 
 def test_sizes_past_the_limits_and_anonymous_dims_are_named() -> None:
@@ -190,20 +190,13 @@ def _head_inputs(b: int, s: int) -> list[np.ndarray]:
     return [rng.standard_normal((b, s, 24)).astype(np.float32), rng.standard_normal((24, 24)).astype(np.float32)]
 
 
-def _matches_the_interpreter(got: list[np.ndarray], arrays: list[np.ndarray]) -> None:
-    want = [np.asarray(r) for r in run(parse_module(HEADS), arrays)]
-    assert [g.shape for g in got] == [w.shape for w in want]
-    for g, w in zip(got, want):
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
-
-
 @pytest.mark.usefixtures("gpu")
 def test_views_of_dynamic_tensors_take_each_runs_size() -> None:
     executable = WebGPUExecutable.build(parse_module(HEADS))
     assert executable.views and not executable.buffers[executable.views[0].source].is_static
     for b, s in HEAD_SIZES:
         arrays = _head_inputs(b, s)
-        _matches_the_interpreter(executable.run(arrays), arrays)
+        matches(executable.run(arrays), HEADS, arrays)
 
 
 def test_javascript_runtime_copies_views_of_dynamic_tensors_on_dawn(tmp_path: Path) -> None:
@@ -211,7 +204,7 @@ def test_javascript_runtime_copies_views_of_dynamic_tensors_on_dawn(tmp_path: Pa
     folder = WebGPUExecutable.build(parse_module(HEADS)).to_files(tmp_path / "exe")
     for b, s in HEAD_SIZES[:3]:
         arrays = _head_inputs(b, s)
-        _matches_the_interpreter(node_outputs(folder, arrays, tmp_path / f"{b}x{s}"), arrays)
+        matches(node_outputs(folder, arrays, tmp_path / f"{b}x{s}"), HEADS, arrays)
 
 
 @pytest.mark.usefixtures("gpu")
@@ -275,20 +268,15 @@ def test_linear_layers_with_run_time_rows_are_tiled_gemms(row_blocks: int | None
     assert sum("var<workgroup>" in s.wgsl for s in executable.shaders.values()) == 2
     for b, s in [(1, 5), (2, 77), (3, 64), (1, 0)]:  # row tiles of 64: one, three (the last partial), three
         arrays = _linear_inputs(b, s)
-        want = [np.asarray(r) for r in run(module, arrays)]
-        for got, w in zip(executable.run(arrays), want):
-            np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-5)
+        matches(executable.run(arrays), LINEAR, arrays)
 
 
 def test_tiled_gemms_over_run_time_rows_run_on_dawn(tmp_path: Path) -> None:
     require_dawn()
-    module = parse_module(LINEAR)
-    folder = WebGPUExecutable.build(module).to_files(tmp_path / "exe")
+    folder = WebGPUExecutable.build(parse_module(LINEAR)).to_files(tmp_path / "exe")
     for b, s in [(2, 77), (1, 3)]:
         arrays = _linear_inputs(b, s)
-        want = [np.asarray(r) for r in run(module, arrays)]
-        for got, w in zip(node_outputs(folder, arrays, tmp_path / f"{b}x{s}"), want):
-            np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-5)
+        matches(node_outputs(folder, arrays, tmp_path / f"{b}x{s}"), LINEAR, arrays)
 
 
 @pytest.mark.usefixtures("gpu")
