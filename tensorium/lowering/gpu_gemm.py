@@ -25,7 +25,7 @@ fused groups, keep the ``gemm`` family, which the GPU schedule binds to the grid
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 
 from ..ir.core import Operation, Value
@@ -283,17 +283,24 @@ TileCopy = Callable[[Value, int, Value, Value, tuple[int, int], TileWrite], None
 the edges). The k-bit GEMM of :mod:`.gpu_qgemm` unpacks and dequantizes its weight tiles through it."""
 
 
+RunTimeGrid = Callable[[Value, int], AbstractContextManager[Value]]
+"""Enters the loops of a grid of so many blocks (an index value) of so many threads, sized at run time, and yields
+the block's number (WebGPU's :func:`~tensorium.lowering.webgpu_schedule.run_time_workgroups`)."""
+
+
 @dataclass(frozen=True)
 class TiledOperands:
     """What a GEMM-shaped kernel multiplies: ``batch`` products of ``m x k`` by ``k x n``, their elements read
     through ``a`` and ``b`` (only where ``a_valid`` holds, zero elsewhere: the padding of an implicit GEMM), and C
     written through ``store``. The convolution family of :mod:`.gpu_conv` builds its kernel from it."""
 
-    batch: int
+    batch: int | Value
     m: int | Value
     """A's rows: a number, or an index value known only at run time (then see :attr:`row_blocks`)."""
-    n: int
-    k: int
+    n: int | Value
+    k: int | Value
+    """The batch, columns and contraction: numbers, or index values known only at run time (with
+    :attr:`run_time_grid` only, and not for :func:`emit_mma_gemm`)."""
     a: Operand
     b: Operand
     store: Store
@@ -314,6 +321,10 @@ class TiledOperands:
     """Blocks along grid y when :attr:`m` is known only at run time (the grid's size is fixed when compiling): block
     ``y`` computes row tiles ``y``, ``y + row_blocks``, ... of the run-time ``ceil(m / bm)``, the last one's rows past
     ``m`` guarded like the edges of a static C."""
+    run_time_grid: RunTimeGrid | None = None
+    """When given, the grid is sized at run time, one block per tile of C: ``run_time_grid(blocks, threads)`` enters
+    the ``gpu_block`` loops of ``blocks`` blocks of ``threads`` threads (an index value) and yields the block's
+    number (the kernel guards numbers past ``blocks``); the batch, M, N and K may all be run-time values."""
 
 
 def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
@@ -366,27 +377,49 @@ def lower_gpu_gemm(op: Operation, k: Kernel) -> None:
 
 
 @contextmanager
-def _block_grid(operands: TiledOperands, bm: int, bn: int) -> Iterator[tuple[Value, Value, Value]]:
+def _block_grid(
+    k: Kernel, operands: TiledOperands, bm: int, bn: int, threads: int
+) -> Iterator[tuple[Value, Value, Value]]:
     """The grid of a tiled GEMM: one block per ``bm`` x ``bn`` tile of C (x along N, y along M; ``row_blocks``
-    along y for a run-time M) and per batch (z); yields the block ids (z, y, x)."""
-    rows = operands.row_blocks if isinstance(operands.m, Value) else -(-operands.m // bm)
+    along y for a run-time M) and per batch (z); yields the block ids (z, y, x). With a :attr:`run_time_grid`, the
+    tiles of C are numbered along N, then M, then the batch, and the blocks past their number do nothing."""
+    if operands.run_time_grid is not None:
+        columns, rows = _ceil_div(k, operands.n, bn), _ceil_div(k, operands.m, bm)
+        with k.prologue():
+            batch = operands.batch if isinstance(operands.batch, Value) else k.index(operands.batch)
+            blocks = k.product([batch, rows, columns])
+        with operands.run_time_grid(blocks, threads) as number, loop.if_(loop.cmp(number, blocks, predicate="lt")):
+            rest = loop.div(number, columns)
+            yield loop.div(rest, rows), loop.rem(rest, rows), loop.rem(number, columns)
+        return
+    assert isinstance(operands.batch, int) and isinstance(operands.n, int)
+    row_tiles = operands.row_blocks if isinstance(operands.m, Value) else -(-operands.m // bm)
     with (
         loop.for_(0, operands.batch, kind="gpu_block", axis=2, name="z") as z,
-        loop.for_(0, rows, kind="gpu_block", axis=1, name="y") as y,
+        loop.for_(0, row_tiles, kind="gpu_block", axis=1, name="y") as y,
         loop.for_(0, -(-operands.n // bn), kind="gpu_block", axis=0, name="x") as x,
     ):
         yield z, y, x
 
 
+def _ceil_div(k: Kernel, size: int | Value, tile: int) -> Value:
+    """``ceil(size / tile)`` as an index value (in the prologue)."""
+    if not isinstance(size, Value):
+        return k.index(-(-size // tile))
+    with k.prologue():
+        return loop.div(loop.add(size, k.index(tile - 1)), k.index(tile))  # type: ignore[no-any-return]
+
+
 @contextmanager
 def _row_tiles(k: Kernel, operands: TiledOperands, y: Value, bm: int, row0: Value | None) -> Iterator[Value]:
-    """The first row of each row tile of C block ``y`` computes: ``row0`` (``y * bm``) for a static M; for a
-    run-time M, a loop over row tiles ``y``, ``y + row_blocks``, ... of the run-time ``ceil(M / bm)`` (every thread
-    of the block takes the same trips, so the barriers inside stay uniform)."""
-    if not isinstance(operands.m, Value):
-        assert row0 is not None
+    """The first row of each row tile of C block ``y`` computes: ``row0`` (``y * bm``) for a static M or a
+    run-time grid; otherwise, for a run-time M, a loop over row tiles ``y``, ``y + row_blocks``, ... of the
+    run-time ``ceil(M / bm)`` (every thread of the block takes the same trips, so the barriers inside stay
+    uniform)."""
+    if row0 is not None:
         yield row0
         return
+    assert isinstance(operands.m, Value)
     i = k.index
     tiles = loop.div(loop.add(operands.m, i(bm - 1)), i(bm))
     with loop.for_(y, tiles, operands.row_blocks, name="yt") as tile:
@@ -401,17 +434,18 @@ def emit_tiled_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
     across = bn // tn
     zero = k.const(0.0, f32)
     i = k.index
-    steps = -(-operands.k // bk)
+    steps = _ceil_div(k, operands.k, bk) if isinstance(operands.k, Value) else -(-operands.k // bk)
     stages = config.int("stages")
     # Where the tiles divide the product, every element a tile copies or C's tile stores is inside it.
-    rows_exact = not isinstance(operands.m, Value) and operands.m % bm == 0
-    depth_exact, cols_exact = operands.k % bk == 0, operands.n % bn == 0
+    rows_exact = _divides(operands.m, bm)
+    depth_exact, cols_exact = _divides(operands.k, bk), _divides(operands.n, bn)
     a_whole = rows_exact and depth_exact and operands.a_valid is None
     b_whole = depth_exact and cols_exact
-    with _block_grid(operands, bm, bn) as (z, y, x):
+    with _block_grid(k, operands, bm, bn, threads) as (z, y, x):
         tile_a = loop.alloc(type=BufferType((stages, bm, bk), f32, "shared"))
         tile_b = loop.alloc(type=BufferType((stages, bk, bn), f32, "shared"))
-        static_row0 = None if isinstance(operands.m, Value) else loop.mul(y, i(bm))
+        row_loop = isinstance(operands.m, Value) and operands.run_time_grid is None
+        static_row0 = None if row_loop else loop.mul(y, i(bm))
         col0 = loop.mul(x, i(bn))
         with loop.for_(0, threads, kind="gpu_thread", axis=0, name="t") as t:
             ty, tx = loop.div(t, i(across)), loop.rem(t, i(across))
@@ -421,9 +455,34 @@ def emit_tiled_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
                 with loop.for_(0, tm, kind="unroll", name="zi") as zi, loop.for_(0, tn, kind="unroll", name="zj") as zj:
                     loop.store(zero, acc, zi, zj)
 
+                # Rows of A past M and columns of B past N only reach C's rows and columns past its edges, which
+                # are never stored: they are read clamped to the last row or column (in bounds, no guard) where
+                # the copy is element by element. The contraction's edge must read zeros.
+                last_row = None if rows_exact or operands.vector_a else _last(k, operands.m)
+                last_col = None if cols_exact or operands.vector_b is not None else _last(k, operands.n)
+
+                def a_row(r: Value) -> Value:
+                    row = loop.add(row0, r)
+                    return row if last_row is None else loop.min(row, last_row)  # type: ignore[no-any-return]
+
+                def b_col(q: Value) -> Value:
+                    col = loop.add(col0, q)
+                    return col if last_col is None else loop.min(col, last_col)  # type: ignore[no-any-return]
+
                 def a_inside(r: Value, q: Value) -> Value:
-                    inside = _inside(k, r, operands.m, q, operands.k)
+                    if last_row is None:
+                        inside = _inside(k, r, operands.m, q, operands.k)
+                    else:
+                        inside = _within(k, q, operands.k)
                     return inside if operands.a_valid is None else loop.and_(inside, operands.a_valid(z, r, q))
+
+                def b_inside(r: Value, q: Value) -> Value:
+                    return (
+                        _within(k, r, operands.k) if last_col is not None else _inside(k, r, operands.k, q, operands.n)
+                    )
+
+                a_guarded = not (a_whole or (last_row is not None and depth_exact and operands.a_valid is None))
+                b_guarded = not (b_whole or (last_col is not None and depth_exact))
 
                 def copy(step: Value, slot: Value) -> None:
                     """Copy the A and B tiles of contraction step ``step`` into stage ``slot`` of the shared tiles."""
@@ -435,8 +494,8 @@ def emit_tiled_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
                         tile_a,
                         slot,
                         (bm, bk),
-                        lambda r, q: operands.a(z, loop.add(row0, r), loop.add(k0, q)),
-                        None if a_whole else lambda r, q: a_inside(loop.add(row0, r), loop.add(k0, q)),
+                        lambda r, q: operands.a(z, a_row(r), loop.add(k0, q)),
+                        (lambda r, q: a_inside(a_row(r), loop.add(k0, q))) if a_guarded else None,
                         1 if operands.vector_a else None,
                         operands.async_copy,
                     )
@@ -452,10 +511,8 @@ def emit_tiled_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
                         tile_b,
                         slot,
                         (bk, bn),
-                        lambda r, q: operands.b(z, loop.add(k0, r), loop.add(col0, q)),
-                        None
-                        if b_whole
-                        else lambda r, q: _inside(k, loop.add(k0, r), operands.k, loop.add(col0, q), operands.n),
+                        lambda r, q: operands.b(z, loop.add(k0, r), b_col(q)),
+                        (lambda r, q: b_inside(loop.add(k0, r), b_col(q))) if b_guarded else None,
                         operands.vector_b,
                         operands.async_copy,
                     )
@@ -482,9 +539,14 @@ def emit_tiled_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
                             operands.store(z, row, col, loop.load(acc, wi, wj))
 
 
+def _divides(size: int | Value, tile: int) -> bool:
+    """Whether ``size`` is known to be a multiple of ``tile`` (a run-time size is not)."""
+    return not isinstance(size, Value) and size % tile == 0
+
+
 def _step_through_k(
     k: Kernel,
-    steps: int,
+    steps: int | Value,
     stages: int,
     copy: Callable[[Value, Value], None],
     multiply: Callable[[Value], None],
@@ -506,7 +568,7 @@ def _step_through_k(
     with loop.for_(0, steps, name="step") as step:
         slot = loop.rem(step, i(2))
         following = loop.add(step, i(1))
-        with loop.if_(loop.cmp(following, i(steps), predicate="lt")):
+        with loop.if_(loop.cmp(following, steps if isinstance(steps, Value) else i(steps), predicate="lt")):
             copy(following, loop.sub(i(1), slot))
         multiply(slot)
         loop.barrier()
@@ -521,9 +583,10 @@ def emit_mma_gemm(k: Kernel, config: Config, operands: TiledOperands) -> None:
     threads = _threads(config.as_dict())
     _, across = _warps(config.as_dict())
     i = k.index
+    assert isinstance(operands.k, int) and operands.run_time_grid is None, "mma tiles take a static N and K"
     steps = -(-operands.k // bk)
     stages = config.int("stages")
-    with _block_grid(operands, bm, bn) as (z, y, x):
+    with _block_grid(k, operands, bm, bn, threads) as (z, y, x):
         tile_a = loop.alloc(type=BufferType((stages * bm, bk + MMA_PAD), f16, "shared"))
         tile_b = loop.alloc(type=BufferType((stages * bk, bn + MMA_PAD), f16, "shared"))
         static_row0 = None if isinstance(operands.m, Value) else loop.mul(y, i(bm))
@@ -709,10 +772,24 @@ def _copy_tile(
             loop.store(source(r, q), tile, slot, r, q)
 
 
-def _inside(k: Kernel, row: Value, rows: int | Value, col: Value, cols: int) -> Value:
-    """Whether (``row``, ``col``) lies inside a ``rows x cols`` matrix (``rows`` a number or a run-time value)."""
-    bound = rows if isinstance(rows, Value) else k.index(rows)
-    return loop.and_(loop.cmp(row, bound, predicate="lt"), loop.cmp(col, k.index(cols), predicate="lt"))  # type: ignore[no-any-return]
+def _inside(k: Kernel, row: Value, rows: int | Value, col: Value, cols: int | Value) -> Value:
+    """Whether (``row``, ``col``) lies inside a ``rows x cols`` matrix (each a number or a run-time value)."""
+    bounds = [size if isinstance(size, Value) else k.index(size) for size in (rows, cols)]
+    return loop.and_(loop.cmp(row, bounds[0], predicate="lt"), loop.cmp(col, bounds[1], predicate="lt"))  # type: ignore[no-any-return]
+
+
+def _within(k: Kernel, position: Value, size: int | Value) -> Value:
+    """Whether ``position`` lies before ``size`` (a number or a run-time value)."""
+    bound = size if isinstance(size, Value) else k.index(size)
+    return loop.cmp(position, bound, predicate="lt")  # type: ignore[no-any-return]
+
+
+def _last(k: Kernel, size: int | Value) -> Value:
+    """``size - 1`` as an index value (in the prologue)."""
+    if not isinstance(size, Value):
+        return k.index(size - 1)
+    with k.prologue():
+        return loop.sub(size, k.index(1))  # type: ignore[no-any-return]
 
 
 def _batch(buffer: Value, z: Value) -> list[Value]:

@@ -23,11 +23,15 @@ once per output element; f32 activations of rank 2 and products of at least :dat
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 
 from ..ir.core import Operation, Value
 from ..ir.dialects import loop
-from ..ir.types import QuantizedType, TensorType, f32
+from ..ir.shapes import dims_equal
+from ..ir.types import Dim, QuantizedType, TensorType, f32
 from ..targets import Target
 from .gpu_conv import conv_gemm, lower_gpu_conv
 from .gpu_gemm import (
@@ -39,23 +43,14 @@ from .gpu_gemm import (
     lower_gpu_gemm,
     tile_space,
 )
-from .gpu_qgemm import NOMINAL_ROWS, ROW_BLOCKS
+from .gpu_qgemm import NOMINAL_ROWS
 from .kernel import LOWERINGS, Kernel, delinearize, register_target_lowering
 from .quant_simple import dequantized
-from .space import Config, Family, Knob, Setting, Space, register_target_family
+from .space import Config, Family, Setting, Space, register_target_family
+from .webgpu_schedule import run_time_workgroups
 
 MIN_OUTPUT = 32 * 32
 """Products with fewer output elements than one 32 x 32 tile stay with the ``gemm`` family."""
-MIN_COLUMNS = 32
-"""Products by rows known only at run time with fewer columns than one 32-column tile stay with the ``gemm``
-family (a tile would be mostly idle invocations whatever the rows)."""
-FILL_WORKGROUPS = 4
-"""The workgroups the default ``row_blocks`` aims for at least (rows known only at run time): the fewest row blocks
-that give the column tiles this many workgroups. Software adapters deal workgroups to their threads in chunks, so
-idle row blocks (those past the run's row tiles) cost a thread's share: on lavapipe (2 cores, 2026-11-29), a
-[1, s, 512] x [512, 512] product in 64 x 64 tiles (8 column tiles) took at 1, 2, 8 and 64 row blocks 9.2, 17.9,
-19.2 and 24.5 ms for s = 64 and 70.0, 71.5, 72.1 and 145.3 ms for s = 512. A GPU runs idle workgroups at almost no
-cost and may want more: the search space holds 1 to 64."""
 MIN_GROUP_CHANNELS = 8
 """Grouped convolutions with fewer output channels per group (depthwise ones: 1) keep the ``conv`` family, one
 invocation per output: a column tile of the implicit GEMM would be mostly empty."""
@@ -65,35 +60,62 @@ def _invocations(values: Mapping[str, Setting]) -> int:
     return (int(values["bm"]) // int(values["tm"])) * (int(values["bn"]) // int(values["tn"]))
 
 
-def dynamic_rows_product(op: Operation) -> tuple[int, int, bool] | None:
-    """(N, K, ``transpose_b``) of an f32 ``graph.matmul`` whose A has rows known only at run time (dynamic dims
-    before its static last, K) by a static 2-D B: a linear layer of a model with a run-time batch or sequence.
-    A's leading dims are its rows (one product of their product by K). None for other ops."""
-    if op.name != "graph.matmul" or op.attr("transpose_a", False):
-        return None
-    a, b, c = (v.type for v in (*op.operands, *op.results))
-    if not all(isinstance(t, TensorType) and t.element == f32 for t in (a, b, c)):
-        return None
-    assert isinstance(a, TensorType) and isinstance(b, TensorType)
-    if a.is_static or a.rank < 2 or not isinstance(a.shape[-1], int) or not b.is_static or b.rank != 2:
-        return None
-    transpose_b = bool(op.attr("transpose_b", False))
-    n, depth = b.static_shape if transpose_b else b.static_shape[::-1]
-    return (n, depth, transpose_b) if depth == a.shape[-1] else None
+@dataclass(frozen=True)
+class RunTimeProduct:
+    """An f32 ``graph.matmul`` with sizes known only at run time that the tiled GEMM builds: batched (B has A's
+    leading dims, named alike, and each batch is one product) or by a 2-D B (A's leading dims together are the
+    rows of one product: a linear layer of a model with a run-time batch or sequence). Sizes are numbers where
+    static, None where known only at run time."""
+
+    batched: bool
+    batch: int | None
+    m: int | None
+    n: int | None
+    k: int | None
+    transpose_b: bool
+
+    @staticmethod
+    def of(op: Operation) -> RunTimeProduct | None:
+        """The product ``op`` is, or None: for other ops, static products (:class:`GpuGemmShape`), a transposed
+        A, and operands whose leading dims or contraction are not known to be equal when compiling."""
+        if op.name != "graph.matmul" or op.attr("transpose_a", False):
+            return None
+        a, b, c = (v.type for v in (*op.operands, *op.results))
+        if not all(isinstance(t, TensorType) and t.element == f32 for t in (a, b, c)):
+            return None
+        assert isinstance(a, TensorType) and isinstance(b, TensorType)
+        if (a.is_static and b.is_static) or a.rank < 2 or b.rank not in (2, a.rank):
+            return None
+        transpose_b = bool(op.attr("transpose_b", False))
+        depth, n = (b.shape[-1], b.shape[-2]) if transpose_b else (b.shape[-2], b.shape[-1])
+        batched = b.rank > 2
+        lead = a.shape[:-2] if batched else ()
+        rows = a.shape[-2:-1] if batched else a.shape[:-1]
+        if not all(dims_equal(x, y) for x, y in zip((*lead, a.shape[-1]), (*b.shape[:-2], depth))):
+            return None
+
+        def static(dims: tuple[Dim, ...]) -> int | None:
+            return math.prod(d for d in dims if isinstance(d, int)) if all(isinstance(d, int) for d in dims) else None
+
+        return RunTimeProduct(batched, static(lead), static(rows), static((n,)), static(a.shape[-1:]), transpose_b)
+
+    def nominal(self) -> tuple[int, int, int]:
+        """(M, N, K), the sizes known only at run time counted as :data:`NOMINAL_ROWS`: what the defaults go by."""
+        m, n, k = (NOMINAL_ROWS if size is None else size for size in (self.m, self.n, self.k))
+        return m, n, k
 
 
 def webgpu_gemm_space(op: Operation, target: Target) -> Space | None:
-    """``gpu_gemm``'s knobs on a WebGPU ``target``: workgroups within its invocation and storage limits; for rows
-    known only at run time (:func:`dynamic_rows_product`), ``row_blocks`` too (workgroups along grid y, each
-    looping over row tiles of the run-time rows)."""
+    """``gpu_gemm``'s knobs on a WebGPU ``target``: workgroups within its invocation and storage limits. A product
+    with sizes known only at run time (:class:`RunTimeProduct`) has its grid sized at run time too, one workgroup
+    per tile of C on a 2-D grid (checked against the limits at each run)."""
     shape = GpuGemmShape.of(op)
     if shape is None:
-        dynamic = dynamic_rows_product(op)
-        if dynamic is None or dynamic[0] < MIN_COLUMNS:
+        product = RunTimeProduct.of(op)
+        if product is None:
             return None
-        tiles = tile_space("gpu_gemm", target)
-        rows = Knob("row_blocks", ROW_BLOCKS, "workgroups along grid y, each looping over row tiles of run-time rows")
-        return _within_limits(Space(tiles.family, (*tiles.knobs, rows), tiles.valid), target, 1, dynamic[0], 1)
+        m, n, _ = product.nominal()
+        return _within_limits(tile_space("gpu_gemm", target), target, 1, 1, 1) if m * n >= MIN_OUTPUT else None
     if shape.m * shape.n < MIN_OUTPUT:
         return None
     cuda = gpu_gemm_space(op, target)
@@ -161,14 +183,10 @@ def webgpu_gemm_default(op: Operation, target: Target, space: Space) -> Config:
     largest tile (low limits, as tests set)."""
     if op.name == "graph.matmul":
         shape = GpuGemmShape.of(op)
-        if shape is None:  # rows known only at run time: counted as NOMINAL_ROWS
-            dynamic = dynamic_rows_product(op)
-            assert dynamic is not None  # webgpu_gemm_space offers the family for f32 products only
-            n, depth, _ = dynamic
-            config = webgpu_tile_default("gpu_gemm", NOMINAL_ROWS, n, depth)
-            columns = -(-n // config.int("bn"))
-            blocks = next((b for b in ROW_BLOCKS if columns * b >= FILL_WORKGROUPS), ROW_BLOCKS[-1])
-            return _legal(Config(config.family, (*config.values, ("row_blocks", blocks))), space)
+        if shape is None:
+            product = RunTimeProduct.of(op)
+            assert product is not None  # webgpu_gemm_space offers the family for these products only
+            return _legal(webgpu_tile_default("gpu_gemm", *product.nominal()), space)
         config = webgpu_tile_default("gpu_gemm", shape.m, shape.n, shape.k)
     else:
         gemm = conv_gemm(op, grouped=True)
@@ -178,29 +196,52 @@ def webgpu_gemm_default(op: Operation, target: Target, space: Space) -> Config:
 
 
 def lower_webgpu_gemm(op: Operation, k: Kernel) -> None:
-    """The tiled GEMM of :func:`~tensorium.lowering.gpu_gemm.lower_gpu_gemm`; for rows known only at run time (a
-    config with ``row_blocks``), over A's leading dims as rows: their product is the run-time M, each row tile's
-    rows delinearized into A's and C's leading indices."""
-    dynamic = dynamic_rows_product(op)
-    if k.config is None or k.config.family != "gpu_gemm" or "row_blocks" not in k.config.as_dict() or not dynamic:
+    """The tiled GEMM of :func:`~tensorium.lowering.gpu_gemm.lower_gpu_gemm`; for sizes known only at run time
+    (:class:`RunTimeProduct`), on a grid sized at run time, the batch's indices (or, by a 2-D B, each row's)
+    delinearized from the run-time batch (rows) into A's, B's and C's leading dims."""
+    product = RunTimeProduct.of(op)
+    if k.config is None or k.config.family != "gpu_gemm" or product is None:
         lower_gpu_gemm(op, k)
         return
-    n, depth, transpose_b = dynamic
     a, b = k.inputs
     (c,) = k.outputs
-    lead, out_lead = k.sizes(a)[:-1], k.sizes(c)[:-1]
-
-    def a_at(z: Value, row: Value, q: Value) -> Value:
-        return loop.load(a, *delinearize(row, lead), q)  # type: ignore[no-any-return]
+    sizes_a, sizes_c = k.sizes(a), k.sizes(c)
+    depth, n = k.sizes(b)[-1:-3:-1] if product.transpose_b else k.sizes(b)[-2:]
+    lead, lead_c = (sizes_a[:-2], sizes_c[:-2]) if product.batched else (sizes_a[:-1], sizes_c[:-1])
 
     def b_at(z: Value, q: Value, col: Value) -> Value:
-        return loop.load(b, *((col, q) if transpose_b else (q, col)))  # type: ignore[no-any-return]
+        batch = delinearize(z, lead) if product.batched else []
+        return loop.load(b, *batch, *((col, q) if product.transpose_b else (q, col)))  # type: ignore[no-any-return]
 
-    def store(z: Value, row: Value, col: Value, value: Value) -> None:
-        loop.store(value, c, *delinearize(row, out_lead), col)
+    if product.batched:
+        batch, m = k.product(lead), sizes_a[-2]
 
-    blocks = k.config.int("row_blocks")
-    emit_tiled_gemm(k, k.config, TiledOperands(1, k.product(lead), n, depth, a_at, b_at, store, row_blocks=blocks))
+        def a_at(z: Value, row: Value, q: Value) -> Value:
+            return loop.load(a, *delinearize(z, lead), row, q)  # type: ignore[no-any-return]
+
+        def store(z: Value, row: Value, col: Value, value: Value) -> None:
+            loop.store(value, c, *delinearize(z, lead_c), row, col)
+
+    else:
+        batch, m = k.index(1), k.product(lead)
+
+        def a_at(z: Value, row: Value, q: Value) -> Value:
+            return loop.load(a, *delinearize(row, lead), q)  # type: ignore[no-any-return]
+
+        def store(z: Value, row: Value, col: Value, value: Value) -> None:
+            loop.store(value, c, *delinearize(row, lead_c), col)
+
+    def grid(blocks: Value, threads: int) -> AbstractContextManager[Value]:
+        return run_time_workgroups(k.func, loop.mul(blocks, k.index(threads)), threads, k.target)
+
+    sizes = (_number(batch), _number(m), _number(n), _number(depth))
+    emit_tiled_gemm(k, k.config, TiledOperands(*sizes, a_at, b_at, store, run_time_grid=grid))
+
+
+def _number(size: Value) -> int | Value:
+    """``size`` as a number where it is a constant (so that the tiles know which edges need no guard)."""
+    value = loop.const_value(size)
+    return size if value is None else int(value)
 
 
 def _legal(config: Config, space: Space) -> Config:

@@ -30,8 +30,8 @@ is a run-time error naming the kernel).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from ..errors import CompileError, ScheduleError
@@ -171,25 +171,40 @@ def _bind_dynamic_grid(kernel: Operation, top: Operation, target: Target, workgr
         target.limit("max_compute_workgroup_size_x"),
     )
     size = max(1, min(workgroup or DEFAULT_WORKGROUP, cap))
-    per_dimension = target.limit("max_compute_workgroups_per_dimension")
     lower, upper, step = top.operands
     with InsertionPoint.before_op(top):
         trips = loop.div(loop.add(loop.sub(upper, lower), loop.sub(step, _c(1))), step)
-        kernel.attributes["gpu_dispatch"] = json.dumps(dispatch_expression(trips, kernel))
-        blocks = loop.div(loop.add(trips, _c(size - 1)), _c(size))
-        gx = loop.min(loop.max(blocks, _c(1)), _c(per_dimension))
-        gy = loop.div(loop.add(blocks, loop.sub(gx, _c(1))), gx)
     with InsertionPoint.before_op(top), ExitStack() as stack:
-        y = stack.enter_context(loop.for_(_c(0), gy, _c(1), kind="gpu_block", axis=1, name="by"))
-        x = stack.enter_context(loop.for_(_c(0), gx, _c(1), kind="gpu_block", axis=0, name="bx"))
+        number = stack.enter_context(run_time_workgroups(kernel, trips, size, target))
         thread = stack.enter_context(loop.for_(0, size, 1, kind="gpu_thread", axis=0, name="t"))
-        linear = loop.add(loop.mul(loop.add(loop.mul(y, gx), x), _c(size)), thread)
+        linear = loop.add(loop.mul(number, _c(size)), thread)
         guard = stack.enter_context(loop.if_(loop.cmp(linear, trips, predicate="lt")))
         iv = loop.add(lower, loop.mul(linear, step))
     body = top.regions[0].block
     body.args[0].replace_all_uses_with(iv)
     _move_ops(body, guard.regions[0].block)
     top.erase()
+
+
+@contextmanager
+def run_time_workgroups(kernel: Operation, trips: Value, size: int, target: Target) -> Iterator[Value]:
+    """Enter the ``gpu_block`` loops of a grid sized at run time for ``trips`` invocations (an index value built
+    from ``kernel``'s argument sizes) in workgroups of ``size``: ``B = ceil(trips / size)`` workgroups on the 2-D
+    grid of :func:`dynamic_grid`, which the host computes from the ``gpu_dispatch`` attribute this sets. Yields
+    the workgroup's number ``y * gx + x``; the caller guards what lies past ``B`` (the last row of the grid may
+    be partly past it)."""
+    kernel.attributes["gpu_dispatch"] = json.dumps(dispatch_expression(trips, kernel))
+    per_dimension = target.limit("max_compute_workgroups_per_dimension")
+    blocks = loop.div(loop.add(trips, _c(size - 1)), _c(size))
+    gx = loop.min(loop.max(blocks, _c(1)), _c(per_dimension))
+    # ceil(B / gx), as the host computes it, is ceil(B / L) for every B: no division by a run-time value, which
+    # the decompose stage would expand into selects that a scratch buffer's size could not be written with
+    gy = loop.div(loop.add(blocks, _c(per_dimension - 1)), _c(per_dimension))
+    with (
+        loop.for_(_c(0), gy, _c(1), kind="gpu_block", axis=1, name="by") as y,
+        loop.for_(_c(0), gx, _c(1), kind="gpu_block", axis=0, name="bx") as x,
+    ):
+        yield loop.add(loop.mul(y, gx), x)
 
 
 _FOLDS = ("loop.add", "loop.sub", "loop.mul", "loop.div", "loop.rem", "loop.min", "loop.max")

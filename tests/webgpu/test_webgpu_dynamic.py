@@ -254,18 +254,21 @@ def _linear_inputs(b: int, s: int) -> list[np.ndarray]:
 
 
 @pytest.mark.usefixtures("gpu")
-@pytest.mark.parametrize("row_blocks", [None, 1])
-def test_linear_layers_with_run_time_rows_are_tiled_gemms(row_blocks: int | None) -> None:
+@pytest.mark.parametrize("point", ["default", "small", "one stage"])
+def test_linear_layers_with_run_time_rows_are_tiled_gemms(point: str) -> None:
     module = parse_module(LINEAR)
     target = parse_target("webgpu")
     kernels = tunable_kernels(module, target)
     assert [k.default.family for k in kernels] == ["gpu_gemm", "gpu_gemm"]
-    assert [k.default.int("row_blocks") for k in kernels] == [4, 4]  # one column tile each: four workgroups
+    tiles = {"small": (16, 16, 8, 2, 2, 2), "one stage": (32, 64, 16, 4, 8, 1)}
     configs = None
-    if row_blocks is not None:
-        configs = {k.key: Config("gpu_gemm", (*k.default.values[:-1], ("row_blocks", row_blocks))) for k in kernels}
+    if point != "default":
+        values = tuple(zip(("bm", "bn", "bk", "tm", "tn", "stages"), tiles[point]))
+        configs = {k.key: Config("gpu_gemm", values) for k in kernels}
+        assert all(configs[k.key] in k.space.points() for k in kernels)
     executable = WebGPUExecutable.build(module, target=target, configs=configs)
-    assert sum("var<workgroup>" in s.wgsl for s in executable.shaders.values()) == 2
+    gemms = [s for s in executable.shaders.values() if "var<workgroup>" in s.wgsl]
+    assert len(gemms) == 2 and all(s.dispatch for s in gemms)  # grids sized at run time
     for b, s in [(1, 5), (2, 77), (3, 64), (1, 0)]:  # row tiles of 64: one, three (the last partial), three
         arrays = _linear_inputs(b, s)
         matches(executable.run(arrays), LINEAR, arrays)
@@ -287,3 +290,56 @@ def test_the_dynamic_shapes_benchmark_runs_and_checks_its_outputs(tmp_path: Path
     rows = json.loads((tmp_path / "rows.json").read_text())
     assert [(r["model"], r["seq"]) for r in rows] == [("linear", 3), ("attention", 3)]
     assert all(r["dynamic_ms"] > 0 and r["static_ms"] > 0 for r in rows)
+
+
+BATCHED = """
+module {
+  func.func @main(%q: tensor<[b]x3x[s]x8xf32>, %k: tensor<[b]x3x[s]x8xf32>, %v: tensor<[b]x3x[s]x40xf32>)
+      -> (tensor<[b]x3x[s]x[s]xf32>, tensor<[b]x3x[s]x40xf32>) {
+    %0 = graph.matmul %q, %k {transpose_b = true}
+      : (tensor<[b]x3x[s]x8xf32>, tensor<[b]x3x[s]x8xf32>) -> tensor<[b]x3x[s]x[s]xf32>
+    %1 = graph.softmax %0 {axis = -1} : (tensor<[b]x3x[s]x[s]xf32>) -> tensor<[b]x3x[s]x[s]xf32>
+    %2 = graph.matmul %1, %v : (tensor<[b]x3x[s]x[s]xf32>, tensor<[b]x3x[s]x40xf32>) -> tensor<[b]x3x[s]x40xf32>
+    func.return %0, %2 : tensor<[b]x3x[s]x[s]xf32>, tensor<[b]x3x[s]x40xf32>
+  }
+}"""
+"""Attention's batched products with a run-time batch and sequence: scores ``q k^T`` (run-time rows and columns, by
+a transposed B) and ``p v`` (run-time rows and contraction), one tiled GEMM per batch, each on a grid sized at run
+time."""
+
+BATCHED_SIZES = [(2, 70), (1, 1), (3, 33), (1, 0)]
+"""Partial tiles of 64 rows, columns and (by 16) contraction steps; one element; an empty sequence."""
+
+
+def _batched_inputs(b: int, s: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(b * 100 + s)
+    return [rng.standard_normal(shape).astype(np.float32) for shape in ((b, 3, s, 8), (b, 3, s, 8), (b, 3, s, 40))]
+
+
+LOW_GRID = "webgpu:max_compute_workgroups_per_dimension=8"
+"""At most 64 workgroups on a 2-D grid: the scores at (2, 70) take 24 tiles, 8 along x and 3 along y."""
+
+
+@pytest.mark.usefixtures("gpu")
+@pytest.mark.parametrize("spec", ["webgpu", LOW_GRID])
+def test_batched_products_with_run_time_sizes_are_tiled_gemms(spec: str) -> None:
+    module = parse_module(BATCHED)
+    target = parse_target(spec)
+    kernels = tunable_kernels(module, target)
+    assert [k.default.family for k in kernels if k.op.name == "graph.matmul"] == ["gpu_gemm", "gpu_gemm"]
+    executable = WebGPUExecutable.build(module, target=target)
+    assert sum(bool(s.dispatch) and "var<workgroup>" in s.wgsl for s in executable.shaders.values()) == 2
+    for b, s in BATCHED_SIZES:
+        arrays = _batched_inputs(b, s)
+        matches(executable.run(arrays), BATCHED, arrays)
+    if spec == LOW_GRID:
+        with pytest.raises(CompileError, match=r"kernel @matmul_\d+: \d+ workgroups do not fit a 2-D grid"):
+            executable.run(_batched_inputs(4, 300))
+
+
+def test_batched_products_with_run_time_sizes_run_on_dawn(tmp_path: Path) -> None:
+    require_dawn()
+    folder = WebGPUExecutable.build(parse_module(BATCHED), target=parse_target(LOW_GRID)).to_files(tmp_path / "exe")
+    for b, s in BATCHED_SIZES[:3]:
+        arrays = _batched_inputs(b, s)
+        matches(node_outputs(folder, arrays, tmp_path / f"{b}x{s}"), BATCHED, arrays)
