@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..ir.core import Operation
 from ..targets import Target
-from .gpu_rows import NORMS, REDUCTIONS, SOFTMAX, THREADS, gpu_rows_default, lower_gpu_rows, row_split
+from .gpu_rows import NORMS, REDUCTIONS, SOFTMAX, THREADS, lower_gpu_rows, row_split
 from .kernel import register_target_lowering
 from .space import Config, Family, Knob, Space, register_target_family
 
@@ -44,10 +44,17 @@ def webgpu_rows_space(op: Operation, target: Target) -> Space | None:
 
 
 def webgpu_rows_default(op: Operation, target: Target, space: Space) -> Config:
-    """CUDA's default (a warp per 32 elements of a row, up to 256) where it is legal here, else the most."""
-    config = gpu_rows_default(op, target, space)
-    sizes = space.knobs[0].values
-    return config if config["threads"] in sizes else Config(FAMILY, (("threads", max(sizes)),))
+    """The fewest invocations the space holds (32 where the limits allow), whatever the row's length: on the
+    software adapters this project runs, the more invocations fold a row, the more ``log2 W`` barrier steps each
+    pass pays, and no longer row paid for more. Measured on lavapipe (2026-11-29, Zen 4, ms per run with the input
+    uploaded and the output read back, at 32 / 64 / 128 / 256 invocations): softmax over [4, 512, 512] 9.6 / 11.7
+    / 16.0 / 25.5, over [4, 64, 4096] 9.0 / 10.3 / 10.9 / 10.9, over [1, 64, 32000] 24.8 / 27.0 / 25.7 / 24.8;
+    layer norm over [1, 512, 64] 1.4 / 1.9 / 3.4 / 6.7, over [8, 512, 256] 11.1 / 15.9 / 25.1 / 44.0. CUDA's rule (a
+    warp per 32 elements of a row, up to 256) took the 64 of the first layer norm and 256 elsewhere. One invocation
+    per row (the general family) ran the two layer norms in 0.65 and 5.8 ms and the first softmax in 6.7 ms here,
+    but reads a row per invocation, which a hardware GPU cannot coalesce: rows of :data:`MIN_ROW` elements or more
+    keep a workgroup each, and the search space holds the larger workgroups a hardware GPU may want."""
+    return Config(FAMILY, (("threads", min(space.knobs[0].values)),))
 
 
 OPS = (*REDUCTIONS, *SOFTMAX, *NORMS)

@@ -60,6 +60,8 @@ def test_long_trailing_reductions_and_large_products_get_workgroup_families() ->
 def test_knob_values_follow_the_targets_limits() -> None:
     spaces = {k.space.family: k.space for k in tunable_kernels(_module(), parse_target(SMALL_WORKGROUPS))}
     assert spaces["gpu_rows"].knobs[0].values == (32,)
+    rows = [k for k in tunable_kernels(_module(), parse_target("webgpu")) if k.space.family == "gpu_rows"]
+    assert rows and all(k.default["threads"] == 32 < max(k.space.knobs[0].values) for k in rows), "the fewest"
     for point in spaces["gpu_gemm"].points():
         v = point.as_dict()
         assert (int(v["bm"]) // int(v["tm"])) * (int(v["bn"]) // int(v["tn"])) <= 32
