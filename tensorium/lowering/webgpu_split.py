@@ -57,23 +57,25 @@ def split_for_storage_buffers(module: Operation, target: Target, func: str = "ma
 
 
 def split_for_binding_size(module: Operation, target: Target, func: str = "main") -> Operation:
-    """``module`` when every tensor of ``@func`` fits ``max_storage_buffer_binding_size``, else a rewritten copy
-    in which ops that bind a larger tensor work on bands along its :func:`band_axis` (axis 0, or the first dim
-    over 1 of a batch of one): each band's operands are slices along it (views, copied out of the large buffer),
-    the op runs per band, and a concat along it (buffer copies, no binding) joins the bands into the large result.
-    Row-wise ops are cut (elementwise ops, softmax over another axis, reductions that keep the band axis, matmuls
-    of A's rows by a 2-D B, gathers along a later axis, transposes, convolutions and pools of a batch of images,
-    pools of one image's channels, a convolution of one NCHW image in bands of its output channels); fused groups
-    binding a large tensor are split into their ops first. A transpose's band is a slice of its source along
-    another axis, no view: where the source is over the limit, that slice is taken of each view of the source's
-    own bands and joined by copies (:func:`_slice`). A lookup in a table over the limit along its band axis
-    (``graph.embedding``, ``graph.gather``: an LM's token embedding) is cut along that axis: each band gathers at
-    its own indices (clamped into the band), and a chain of ``graph.where`` keeps, for each index, the band that
-    holds its row (exact: each row comes from one band). A matmul by a 2-D B over the limit (a weight: an LM head,
-    say) is cut along B's rows, which are contiguous, so each band is a view: with ``transpose_b`` (B stored
-    [N, K]) each band makes a band of the result's columns, joined by a concat along the last axis; otherwise (B
-    stored [K, N]) each band multiplies the matching slice of A's last axis and the partial products are added.
-    What cannot be cut is left to the limit pass, which names it."""
+    """``module`` when every tensor of ``@func`` fits ``max_storage_buffer_binding_size``, else a rewritten copy in
+    which ops that bind a larger tensor work on bands along its :func:`band_axis` (axis 0, or the first dim over 1
+    of a batch of one): each band's operands are slices along it (views, copied out of the large buffer), the op
+    runs per band, and a concat along it (buffer copies, no binding) joins the bands into the large result. Row-wise
+    ops are cut (elementwise ops, softmax over another axis, reductions that keep the band axis, matmuls of A's rows
+    by a 2-D B, batched matmuls by batches of A and B, gathers along a later axis, transposes, convolutions and
+    pools of a batch of images, pools of one image's channels, a convolution of one NCHW image in bands of its
+    output channels); fused groups binding a large tensor are split into their ops first. Where one row alone is
+    over the limit, each band is one row, cut again along its own band axis (one attention head's scores, in bands
+    of their rows). A transpose's band is a slice of its source along another axis, no view: where the source is
+    over the limit, that slice is taken of each view of the source's own bands and joined by copies
+    (:func:`_slice`). A lookup in a table over the limit along its band axis (``graph.embedding``, ``graph.gather``:
+    an LM's token embedding) is cut along that axis: each band gathers at its own indices (clamped into the band),
+    and a chain of ``graph.where`` keeps, for each index, the band that holds its row (exact: each row comes from
+    one band). A matmul by a 2-D B over the limit (a weight: an LM head, say) is cut along B's rows, which are
+    contiguous, so each band is a view: with ``transpose_b`` (B stored [N, K]) each band makes a band of the
+    result's columns, joined by a concat along the last axis; otherwise (B stored [K, N]) each band multiplies the
+    matching slice of A's last axis and the partial products are added. What cannot be cut is left to the limit
+    pass, which names it."""
     limit = target.limit("max_storage_buffer_binding_size")
     main = lookup_func(module, func)
     if main is None or not any(_too_large(op, limit) for op in func_body(main).ops):
@@ -149,8 +151,7 @@ def _row_operands(op: Operation) -> tuple[int, list[int | None]] | None:
         kept = cut if attrs.get("keepdims") else cut - sum(a < cut for a in axes)
         return (kept, [cut]) if cut not in axes and kept == axis else None
     if op.name == "graph.matmul" and not attrs.get("transpose_a") and cut < source.rank - 1 == result.rank - 1:
-        b = op.operands[1].type
-        return (axis, [cut, None]) if isinstance(b, TensorType) and b.rank == 2 and cut == axis else None
+        return _product_cuts(op.operands[1].type, source, cut, axis)
     if op.name in WINDOW_OPS and cut == axis:
         channels = 1 if attrs.get("layout", "NCHW") == "NCHW" else 3
         # pooling works channel by channel; a convolution mixes the channels, so only its batch is cut here
@@ -160,6 +161,20 @@ def _row_operands(op: Operation) -> tuple[int, list[int | None]] | None:
     if op.name == "graph.gather" and cut < normalize_axis(int(attrs.get("axis", 0)), source.rank) and cut == axis:
         return axis, [cut, None]
     return None
+
+
+def _product_cuts(b: object, a: TensorType, cut: int, axis: int) -> tuple[int, list[int | None]] | None:
+    """The cuts of a matmul of A (``a``, cut along ``cut``) by B (``b``) in bands of its result's ``axis``: A's rows
+    by a 2-D B, read whole; batches of a batched B too, B cut along the same batch axis (read whole where it is 1
+    there, broadcast); or, where every batch dim is 1, A's rows by B's one matrix."""
+    if not isinstance(b, TensorType) or cut != axis or b.rank not in (2, a.rank):
+        return None
+    if b.rank == 2 or cut == a.rank - 2:
+        return axis, [cut, None]
+    own = b.static_shape[cut]
+    if own == a.static_shape[cut]:
+        return axis, [cut, cut]
+    return (axis, [cut, None]) if own == 1 else None
 
 
 WINDOW_OPS = (
@@ -199,26 +214,53 @@ def _aligned_axis(value: Value, rank: int, axis: int, rows: int) -> int | None:
 
 def _cut_rows(op: Operation, axes: tuple[int, list[int | None]], limit: int) -> None:
     """Replace ``op`` by per-band copies of it joined by a concat along the result's band axis (see
-    split_for_binding_size)."""
+    split_for_binding_size). Where one row alone is over ``limit``, the bands are single rows, each cut again
+    along its own band axis where that fits (the scores of one attention head, cut into bands of its rows);
+    where it does not, ``op`` stays as it is and the limit pass names the tensor."""
     axis, cuts = axes
     result = op.results[0].type
     assert isinstance(result, TensorType)
     rows = result.static_shape[axis]
-    cut_values = [v for v, c in zip(op.operands, cuts) if c is not None]
-    row_bytes = max(static_bytes(v) // rows for v in (*cut_values, op.results[0]))
-    band = _band(limit, row_bytes, rows)
-    if band is None:
+    band = _rows_per_band(op, axes, limit)
+    deeper = band is None and rows > 1 and _row_bytes(op, axes) > limit
+    if band is None and not deeper:
         return
+    block = op.parent
+    assert block is not None
+    existing = {id(o) for o in block.ops}
     attrs = _attrs(op)
     values = list(op.operands)
     parts: list[Value] = []
     with InsertionPoint.before_op(op) as point:
-        for start in range(0, rows, band):
-            end = min(rows, start + band)
+        for start in range(0, rows, band or 1):
+            end = min(rows, start + (band or 1))
             operands = [v if c is None else _slice(point, v, c, start, end, op, limit) for v, c in zip(values, cuts)]
             parts.append(point.insert(op.opdef.build(operands, attrs, loc=op.loc)).results[0])
         joined = point.insert(graph.concat.build(parts, {"axis": axis}, loc=op.loc))
+    if deeper:
+        bands = [part.defining_op() for part in parts]
+        nested = [(b, _row_operands(b)) for b in bands if b is not None]
+        if any(n is None or _rows_per_band(b, n, limit) is None for b, n in nested):
+            for new in reversed([o for o in block.ops if id(o) not in existing]):
+                new.erase()
+            return
+        for b, n in nested:
+            assert n is not None
+            _cut_rows(b, n, limit)
     _replace(op, joined.results[0])
+
+
+def _row_bytes(op: Operation, axes: tuple[int, list[int | None]]) -> int:
+    """The bytes of one row, along the band axis, of the largest of ``op``'s result and the operands it cuts."""
+    axis, cuts = axes
+    rows = op.results[0].type.static_shape[axis]  # type: ignore[attr-defined]
+    cut_values = [v for v, c in zip(op.operands, cuts) if c is not None]
+    return max(static_bytes(v) // rows for v in (*cut_values, op.results[0]))
+
+
+def _rows_per_band(op: Operation, axes: tuple[int, list[int | None]], limit: int) -> int | None:
+    """Rows per band of ``op`` cut along ``axes`` (:func:`_band`)."""
+    return _band(limit, _row_bytes(op, axes), op.results[0].type.static_shape[axes[0]])  # type: ignore[attr-defined]
 
 
 def _slice(point: InsertionPoint, value: Value, axis: int, start: int, end: int, op: Operation, limit: int) -> Value:

@@ -164,9 +164,25 @@ def test_tensors_over_the_binding_size_run_in_bands_on_dawn(tmp_path: Path) -> N
 
 
 def test_a_row_over_the_binding_size_is_named() -> None:
-    module = trace_function(lambda x: nn.tanh(x), [np.zeros((2, 400), np.float32)]).module
+    """A sum over rows of 1600 bytes: bands of one row would still bind a row, and a row's sum has no band axis to
+    cut it again along."""
+    module = trace_function(lambda x: x.sum(axis=1), [np.zeros((2, 400), np.float32)]).module
     with pytest.raises(CompileError, match=r"tensor<2x400xf32>, 3200 bytes\) is over the limit max_storage_buffer_bin"):
         WebGPUExecutable.build(module, target=parse_target(BINDING))
+
+
+def test_rows_over_the_binding_size_are_cut_again_along_their_next_axis() -> None:
+    ops = _split_matches(
+        """
+module {
+  func.func @main(%x: tensor<2x400xf32>) -> tensor<2x400xf32> {
+    %0 = graph.tanh %x : (tensor<2x400xf32>) -> tensor<2x400xf32>
+    func.return %0 : tensor<2x400xf32>
+  }
+}""",
+        [RNG.standard_normal((2, 400)).astype(np.float32)],
+    )
+    assert [op.name for op in ops].count("graph.tanh") == 4  # two rows of 1600 bytes, each in two bands of 200
 
 
 def weight_module(transpose_b: bool) -> Operation:
@@ -343,3 +359,43 @@ def test_ops_cut_along_other_axes_and_windows_run_on_lavapipe_and_dawn(name: str
     executable = WebGPUExecutable.build(module, target=parse_target(BINDING))
     assert max(_bound_bytes(executable)) <= 1024
     _matches_on_lavapipe_and_dawn(module, executable, inputs, tmp_path, 1e-5)
+
+
+PRODUCTS = """
+module {
+  func.func @main(%q: tensor<1x3x20x8xf32>, %k: tensor<1x3x20x8xf32>, %v: tensor<1x3x20x8xf32>,
+      %a: tensor<2x20x8xf32>, %b: tensor<2x8x20xf32>, %c: tensor<4x10x8xf32>, %d: tensor<1x8x10xf32>)
+      -> (tensor<1x3x20x8xf32>, tensor<2x20x20xf32>, tensor<4x10x10xf32>) {
+    %0 = graph.matmul %q, %k {transpose_b = true}
+      : (tensor<1x3x20x8xf32>, tensor<1x3x20x8xf32>) -> tensor<1x3x20x20xf32>
+    %1 = graph.softmax %0 {axis = -1} : (tensor<1x3x20x20xf32>) -> tensor<1x3x20x20xf32>
+    %2 = graph.matmul %1, %v : (tensor<1x3x20x20xf32>, tensor<1x3x20x8xf32>) -> tensor<1x3x20x8xf32>
+    %3 = graph.matmul %a, %b : (tensor<2x20x8xf32>, tensor<2x8x20xf32>) -> tensor<2x20x20xf32>
+    %4 = graph.matmul %c, %d : (tensor<4x10x8xf32>, tensor<1x8x10xf32>) -> tensor<4x10x10xf32>
+    func.return %2, %3, %4 : tensor<1x3x20x8xf32>, tensor<2x20x20xf32>, tensor<4x10x10xf32>
+  }
+}"""
+"""Batched products over BINDING's 1024 bytes: attention's scores of three heads (4800 bytes, 1600 a head, so each
+head is cut again into bands of its rows), their softmax and their product by the values; a batch of two products
+(1600 bytes each: bands of rows of each); a batch of four by one broadcast B (bands of two products, B read
+whole)."""
+
+
+def _product_inputs() -> list[np.ndarray]:
+    rng = np.random.default_rng(9)
+    shapes = ((1, 3, 20, 8),) * 3 + ((2, 20, 8), (2, 8, 20), (4, 10, 8), (1, 8, 10))
+    return [rng.standard_normal(s).astype(np.float32) for s in shapes]
+
+
+def test_batched_products_are_cut_into_batches_and_rows() -> None:
+    names = [op.name for op in _split_matches(PRODUCTS, _product_inputs())]
+    # scores: 3 heads x 2 bands of rows; context: 3 x 2; the batch of two: 2 x 2; the broadcast one: 2 bands
+    assert names.count("graph.matmul") == 6 + 6 + 4 + 2 and names.count("graph.softmax") == 6
+
+
+@pytest.mark.usefixtures("gpu")
+def test_batched_products_run_in_bands_on_lavapipe_and_dawn(tmp_path: Path) -> None:
+    module = parse_module(PRODUCTS)
+    executable = WebGPUExecutable.build(module, target=parse_target(BINDING))
+    assert max(_bound_bytes(executable)) <= 1024
+    _matches_on_lavapipe_and_dawn(module, executable, _product_inputs(), tmp_path, 1e-5)
