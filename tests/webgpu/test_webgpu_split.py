@@ -4,6 +4,7 @@ on lavapipe and on Dawn."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -399,3 +400,13 @@ def test_batched_products_run_in_bands_on_lavapipe_and_dawn(tmp_path: Path) -> N
     executable = WebGPUExecutable.build(module, target=parse_target(BINDING))
     assert max(_bound_bytes(executable)) <= 1024
     _matches_on_lavapipe_and_dawn(module, executable, _product_inputs(), tmp_path, 1e-5)
+
+
+@pytest.mark.usefixtures("gpu")
+def test_the_binding_size_benchmark_runs_its_small_shapes(tmp_path: Path) -> None:
+    from benchmarks.webgpu_binding import main
+
+    assert main(["--small", "--runs", "1", "--json", str(tmp_path / "rows.json")]) == 0
+    rows = json.loads((tmp_path / "rows.json").read_text())
+    assert [r["workload"] for r in rows] == ["log_softmax", "transpose", "attention"]
+    assert all(r["largest_tensor_bytes"] > 4096 >= r["largest_bound_bytes"] for r in rows)
