@@ -23,6 +23,7 @@ from ..ir.core import Block, Operation, Region, Value
 from ..ir.dialects import graph
 from ..ir.dialects.builtin import func_body, lookup_func
 from ..ir.dialects.graph.fusion import fused, yield_
+from ..ir.rewrite import is_trivially_dead
 from ..ir.shapes import normalize_axes, normalize_axis
 from ..ir.types import TensorType
 from ..targets import Target
@@ -97,7 +98,63 @@ def split_for_binding_size(module: Operation, target: Target, func: str = "main"
         cut = _row_operands(op)
         if cut is not None and _too_large(op, limit):
             _cut_rows(op, cut, limit)
+    _read_pieces_of_joins(func_body(main))
     return split_for_storage_buffers(module, target, func)
+
+
+def _read_pieces_of_joins(body: Block) -> None:
+    """Slices of a ``graph.concat`` along its axis that take whole pieces of it, or a part of one piece, read those
+    pieces instead; joins left unused are erased. Where one op's bands feed the next op's bands (attention's
+    scores, their softmax, its product by the values), the large joined tensors between them are then never built:
+    no buffer over the binding size, or over ``max_buffer_size``, holds them."""
+    changed = True
+    while changed:
+        changed = False
+        for op in list(body.ops):
+            replacement = _piece_read(op) if op.name == "graph.slice" else None
+            if replacement is not None:
+                _replace(op, replacement)
+                changed = True
+    while True:
+        dead = [op for op in body.ops if op.name in ("graph.concat", "graph.slice") and is_trivially_dead(op)]
+        if not dead:
+            return
+        for op in reversed(dead):
+            op.erase()
+
+
+def _piece_read(op: Operation) -> Value | None:
+    """What slice ``op`` reads of the concat it slices, as that concat's pieces (inserted before ``op``: the piece
+    itself, a concat of whole pieces, or a slice of one piece); None where it is no slice of a concat along the
+    concat's axis with step 1 and bounds within it."""
+    join = op.operands[0].defining_op()
+    t = op.operands[0].type
+    if join is None or join.name != "graph.concat" or not isinstance(t, TensorType) or not t.is_static:
+        return None
+    axes, starts, ends, steps = (list(op.attr(name) or []) for name in ("axes", "starts", "ends", "steps"))
+    if len(axes) != 1 or (steps and steps != [1]) or len(starts) != 1 or len(ends) != 1:
+        return None
+    axis = normalize_axis(int(axes[0]), t.rank)
+    start, end = int(starts[0]), int(ends[0])
+    if axis != normalize_axis(int(join.attr("axis")), t.rank) or not 0 <= start < end <= t.static_shape[axis]:
+        return None
+    spans = []
+    first = 0
+    for piece in join.operands:
+        size = piece.type.static_shape[axis]  # type: ignore[attr-defined]
+        if first < end and first + size > start:
+            spans.append((piece, first, first + size))
+        first += size
+    with InsertionPoint.before_op(op) as point:
+        if spans[0][1] == start and spans[-1][2] == end:
+            if len(spans) == 1:
+                return spans[0][0]  # type: ignore[no-any-return]
+            pieces = [piece for piece, _, _ in spans]
+            return point.insert(graph.concat.build(pieces, {"axis": axis}, loc=op.loc)).results[0]  # type: ignore[no-any-return]
+        if len(spans) == 1:
+            piece, lo, _ = spans[0]
+            return _rows(point, piece, start - lo, end - lo, op, axis)
+    return None
 
 
 def _too_large(op: Operation, limit: int) -> bool:

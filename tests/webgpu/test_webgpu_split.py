@@ -389,9 +389,12 @@ def _product_inputs() -> list[np.ndarray]:
 
 
 def test_batched_products_are_cut_into_batches_and_rows() -> None:
-    names = [op.name for op in _split_matches(PRODUCTS, _product_inputs())]
+    ops = _split_matches(PRODUCTS, _product_inputs())
+    names = [op.name for op in ops]
     # scores: 3 heads x 2 bands of rows; context: 3 x 2; the batch of two: 2 x 2; the broadcast one: 2 bands
     assert names.count("graph.matmul") == 6 + 6 + 4 + 2 and names.count("graph.softmax") == 6
+    joined = [str(v.type) for op in ops for v in op.results if "x20x20x" in str(v.type) and v.type.rank == 4]  # type: ignore[attr-defined]
+    assert not joined, "each band of the scores and of their softmax is read as it is: no head or heads joined"
 
 
 @pytest.mark.usefixtures("gpu")
@@ -410,3 +413,4 @@ def test_the_binding_size_benchmark_runs_its_small_shapes(tmp_path: Path) -> Non
     rows = json.loads((tmp_path / "rows.json").read_text())
     assert [r["workload"] for r in rows] == ["log_softmax", "transpose", "attention"]
     assert all(r["largest_tensor_bytes"] > 4096 >= r["largest_bound_bytes"] for r in rows)
+    assert rows[2]["largest_buffer_bytes"] < rows[2]["largest_tensor_bytes"], "the attention's scores are never joined"
