@@ -82,6 +82,33 @@ def _best(run: Callable[[], object], runs: int) -> float:
     return best * 1000
 
 
+def measure(workload: Workload, runs: int, binding: int) -> dict[str, Any]:
+    """One workload's row: compiled at its target, checked against numpy, timed beside it."""
+    name, model, reference, inputs, target = workload
+    compiled = tensorium.compile(model, target=target, cache=False)
+    got = np.asarray(compiled(*inputs))
+    want = reference(*inputs)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=name)
+    executable = compiled.artifact.executable  # type: ignore[union-attr]
+    bound = [
+        storage_bytes(executable.buffers[b])
+        for step in executable.steps
+        if executable.shaders[step.kernel].pieces is None
+        for b in (*step.inputs, *step.outputs)
+    ]
+    assert max(bound) <= binding, (name, max(bound))
+    return {
+        "workload": name,
+        "largest_tensor_bytes": _largest_value(compiled.artifact.module),  # type: ignore[union-attr]
+        "largest_buffer_bytes": max(storage_bytes(t) for t in executable.buffers),
+        "kernels": len(executable.steps),
+        "largest_bound_bytes": max(bound),
+        "tensorium_ms": round(_best(functools.partial(compiled, *inputs), runs), 1),
+        "numpy_ms": round(_best(functools.partial(reference, *inputs), runs), 2),
+        "max_error": float(np.abs(got - want).max()),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--small", action="store_true", help="small shapes at a 4 KiB binding size")
@@ -90,33 +117,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     binding = 4096 if args.small else 128 * 1024 * 1024
     rows = []
-    for name, model, reference, inputs, target in workloads(args.small, binding):
-        compiled = tensorium.compile(model, target=target, cache=False)
-        got = np.asarray(compiled(*inputs))
-        want = reference(*inputs)
-        error = float(np.abs(got - want).max())
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=name)
-        executable = compiled.artifact.executable  # type: ignore[union-attr]
-        bound = [
-            storage_bytes(executable.buffers[b])
-            for step in executable.steps
-            if executable.shaders[step.kernel].pieces is None
-            for b in (*step.inputs, *step.outputs)
-        ]
-        row = {
-            "workload": name,
-            "largest_tensor_bytes": _largest_value(compiled.artifact.module),  # type: ignore[union-attr]
-            "largest_buffer_bytes": max(storage_bytes(t) for t in executable.buffers),
-            "kernels": len(executable.steps),
-            "largest_bound_bytes": max(bound),
-            "tensorium_ms": round(_best(functools.partial(compiled, *inputs), args.runs), 1),
-            "numpy_ms": round(_best(functools.partial(reference, *inputs), args.runs), 2),
-            "max_error": error,
-        }
-        assert max(bound) <= binding, row
-        rows.append(row)
-        print(json.dumps(row), flush=True)
-    if args.json:
+    for workload in workloads(args.small, binding):
+        rows.append(measure(workload, args.runs, binding))
+        print(json.dumps(rows[-1]), flush=True)  # progress: a workload at the real limit takes seconds
+    if args.json is not None:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
     return 0
 
