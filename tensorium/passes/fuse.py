@@ -15,7 +15,9 @@ one of its operands when the rules below hold, and the two groups are contracted
   when the anchor reads each input element a few times (reductions, norms, softmax, transposes; never a
   matmul or convolution, which read each element once per output tile and have their own schedule);
 - no cycle: no other path leads from the producer group to the op's group (networkx ``has_path``);
-- at most ``max-ops`` ops per group, and no anonymous (``?``) dims, which a kernel could not size.
+- at most ``max-ops`` ops per group, and no anonymous (``?``) dims, which a kernel could not size;
+- every elementwise op of the union broadcasts its operands along dims known to be equal or 1 (a named dim
+  against a static one may be either, which only the op's own kernel tells apart at run time).
 
 So a matmul or convolution takes its epilogue (bias, activation, residual add, scale, cast: *vertical*
 fusion into the producer), a softmax or layer norm takes the elementwise ops that feed it, and
@@ -46,6 +48,7 @@ from ..ir.dialects.builtin import func_body, functions
 from ..ir.dialects.graph.fusion import fused, yield_
 from ..ir.dialects.graph.shape import is_unit_reshape, view_offset
 from ..ir.rewrite import PatternRewriter
+from ..ir.shapes import dims_equal
 from ..ir.types import Sym, TensorType
 from .base import Pass, register_pass
 
@@ -80,6 +83,21 @@ def _fusable(op: Operation) -> bool:
 def is_elementwise(op: Operation) -> bool:
     """True for ops computed element by element in a fused kernel: elementwise ops and unit reshapes."""
     return op.has_trait("elementwise") or is_unit_reshape(op)
+
+
+def _known_broadcasts(op: Operation) -> bool:
+    """Whether every operand of ``op`` (if elementwise) meets its result along dims known when compiling to be
+    equal, or 1: what a fused kernel computes. A named dim against a static one (``[s]`` against 2, which may
+    be 1 and broadcast, or 2) is left to the op's own kernel, which tells the two apart at run time."""
+    if not op.has_trait("elementwise"):
+        return True
+    out = op.results[0].type.shape  # type: ignore[attr-defined]
+    for value in op.operands:
+        own = value.type.shape  # type: ignore[attr-defined]
+        offset = len(out) - len(own)
+        if any(d != 1 and not dims_equal(d, out[a + offset]) for a, d in enumerate(own)):
+            return False
+    return True
 
 
 def _sizable(t: object) -> bool:
@@ -180,6 +198,8 @@ class Fuse(Pass):
         if not readers or any(id(r) not in members for r in readers) or not _sizable(value.type):
             return False  # every reader of the value must be in the consumer's group
         if len(producer.ops) + len(consumer.ops) > self.max_ops:
+            return False
+        if not all(_known_broadcasts(o) for o in (*producer.ops, *consumer.ops)):
             return False
         if producer.anchor is not None and consumer.anchor is not None:
             return False
