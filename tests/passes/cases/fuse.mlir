@@ -359,25 +359,25 @@ module {
 }
 // -----
 // RUN: fuse
-// A named dim against a static one ([n] against 2: n may be 1 and broadcast, or 2) is left to the op's own
+// A named dim against a static one ([n] against 3: n may be 1 and broadcast, or 3) is left to the op's own
 // kernel, which tells the two apart at run time: the add and the relu after it stay apart, while the mul of two
 // [n]x3 tensors and its tanh fuse.
 module {
-  func.func @main(%x: tensor<[n]x3xf32>, %y: tensor<2x3xf32>, %z: tensor<[n]x3xf32>) -> (tensor<2x3xf32>, tensor<[n]x3xf32>) {
+  func.func @main(%x: tensor<[n]x3xf32>, %y: tensor<3x3xf32>, %z: tensor<[n]x3xf32>) -> (tensor<3x3xf32>, tensor<[n]x3xf32>) {
     %0 = graph.exp %x : (tensor<[n]x3xf32>) -> tensor<[n]x3xf32>
-    %1 = graph.add %0, %y : (tensor<[n]x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
-    %2 = graph.relu %1 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    %1 = graph.add %0, %y : (tensor<[n]x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32>
+    %2 = graph.relu %1 : (tensor<3x3xf32>) -> tensor<3x3xf32>
     %3 = graph.mul %0, %z : (tensor<[n]x3xf32>, tensor<[n]x3xf32>) -> tensor<[n]x3xf32>
     %4 = graph.tanh %3 : (tensor<[n]x3xf32>) -> tensor<[n]x3xf32>
-    func.return %2, %4 : tensor<2x3xf32>, tensor<[n]x3xf32>
+    func.return %2, %4 : tensor<3x3xf32>, tensor<[n]x3xf32>
   }
 }
 // EXPECTED:
 module {
-  func.func @main(%x: tensor<[n]x3xf32>, %y: tensor<2x3xf32>, %z: tensor<[n]x3xf32>) -> (tensor<2x3xf32>, tensor<[n]x3xf32>) {
+  func.func @main(%x: tensor<[n]x3xf32>, %y: tensor<3x3xf32>, %z: tensor<[n]x3xf32>) -> (tensor<3x3xf32>, tensor<[n]x3xf32>) {
     %0 = graph.exp %x : (tensor<[n]x3xf32>) -> tensor<[n]x3xf32>
-    %1 = graph.add %0, %y : (tensor<[n]x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
-    %2 = graph.relu %1 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    %1 = graph.add %0, %y : (tensor<[n]x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32>
+    %2 = graph.relu %1 : (tensor<3x3xf32>) -> tensor<3x3xf32>
     %3 = graph.fused %0, %z (
       {
       ^bb0(%arg0: tensor<[n]x3xf32>, %arg1: tensor<[n]x3xf32>):
@@ -386,6 +386,6 @@ module {
         graph.yield %5 : (tensor<[n]x3xf32>) -> ()
       }
     ) : (tensor<[n]x3xf32>, tensor<[n]x3xf32>) -> tensor<[n]x3xf32>
-    func.return %2, %3 : tensor<2x3xf32>, tensor<[n]x3xf32>
+    func.return %2, %3 : tensor<3x3xf32>, tensor<[n]x3xf32>
   }
 }
