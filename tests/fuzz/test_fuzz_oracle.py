@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tensorium as tm
 from tensorium.backends.interp import run as run_interp
-from tensorium.fuzz.oracle import FuzzCase, check, compare, computed_precision
+from tensorium.fuzz.oracle import FuzzCase, check, compare, computed_precision, ill_conditioned
+from tensorium.fuzz.reduce import read_case
 from tensorium.ir import InsertionPoint
 from tensorium.ir.attributes import DenseAttr
 from tensorium.ir.core import Operation
@@ -129,7 +132,6 @@ def test_ir_that_does_not_read_back_is_a_roundtrip_failure(monkeypatch) -> None:
 
 
 def test_elements_on_a_discontinuity_are_ill_conditioned_and_forgiven() -> None:
-    from tensorium.fuzz.oracle import ill_conditioned
     from tensorium.ir.parser import parse_module
 
     module = parse_module(
@@ -153,6 +155,34 @@ module {
     assert compare([want], [flipped], [t]) is not None
     assert compare([want], [flipped], [t], forgiven=[mask]) is None
     assert compare([want], [want + np.float32(1.0)], [t], forgiven=[mask]) is not None
+
+
+def test_outputs_judged_at_a_looser_precision_are_moved_by_its_rounding_errors() -> None:
+    """Elements of a cast that sit within bf16's tolerance of an integer boundary are ill-conditioned where the outputs
+    are judged at bf16's tolerance (a kernel that rounds its activations to 8 bits), not at f32's."""
+    module = tm.parse_module(
+        """
+module {
+  func.func @main(%x: tensor<3xf32>) -> tensor<3xi32> {
+    %0 = graph.cast %x {dtype = i32} : (tensor<3xf32>) -> tensor<3xi32>
+    func.return %0 : tensor<3xi32>
+  }
+}
+"""
+    )
+    x = np.array([3.998, 7.5, 2.0004], np.float32)  # within 0.1% of an integer, mid-way, within 0.02%
+    (want,) = run_interp(module, [x])
+    (f32_mask,) = ill_conditioned(module, [x], [want], trials=8)
+    (bf16_mask,) = ill_conditioned(module, [x], [want], trials=8, looser=bf16)
+    assert f32_mask.tolist() == [False, False, False]
+    assert bf16_mask.tolist() == [True, False, True]
+
+
+def test_casts_of_the_int_paths_outputs_near_integers_are_invalid_not_failures() -> None:
+    """The campaign case (tests/fuzz/oracle_cases/int_path_then_cast.mlir): a k-bit GEMM on the int path, cast to u6."""
+    path = Path(__file__).parent / "oracle_cases" / "int_path_then_cast.mlir"
+    verdict = check(read_case(path))
+    assert verdict.status == "invalid" and "ill-conditioned" in verdict.reason
 
 
 # --- IEEE 754: what may differ, and nothing else -------------------------------------------------------------
@@ -305,7 +335,6 @@ def test_an_infinity_may_meet_a_special_sized_value_of_its_sign_only() -> None:
 
 
 def test_huge_constants_that_cancel_in_a_sum_are_ill_conditioned() -> None:
-    from tensorium.fuzz.oracle import ill_conditioned
 
     module = tm.parse_module(
         _module(
