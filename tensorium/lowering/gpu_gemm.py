@@ -385,9 +385,8 @@ def _block_grid(
     tiles of C are numbered along N, then M, then the batch, and the blocks past their number do nothing."""
     if operands.run_time_grid is not None:
         columns, rows = _ceil_div(k, operands.n, bn), _ceil_div(k, operands.m, bm)
-        with k.prologue():
-            batch = operands.batch if isinstance(operands.batch, Value) else k.index(operands.batch)
-            blocks = k.product([batch, rows, columns])
+        batch = operands.batch if isinstance(operands.batch, Value) else k.index(operands.batch)
+        blocks = k.product([batch, rows, columns])
         with operands.run_time_grid(blocks, threads) as number, loop.if_(loop.cmp(number, blocks, predicate="lt")):
             rest = loop.div(number, columns)
             yield loop.div(rest, rows), loop.rem(rest, rows), loop.rem(number, columns)
@@ -774,8 +773,7 @@ def _copy_tile(
 
 def _inside(k: Kernel, row: Value, rows: int | Value, col: Value, cols: int | Value) -> Value:
     """Whether (``row``, ``col``) lies inside a ``rows x cols`` matrix (each a number or a run-time value)."""
-    bounds = [size if isinstance(size, Value) else k.index(size) for size in (rows, cols)]
-    return loop.and_(loop.cmp(row, bounds[0], predicate="lt"), loop.cmp(col, bounds[1], predicate="lt"))  # type: ignore[no-any-return]
+    return loop.and_(_within(k, row, rows), _within(k, col, cols))  # type: ignore[no-any-return]
 
 
 def _within(k: Kernel, position: Value, size: int | Value) -> Value:

@@ -68,7 +68,6 @@ class RunTimeProduct:
     static, None where known only at run time."""
 
     batched: bool
-    batch: int | None
     m: int | None
     n: int | None
     k: int | None
@@ -97,7 +96,7 @@ class RunTimeProduct:
         def static(dims: tuple[Dim, ...]) -> int | None:
             return math.prod(d for d in dims if isinstance(d, int)) if all(isinstance(d, int) for d in dims) else None
 
-        return RunTimeProduct(batched, static(lead), static(rows), static((n,)), static(a.shape[-1:]), transpose_b)
+        return RunTimeProduct(batched, static(rows), static((n,)), static(a.shape[-1:]), transpose_b)
 
     def nominal(self) -> tuple[int, int, int]:
         """(M, N, K), the sizes known only at run time counted as :data:`NOMINAL_ROWS`: what the defaults go by."""
@@ -143,7 +142,7 @@ def _within_limits(cuda: Space, target: Target, m: int, n: int, batch: int) -> S
 
     def valid(values: Mapping[str, Setting]) -> bool:
         bm, bn, bk = (int(values[n]) for n in ("bm", "bn", "bk"))
-        fits_grid = max(-(-n // bn), -(-m // bm), batch, int(values.get("row_blocks", 1))) <= grid
+        fits_grid = max(-(-n // bn), -(-m // bm), batch) <= grid
         tiles = 4 * bk * (bm + bn) * int(values.get("stages", 1))  # double-buffered tiles take twice the storage
         return _invocations(values) <= most and tiles <= storage and fits_grid
 

@@ -278,13 +278,14 @@ def _cut_rows(op: Operation, axes: tuple[int, list[int | None]], limit: int) -> 
     result = op.results[0].type
     assert isinstance(result, TensorType)
     rows = result.static_shape[axis]
-    band = _rows_per_band(op, axes, limit)
-    deeper = band is None and rows > 1 and _row_bytes(op, axes) > limit
+    row_bytes = _row_bytes(op, axes)
+    band = _band(limit, row_bytes, rows)
+    deeper = band is None and rows > 1 and row_bytes > limit
     if band is None and not deeper:
         return
     block = op.parent
     assert block is not None
-    existing = {id(o) for o in block.ops}
+    existing = {id(o) for o in block.ops} if deeper else set()  # what an undo of the second level keeps
     attrs = _attrs(op)
     values = list(op.operands)
     parts: list[Value] = []
