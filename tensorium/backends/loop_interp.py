@@ -11,7 +11,9 @@ the value of its source lane (see :mod:`tensorium.ir.dialects.loop.warp`) and ru
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,14 +25,29 @@ from ..ir.dialects.builtin import func_body, func_name, pick_function
 from ..ir.dialects.loop.warp import MMA_SHAPE, WARP, accumulator_position, source_lane
 from ..ir.evaluate import op_location
 from ..ir.storage import check_array, coerce
-from ..ir.types import BufferType, ScalarType
+from ..ir.types import BufferType, ScalarType, i64
 
-__all__ = ["run", "run_kernel"]
+__all__ = ["i64_held_in_i32", "run", "run_kernel"]
 
 Env = dict[int, Any]
 Steps = Generator[Any, Any, None]
 """A running block: it yields None at each barrier it reaches (a ``_Shuffle`` at each shuffle, and is sent its
 result) and returns when done."""
+
+
+_HELD_IN_I32: ContextVar[bool] = ContextVar("i64_held_in_i32", default=False)
+
+
+@contextmanager
+def i64_held_in_i32() -> Iterator[None]:
+    """Within it, kernels run as on WebGPU, which holds i64 in i32 (:mod:`tensorium.lowering.webgpu_int64`):
+    every i64 value an op makes keeps only its low 32 bits, sign-extended. Where the range proof is right,
+    results are unchanged; the fuzzer runs WebGPU's loop IR so, to check the proof."""
+    token = _HELD_IN_I32.set(True)
+    try:
+        yield
+    finally:
+        _HELD_IN_I32.reset(token)
 
 
 def run_kernel(func: Operation, args: Sequence[Any]) -> list[np.ndarray]:
@@ -95,7 +112,10 @@ def _evaluate(op: Operation, env: Env) -> None:
         raise InterpreterError(f"{op_location(op)}'{op.name}' failed: {e}") from e
     if op.results:
         t = op.results[0].type
-        env[id(op.results[0])] = coerce(out, t) if isinstance(t, ScalarType) else out
+        value = coerce(out, t) if isinstance(t, ScalarType) else out
+        if t == i64 and _HELD_IN_I32.get():
+            value = np.int64(np.int64(value).astype(np.int32))
+        env[id(op.results[0])] = value
 
 
 def _for(op: Operation, env: Env) -> Steps:

@@ -295,14 +295,31 @@ def _gpu_build(
     return run.guarded(f"{run.name} build", action), seen["loops"], seen["work"]
 
 
-def _run_loops(run: BackendRun, loops: Operation | None, work: int) -> None:
-    """The GPU-scheduled loop IR on the loop interpreter against the graph interpreter (small programs)."""
+def _run_loops(run: BackendRun, loops: Operation | None, work: int, i64_in_i32: bool = False) -> None:
+    """The GPU-scheduled loop IR on the loop interpreter against the graph interpreter (small programs); with
+    ``i64_in_i32`` (WebGPU), i64 values held in i32 (:func:`~tensorium.backends.loop_interp.i64_held_in_i32`),
+    for inputs the runtime would take (every i64 one inside the 32-bit range)."""
+    from ..backends.loop_interp import i64_held_in_i32
     from ..backends.plan_runner import run_plan
 
     if loops is None or work > GPU_LOOP_WORK:
         return
+    if i64_in_i32 and any(_outside_i32(a) for a in run.inputs):
+        return  # the runtime refuses them by name (tests/webgpu/test_webgpu_int64.py)
+
+    def interpret() -> list[np.ndarray]:
+        if not i64_in_i32:
+            return run_plan(loops, run.inputs)
+        with i64_held_in_i32():
+            return run_plan(loops, run.inputs)
+
     stage = f"{run.name} loop interpreter"
-    run.judge(stage, run.guarded(stage, lambda: run_plan(loops, run.inputs)), None)
+    run.judge(stage, run.guarded(stage, interpret), None)
+
+
+def _outside_i32(array: Any) -> bool:
+    a = np.asarray(array)
+    return a.dtype == np.int64 and a.size > 0 and (int(a.min()) < -(1 << 31) or int(a.max()) >= 1 << 31)
 
 
 def check_cuda(run: BackendRun) -> None:
@@ -334,7 +351,7 @@ def check_webgpu(run: BackendRun) -> None:
             if problem is not None:
                 summary = f"{name} rejects the WGSL of '{kernel}': {headline(problem)}"
                 run.fail("validator", f"wgsl ({name})", summary, f"{problem}\n\n{shader.wgsl}")
-    _run_loops(run, loops, work)
+    _run_loops(run, loops, work, i64_in_i32=True)
 
 
 LOW_LIMITS_SHARE = 0.5

@@ -38,6 +38,8 @@ def special_values(element: ScalarType) -> np.ndarray:
             values.add(-1)
         if not element.signed and element.width > 1:
             values.add(1 << (element.width - 1))  # the sign bit of the same-width signed type
+        if element.signed and element.width == 64:
+            values |= {-(1 << 31), (1 << 31) - 1}  # the 32-bit edges: casts to i32 wrap past them, WebGPU's i64
         return np.array(sorted(values), dtype=storage_dtype(element))
     if isinstance(element, QuantizedType):  # k-bit codes: an input once the reducer cuts a quant constant's op
         low, high = element.code_range

@@ -177,12 +177,19 @@ def lower_tile(op: Operation, k: Kernel) -> None:
 
 @lowering("graph.arange")
 def lower_arange(op: Operation, k: Kernel) -> None:
-    """out[i] = start + step * i, computed in f64 (as the reference) and cast to the element type."""
+    """out[i] = start + step * i, computed in f64 (as the reference) and cast to the element type; with integral
+    start and step (always so for integer elements), in i64, which gives the same values (f64 is exact on these
+    integers, and both casts round the same integer) and what targets without f64 (WebGPU) can run."""
     out = k.outputs[0]
     attrs = op.opdef.attr_kwargs(op)
+    start, step = float(attrs["start"]), float(attrs["step"])
+    element = element_of(out)
+    integral = all(v.is_integer() and abs(v) < 1 << 31 for v in (start, step))
+    t = i64 if integral and not (isinstance(element, IntegerType) and element.is_bool) else f64
+    first, stride = (int(start), int(step)) if t == i64 else (start, step)
     with k.loops(k.sizes(out), ["i0"]) as (i,):
-        value = loop.add(k.const(attrs["start"], f64), loop.mul(k.const(attrs["step"], f64), convert(i, f64)))
-        loop.store(convert(value, element_of(out)), out, [i])
+        value = loop.add(k.const(first, t), loop.mul(k.const(stride, t), convert(i, t)))
+        loop.store(convert(value, element), out, [i])
 
 
 @lowering("graph.triu", "graph.tril")

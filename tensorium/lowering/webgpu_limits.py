@@ -18,6 +18,8 @@ in one CompileError, which kernel or tensor does not fit which limit:
 - function-scope storage (WGSL's 8192 bytes, not an adapter limit): a kernel's largest ``local`` buffers over
   it become per-invocation slices of scratch storage buffers (:mod:`tensorium.lowering.webgpu_private`), before
   the storage buffers are counted;
+- no 64-bit integers: i64 values are held in ``i32`` where :func:`~tensorium.lowering.webgpu_int64.check_int64_ranges`
+  proves they fit (an error naming the op otherwise);
 - 32-bit indices: :func:`check_index_width` proves that every buffer has fewer than 2**31 elements and every
   index constant fits 32 bits, so the emitter's ``i32`` indices never wrap; otherwise it is an error, never
   a silent narrowing.
@@ -30,9 +32,10 @@ from collections.abc import Callable
 from ..errors import CompileError
 from ..ir.core import Operation
 from ..ir.dialects.builtin import func_body, func_name, functions
-from ..ir.types import BufferType, FloatType, IndexType, IntegerType, TensorType, storage_dtype
+from ..ir.types import BufferType, FloatType, IndexType, IntegerType, TensorType
 from ..targets import Target
 from .plan import plan_of
+from .webgpu_int64 import check_int64_ranges, storage_itemsize
 from .webgpu_private import fit_function_storage, global_allocs
 from .webgpu_schedule import trip_count
 
@@ -41,9 +44,8 @@ INDEX_LIMIT = 1 << 31
 
 
 def storage_bytes(t: BufferType | TensorType) -> int:
-    """Bytes of a static buffer or tensor in WebGPU storage (``i1`` elements take 4 bytes, as ``u32``)."""
-    bool_element = isinstance(t.element, IntegerType) and t.element.is_bool
-    return (t.num_elements or 0) * (4 if bool_element else storage_dtype(t.element).itemsize)
+    """Bytes of a static buffer or tensor in WebGPU storage (see :func:`storage_itemsize`)."""
+    return (t.num_elements or 0) * storage_itemsize(t.element)
 
 
 def check_storage_buffers(lowered: Operation, target: Target) -> None:
@@ -166,6 +168,7 @@ _TOUCH = ("loop.load", "loop.store", "loop.dim", "loop.load_packed")
 LIMIT_PASSES: tuple[Callable[[Operation, Target], None], ...] = (
     fit_function_storage,
     check_index_width,
+    check_int64_ranges,
     check_buffer_sizes,
     check_storage_buffers,
     check_workgroup_storage,

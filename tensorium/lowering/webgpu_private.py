@@ -29,8 +29,9 @@ from ..ir.builder import InsertionPoint
 from ..ir.core import Operation, Value
 from ..ir.dialects import loop
 from ..ir.dialects.builtin import functions
-from ..ir.types import DYN, BufferType, IntegerType, index, storage_dtype
+from ..ir.types import DYN, BufferType, index
 from ..targets import Target
+from .webgpu_int64 import storage_itemsize
 from .webgpu_schedule import constant_index
 
 FUNCTION_STORAGE_BYTES = 8192
@@ -156,6 +157,5 @@ def global_allocs(kernel: Operation) -> int:
 
 
 def _bytes(t: BufferType) -> int:
-    """Bytes of a static ``local`` buffer (``i1`` elements as 4-byte ``bool``)."""
-    bool_element = isinstance(t.element, IntegerType) and t.element.is_bool
-    return (t.num_elements or 0) * (4 if bool_element else storage_dtype(t.element).itemsize)
+    """Bytes of a static ``local`` buffer (``i1`` elements as 4-byte ``bool``, ``i64`` as ``i32``)."""
+    return (t.num_elements or 0) * storage_itemsize(t.element)

@@ -16,7 +16,7 @@ from tensorium.ir import InsertionPoint, func_body, make_func, make_module
 from tensorium.ir.attributes import DenseAttr
 from tensorium.ir.core import Operation, Value
 from tensorium.ir.dialects.builtin import set_results
-from tensorium.ir.types import IntegerType, TensorType, bf16, f16, f32, f64, i1, i32
+from tensorium.ir.types import IntegerType, TensorType, bf16, f16, f32, f64, i1, i32, i64
 
 
 def test_special_values_hold_the_edges_of_each_type() -> None:
@@ -31,6 +31,7 @@ def test_special_values_hold_the_edges_of_each_type() -> None:
     assert set(special_values(IntegerType(3))) >= {-4, -1, 0, 1, 3}
     assert set(special_values(IntegerType(5, signed=False))) >= {0, 1, 16, 31}
     assert set(special_values(i32)) >= {-(2**31), 2**31 - 1}
+    assert set(special_values(i64)) >= {-(2**63), 2**63 - 1, -(2**31), 2**31 - 1}  # WebGPU holds i64 in 32 bits
     assert set(special_values(i1)) == {False, True}
 
 

@@ -435,6 +435,10 @@ def test_tile() -> None:
         (3.0, 20.0, 4.0, "i8"),
         (2.0, 1.0, 1.0, "i32"),
         (0.1, 1.0, 0.3, "f16"),
+        (16777215.0, 16777300.0, 3.0, "f32"),  # integral start and step: computed in i64, rounded to f32 once
+        (2147483000.0, 2147484500.0, 97.0, "i32"),  # past the i32 range: wraps as the f64 value's cast does
+        (-5.0, 40.0, 7.0, "i64"),
+        (65000.0, 66000.0, 300.0, "f16"),  # past f16's largest: inf
     ],
 )
 def test_arange(start: float, limit: float, step: float, dtype: str) -> None:

@@ -3,9 +3,9 @@ compiled with dynamic batch and sequence (one compile, a first call of size 1) a
 cache objects in the outputs included.
 
 GPT-2 and BERT compile for the CPU target (BERT's separate q, k and v projections check that fuse-siblings stacks
-them with symbolic dims); the other families run the same import on the interpreter, which keeps the suite fast on
-a small machine (each CPU compile with a symbolic sequence costs seconds of LLVM code generation;
-benchmarks/models.py compiles the families for the CPU)."""
+them with symbolic dims), GPT-2 for WebGPU too (its i64 ids held in i32); the other families run the same import
+on the interpreter, which keeps the suite fast on a small machine (each CPU compile with a symbolic sequence costs
+seconds of LLVM code generation; benchmarks/models.py compiles the families for the CPU)."""
 
 from __future__ import annotations
 
@@ -152,3 +152,19 @@ def test_trained_minilm_sentence_embeddings_match_eager() -> None:
     with torch.no_grad():
         np.testing.assert_allclose(embed(compiled, single).numpy(), embed(model, single).numpy(), atol=1e-5)
     assert compiled.cache_info().compiles == 1
+
+
+def test_gpt2_runs_on_webgpu_with_any_batch_and_length() -> None:
+    """Token ids and position ids are i64, held in i32 on WebGPU (tensorium/lowering/webgpu_int64.py): the mask
+    counts transformers computes from them are sums over named dims, bounded by the binding size."""
+    pytest.importorskip("wgpu", reason="wgpu-py is not installed (pip install 'tensorium[webgpu]')")
+    from tensorium.backends.webgpu.device import WebGPUUnavailable, device_for
+    from tensorium.targets import parse_target
+
+    try:
+        device_for(parse_target("webgpu"))
+    except WebGPUUnavailable as e:
+        pytest.skip(f"no WebGPU adapter: {e} (install mesa-vulkan-drivers)")
+    config = transformers.GPT2Config(n_layer=1, n_embd=32, n_head=2, vocab_size=96, n_positions=32, use_cache=False)
+    model = tiny(transformers.GPT2Model(config))
+    check_dynamic(model, TEXT, [{"input_ids": ids(1, 1)}, {"input_ids": ids(2, 7, seed=1)}], target="webgpu")

@@ -95,6 +95,36 @@ module {
         np.testing.assert_array_equal(g, w)
 
 
+def test_node_dawn_takes_and_gives_i64_held_in_i32(tmp_path: Path) -> None:
+    """int64 inputs are BigInt64Arrays narrowed (checked) to the i32 WebGPU holds them in, outputs widened."""
+    require_dawn()
+    m = parse_module("""
+module {
+  func.func @main(%ids: tensor<2x3xi64>, %t: tensor<9x2xf32>, %x: tensor<4x5xf32>)
+      -> (tensor<2x3x2xf32>, tensor<4xi64>, tensor<2x3xi64>) {
+    %0 = graph.embedding %t, %ids : (tensor<9x2xf32>, tensor<2x3xi64>) -> tensor<2x3x2xf32>
+    %1 = graph.argmax %x {axis = 1} : (tensor<4x5xf32>) -> tensor<4xi64>
+    %c = graph.constant {value = dense<[-7, 0, 2147483647]> : tensor<3xi64>} : () -> tensor<3xi64>
+    %2 = graph.max %ids, %c : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+    func.return %0, %1, %2 : tensor<2x3x2xf32>, tensor<4xi64>, tensor<2x3xi64>
+  }
+}""")
+    rng = np.random.default_rng(2)
+    inputs = [
+        np.array([[0, 8, 3], [5, 1, 7]], np.int64),
+        rng.standard_normal((9, 2)).astype(np.float32),
+        rng.standard_normal((4, 5)).astype(np.float32),
+    ]
+    WebGPUExecutable.build(m).to_files(tmp_path / "exe")
+    for g, w in zip(node_outputs(tmp_path / "exe", inputs, tmp_path), reference(m, inputs), strict=True):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+    inputs[0][1, 2] = -(2**33)
+    done = run_node(tmp_path / "exe", inputs, tmp_path / "wide")
+    assert done.returncode == 1
+    assert "input #0 (tensor<2x3xi64>) holds -8589934592, outside the 32-bit range WebGPU holds int64 in" in done.stderr
+
+
 def test_node_dawn_runs_an_artifact_with_bound_constants(tmp_path: Path) -> None:
     require_dawn()
     site, model = _compile_site(tmp_path)

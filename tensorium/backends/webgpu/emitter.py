@@ -26,7 +26,9 @@ one WGSL module whose entry point ``main`` runs one invocation.
   ``atomicAnd``/``atomicOr``, so invocations writing other elements of the same word never race. In registers
   such integers are ``i32``/``u32`` wrapped to their width after each op that can leave it, f16 is ``f32``
   rounded to the nearest f16 (ties to even) after each op that rounds; ``shared`` and ``local`` arrays hold
-  them widened. 64-bit integers and floats are a CompileError naming the value.
+  them widened. ``i64`` is held in ``i32`` where the limit pass :mod:`tensorium.lowering.webgpu_int64` proved
+  every value of it fits 32 bits (the runtimes narrow i64 inputs and constants, checked, and widen outputs); f64
+  and ``u64`` are a CompileError naming the value.
 - ``exp``, ``log``, ``sqrt``, ``sin``... are WGSL's builtins; ``tanh``, ``erf``, integer division and
   remainder come from the shared decompositions (:mod:`tensorium.lowering.decompose`). ``max``/``min``
   propagate NaN and ``pow`` handles negative bases with integer exponents, as the loop dialect says.
@@ -46,6 +48,7 @@ from ...errors import CompileError
 from ...ir.core import Operation, Value
 from ...ir.dialects.builtin import func_body, func_name
 from ...ir.types import BufferType, FloatType, IndexType, IntegerType, QuantizedType, ScalarType, Type
+from ...lowering.webgpu_int64 import held_in_i32
 from ...lowering.webgpu_limits import concat_pieces
 from ...lowering.webgpu_schedule import constant_index, dispatch_expression, trip_count
 from ...targets import Target
@@ -207,7 +210,8 @@ def packed_bits(element: ScalarType, target: Target) -> int:
 
 def scalar_type(t: Type, target: Target, what: str) -> str:
     """The WGSL type of a register value of type ``t``; CompileError naming ``what`` when WebGPU has none.
-    Integers narrower than 32 bits are held in ``i32``/``u32`` (wrapped to their width after each op); f16 is
+    Integers narrower than 32 bits are held in ``i32``/``u32`` (wrapped to their width after each op), ``i64``
+    in ``i32`` (where :mod:`tensorium.lowering.webgpu_int64` proved its values fit); f16 is
     ``f16`` with ``shader-f16``, else held in ``f32`` (rounded to f16 after each op)."""
     if isinstance(t, IndexType):
         return "i32"
@@ -221,7 +225,7 @@ def scalar_type(t: Type, target: Target, what: str) -> str:
     if isinstance(t, IntegerType):
         if t.is_bool:
             return "bool"
-        if t.width <= 32:
+        if t.width <= 32 or held_in_i32(t):
             return "i32" if t.signed else "u32"
     raise CompileError(f"{what}: WebGPU has no {t} (WGSL has 32-bit integers, f32 and f16; no 64-bit types)")
 

@@ -38,6 +38,7 @@ from ...ir.types import IntegerType, Sym, TensorType, storage_dtype
 from ...lowering import Step, View, plan_of
 from ...lowering.codegen import AfterStage, Codegen, run_codegen
 from ...lowering.space import Config
+from ...lowering.webgpu_int64 import I32_RANGE, dims_within_binding, held_in_i32, storage_itemsize
 from ...lowering.webgpu_limits import INDEX_LIMIT, apply_limits, storage_bytes
 from ...lowering.webgpu_quant import DEFAULT_LAYOUT, Packing, pack_quantized
 from ...lowering.webgpu_schedule import dynamic_grid, evaluate_dispatch, gpu_configs, map_to_workgroups
@@ -64,10 +65,31 @@ def _is_bool(t: TensorType) -> bool:
     return isinstance(t.element, IntegerType) and t.element.is_bool
 
 
+def _held_dtype(t: TensorType) -> np.dtype[Any]:
+    """The numpy dtype of ``t``'s elements in WebGPU storage (``i1`` as ``u32``, ``i64`` as ``i32``)."""
+    if _is_bool(t):
+        return np.dtype(np.uint32)
+    return np.dtype(np.int32) if held_in_i32(t.element) else storage_dtype(t.element)
+
+
+def narrowed(array: np.ndarray, t: TensorType, what: str, error: type[Exception] = InterpreterError) -> np.ndarray:
+    """``array`` of an ``i64`` tensor ``t`` as the ``int32`` WebGPU holds it in; ``error`` naming ``what`` and
+    the first value outside the 32-bit range (never a silent narrowing). Other types pass unchanged."""
+    if not held_in_i32(t.element) or array.size == 0:
+        return array
+    low, high = int(array.min()), int(array.max())
+    if low < I32_RANGE[0] or high > I32_RANGE[1]:
+        bad = low if low < I32_RANGE[0] else high
+        raise error(
+            f"{what} ({t}) holds {bad}, outside the 32-bit range WebGPU holds i64 in [{I32_RANGE[0]}, {I32_RANGE[1]}]"
+        )
+    return array.astype(np.int32)
+
+
 def _to_storage(array: np.ndarray, t: TensorType) -> bytes:
-    """The bytes of ``array`` as the shaders read them (``i1`` as ``u32``), zero-padded to a multiple of 4
-    (WebGPU copies whole words: an f16 tensor of odd size has two bytes more)."""
-    data = np.ascontiguousarray(array, np.uint32 if _is_bool(t) else storage_dtype(t.element)).tobytes()
+    """The bytes of ``array`` as the shaders read them (``i1`` as ``u32``, ``i64`` already :func:`narrowed`),
+    zero-padded to a multiple of 4 (WebGPU copies whole words: an f16 tensor of odd size has two bytes more)."""
+    data = np.ascontiguousarray(array, _held_dtype(t)).tobytes()
     return data + bytes(-len(data) % 4)
 
 
@@ -78,8 +100,8 @@ def _write(device: Any, buffer: Any, data: bytes) -> None:
 
 
 def _itemsize(t: TensorType) -> int:
-    """Bytes per element in WebGPU storage (``i1`` as ``u32``)."""
-    return 4 if _is_bool(t) else storage_dtype(t.element).itemsize
+    """Bytes per element in WebGPU storage (``i1`` as ``u32``, ``i64`` as ``i32``)."""
+    return storage_itemsize(t.element)
 
 
 def _from_storage(data: Any, t: TensorType, shape: tuple[int, ...] | None = None) -> np.ndarray:
@@ -87,7 +109,8 @@ def _from_storage(data: Any, t: TensorType, shape: tuple[int, ...] | None = None
     count = int(np.prod(shape, dtype=np.int64))
     if _is_bool(t):
         return np.frombuffer(data, np.uint32, count=count).reshape(shape) != 0
-    return np.frombuffer(data, storage_dtype(t.element), count=count).reshape(shape).copy()
+    held = np.frombuffer(data, _held_dtype(t), count=count).reshape(shape)
+    return held.astype(storage_dtype(t.element))  # a copy; i64 widened
 
 
 class WebGPUExecutable(Executable):
@@ -125,7 +148,7 @@ class WebGPUExecutable(Executable):
         self._lock = threading.Lock()
         self._gpu: dict[str, Any] | None = None
         for view in views:
-            itemsize = 4 if _is_bool(buffers[view.buffer]) else storage_dtype(buffers[view.buffer].element).itemsize
+            itemsize = _itemsize(buffers[view.buffer])
             if (view.offset * itemsize) % 4 or storage_bytes(buffers[view.buffer]) % 4:
                 raise CompileError(f"view buffer #{view.buffer} ({buffers[view.buffer]}) is not 4-byte aligned")
 
@@ -168,7 +191,10 @@ class WebGPUExecutable(Executable):
         plan = plan_of(state.lowered)
         shaders: dict[str, Shader] = state.compiled
         steps = tuple(Step(s.kernel, s.inputs, s.outputs, shaders[s.kernel].grid) for s in plan.steps)
-        constants = tuple((b, np.asarray(c.array)) for b, c in plan.constants)
+        constants = tuple(
+            (b, narrowed(np.asarray(c.array), plan.buffers[b], f"constant tensor #{b}", CompileError))
+            for b, c in plan.constants
+        )
         for number, t in enumerate(plan.buffers):
             what = f"tensor #{number} ({t})"
             if any(isinstance(d, Sym) and d.name is None for d in t.shape):
@@ -210,6 +236,9 @@ class WebGPUExecutable(Executable):
                     raise InterpreterError(
                         f"tensor #{number} ({t}) of shape {shape} takes {size} bytes, over {name} = {limit}"
                     )
+            problem = dims_within_binding(t, shape, binding)
+            if problem is not None:
+                raise InterpreterError(f"tensor #{number} ({t}) of shape {shape}: {problem}")
             if count >= INDEX_LIMIT:
                 raise InterpreterError(
                     f"tensor #{number} ({t}) of shape {shape} has {count} elements; WebGPU indices are 32-bit"
@@ -288,7 +317,8 @@ class WebGPUExecutable(Executable):
                     f"input #{n}: expected dtype {storage_dtype(t.element)} for {t}, got {array.dtype}"
                 )
             check_value(array, t, f"input #{n}", bindings)
-            arrays.append(self.packed[buffer].pack(array) if buffer in self.packed else array)
+            held = self.packed[buffer].pack(array) if buffer in self.packed else narrowed(array, t, f"input #{n}")
+            arrays.append(held)
         self.last_bindings = dict(bindings)
         shapes = self.shapes(bindings)
         self._check_sizes(shapes)

@@ -27,6 +27,7 @@ const ARRAYS = {
   uint8: Uint8Array,
   int16: Int16Array,
   uint16: Uint16Array,
+  int64: BigInt64Array,
 };
 
 /** The dtypes of .npy descriptors the runtime reads and writes. */
@@ -40,6 +41,7 @@ const NPY_DTYPES = {
   "|u1": "uint8",
   "<i2": "int16",
   "<u2": "uint16",
+  "<i8": "int64",
 };
 
 /** An error of the runtime: a malformed file, a wrong input, a device without what the model needs. */
@@ -132,8 +134,25 @@ async function deviceFrom(gpuOrDevice, plan) {
   return typeof gpuOrDevice?.createBuffer === "function" ? gpuOrDevice : requestDevice(gpuOrDevice, plan);
 }
 
-/** The bytes a shader reads for `array` of `dtype` (bool as one u32 per element). */
-function toStorage(array, dtype) {
+const I32_MIN = -(2n ** 31n);
+const I32_MAX = 2n ** 31n - 1n;
+
+/**
+ * The bytes a shader reads for `array` of `dtype` (bool as one u32 per element; int64 as the int32 WebGPU
+ * holds it in, an error naming `what` and the value where one does not fit 32 bits: never a silent narrowing).
+ */
+function toStorage(array, dtype, what) {
+  if (dtype === "int64") {
+    const held = new Int32Array(array.length);
+    for (let i = 0; i < array.length; i++) {
+      const v = array[i];
+      if (v < I32_MIN || v > I32_MAX) {
+        throw new TensoriumError(`${what} holds ${v}, outside the 32-bit range WebGPU holds int64 in [${I32_MIN}, ${I32_MAX}]`);
+      }
+      held[i] = Number(v);
+    }
+    return held;
+  }
   if (dtype !== "bool") return array;
   return Uint32Array.from(array, (v) => (v ? 1 : 0));
 }
@@ -221,6 +240,7 @@ function inputOf(buffer) {
 function fromStorage(bytes, buffer, shape = buffer.shape) {
   const count = product(shape);
   if (buffer.dtype === "bool") return Uint8Array.from(new Uint32Array(bytes, 0, count), (v) => (v ? 1 : 0));
+  if (buffer.dtype === "int64") return BigInt64Array.from(new Int32Array(bytes, 0, count), (v) => BigInt(v));
   return new (arrayClass(buffer.dtype, buffer.type))(bytes, 0, count);
 }
 
@@ -266,7 +286,19 @@ export class Executable {
     const limits = Object.fromEntries(plan.target?.limits ?? []);
     this.perDimension = limits.max_compute_workgroups_per_dimension ?? 65535;
     this.sizes = plan.buffers.map((b, n) => (b.shape.every((d) => typeof d === "number") ? b.bytes : b.bytes * product(shapes[n])));
+    const binding = limits.max_storage_buffer_binding_size ?? 134217728;
     for (const [n, b] of plan.buffers.entries()) {
+      // a named dim is at most what keeps its tensor within the binding size (its other dims 1): the compiler's
+      // proofs about i64 held in i32 assume it (dim_bound in tensorium/lowering/webgpu_int64.py)
+      const fixed = product(b.shape.filter((d) => typeof d === "number"));
+      const bound = fixed ? Math.min(2 ** 31 - 1, Math.floor(binding / (b.bytes * fixed))) : 2 ** 31 - 1;
+      b.shape.forEach((d, axis) => {
+        if (typeof d !== "number" && shapes[n][axis] > bound) {
+          throw new TensoriumError(
+            `tensor #${n} (${b.type}) of shape [${shapes[n]}]: dim ${d} = ${shapes[n][axis]} (axis ${axis}) is over ${bound}, the most that fits the binding size ${binding}`,
+          );
+        }
+      });
       if (product(shapes[n]) >= 2 ** 31) {
         throw new TensoriumError(`tensor #${n} (${b.type}) of shape [${shapes[n]}] has too many elements for WebGPU's 32-bit indices`);
       }
@@ -487,7 +519,7 @@ export class Executable {
     const { device, plan } = this;
     arrays.forEach((array, n) => {
       const { dtype, packed } = this.inputs[n];
-      const data = packed ? packCodes(array, packed) : toStorage(array, dtype);
+      const data = packed ? packCodes(array, packed) : toStorage(array, dtype, `input #${n} (${this.inputs[n].type})`);
       const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
       const padded = bytes.byteLength % 4 ? Uint8Array.from({ length: ceil4(bytes.byteLength) }, (_, i) => bytes[i] ?? 0) : bytes;
       device.queue.writeBuffer(this.buffers[plan.inputs[n]], 0, padded);
@@ -671,6 +703,7 @@ export function randomInputs(model, seed = 1) {
     const count = product(input.shape);
     if (input.dtype === "float32") return Float32Array.from({ length: count }, normal);
     if (input.dtype === "bool") return Uint8Array.from({ length: count }, () => (uniform() < 0.5 ? 1 : 0));
+    if (input.dtype === "int64") return BigInt64Array.from({ length: count }, () => BigInt(Math.floor(uniform() * 10)));
     if (input.packed) {
       const { bits, signed } = input.packed;
       const low = signed ? -(1 << (bits - 1)) : 0;

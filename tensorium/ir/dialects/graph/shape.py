@@ -16,7 +16,7 @@ from ...attributes import BoolAttr, FloatAttr, IntAttr, IntsAttr, ScalarTypeAttr
 from ...core import Operation
 from ...opdef import InferError, define
 from ...shapes import check_dims_match, normalize_axes, normalize_axis, solve_reshape
-from ...types import DYN, Dim, FloatType, IntegerType, ScalarType, Sym, TensorType, Type
+from ...types import DYN, Dim, FloatType, IntegerType, ScalarType, Sym, TensorType, Type, storage_dtype
 from .common import check_dtype, same_element, tensors
 
 INT64_MAX = 2**63 - 1
@@ -419,7 +419,10 @@ def _arange_infer(*, start: float, limit: float, step: float, dtype: ScalarType)
 
 
 def _arange_reference(*, start: float, limit: float, step: float, dtype: ScalarType) -> np.ndarray:
-    return start + step * np.arange(_arange_length(start, limit, step), dtype=np.float64)
+    count = _arange_length(start, limit, step)
+    if isinstance(dtype, IntegerType) and not dtype.is_bool:  # integral start and step: exact, wrapped to dtype
+        return (int(start) + int(step) * np.arange(count, dtype=np.int64)).astype(storage_dtype(dtype))
+    return start + step * np.arange(count, dtype=np.float64)
 
 
 arange = define(
@@ -429,7 +432,7 @@ arange = define(
     reference=_arange_reference,
     traits=("pure",),
     doc="start, start + step, ... up to (not including) limit: max(ceil((limit - start) / step), 0) "
-    "elements of `dtype`.",
+    "elements of `dtype` (integer elements wrap to its width, as a cast from i64).",
 )
 
 
