@@ -304,6 +304,11 @@ def compare(
     return None
 
 
+ILL_CONDITIONED_ROUNDS = 4
+"""Rounds of :func:`ill_conditioned` (3 perturbed runs each, other draws each round) a mismatch gets before it is
+a failure: a round stops the search once every differing element is one the reference itself moves. One round
+missed 2 of 20 truncations of f16 values an ulp from an integer (a campaign's case, tests/fuzz/oracle_cases/
+fold_batch_norm_f16_then_cast.mlir), which ten perturbed runs all found."""
 PERTURBATION = {"f16": 4e-3, "bf16": 3e-2}
 """Relative size of the input perturbation that finds ill-conditioned outputs (1e-5 for wider floats)."""
 
@@ -314,6 +319,7 @@ def ill_conditioned(
     expected: Sequence[np.ndarray],
     trials: int = 3,
     looser: FloatType | None = None,
+    seed: int = 0,
 ) -> list[np.ndarray]:
     """Per output, the elements the reference itself changes when float inputs and constants move by a few
     rounding errors (of their own type, or of ``looser`` where that is larger: the precision the outputs are
@@ -329,7 +335,7 @@ def ill_conditioned(
     arg_types = [a.type for a in func_body(func).args]
     types = _result_types(module)
     precision = computed_precision(module)
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     masks = [np.zeros(e.shape, bool) for e in expected]
     for _ in range(trials):
         moved = [
@@ -639,9 +645,11 @@ def _judge(
     problem = compare(expected, got, types, free.order_dependent, precision, free.sign_free)
     if problem is None:
         return
-    moves = ill_conditioned(original, inputs, expected, looser=precision)
-    unstable = [a | b for a, b in zip(moves, free.order_dependent)]
-    if compare(expected, got, types, unstable, precision, free.sign_free) is None:
-        reason = f"{stage}: differs only where the reference is ill-conditioned ({problem})"
-        raise _Stop(Verdict("invalid", reason=reason))
+    unstable = list(free.order_dependent)
+    for seed in range(ILL_CONDITIONED_ROUNDS):
+        moves = ill_conditioned(original, inputs, expected, looser=precision, seed=seed)
+        unstable = [a | b for a, b in zip(moves, unstable)]
+        if compare(expected, got, types, unstable, precision, free.sign_free) is None:
+            reason = f"{stage}: differs only where the reference is ill-conditioned ({problem})"
+            raise _Stop(Verdict("invalid", reason=reason))
     raise _Stop(Verdict("failure", Failure("mismatch", stage, problem, f"{problem}\n\nIR after the pipeline:\n{ir}")))

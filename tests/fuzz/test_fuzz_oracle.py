@@ -185,6 +185,14 @@ def test_casts_of_the_int_paths_outputs_near_integers_are_invalid_not_failures()
     assert verdict.status == "invalid" and "ill-conditioned" in verdict.reason
 
 
+def test_f16_truncations_an_ulp_from_integers_after_folding_are_invalid_not_failures() -> None:
+    """A campaign case (tests/fuzz/oracle_cases/fold_batch_norm_f16_then_cast.mlir): fold-batch-norm then a cast of
+    f16 values to i64; the first round of ill-conditioning draws missed some of the flips, later rounds find them."""
+    path = Path(__file__).parent / "oracle_cases" / "fold_batch_norm_f16_then_cast.mlir"
+    verdict = check(read_case(path))
+    assert verdict.status == "invalid" and "ill-conditioned" in verdict.reason
+
+
 # --- IEEE 754: what may differ, and nothing else -------------------------------------------------------------
 T4 = TensorType((4,), f32)
 
