@@ -125,6 +125,36 @@ module {
     assert "input #0 (tensor<2x3xi64>) holds -8589934592, outside the 32-bit range WebGPU holds int64 in" in done.stderr
 
 
+GPT2_FACTORY = """
+import torch, transformers
+
+def factory():
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(n_layer=1, n_embd=32, n_head=2, vocab_size=200, n_positions=32, use_cache=False)
+    model = transformers.GPT2LMHeadModel(config).eval()
+    return model, (torch.zeros((1, 9), dtype=torch.long),)
+"""
+
+
+def test_a_transformers_gpt2_site_runs_under_node_on_int64_token_ids(tmp_path: Path) -> None:
+    """`tensorium compile gpt2.py:factory -t webgpu -o site/` of a PyTorch GPT-2 LM: its int64 ids given as a .npy
+    file (a BigInt64Array) and held in i32 on the GPU, its logits those of eager PyTorch."""
+    require_dawn()
+    torch = pytest.importorskip("torch", reason="the PyTorch frontend needs torch")
+    pytest.importorskip("transformers", reason="the HuggingFace models need transformers")
+    (tmp_path / "gpt2.py").write_text(GPT2_FACTORY)
+    site = tmp_path / "site"
+    assert main(["compile", f"{tmp_path / 'gpt2.py'}:factory", "-t", "webgpu", "-o", str(site)]) == 0
+    ids = np.random.default_rng(6).integers(0, 200, (1, 9), dtype=np.int64)
+    (got,) = node_outputs(site, [ids], tmp_path)
+    namespace: dict[str, Any] = {}
+    exec(GPT2_FACTORY, namespace)
+    model = namespace["factory"]()[0]
+    with torch.no_grad():
+        want = model(torch.from_numpy(ids)).logits.numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
 def test_node_dawn_runs_an_artifact_with_bound_constants(tmp_path: Path) -> None:
     require_dawn()
     site, model = _compile_site(tmp_path)
