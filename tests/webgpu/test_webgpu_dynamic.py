@@ -343,3 +343,85 @@ def test_batched_products_with_run_time_sizes_run_on_dawn(tmp_path: Path) -> Non
     for b, s in BATCHED_SIZES[:3]:
         arrays = _batched_inputs(b, s)
         matches(node_outputs(folder, arrays, tmp_path / f"{b}x{s}"), BATCHED, arrays)
+
+
+COMPRESS = """
+module {
+  func.func @main(%m: tensor<[n]xi1>, %x: tensor<[n]x3xf32>) -> (tensor<[k]x3xf32>, tensor<i64>, tensor<[k]xf32>) {
+    %0:2 = graph.compress %m, %x {dim = "k"} : (tensor<[n]xi1>, tensor<[n]x3xf32>) -> (tensor<[k]x3xf32>, tensor<i64>)
+    %1 = graph.reduce_sum %0#0 {axes = [1]} : (tensor<[k]x3xf32>) -> tensor<[k]xf32>
+    func.return %0#0, %0#1, %1 : tensor<[k]x3xf32>, tensor<i64>, tensor<[k]xf32>
+  }
+}"""
+
+
+def _compress_inputs(n: int, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [rng.random(n) < 0.5, rng.standard_normal((n, 3)).astype(np.float32)]
+
+
+def test_dims_computed_at_run_time_are_read_back_between_submissions(tmp_path: Path) -> None:
+    """graph.compress's kept rows: its tensors are allocated at the mask's length, the count is read back after
+    its kernel, and what follows runs on that many rows; again with other counts, none, and from files."""
+    m = parse_module(COMPRESS)
+    executable = WebGPUExecutable.build(m)
+    assert [d.name for d in executable.dims] == ["k"]
+    for n, seed in [(9, 0), (9, 1), (1, 2), (0, 3), (40, 4)]:
+        inputs = _compress_inputs(n, seed)
+        got = executable.run(inputs)
+        assert executable.last_bindings == {"n": n, "k": int(inputs[0].sum())}
+        for g, w in zip(got, run(m, inputs), strict=True):
+            assert g.shape == w.shape
+            np.testing.assert_allclose(g, w, rtol=1e-6)
+    loaded = WebGPUExecutable.from_files(executable.to_files(tmp_path / "exe"))
+    inputs = _compress_inputs(13, 5)
+    for g, w in zip(loaded.run(inputs), run(m, inputs), strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_node_dawn_reads_dims_computed_at_run_time_back(tmp_path: Path) -> None:
+    require_dawn()
+    m = parse_module(COMPRESS)
+    WebGPUExecutable.build(m).to_files(tmp_path / "exe")
+    for n, seed in [(11, 6), (0, 7)]:
+        inputs = _compress_inputs(n, seed)
+        got = node_outputs(tmp_path / "exe", inputs, tmp_path / f"n{n}")
+        for g, w in zip(got, run(m, inputs), strict=True):
+            assert g.shape == w.shape
+            np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_a_kernel_that_reads_no_dim_binds_no_dims_uniform() -> None:
+    """Regression: a compress of a static mask writes rows of a run-time dim it never reads; the shader declared
+    the dims uniform anyway, and wgpu's automatic layout, which leaves unused bindings out, refused the bind group
+    ("Number of bindings in bind group descriptor (5) does not match ... (4)")."""
+    m = parse_module("""
+module {
+  func.func @main(%m: tensor<6xi1>, %x: tensor<6x2xf32>) -> (tensor<[k]x2xf32>, tensor<i64>) {
+    %0:2 = graph.compress %m, %x {dim = "k"} : (tensor<6xi1>, tensor<6x2xf32>) -> (tensor<[k]x2xf32>, tensor<i64>)
+    func.return %0#0, %0#1 : tensor<[k]x2xf32>, tensor<i64>
+  }
+}""")
+    executable = WebGPUExecutable.build(m)
+    (shader,) = executable.shaders.values()
+    assert shader.dims == () and "var<uniform> dims" not in shader.wgsl
+    inputs = [np.array([1, 0, 0, 1, 1, 0], bool), np.arange(12, dtype=np.float32).reshape(6, 2)]
+    for g, w in zip(executable.run(inputs), run(m, inputs), strict=True):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_pytorch_masked_select_nonzero_and_unique_run_on_webgpu() -> None:
+    torch = pytest.importorskip("torch", reason="the PyTorch frontend needs torch")
+
+    class DataDependent(torch.nn.Module):
+        def forward(self, x: Any) -> Any:
+            kept = torch.masked_select(x, x > 0)
+            return kept * 2, kept.sum(), torch.nonzero(x > 0.5), torch.unique(torch.round(x))
+
+    model = DataDependent()
+    compiled = tensorium.compile(model, target="webgpu")
+    for seed in (0, 1):
+        x = torch.randn(4, 5, generator=torch.Generator().manual_seed(seed))
+        for got, want in zip(compiled(x), model(x), strict=True):
+            assert got.shape == want.shape
+            torch.testing.assert_close(got, want)

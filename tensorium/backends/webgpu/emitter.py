@@ -333,6 +333,8 @@ class WGSLEmitter(KernelEmitter):
             self.buffers[id(arg)] = (var, t)
         self.bound = len(bindings)
         self.emit_block(func_body(func))
+        if self.dims and not any("dims[" in line for line in self.lines):
+            self.dims = {}  # none read (a compress's result rows): an unused uniform would leave the auto layout
         if self.dims:
             number = self.bound + len(self.scratch)
             vectors = -(-len(self.dims) // 4)

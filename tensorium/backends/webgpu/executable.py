@@ -24,6 +24,7 @@ import json
 import os
 import threading
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +38,7 @@ from ...ir.rewrite import is_trivially_dead
 from ...ir.types import IntegerType, Sym, TensorType, storage_dtype
 from ...lowering import Step, View, plan_of
 from ...lowering.codegen import AfterStage, Codegen, run_codegen
+from ...lowering.plan import RuntimeDim
 from ...lowering.space import Config
 from ...lowering.webgpu_int64 import I32_RANGE, dims_within_binding, held_in_i32, storage_itemsize
 from ...lowering.webgpu_limits import INDEX_LIMIT, apply_limits, storage_bytes
@@ -113,6 +115,20 @@ def _from_storage(data: Any, t: TensorType, shape: tuple[int, ...] | None = None
     return held.astype(storage_dtype(t.element))  # a copy; i64 widened
 
 
+@dataclass
+class _Launch:
+    """One step as ``run`` records it: its pipeline and bind group (None for a concat of buffer copies), its grid
+    for the allocated shapes, the views copied before it, its pieces' copies, and its ``dims`` uniform."""
+
+    step: Step
+    pipeline: Any
+    group: Any
+    grid: tuple[int, ...] | None
+    views: list[View]
+    pieces: list[tuple[int, int, int, int]] | None
+    uniform: Any = None
+
+
 class WebGPUExecutable(Executable):
     """A lowered module's launch plan over WGSL shaders; ``run(arrays)`` gives the outputs.
 
@@ -130,8 +146,12 @@ class WebGPUExecutable(Executable):
         target: Target,
         views: tuple[View, ...] = (),
         packed: Mapping[int, Packing] | None = None,
+        dims: tuple[RuntimeDim, ...] = (),
     ) -> None:
         self.shaders = shaders
+        self.dims = dims
+        """Named dims computed at run time (``graph.compress``'s): their tensors are allocated at the dim's bound;
+        after the step that writes a dim's size, ``run`` reads it back and launches the rest with it."""
         self.buffers = buffers
         self.inputs = inputs
         self.outputs = outputs
@@ -199,11 +219,9 @@ class WebGPUExecutable(Executable):
             what = f"tensor #{number} ({t})"
             if any(isinstance(d, Sym) and d.name is None for d in t.shape):
                 raise CompileError(f"{what} has an anonymous dynamic dim; the host sizes named dims only ([batch])")
-            if not t.is_static and plan.dims:
-                raise CompileError(f"{what}: dynamic shapes with dims computed at run time are not supported")
             storage_type(t.element, target, what)
         return WebGPUExecutable(
-            shaders, plan.buffers, plan.inputs, plan.outputs, constants, steps, target, plan.views, packed
+            shaders, plan.buffers, plan.inputs, plan.outputs, constants, steps, target, plan.views, packed, plan.dims
         )
 
     @property
@@ -220,6 +238,19 @@ class WebGPUExecutable(Executable):
     def shapes(self, bindings: Mapping[str, int]) -> list[tuple[int, ...]]:
         """The shape of every buffer with the named dims ``bindings`` gives (the static ones as they are)."""
         return [tuple(d if isinstance(d, int) else bindings[d.name] for d in t.shape) for t in self.buffers]  # type: ignore[index]
+
+    def _bounded(self, bindings: Mapping[str, int]) -> dict[str, int]:
+        """``bindings`` with each dim computed at run time at its bound (what its tensors are allocated with)."""
+        bounded = dict(bindings)
+        for dim in self.dims:
+            bounded[dim.name] = dim.bound if isinstance(dim.bound, int) else bounded[dim.bound]
+        return bounded
+
+    def _dims_of(self, step: Step) -> set[str]:
+        """The dims computed at run time that the shapes of ``step``'s buffers hold."""
+        names = {d.name for d in self.dims}
+        used = {d.name for b in (*step.inputs, *step.outputs) for d in self.buffers[b].shape if isinstance(d, Sym)}
+        return {n for n in used if n in names}
 
     def _check_sizes(self, shapes: list[tuple[int, ...]]) -> None:
         """At run time, what the compiler proves for static shapes: every tensor's elements fit 32-bit indices
@@ -266,9 +297,7 @@ class WebGPUExecutable(Executable):
         gpu = [device.create_buffer(size=max(4, -(-n // 4) * 4), usage=usage) for n in sizes]
         for b, array in self.constants:
             _write(device, gpu[b], _to_storage(array, self.buffers[b]))
-        launches: list[tuple[Any, Any, tuple[int, int, int] | None, list[View], list[tuple[int, int, int, int]] | None]]
-        launches = []
-        per_dimension = self.target.limit("max_compute_workgroups_per_dimension")
+        launches: list[_Launch] = []
         for step, pipeline in zip(self.steps, pipelines):
             shader = self.shaders[step.kernel]
             args = (*step.inputs, *step.outputs)
@@ -276,7 +305,7 @@ class WebGPUExecutable(Executable):
             if pipeline is None:
                 (result,) = step.outputs
                 pieces = [(b, result, at, sizes[b]) for b, at in zip(step.inputs, shader.pieces or ())]
-                launches.append((None, None, shader.grid, views, pieces))
+                launches.append(_Launch(step, None, None, shader.grid, views, pieces))
                 continue
             bound = [gpu[args[p]] for p in shader.bindings]
             scratch = list(shader.scratch)
@@ -284,9 +313,9 @@ class WebGPUExecutable(Executable):
                 if expression is not None:
                     scratch[n] = max(4, evaluate_dispatch(json.loads(expression), [shapes[b] for b in args]))
             bound += [device.create_buffer(size=-(-n // 4) * 4, usage=usage) for n in scratch]
+            uniform = None
             if shader.dims:
-                values = np.zeros(-(-len(shader.dims) // 4) * 4, np.int32)
-                values[: len(shader.dims)] = [shapes[args[p]][axis] for p, axis in shader.dims]
+                values = self._dim_values(step, shapes)
                 uniform = device.create_buffer(
                     size=values.nbytes, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
                 )
@@ -296,16 +325,38 @@ class WebGPUExecutable(Executable):
                 {"binding": n, "resource": {"buffer": b, "offset": 0, "size": b.size}} for n, b in enumerate(bound)
             ]
             group = device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=entries)
-            grid = shader.grid
-            if shader.dispatch is not None:
-                trips = evaluate_dispatch(json.loads(shader.dispatch), [shapes[b] for b in args])
-                grid = dynamic_grid(trips, shader.workgroup[0], per_dimension, step.kernel)
-            launches.append((pipeline, group, grid, views, None))
+            launches.append(_Launch(step, pipeline, group, self._grid(step, shapes), views, None, uniform))
         return {"buffers": gpu, "launches": launches, "shapes": shapes, "sizes": sizes}
+
+    def _dim_values(self, step: Step, shapes: Sequence[tuple[int, ...]]) -> np.ndarray:
+        """The ``dims`` uniform of ``step``'s kernel for buffers of ``shapes`` (whole vec4s)."""
+        shader = self.shaders[step.kernel]
+        args = (*step.inputs, *step.outputs)
+        values = np.zeros(-(-len(shader.dims) // 4) * 4, np.int32)
+        values[: len(shader.dims)] = [shapes[args[p]][axis] for p, axis in shader.dims]
+        return values
+
+    def _grid(self, step: Step, shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...] | None:
+        """The workgroups ``step``'s kernel dispatches for buffers of ``shapes``."""
+        shader = self.shaders[step.kernel]
+        if shader.dispatch is None:
+            return shader.grid
+        args = (*step.inputs, *step.outputs)
+        trips = evaluate_dispatch(json.loads(shader.dispatch), [shapes[b] for b in args])
+        per_dimension = self.target.limit("max_compute_workgroups_per_dimension")
+        return dynamic_grid(trips, shader.workgroup[0], per_dimension, step.kernel)
+
+    def _run_time_dim(self, device: Any, gpu: list[Any], dim: RuntimeDim, bound: int) -> int:
+        """The value of ``dim`` its step wrote (read back), checked against the ``bound`` its tensors have."""
+        (value,) = _from_storage(device.queue.read_buffer(gpu[dim.size]), self.buffers[dim.size], (1,))
+        if not 0 <= int(value) <= bound:
+            raise InterpreterError(f"dim {dim.name} computed at run time is {int(value)}, outside [0, {bound}]")
+        return int(value)
 
     def run(self, inputs: Sequence[Any]) -> list[np.ndarray]:
         """Run the plan on numpy ``inputs`` (in @main argument order); returns new output arrays. With dynamic
-        shapes the inputs bind the named dims; GPU buffers are made again when the shapes change."""
+        shapes the inputs bind the named dims; GPU buffers are made again when the shapes change. Dims computed
+        at run time (:attr:`dims`) end a submission each: their sizes are read back before what uses them."""
         if len(inputs) != len(self.inputs):
             raise InterpreterError(f"the plan takes {len(self.inputs)} inputs, got {len(inputs)}")
         arrays = []
@@ -319,9 +370,10 @@ class WebGPUExecutable(Executable):
             check_value(array, t, f"input #{n}", bindings)
             held = self.packed[buffer].pack(array) if buffer in self.packed else narrowed(array, t, f"input #{n}")
             arrays.append(held)
-        self.last_bindings = dict(bindings)
-        shapes = self.shapes(bindings)
+        bounded = self._bounded(bindings)
+        shapes = self.shapes(bounded)
         self._check_sizes(shapes)
+        sizes_of = {d.size: d for d in self.dims}
         with self._lock:
             if self._gpu is None:
                 device = device_for(self.target)
@@ -333,26 +385,44 @@ class WebGPUExecutable(Executable):
             gpu = state["buffers"]
             for buffer, array in zip(self.inputs, arrays):
                 _write(device, gpu[buffer], _to_storage(array, self.buffers[buffer]))
+            known = dict(bindings)
             encoder = device.create_command_encoder()
-            for pipeline, group, grid, views, pieces in state["launches"]:
-                for view in views:
-                    size = -(-state["sizes"][view.buffer] // 4) * 4  # this run's bytes (dynamic views: a reshape's)
-                    offset = view.offset * _itemsize(self.buffers[view.buffer])
-                    if size:
-                        encoder.copy_buffer_to_buffer(gpu[view.source], offset, gpu[view.buffer], 0, size)
-                if pieces is not None:
-                    for source, result, at, size in pieces:
-                        encoder.copy_buffer_to_buffer(gpu[source], 0, gpu[result], at, size)
-                    continue
-                if 0 in grid:
-                    continue  # an empty dynamic dispatch
-                compute = encoder.begin_compute_pass()
-                compute.set_pipeline(pipeline)
-                compute.set_bind_group(0, group)
-                compute.dispatch_workgroups(*grid)
-                compute.end()
+            for launch in state["launches"]:
+                grid = launch.grid
+                if self.dims and self._dims_of(launch.step):
+                    now = self.shapes({**bounded, **known})
+                    grid = self._grid(launch.step, now)
+                    if launch.uniform is not None:
+                        _write(device, launch.uniform, self._dim_values(launch.step, now).tobytes())
+                self._encode(encoder, state, launch, grid)
+                for dim in (sizes_of[b] for b in launch.step.outputs if b in sizes_of):
+                    device.queue.submit([encoder.finish()])
+                    known[dim.name] = self._run_time_dim(device, gpu, dim, bounded[dim.name])
+                    encoder = device.create_command_encoder()
             device.queue.submit([encoder.finish()])
-            return [_from_storage(device.queue.read_buffer(gpu[b]), self.buffers[b], shapes[b]) for b in self.outputs]
+            self.last_bindings = dict(known)
+            final = self.shapes({**bounded, **known})
+            return [_from_storage(device.queue.read_buffer(gpu[b]), self.buffers[b], final[b]) for b in self.outputs]
+
+    def _encode(self, encoder: Any, state: dict[str, Any], launch: _Launch, grid: tuple[int, ...] | None) -> None:
+        """Record ``launch``: the copies of its views, then its pieces' copies or its dispatch on ``grid``."""
+        gpu = state["buffers"]
+        for view in launch.views:
+            size = -(-state["sizes"][view.buffer] // 4) * 4  # this run's bytes (dynamic views: a reshape's)
+            offset = view.offset * _itemsize(self.buffers[view.buffer])
+            if size:
+                encoder.copy_buffer_to_buffer(gpu[view.source], offset, gpu[view.buffer], 0, size)
+        if launch.pieces is not None:
+            for source, result, at, size in launch.pieces:
+                encoder.copy_buffer_to_buffer(gpu[source], 0, gpu[result], at, size)
+            return
+        if grid is None or 0 in grid:
+            return  # an empty dynamic dispatch
+        compute = encoder.begin_compute_pass()
+        compute.set_pipeline(launch.pipeline)
+        compute.set_bind_group(0, launch.group)
+        compute.dispatch_workgroups(*grid)
+        compute.end()
 
     # --- files ------------------------------------------------------------------------------------
     def to_files(self, folder: str | os.PathLike[str]) -> Path:
@@ -382,6 +452,7 @@ class WebGPUExecutable(Executable):
             "constants": constants,
             "weights": WEIGHTS_FILE,
             "views": [[v.buffer, v.source, v.offset] for v in self.views],
+            "dims": [list(d.attribute()) for d in self.dims],
             "steps": [
                 {
                     "kernel": s.kernel,
@@ -462,8 +533,11 @@ def _load(root: Path, meta: dict[str, Any]) -> WebGPUExecutable:
     views = tuple(View(int(b), int(src), int(o)) for b, src, o in meta["views"])
     inputs = tuple(int(b) for b in meta["inputs"])
     outputs = tuple(int(b) for b in meta["outputs"])
+    dims = tuple(RuntimeDim.from_attribute(entry) for entry in meta.get("dims", ()))
+    if any(not 0 <= d.size < len(buffers) for d in dims):
+        raise ExecutableError(f"{root / PLAN_FILE}: a dim computed at run time names no buffer")
     return WebGPUExecutable(
-        shaders, tuple(buffers), inputs, outputs, tuple(constants), tuple(steps), target, views, packed
+        shaders, tuple(buffers), inputs, outputs, tuple(constants), tuple(steps), target, views, packed, dims
     )
 
 

@@ -384,10 +384,10 @@ export class Executable {
       const size = expression ? Math.max(4, this.evaluate(expression, step)) : bytes;
       bound.push(device.createBuffer({ size: ceil4(size), usage: this.usage }));
     });
+    let uniform = null;
     if (kernel.dims) {
-      const values = new Int32Array(Math.ceil(kernel.dims.length / 4) * 4);
-      kernel.dims.forEach(([p, axis], n) => (values[n] = this.current[step.args[p]][axis]));
-      const uniform = device.createBuffer({ size: values.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+      const values = this.dimValues(step, kernel);
+      uniform = device.createBuffer({ size: values.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
       device.queue.writeBuffer(uniform, 0, values);
       bound.push(uniform);
     }
@@ -395,7 +395,43 @@ export class Executable {
       layout: pipeline.getBindGroupLayout(0),
       entries: bound.map((buffer, binding) => ({ binding, resource: { buffer } })),
     });
-    return { pipeline, group, grid: this.gridOf(step, kernel), copies };
+    return { pipeline, group, grid: this.gridOf(step, kernel), copies, step, kernel, uniform };
+  }
+
+  /** The `dims` uniform of `kernel` for `step` at the current shapes (whole vec4s). */
+  dimValues(step, kernel) {
+    const values = new Int32Array(Math.ceil(kernel.dims.length / 4) * 4);
+    kernel.dims.forEach(([p, axis], n) => (values[n] = this.current[step.args[p]][axis]));
+    return values;
+  }
+
+  /** `bindings` with each dim computed at run time (plan.dims) at its bound, the size its tensors are allocated at. */
+  bounded(bindings) {
+    const out = { ...bindings };
+    for (const [name, , bound] of this.plan.dims ?? []) out[name] = typeof bound === "number" ? bound : out[bound];
+    return out;
+  }
+
+  /** Whether `step`'s buffers have a dim computed at run time. */
+  usesRunTimeDims(step) {
+    const names = new Set((this.plan.dims ?? []).map(([name]) => name));
+    return step.args.some((b) => this.plan.buffers[b].shape.some((d) => names.has(d)));
+  }
+
+  /** Submit `encoder`, then read the size dim `[name, size, bound]` of plan.dims that the GPU wrote; checked. */
+  async readDim(encoder, [name, size, bound], limit) {
+    const { device } = this;
+    const staging = device.createBuffer({ size: 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    encoder.copyBufferToBuffer(this.buffers[size], 0, staging, 0, 4);
+    device.queue.submit([encoder.finish()]);
+    await staging.mapAsync(GPUMapMode.READ);
+    const value = new Int32Array(staging.getMappedRange().slice(0))[0];
+    staging.unmap();
+    staging.destroy();
+    if (!(value >= 0 && value <= limit)) {
+      throw new TensoriumError(`dim ${name} computed at run time is ${value}, outside [0, ${limit}] (its bound ${bound})`);
+    }
+    return value;
   }
 
   /** The launches of kernel `name`'s steps with candidate `choice` (-1: the plan's shader, else a variant). */
@@ -514,9 +550,12 @@ export class Executable {
    */
   async run(inputs) {
     const { arrays, bindings } = this.check(inputs);
-    this.allocate(bindings);
-    this.outputShapes = this.plan.outputs.map((b) => this.current[b]);
+    const bounded = this.bounded(bindings);
+    this.allocate(bounded);
+    this.current = this.shapes(bounded);
     const { device, plan } = this;
+    const sizes = new Map((plan.dims ?? []).map((dim) => [dim[1], dim]));
+    const known = { ...bounded };
     arrays.forEach((array, n) => {
       const { dtype, packed } = this.inputs[n];
       const data = packed ? packCodes(array, packed) : toStorage(array, dtype, `input #${n} (${this.inputs[n].type})`);
@@ -524,8 +563,15 @@ export class Executable {
       const padded = bytes.byteLength % 4 ? Uint8Array.from({ length: ceil4(bytes.byteLength) }, (_, i) => bytes[i] ?? 0) : bytes;
       device.queue.writeBuffer(this.buffers[plan.inputs[n]], 0, padded);
     });
-    const encoder = device.createCommandEncoder();
-    for (const { pipeline, group, grid, copies, pieces } of this.launches) {
+    device.pushErrorScope("validation");
+    let encoder = device.createCommandEncoder();
+    for (const launch of this.launches) {
+      const { pipeline, group, copies, pieces } = launch;
+      let grid = launch.grid;
+      if (sizes.size && launch.step && this.usesRunTimeDims(launch.step)) {
+        grid = this.gridOf(launch.step, launch.kernel);
+        if (launch.uniform) device.queue.writeBuffer(launch.uniform, 0, this.dimValues(launch.step, launch.kernel));
+      }
       for (const view of copies) {
         // this run's bytes (a view of a dynamic tensor is a reshape of it, at offset 0)
         const t = plan.buffers[view.buffer];
@@ -537,15 +583,23 @@ export class Executable {
         for (const p of pieces) encoder.copyBufferToBuffer(this.buffers[p.source], 0, this.buffers[p.result], p.at, p.bytes);
         continue;
       }
-      if (grid.includes(0)) continue; // an empty dynamic dispatch
-      const pass = encoder.beginComputePass();
-      pass.setPipeline(pipeline);
-      pass.setBindGroup(0, group);
-      pass.dispatchWorkgroups(...grid);
-      pass.end();
+      if (!grid.includes(0)) {
+        const pass = encoder.beginComputePass();
+        pass.setPipeline(pipeline);
+        pass.setBindGroup(0, group);
+        pass.dispatchWorkgroups(...grid);
+        pass.end();
+      }
+      for (const b of launch.step?.args.slice(launch.step.inputs) ?? []) {
+        if (!sizes.has(b)) continue; // else a dim computed at run time: read back before what uses it
+        const dim = sizes.get(b);
+        known[dim[0]] = await this.readDim(encoder, dim, bounded[dim[0]]);
+        this.current = this.shapes(known);
+        encoder = device.createCommandEncoder();
+      }
     }
+    this.outputShapes = this.plan.outputs.map((b) => this.current[b]);
     plan.outputs.forEach((b, n) => encoder.copyBufferToBuffer(this.buffers[b], 0, this.readback[n], 0, this.readback[n].size));
-    device.pushErrorScope("validation");
     device.queue.submit([encoder.finish()]);
     const error = await device.popErrorScope();
     if (error) throw new TensoriumError(`the WebGPU device refused the model: ${error.message}`);
