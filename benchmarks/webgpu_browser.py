@@ -6,7 +6,8 @@
 Needs the webgpu extra (wgpu-py, lavapipe), Debian's chromium, Node and ``npm ci`` in
 tensorium/backends/webgpu/js (which installs playwright-core and onnxruntime-web 1.30.0). For each model
 (an MLP 32x256 -> 512 -> 256 with ReLU and softmax; one 512x512x512 f32 GEMM; a MiniLM-sized encoder layer,
-64 tokens of 384 with 12 heads and an FFN of 1536; examples/tiny_cnn.onnx; ``--model NAME`` picks) it runs
+64 tokens of 384 with 12 heads and an FFN of 1536; examples/tiny_cnn.onnx; a ``transformers`` GPT-2 LM of 2
+layers of 128 on 32 int64 token ids, exported by PyTorch; ``--model NAME`` picks) it runs
 ``tensorium compile MODEL.onnx -t webgpu -o site/NAME``, then one page in chromium (WebGPU on SwiftShader,
 a CPU) times, on the same random input, Tensorium's runtime (``tensorium-webgpu.js``), onnxruntime-web's
 ``webgpu`` execution provider and its ``wasm`` one (one thread: the page is not cross-origin isolated), and
@@ -64,7 +65,8 @@ async function bench() {
   ort.env.wasm.numThreads = 1;
   for (const provider of ["webgpu", "wasm"]) {
     const session = await ort.InferenceSession.create(`./${name}/model.onnx`, { executionProviders: [provider] });
-    const feed = { [session.inputNames[0]]: new ort.Tensor("float32", x, model.inputs[0].shape) };
+    const dtype = model.inputs[0].dtype === "int64" ? "int64" : "float32";
+    const feed = { [session.inputNames[0]]: new ort.Tensor(dtype, x, model.inputs[0].shape) };
     const theirs = await time(async () => (await session.run(feed))[session.outputNames[0]].getData());
     let diff = 0;
     for (let i = 0; i < reference.length; i++) diff = Math.max(diff, Math.abs(reference[i] - theirs.out[i]));
@@ -197,7 +199,35 @@ def encoder_onnx(path: Path, seq: int = 64, hidden: int = 384, heads: int = 12, 
     onnx.save(model, path)
 
 
-MODELS = {"mlp": mlp_onnx, "gemm512": gemm_onnx, "encoder": encoder_onnx, "tiny_cnn": None}
+def gpt2_onnx(
+    path: Path, layers: int = 2, width: int = 128, heads: int = 4, vocab: int = 1000, tokens: int = 32
+) -> None:
+    """A ``transformers`` GPT-2 LM (``layers`` blocks of ``width`` with ``heads`` heads, a vocabulary of ``vocab``;
+    seeded weights) exported by PyTorch's TorchScript ONNX exporter for ``tokens`` int64 token ids, its logits the
+    output: the embedding lookups take int64 ids, which Tensorium's WebGPU backend holds in i32 (needs torch and
+    transformers)."""
+    import torch
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(n_layer=layers, n_embd=width, n_head=heads, vocab_size=vocab, n_positions=64)
+    model = transformers.GPT2LMHeadModel(config).eval()
+
+    class Logits(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lm = model
+
+        def forward(self, ids: torch.Tensor) -> torch.Tensor:
+            positions = torch.arange(ids.shape[1]).unsqueeze(0)  # explicit: the exporter lacks aten::diff
+            return self.lm(ids, position_ids=positions, attention_mask=torch.ones_like(ids)).logits
+
+    ids = torch.zeros((1, tokens), dtype=torch.long)
+    torch.onnx.export(Logits(), (ids,), str(path), dynamo=False, input_names=["input_ids"], output_names=["logits"])
+
+
+MODELS = {"mlp": mlp_onnx, "gemm512": gemm_onnx, "encoder": encoder_onnx, "tiny_cnn": None, "gpt2": gpt2_onnx}
 """The models by name: built here, or (None) examples/NAME.onnx."""
 
 
@@ -205,7 +235,11 @@ def lavapipe_ms(site: Path, runs: int) -> float:
     """Mean time per run of the artifact at ``site`` through wgpu-py (lavapipe), after three warm-up runs."""
     artifact = read_artifact(site)
     t = artifact.inputs[0][1]
-    x = np.random.default_rng(3).standard_normal(t.static_shape).astype(np.float32)  # type: ignore[attr-defined]
+    rng = np.random.default_rng(3)
+    if str(t).endswith("i64>"):
+        x = rng.integers(0, 10, t.static_shape, dtype=np.int64)  # type: ignore[attr-defined]  # token ids
+    else:
+        x = rng.standard_normal(t.static_shape).astype(np.float32)  # type: ignore[attr-defined]
     for _ in range(3):
         artifact.run([x])
     start = time.perf_counter()
