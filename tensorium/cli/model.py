@@ -393,7 +393,8 @@ def add_model_commands(subparsers: Any) -> None:
         "--target",
         default="cpu",
         help="backend target: cpu (this machine), cpu:NAME (an x86 CPU LLVM knows, e.g. cpu:x86-64-v3, "
-        "cpu:znver4) or interp (default: cpu)",
+        "cpu:znver4), webgpu (WGSL; with a demo page: see docs/webgpu_backend.md), cuda:sm_XX (PTX) or interp "
+        "(default: cpu)",
     )
     compile_p.add_argument("-o", "--output", required=True, metavar="OUT", help="artifact folder to write")
     compile_p.add_argument(
