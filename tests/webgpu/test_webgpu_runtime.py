@@ -123,3 +123,23 @@ module {
     got = WebGPUExecutable.build(parse_module(text)).run([a, b])
     assert got[0].shape == (0, 3)
     np.testing.assert_array_equal(got[1], -b)
+
+
+def test_ordered_comparisons_and_argmax_of_bools() -> None:
+    """Regression (tests/fuzz/regressions/webgpu_ordered_comparison_of_bools.mlir): WGSL orders no bools, so
+    `a < b` of i1 values (argmax's scan, graph.lt) compares them as u32."""
+    m = parse_module("""
+module {
+  func.func @main(%a: tensor<5x4xi1>, %b: tensor<5x4xi1>)
+      -> (tensor<4xi64>, tensor<5x4xi1>, tensor<5x4xi1>, tensor<5x4xi1>) {
+    %0 = graph.argmax %a {axis = 0, select_last_index = true} : (tensor<5x4xi1>) -> tensor<4xi64>
+    %1 = graph.lt %a, %b : (tensor<5x4xi1>, tensor<5x4xi1>) -> tensor<5x4xi1>
+    %2 = graph.ge %a, %b : (tensor<5x4xi1>, tensor<5x4xi1>) -> tensor<5x4xi1>
+    %3 = graph.eq %a, %b : (tensor<5x4xi1>, tensor<5x4xi1>) -> tensor<5x4xi1>
+    func.return %0, %1, %2, %3 : tensor<4xi64>, tensor<5x4xi1>, tensor<5x4xi1>, tensor<5x4xi1>
+  }
+}""")
+    rng = np.random.default_rng(0)
+    inputs = [rng.random((5, 4)) < 0.5, rng.random((5, 4)) < 0.5]
+    for got, want in zip(WebGPUExecutable.build(m).run(inputs), reference(m, inputs), strict=True):
+        np.testing.assert_array_equal(got, want)

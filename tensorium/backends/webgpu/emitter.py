@@ -693,9 +693,13 @@ class WGSLEmitter(KernelEmitter):
         return self.let(op, f"{a} * {b} + {c}")
 
     def emit_cmp(self, op: Operation) -> str:
-        """A comparison."""
+        """A comparison (WGSL orders no ``bool``s: ordered comparisons of them compare ``u32(x)``, false < true)."""
         a, b = self.operands(op)
-        return self.let(op, f"{a} {_CMP[str(op.attr('predicate'))]} {b}")
+        predicate = str(op.attr("predicate"))
+        operand = op.operands[0].type
+        if isinstance(operand, IntegerType) and operand.is_bool and predicate not in ("eq", "ne"):
+            a, b = f"u32({a})", f"u32({b})"
+        return self.let(op, f"{a} {_CMP[predicate]} {b}")
 
     def emit_select(self, op: Operation) -> str:
         """``select(b, a, cond)``."""
