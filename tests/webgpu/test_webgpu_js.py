@@ -227,6 +227,35 @@ def test_compile_writes_a_site_that_runs_in_chromium(tmp_path: Path) -> None:
     assert shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 10_000
 
 
+def test_a_dynamic_site_sizes_its_random_inputs_from_its_dims_fields(tmp_path: Path) -> None:
+    """An ONNX model with a named dim ('batch'): the page shows a size field per named dim (8 by default) for
+    its random inputs, and runs .npy inputs of any batch."""
+    require_chromium()
+    onnx = pytest.importorskip("onnx", reason="the ONNX frontend needs onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = np.random.default_rng(0).standard_normal((6, 4)).astype(np.float32)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Softmax", ["h"], ["y"], axis=-1)]
+    graph = helper.make_graph(
+        nodes,
+        "dynamic",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])],
+        [numpy_helper.from_array(w, "w")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "dynamic.onnx")
+    site = tmp_path / "site"
+    assert main(["compile", str(tmp_path / "dynamic.onnx"), "-t", "webgpu", "-o", str(site)]) == 0
+    x = np.random.default_rng(1).standard_normal((5, 6)).astype(np.float32)
+    (got,), printed = chromium_outputs(site, [x], tmp_path, screenshot=tmp_path / "demo.png")
+    h = x @ w
+    want = np.exp(h - h.max(-1, keepdims=True))
+    np.testing.assert_allclose(got, want / want.sum(-1, keepdims=True), rtol=1e-5, atol=1e-6)
+    assert "tensor<[batch]x4xf32> [8,4]" in printed  # the random run, at the field's batch of 8
+
+
 def test_a_site_needs_a_webgpu_artifact(tmp_path: Path) -> None:
     with pytest.raises(TensoriumError, match="not an artifact compiled with -t webgpu"):
         write_site(tmp_path)

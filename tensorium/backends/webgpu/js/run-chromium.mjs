@@ -52,6 +52,7 @@ async function main(argv) {
         document.getElementById("status").className === "error");
       const text = await page.textContent("#status");
       if (!text.startsWith("Done")) throw new Error(`the page's run failed: ${text}`);
+      process.stdout.write(`outputs: ${await page.textContent("#outputs")}\n`);
       await page.screenshot({ path: screenshot, fullPage: true });
     }
     if (problems.length) throw new Error(`the page raised: ${problems[0]}`);

@@ -742,8 +742,16 @@ export async function loadArtifact(source, gpu) {
   return new Model(metadata, executable, params);
 }
 
-/** Random inputs for `model` (standard normal floats, small integers, random booleans). */
-export function randomInputs(model, seed = 1) {
+/** The named dims of `model`'s inputs, in order of first appearance. */
+export function namedDims(model) {
+  return [...new Set(model.inputs.flatMap((input) => input.shape.filter((d) => typeof d !== "number")))];
+}
+
+/**
+ * Random inputs for `model` (standard normal floats, small integers, random booleans); `dims` sizes the named
+ * dims (each missing one is 1), and an input with a named dim is given as {data, shape}.
+ */
+export function randomInputs(model, seed = 1, dims = {}) {
   let state = seed >>> 0 || 1;
   const uniform = () => {
     state ^= state << 13;
@@ -753,8 +761,13 @@ export function randomInputs(model, seed = 1) {
   };
   const normal = () => Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform());
   return model.inputs.map((input) => {
+    const shape = input.shape.map((d) => (typeof d === "number" ? d : (dims[d] ?? 1)));
+    const data = randomArray(input, product(shape));
+    return input.shape.every((d) => typeof d === "number") ? data : { data, shape };
+  });
+
+  function randomArray(input, count) {
     const cls = arrayClass(input.dtype, input.type);
-    const count = product(input.shape);
     if (input.dtype === "float32") return Float32Array.from({ length: count }, normal);
     if (input.dtype === "bool") return Uint8Array.from({ length: count }, () => (uniform() < 0.5 ? 1 : 0));
     if (input.dtype === "int64") return BigInt64Array.from({ length: count }, () => BigInt(Math.floor(uniform() * 10)));
@@ -764,5 +777,5 @@ export function randomInputs(model, seed = 1) {
       return cls.from({ length: count }, () => low + Math.floor(uniform() * (1 << bits)));
     }
     return cls.from({ length: count }, () => Math.floor(uniform() * 10));
-  });
+  }
 }
