@@ -236,10 +236,12 @@ def lavapipe_ms(site: Path, runs: int) -> float:
     artifact = read_artifact(site)
     t = artifact.inputs[0][1]
     rng = np.random.default_rng(3)
-    if str(t).endswith("i64>"):
-        x = rng.integers(0, 10, t.static_shape, dtype=np.int64)  # type: ignore[attr-defined]  # token ids
-    else:
-        x = rng.standard_normal(t.static_shape).astype(np.float32)  # type: ignore[attr-defined]
+    shape = t.static_shape  # type: ignore[attr-defined]
+    x: np.ndarray = (
+        rng.integers(0, 10, shape, dtype=np.int64)  # token ids
+        if str(t).endswith("i64>")
+        else rng.standard_normal(shape).astype(np.float32)
+    )
     for _ in range(3):
         artifact.run([x])
     start = time.perf_counter()

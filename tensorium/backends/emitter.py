@@ -104,7 +104,8 @@ class KernelEmitter:
         """A ``loop.prefetch``: a hint, which a backend without cache prefetches leaves out."""
 
     def emit_check(self, op: Operation) -> None:
-        """A ``loop.check``, which a backend without run-time failures (no status to return, no trap) leaves out."""
+        """A ``loop.check``, which a backend without run-time failures (no status to return, no trap) leaves out;
+        the LLVM, NVPTX and WGSL emitters override it."""
 
     def emit_for(self, op: Operation) -> None:
         """A ``loop.for``: the method ``LOOP_KINDS`` names for its kind."""

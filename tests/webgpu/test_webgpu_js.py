@@ -155,6 +155,26 @@ def test_a_transformers_gpt2_site_runs_under_node_on_int64_token_ids(tmp_path: P
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
+def test_node_runtime_reports_a_failed_run_time_check_by_name(tmp_path: Path) -> None:
+    require_dawn()
+    m = parse_module("""
+module {
+  func.func @main(%t: tensor<50x8xf32>, %i: tensor<2x6xi64>) -> (tensor<2x6x8xf32>) {
+    %0 = graph.embedding %t, %i : (tensor<50x8xf32>, tensor<2x6xi64>) -> tensor<2x6x8xf32>
+    func.return %0 : tensor<2x6x8xf32>
+  }
+}""")
+    WebGPUExecutable.build(m).to_files(tmp_path / "exe")
+    table = np.random.default_rng(0).standard_normal((50, 8)).astype(np.float32)
+    ids = np.arange(12, dtype=np.int64).reshape(2, 6)
+    (got,) = node_outputs(tmp_path / "exe", [table, ids], tmp_path / "ok")
+    np.testing.assert_array_equal(got, table[ids])
+    ids[0, 4] = -1
+    done = run_node(tmp_path / "exe", [table, ids], tmp_path / "bad")
+    assert done.returncode == 1
+    assert "kernel @embedding_0 failed: <input>:4:10: 'graph.embedding': an index is out of range" in done.stderr
+
+
 def test_node_dawn_runs_an_artifact_with_bound_constants(tmp_path: Path) -> None:
     require_dawn()
     site, model = _compile_site(tmp_path)

@@ -10,7 +10,7 @@ import pytest
 import tensorium
 from tensorium import nn
 from tensorium.backends.webgpu import WebGPUExecutable
-from tensorium.errors import CompileError
+from tensorium.errors import CompileError, InterpreterError
 from tensorium.ir.parser import parse_module
 from tensorium.targets import parse_target
 
@@ -143,3 +143,35 @@ module {
     inputs = [rng.random((5, 4)) < 0.5, rng.random((5, 4)) < 0.5]
     for got, want in zip(WebGPUExecutable.build(m).run(inputs), reference(m, inputs), strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+EMBEDDING = """
+module {
+  func.func @main(%t: tensor<50x8xf32>, %i: tensor<2x6xi64>) -> (tensor<2x6x8xf32>) {
+    %0 = graph.embedding %t, %i : (tensor<50x8xf32>, tensor<2x6xi64>) -> tensor<2x6x8xf32>
+    func.return %0 : tensor<2x6x8xf32>
+  }
+}"""
+
+
+def test_an_index_out_of_range_is_an_error_naming_the_op(tmp_path: Path) -> None:
+    """Run-time checks (a token id past the table) store their number in the kernel's status buffer, which the
+    runtime reads after the run: an error with the op's location and message, not rows read past the table."""
+    executable = WebGPUExecutable.build(parse_module(EMBEDDING))
+    (shader,) = executable.shaders.values()
+    assert shader.checks == (
+        "<input>:4:10: 'graph.embedding': an index is out of range for dimension 0 of size 50 (allowed: 0 to 49)",
+    )
+    assert "var<storage, read_write> status: array<atomic<u32>>" in shader.wgsl
+    table = np.random.default_rng(0).standard_normal((50, 8)).astype(np.float32)
+    ids = np.arange(12, dtype=np.int64).reshape(2, 6)
+    np.testing.assert_array_equal(executable.run([table, ids])[0], table[ids])
+    ids[1, 2] = 50
+    with pytest.raises(
+        InterpreterError, match=r"kernel @embedding_0 failed: <input>:4:10: 'graph.embedding': an index"
+    ):
+        executable.run([table, ids])
+    ids[1, 2] = 49  # the status is cleared at each run
+    np.testing.assert_array_equal(executable.run([table, ids])[0], table[ids])
+    loaded = WebGPUExecutable.from_files(executable.to_files(tmp_path / "exe"))
+    assert loaded.shaders["embedding_0"].checks == shader.checks

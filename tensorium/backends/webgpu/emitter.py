@@ -47,9 +47,11 @@ import numpy as np
 from ...errors import CompileError
 from ...ir.core import Operation, Value
 from ...ir.dialects.builtin import func_body, func_name
+from ...ir.evaluate import op_location
 from ...ir.types import BufferType, FloatType, IndexType, IntegerType, QuantizedType, ScalarType, Type
 from ...lowering.webgpu_int64 import held_in_i32
 from ...lowering.webgpu_limits import concat_pieces
+from ...lowering.webgpu_private import global_allocs
 from ...lowering.webgpu_schedule import constant_index, dispatch_expression, trip_count
 from ...targets import Target
 from ..emitter import KernelEmitter, op_error
@@ -165,6 +167,10 @@ class Shader:
     scratch_sizes: tuple[str | None, ...] = ()
     """Per scratch buffer, the JSON of its bytes as an expression over the argument sizes where they are only
     known at run time (None where ``scratch`` has them)."""
+    checks: tuple[str, ...] = ()
+    """The messages of the kernel's run-time checks (``loop.check``: an index out of range...). A kernel with
+    checks binds a 4-byte status buffer after its scratch buffers, where a failed check stores its number
+    (``atomicMax``, 1-based); the runtimes zero it before each run and raise the message of a nonzero one after."""
 
     def to_json(self) -> dict[str, object]:
         """The shader's launch data as JSON (its WGSL is stored beside it)."""
@@ -183,6 +189,8 @@ class Shader:
             data["dispatch"] = json.loads(self.dispatch)
         if any(self.scratch_sizes):
             data["scratch_sizes"] = [json.loads(e) if e else None for e in self.scratch_sizes]
+        if self.checks:
+            data["checks"] = list(self.checks)
         return data
 
 
@@ -290,6 +298,9 @@ class WGSLEmitter(KernelEmitter):
         self.alloc_dims: dict[int, dict[int, str]] = {}
         self.packed: dict[int, bool] = {}
         """Buffers held packed (:func:`packed_bits`), by value id: whether their words are atomic (written)."""
+        self.checks: list[str] = []
+        self.check_room = False
+        """Whether the kernel has a storage binding to spare for its status buffer (else its checks are left out)."""
 
     def output(self) -> dict[str, Shader]:
         """The shaders emitted so far, by kernel name."""
@@ -332,11 +343,17 @@ class WGSLEmitter(KernelEmitter):
             bindings.append(position)
             self.buffers[id(arg)] = (var, t)
         self.bound = len(bindings)
+        self.checks = []
+        limit = self.target.limit("max_storage_buffers_per_shader_stage")
+        self.check_room = self.bound + global_allocs(func) < limit
         self.emit_block(func_body(func))
         if self.dims and not any("dims[" in line for line in self.lines):
             self.dims = {}  # none read (a compress's result rows): an unused uniform would leave the auto layout
+        if self.checks:
+            status = self.bound + len(self.scratch)
+            self.globals.append(f"@group(0) @binding({status}) var<storage, read_write> status: array<atomic<u32>>;")
         if self.dims:
-            number = self.bound + len(self.scratch)
+            number = self.bound + len(self.scratch) + (1 if self.checks else 0)
             vectors = -(-len(self.dims) // 4)
             self.globals.append(f"@group(0) @binding({number}) var<uniform> dims: array<vec4<i32>, {vectors}>;")
         header = ["enable f16;"] if any("f16" in line for line in (*self.globals, *self.lines)) else []
@@ -370,6 +387,7 @@ class WGSLEmitter(KernelEmitter):
             tuple(sorted(self.dims, key=self.dims.__getitem__)),
             str(func.attributes["gpu_dispatch"]) if "gpu_dispatch" in func.attributes else None,
             tuple(self.scratch_sizes) if any(self.scratch_sizes) else (),
+            tuple(self.checks),
         )
 
     # --- text helpers -----------------------------------------------------------------------------
@@ -691,6 +709,15 @@ class WGSLEmitter(KernelEmitter):
         if isinstance(op.results[0].type, FloatType):
             return self.let(op, f"fma({a}, {b}, {c})")
         return self.let(op, f"{a} * {b} + {c}")
+
+    def emit_check(self, op: Operation) -> None:
+        """A ``loop.check``: a failed one stores its number in the kernel's status buffer (see :attr:`Shader.checks`);
+        left out where the kernel has no storage binding to spare."""
+        if not self.check_room:
+            return
+        (cond,) = self.operands(op)
+        self.checks.append(f"{op_location(op)}{op.attr('message')}")
+        self.line(f"if (!({cond})) {{ atomicMax(&status[0], {len(self.checks)}u); }}")
 
     def emit_cmp(self, op: Operation) -> str:
         """A comparison (WGSL orders no ``bool``s: ordered comparisons of them compare ``u32(x)``, false < true)."""

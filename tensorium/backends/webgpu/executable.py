@@ -127,6 +127,8 @@ class _Launch:
     views: list[View]
     pieces: list[tuple[int, int, int, int]] | None
     uniform: Any = None
+    status: Any = None
+    """The 4-byte status buffer of a kernel with run-time checks (see :attr:`Shader.checks`)."""
 
 
 class WebGPUExecutable(Executable):
@@ -313,6 +315,8 @@ class WebGPUExecutable(Executable):
                 if expression is not None:
                     scratch[n] = max(4, evaluate_dispatch(json.loads(expression), [shapes[b] for b in args]))
             bound += [device.create_buffer(size=-(-n // 4) * 4, usage=usage) for n in scratch]
+            status = device.create_buffer(size=4, usage=usage) if shader.checks else None
+            bound += [status] if status is not None else []
             uniform = None
             if shader.dims:
                 values = self._dim_values(step, shapes)
@@ -325,7 +329,7 @@ class WebGPUExecutable(Executable):
                 {"binding": n, "resource": {"buffer": b, "offset": 0, "size": b.size}} for n, b in enumerate(bound)
             ]
             group = device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=entries)
-            launches.append(_Launch(step, pipeline, group, self._grid(step, shapes), views, None, uniform))
+            launches.append(_Launch(step, pipeline, group, self._grid(step, shapes), views, None, uniform, status))
         return {"buffers": gpu, "launches": launches, "shapes": shapes, "sizes": sizes}
 
     def _dim_values(self, step: Step, shapes: Sequence[tuple[int, ...]]) -> np.ndarray:
@@ -385,6 +389,9 @@ class WebGPUExecutable(Executable):
             gpu = state["buffers"]
             for buffer, array in zip(self.inputs, arrays):
                 _write(device, gpu[buffer], _to_storage(array, self.buffers[buffer]))
+            for launch in state["launches"]:
+                if launch.status is not None:
+                    _write(device, launch.status, bytes(4))
             known = dict(bindings)
             encoder = device.create_command_encoder()
             for launch in state["launches"]:
@@ -401,8 +408,20 @@ class WebGPUExecutable(Executable):
                     encoder = device.create_command_encoder()
             device.queue.submit([encoder.finish()])
             self.last_bindings = dict(known)
+            self._raise_failed_checks(device, state["launches"])
             final = self.shapes({**bounded, **known})
             return [_from_storage(device.queue.read_buffer(gpu[b]), self.buffers[b], final[b]) for b in self.outputs]
+
+    def _raise_failed_checks(self, device: Any, launches: list[_Launch]) -> None:
+        """InterpreterError with the message of the first kernel (in launch order) whose run-time check failed."""
+        for launch in launches:
+            if launch.status is None:
+                continue
+            failed = int(np.frombuffer(device.queue.read_buffer(launch.status), np.uint32)[0])
+            if failed:
+                checks = self.shaders[launch.step.kernel].checks
+                message = checks[failed - 1] if failed <= len(checks) else f"check #{failed}"
+                raise InterpreterError(f"kernel @{launch.step.kernel} failed: {message}")
 
     def _encode(self, encoder: Any, state: dict[str, Any], launch: _Launch, grid: tuple[int, ...] | None) -> None:
         """Record ``launch``: the copies of its views, then its pieces' copies or its dispatch on ``grid``."""
@@ -521,6 +540,7 @@ def _load(root: Path, meta: dict[str, Any]) -> WebGPUExecutable:
             tuple((int(p), int(a)) for p, a in k.get("dims", ())),
             json.dumps(k["dispatch"]) if "dispatch" in k else None,
             tuple(json.dumps(e) if e is not None else None for e in k.get("scratch_sizes", ())),
+            tuple(str(m) for m in k.get("checks", ())),
         )
     steps = []
     for s in meta["steps"]:

@@ -384,6 +384,9 @@ export class Executable {
       const size = expression ? Math.max(4, this.evaluate(expression, step)) : bytes;
       bound.push(device.createBuffer({ size: ceil4(size), usage: this.usage }));
     });
+    // a kernel with run-time checks: a status buffer, where a failed check stores its number (1-based)
+    const status = kernel.checks?.length ? device.createBuffer({ size: 4, usage: this.usage }) : null;
+    if (status) bound.push(status);
     let uniform = null;
     if (kernel.dims) {
       const values = this.dimValues(step, kernel);
@@ -395,7 +398,7 @@ export class Executable {
       layout: pipeline.getBindGroupLayout(0),
       entries: bound.map((buffer, binding) => ({ binding, resource: { buffer } })),
     });
-    return { pipeline, group, grid: this.gridOf(step, kernel), copies, step, kernel, uniform };
+    return { pipeline, group, grid: this.gridOf(step, kernel), copies, step, kernel, uniform, status };
   }
 
   /** The `dims` uniform of `kernel` for `step` at the current shapes (whole vec4s). */
@@ -563,6 +566,8 @@ export class Executable {
       const padded = bytes.byteLength % 4 ? Uint8Array.from({ length: ceil4(bytes.byteLength) }, (_, i) => bytes[i] ?? 0) : bytes;
       device.queue.writeBuffer(this.buffers[plan.inputs[n]], 0, padded);
     });
+    const checked = this.launches.filter((launch) => launch.status);
+    for (const launch of checked) device.queue.writeBuffer(launch.status, 0, new Uint32Array(1));
     device.pushErrorScope("validation");
     let encoder = device.createCommandEncoder();
     for (const launch of this.launches) {
@@ -600,9 +605,24 @@ export class Executable {
     }
     this.outputShapes = this.plan.outputs.map((b) => this.current[b]);
     plan.outputs.forEach((b, n) => encoder.copyBufferToBuffer(this.buffers[b], 0, this.readback[n], 0, this.readback[n].size));
+    const statuses = checked.length
+      ? device.createBuffer({ size: 4 * checked.length, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST })
+      : null;
+    checked.forEach((launch, n) => encoder.copyBufferToBuffer(launch.status, 0, statuses, 4 * n, 4));
     device.queue.submit([encoder.finish()]);
     const error = await device.popErrorScope();
     if (error) throw new TensoriumError(`the WebGPU device refused the model: ${error.message}`);
+    if (statuses) {
+      await statuses.mapAsync(GPUMapMode.READ);
+      const failed = new Uint32Array(statuses.getMappedRange().slice(0));
+      statuses.unmap();
+      statuses.destroy();
+      const n = failed.findIndex((v) => v !== 0);
+      if (n >= 0) {
+        const { step, kernel } = checked[n];
+        throw new TensoriumError(`kernel @${step.kernel} failed: ${kernel.checks[failed[n] - 1] ?? `check #${failed[n]}`}`);
+      }
+    }
     return Promise.all(
       this.readback.map(async (buffer, n) => {
         await buffer.mapAsync(GPUMapMode.READ);

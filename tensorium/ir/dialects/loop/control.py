@@ -125,8 +125,9 @@ check_def = define(
     reference=_check_reference,
     num_results=0,
     doc="Fail the kernel with `message` when the i1 condition is false (a data-dependent index out of range, "
-    "say): the interpreters raise, the CPU backend returns the check's status, CUDA traps; targets without "
-    "run-time failures (WebGPU) leave it out.",
+    "say): the interpreters raise, the CPU backend returns the check's status, CUDA traps, WebGPU stores the "
+    "check's number in a status buffer that its runtimes read after the run (left out of a kernel without a "
+    "storage binding to spare).",
 )
 
 
