@@ -548,27 +548,12 @@ export class Executable {
   }
 
   /**
-   * Run on `inputs` (plan input order: typed arrays, or {data, shape}); resolves to new typed arrays, one per
-   * output (their shapes, with dynamic dims bound, in `outputShapes`).
+   * Record every launch of a run (the views' copies, then the dispatch or the pieces' copies); after a step that
+   * writes the size of a dim computed at run time (plan.dims), submit, read the size back into `known` and go on
+   * with a new encoder, whose launches get grids and dims uniforms for it. Resolves to the last encoder.
    */
-  async run(inputs) {
-    const { arrays, bindings } = this.check(inputs);
-    const bounded = this.bounded(bindings);
-    this.allocate(bounded);
-    this.current = this.shapes(bounded);
+  async encodeLaunches(sizes, known, bounded) {
     const { device, plan } = this;
-    const sizes = new Map((plan.dims ?? []).map((dim) => [dim[1], dim]));
-    const known = { ...bounded };
-    arrays.forEach((array, n) => {
-      const { dtype, packed } = this.inputs[n];
-      const data = packed ? packCodes(array, packed) : toStorage(array, dtype, `input #${n} (${this.inputs[n].type})`);
-      const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-      const padded = bytes.byteLength % 4 ? Uint8Array.from({ length: ceil4(bytes.byteLength) }, (_, i) => bytes[i] ?? 0) : bytes;
-      device.queue.writeBuffer(this.buffers[plan.inputs[n]], 0, padded);
-    });
-    const checked = this.launches.filter((launch) => launch.status);
-    for (const launch of checked) device.queue.writeBuffer(launch.status, 0, new Uint32Array(1));
-    device.pushErrorScope("validation");
     let encoder = device.createCommandEncoder();
     for (const launch of this.launches) {
       const { pipeline, group, copies, pieces } = launch;
@@ -602,6 +587,38 @@ export class Executable {
         this.current = this.shapes(known);
         encoder = device.createCommandEncoder();
       }
+    }
+    return encoder;
+  }
+
+  /**
+   * Run on `inputs` (plan input order: typed arrays, or {data, shape}); resolves to new typed arrays, one per
+   * output (their shapes, with dynamic dims bound, in `outputShapes`).
+   */
+  async run(inputs) {
+    const { arrays, bindings } = this.check(inputs);
+    const bounded = this.bounded(bindings);
+    this.allocate(bounded);
+    this.current = this.shapes(bounded);
+    const { device, plan } = this;
+    const sizes = new Map((plan.dims ?? []).map((dim) => [dim[1], dim]));
+    const known = { ...bounded };
+    arrays.forEach((array, n) => {
+      const { dtype, packed } = this.inputs[n];
+      const data = packed ? packCodes(array, packed) : toStorage(array, dtype, `input #${n} (${this.inputs[n].type})`);
+      const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+      const padded = bytes.byteLength % 4 ? Uint8Array.from({ length: ceil4(bytes.byteLength) }, (_, i) => bytes[i] ?? 0) : bytes;
+      device.queue.writeBuffer(this.buffers[plan.inputs[n]], 0, padded);
+    });
+    const checked = this.launches.filter((launch) => launch.status);
+    for (const launch of checked) device.queue.writeBuffer(launch.status, 0, new Uint32Array(1));
+    device.pushErrorScope("validation");
+    let encoder;
+    try {
+      encoder = await this.encodeLaunches(sizes, known, bounded);
+    } catch (e) {
+      await device.popErrorScope(); // a dim out of its bound, a grid too large: the scope still closes
+      throw e;
     }
     this.outputShapes = this.plan.outputs.map((b) => this.current[b]);
     plan.outputs.forEach((b, n) => encoder.copyBufferToBuffer(this.buffers[b], 0, this.readback[n], 0, this.readback[n].size));
