@@ -113,7 +113,7 @@ def _evaluate(op: Operation, env: Env) -> None:
     if op.results:
         t = op.results[0].type
         value = coerce(out, t) if isinstance(t, ScalarType) else out
-        if t == i64 and _HELD_IN_I32.get():
+        if _HELD_IN_I32.get() and t == i64:
             value = np.int64(np.int64(value).astype(np.int32))
         env[id(op.results[0])] = value
 

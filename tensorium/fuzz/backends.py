@@ -318,8 +318,10 @@ def _run_loops(run: BackendRun, loops: Operation | None, work: int, i64_in_i32: 
 
 
 def _outside_i32(array: Any) -> bool:
+    from ..lowering.webgpu_int64 import I32_RANGE
+
     a = np.asarray(array)
-    return a.dtype == np.int64 and a.size > 0 and (int(a.min()) < -(1 << 31) or int(a.max()) >= 1 << 31)
+    return a.dtype == np.int64 and a.size > 0 and (int(a.min()) < I32_RANGE[0] or int(a.max()) > I32_RANGE[1])
 
 
 def check_cuda(run: BackendRun) -> None:

@@ -45,6 +45,7 @@ __all__ = [
     "dim_bound",
     "dims_within_binding",
     "held_in_i32",
+    "storage_bytes",
     "storage_itemsize",
 ]
 
@@ -69,6 +70,11 @@ def storage_itemsize(element: ScalarType) -> int:
     if isinstance(element, IntegerType) and (element.is_bool or held_in_i32(element)):
         return 4
     return storage_dtype(element).itemsize
+
+
+def storage_bytes(t: BufferType | TensorType) -> int:
+    """Bytes of a static buffer or tensor in WebGPU storage (see :func:`storage_itemsize`)."""
+    return (t.num_elements or 0) * storage_itemsize(t.element)
 
 
 def dim_bound(t: BufferType | TensorType, binding: int) -> int:

@@ -32,20 +32,15 @@ from collections.abc import Callable
 from ..errors import CompileError
 from ..ir.core import Operation
 from ..ir.dialects.builtin import func_body, func_name, functions
-from ..ir.types import BufferType, FloatType, IndexType, IntegerType, TensorType
+from ..ir.types import BufferType, FloatType, IndexType, IntegerType
 from ..targets import Target
 from .plan import plan_of
-from .webgpu_int64 import check_int64_ranges, storage_itemsize
+from .webgpu_int64 import check_int64_ranges, storage_bytes
 from .webgpu_private import fit_function_storage, global_allocs
 from .webgpu_schedule import trip_count
 
 INDEX_LIMIT = 1 << 31
 """Indices are WGSL ``i32``: every element number must stay below this."""
-
-
-def storage_bytes(t: BufferType | TensorType) -> int:
-    """Bytes of a static buffer or tensor in WebGPU storage (see :func:`storage_itemsize`)."""
-    return (t.num_elements or 0) * storage_itemsize(t.element)
 
 
 def check_storage_buffers(lowered: Operation, target: Target) -> None:

@@ -31,7 +31,7 @@ from ..ir.dialects import loop
 from ..ir.dialects.builtin import functions
 from ..ir.types import DYN, BufferType, index
 from ..targets import Target
-from .webgpu_int64 import storage_itemsize
+from .webgpu_int64 import storage_bytes
 from .webgpu_schedule import constant_index
 
 FUNCTION_STORAGE_BYTES = 8192
@@ -52,16 +52,16 @@ def fit_function_storage(lowered: Operation, target: Target, limit: int | None =
             for op in kernel.walk()
             if op.name == "loop.alloc" and isinstance(op.attr("type"), BufferType) and op.attr("type").space == "local"
         ]
-        total = sum(_bytes(op.attr("type")) for op in locals_)
+        total = sum(storage_bytes(op.attr("type")) for op in locals_)
         groups: dict[tuple[object, ...], list[tuple[Operation, list[Operation]]]] = {}
-        for alloc in sorted(locals_, key=lambda op: -_bytes(op.attr("type"))):
+        for alloc in sorted(locals_, key=lambda op: -storage_bytes(op.attr("type"))):
             if total <= limit:
                 break
             loops = _movable(alloc)
             if loops is not None:
                 key = (alloc.attr("type").element, *(id(op) for op in loops))
                 groups.setdefault(key, []).append((alloc, loops))
-                total -= _bytes(alloc.attr("type"))
+                total -= storage_bytes(alloc.attr("type"))
         for members in groups.values():
             _to_slices(members)
 
@@ -154,8 +154,3 @@ def global_allocs(kernel: Operation) -> int:
         for op in kernel.walk()
         if op.name == "loop.alloc" and isinstance(op.attr("type"), BufferType) and op.attr("type").space == "global"
     )
-
-
-def _bytes(t: BufferType) -> int:
-    """Bytes of a static ``local`` buffer (``i1`` elements as 4-byte ``bool``, ``i64`` as ``i32``)."""
-    return (t.num_elements or 0) * storage_itemsize(t.element)

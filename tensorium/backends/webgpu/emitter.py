@@ -298,6 +298,7 @@ class WGSLEmitter(KernelEmitter):
         self.alloc_dims: dict[int, dict[int, str]] = {}
         self.packed: dict[int, bool] = {}
         """Buffers held packed (:func:`packed_bits`), by value id: whether their words are atomic (written)."""
+        self.dims_read = False
         self.checks: list[str] = []
         self.check_room = False
         """Whether the kernel has a storage binding to spare for its status buffer (else its checks are left out)."""
@@ -343,11 +344,12 @@ class WGSLEmitter(KernelEmitter):
             bindings.append(position)
             self.buffers[id(arg)] = (var, t)
         self.bound = len(bindings)
+        self.dims_read = False
         self.checks = []
         limit = self.target.limit("max_storage_buffers_per_shader_stage")
         self.check_room = self.bound + global_allocs(func) < limit
         self.emit_block(func_body(func))
-        if self.dims and not any("dims[" in line for line in self.lines):
+        if not self.dims_read:
             self.dims = {}  # none read (a compress's result rows): an unused uniform would leave the auto layout
         if self.checks:
             status = self.bound + len(self.scratch)
@@ -560,6 +562,7 @@ class WGSLEmitter(KernelEmitter):
         slot = self.dims.get((self.positions.get(id(buffer), -1), axis))
         if slot is None:
             raise op_error(op, f"reads a dynamic dim of {t}, which is not a kernel argument")
+        self.dims_read = True
         return f"dims[{slot // 4}][{slot % 4}]"
 
     def emit_dim(self, op: Operation) -> str:

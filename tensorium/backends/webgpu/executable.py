@@ -129,6 +129,8 @@ class _Launch:
     uniform: Any = None
     status: Any = None
     """The 4-byte status buffer of a kernel with run-time checks (see :attr:`Shader.checks`)."""
+    run_time_dims: bool = False
+    """Whether the step's buffers have a dim computed at run time (its grid and uniform are redone each run)."""
 
 
 class WebGPUExecutable(Executable):
@@ -248,11 +250,12 @@ class WebGPUExecutable(Executable):
             bounded[dim.name] = dim.bound if isinstance(dim.bound, int) else bounded[dim.bound]
         return bounded
 
-    def _dims_of(self, step: Step) -> set[str]:
-        """The dims computed at run time that the shapes of ``step``'s buffers hold."""
+    def _has_run_time_dims(self, step: Step) -> bool:
+        """Whether the shapes of ``step``'s buffers hold a dim computed at run time."""
         names = {d.name for d in self.dims}
-        used = {d.name for b in (*step.inputs, *step.outputs) for d in self.buffers[b].shape if isinstance(d, Sym)}
-        return {n for n in used if n in names}
+        return any(
+            isinstance(d, Sym) and d.name in names for b in (*step.inputs, *step.outputs) for d in self.buffers[b].shape
+        )
 
     def _check_sizes(self, shapes: list[tuple[int, ...]]) -> None:
         """At run time, what the compiler proves for static shapes: every tensor's elements fit 32-bit indices
@@ -329,8 +332,12 @@ class WebGPUExecutable(Executable):
                 {"binding": n, "resource": {"buffer": b, "offset": 0, "size": b.size}} for n, b in enumerate(bound)
             ]
             group = device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=entries)
-            launches.append(_Launch(step, pipeline, group, self._grid(step, shapes), views, None, uniform, status))
-        return {"buffers": gpu, "launches": launches, "shapes": shapes, "sizes": sizes}
+            grid = self._grid(step, shapes)
+            dynamic = self._has_run_time_dims(step)
+            launches.append(_Launch(step, pipeline, group, grid, views, None, uniform, status, dynamic))
+        checked = sum(launch.status is not None for launch in launches)
+        statuses = device.create_buffer(size=4 * checked, usage=usage) if checked else None
+        return {"buffers": gpu, "launches": launches, "shapes": shapes, "sizes": sizes, "statuses": statuses}
 
     def _dim_values(self, step: Step, shapes: Sequence[tuple[int, ...]]) -> np.ndarray:
         """The ``dims`` uniform of ``step``'s kernel for buffers of ``shapes`` (whole vec4s)."""
@@ -396,7 +403,7 @@ class WebGPUExecutable(Executable):
             encoder = device.create_command_encoder()
             for launch in state["launches"]:
                 grid = launch.grid
-                if self.dims and self._dims_of(launch.step):
+                if launch.run_time_dims:
                     now = self.shapes({**bounded, **known})
                     grid = self._grid(launch.step, now)
                     if launch.uniform is not None:
@@ -406,18 +413,20 @@ class WebGPUExecutable(Executable):
                     device.queue.submit([encoder.finish()])
                     known[dim.name] = self._run_time_dim(device, gpu, dim, bounded[dim.name])
                     encoder = device.create_command_encoder()
+            checked = [launch for launch in state["launches"] if launch.status is not None]
+            for n, launch in enumerate(checked):
+                encoder.copy_buffer_to_buffer(launch.status, 0, state["statuses"], 4 * n, 4)
             device.queue.submit([encoder.finish()])
             self.last_bindings = dict(known)
-            self._raise_failed_checks(device, state["launches"])
+            if checked:
+                self._raise_failed_checks(checked, device.queue.read_buffer(state["statuses"]))
             final = self.shapes({**bounded, **known})
             return [_from_storage(device.queue.read_buffer(gpu[b]), self.buffers[b], final[b]) for b in self.outputs]
 
-    def _raise_failed_checks(self, device: Any, launches: list[_Launch]) -> None:
-        """InterpreterError with the message of the first kernel (in launch order) whose run-time check failed."""
-        for launch in launches:
-            if launch.status is None:
-                continue
-            failed = int(np.frombuffer(device.queue.read_buffer(launch.status), np.uint32)[0])
+    def _raise_failed_checks(self, checked: list[_Launch], statuses: Any) -> None:
+        """InterpreterError with the message of the first kernel of ``checked`` (in launch order) whose run-time
+        check failed, from ``statuses``: their status words, copied side by side after the run."""
+        for launch, failed in zip(checked, np.frombuffer(statuses, np.uint32).tolist()):
             if failed:
                 checks = self.shaders[launch.step.kernel].checks
                 message = checks[failed - 1] if failed <= len(checks) else f"check #{failed}"
