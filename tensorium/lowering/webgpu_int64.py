@@ -13,6 +13,12 @@ pass proves, kernel by kernel, that doing so changes no result: every i64 value 
   within the binding size (:func:`dim_bound`, which the runtimes check at each run);
 - arithmetic, casts, selects, minima and maxima follow interval arithmetic; bitwise ops of 32-bit values stay
   32-bit values; a cast from a float, or from ``u32``/``u64``, is the target type's whole range;
+- a cast from a float that no interval bounds (a logarithm's, T5's relative-position buckets) may instead be
+  *guarded*: the kernel checks at run time that the float lies in ``[-2**b, 2**b)``, for the largest ``b`` of
+  :data:`GUARD_BITS` under which the rest of the kernel's proof holds (:func:`guard_float_casts`). The check is
+  made where a value computed from the cast has an effect (a store, a load's position, a loop's bounds), not at
+  the cast, so a lane whose out-of-range cast a ``select`` discards (T5's ``log(0)`` for the near positions)
+  passes. A failed check fails the run with a message, through the kernel's status buffer;
 - a kernel's own ``local``/``shared`` buffers hold the union of what is stored into them (zero before the
   first store, as WGSL initializes them), found by iterating to a fixed point; a buffer whose range still
   grows after a few rounds is an accumulator bounded by the trip counts of the loops around its ``+=``, or
@@ -32,18 +38,34 @@ import math
 from collections.abc import Iterable, Sequence
 
 from ..errors import CompileError
+from ..ir.builder import InsertionPoint
 from ..ir.core import Operation, Value
+from ..ir.dialects import loop
 from ..ir.dialects.builtin import func_body, func_name, functions
 from ..ir.evaluate import op_location
-from ..ir.types import BufferType, FloatType, IndexType, IntegerType, ScalarType, TensorType, Type, storage_dtype
+from ..ir.types import (
+    BufferType,
+    FloatType,
+    IndexType,
+    IntegerType,
+    ScalarType,
+    TensorType,
+    Type,
+    f32,
+    i1,
+    storage_dtype,
+)
 from ..targets import Target
 from .plan import plan_of
+from .webgpu_schedule import storage_bindings
 
 __all__ = [
+    "GUARD_BITS",
     "I32_RANGE",
     "check_int64_ranges",
     "dim_bound",
     "dims_within_binding",
+    "guard_float_casts",
     "held_in_i32",
     "storage_bytes",
     "storage_itemsize",
@@ -53,6 +75,10 @@ Range = tuple[int, int]
 
 I32_RANGE: Range = (-(1 << 31), (1 << 31) - 1)
 """The values an ``i64`` may take on WebGPU, where it is held in an ``i32``."""
+
+GUARD_BITS = (31, 30, 24, 16)
+"""The bounds ``2**b`` tried, widest first, for the run-time check of a float cast to i64 (see
+:func:`guard_float_casts`): the widest under which the kernel's proof holds is kept."""
 
 _ROUNDS = 4
 """Fixed-point rounds over a kernel before the buffers whose ranges still grow are taken for accumulators (and
@@ -205,8 +231,11 @@ def _fits(r: Range | None) -> bool:
 class _KernelRanges:
     """The interval of every integer value of one kernel (see the module docstring)."""
 
-    def __init__(self, kernel: Operation, args: dict[int, Range], binding: int) -> None:
+    def __init__(self, kernel: Operation, args: dict[int, Range], binding: int, guard: Range | None = None) -> None:
         self.kernel = kernel
+        self.guard = guard
+        """The range a float cast to i64 is checked at run time to land in (:func:`guard_float_casts`); None
+        where casts from floats are unguarded (any i64)."""
         self.binding = binding
         """The binding size: a named dim of a buffer is at most what keeps it within (checked at each run)."""
         self.args = args
@@ -388,7 +417,9 @@ class _KernelRanges:
         ranges = [self.range_of(v) for v in op.operands]
         if name == "loop.cast":
             source = op.operands[0].type
-            if isinstance(source, FloatType) or ranges[0] is None:
+            if isinstance(source, FloatType):
+                return self.guard
+            if ranges[0] is None:
                 return None
             return ranges[0]
         if name == "loop.select":
@@ -447,6 +478,8 @@ def check_int64_ranges(lowered: Operation, target: Target) -> None:
             buffers[number] = (low, high)
     views = {view.buffer: view.source for view in plan.views}
     kernels = {func_name(kernel): kernel for kernel in functions(lowered)}
+    guards: dict[str, Range] = {}
+    storage_bindings_limit = target.limit("max_storage_buffers_per_shader_stage")
     for step in plan.steps:
         kernel = kernels[step.kernel]
         if not any(held_in_i32(t) for t in _integer_types(kernel)):
@@ -457,11 +490,107 @@ def check_int64_ranges(lowered: Operation, target: Target) -> None:
                 buffers[b] = buffers[views[b]]
         args = func_body(kernel).args
         known = {id(a): buffers[b] for a, b in zip(args, bound) if b in buffers}
-        analysis = _KernelRanges(kernel, known, binding)
-        analysis.run()
+        analysis = _prove(kernel, known, binding, guards, storage_bindings_limit)
         for arg, b in zip(args, bound):
             if id(arg) in analysis.written:
                 buffers[b] = _hull([buffers.get(b, analysis.written[id(arg)]), analysis.written[id(arg)]])
+
+
+def _prove(
+    kernel: Operation, args: dict[int, Range], binding: int, guards: dict[str, Range], storage_limit: int
+) -> _KernelRanges:
+    """The ranges of ``kernel``'s values, proven; where the proof fails and the kernel casts floats to i64, the
+    proof with the casts guarded (:func:`guard_float_casts`) at the widest bound of :data:`GUARD_BITS` under
+    which it holds, the kernel rewritten so and its guard recorded in ``guards`` (by kernel name; a kernel
+    launched again is proven under the same guard). CompileError (the unguarded proof's) when none holds, or
+    when the kernel has no storage binding to spare for the status buffer its checks need."""
+    name = func_name(kernel)
+    analysis = _KernelRanges(kernel, args, binding, guards.get(name))
+    try:
+        analysis.run()
+        return analysis
+    except CompileError as unproven:
+        casts = float_casts(kernel)
+        if name in guards or not casts:
+            raise
+        for bits in GUARD_BITS:
+            guard = (-(1 << bits), (1 << bits) - 1)
+            analysis = _KernelRanges(kernel, args, binding, guard)
+            try:
+                analysis.run()
+            except CompileError:
+                continue
+            if storage_bindings(kernel) >= storage_limit:
+                raise CompileError(
+                    f"{unproven}; a run-time check that its floats converted to i64 lie within [-2**{bits}, "
+                    f"2**{bits}) would prove it, but the kernel binds {storage_bindings(kernel)} storage buffers, "
+                    "none to spare for the check's status buffer"
+                ) from None
+            guard_float_casts(kernel, bits)
+            guards[name] = guard
+            return analysis
+        raise
+
+
+def float_casts(kernel: Operation) -> list[Operation]:
+    """The ``loop.cast`` ops of ``kernel`` from a float to i64 (held in i32)."""
+    return [op for op in kernel.walk() if _is_float_cast(op)]
+
+
+def _is_float_cast(op: Operation) -> bool:
+    return op.name == "loop.cast" and isinstance(op.operands[0].type, FloatType) and held_in_i32(op.results[0].type)
+
+
+_EFFECTS = frozenset(
+    {"loop.load", "loop.load_packed", "loop.lookup_bytes", "loop.shuffle", "loop.alloc", "loop.mma", "loop.prefetch"}
+)
+"""Ops with a result that read memory or other lanes: a flagged operand of theirs is checked (as at every op
+without a result or with regions); through the others, pure computations, the flags of guarded casts flow."""
+
+
+def guard_float_casts(kernel: Operation, bits: int) -> None:
+    """Check at run time that every float ``kernel`` casts to i64 lies within ``[-2**bits, 2**bits)``, where it
+    matters: each cast gets a flag (``-2**bits <= x < 2**bits``, false for NaN), a value computed from flagged
+    values the conjunction of their flags (a ``select`` the flag of the operand it picks), and each op with an
+    effect (a store, a load, a loop, an ``if``, a shuffle...) whose operand is flagged a ``loop.check`` of its
+    flag first. So a lane whose out-of-range cast is discarded by a ``select`` passes (T5's ``log(0)``
+    bucket), and a kernel that stores, indexes or branches on a wrong value fails the run instead."""
+    flags: dict[int, Value] = {}
+    limit = float(1 << bits)
+    message = (
+        f"a float converted to i64 is outside [-2**{bits}, 2**{bits}), the range within which the kernel's i64 "
+        "values were proven to fit the 32 bits WebGPU holds i64 in"
+    )
+    for op in list(kernel.walk()):
+        if op is kernel or op.parent is None:
+            continue
+        with InsertionPoint.before_op(op):
+            flagged = [flags.get(id(v)) for v in op.operands]
+            if _is_float_cast(op):
+                x = op.operands[0]
+                if x.type != f32:
+                    x = loop.cast(x, dtype=f32)  # 2**bits is exact in f32 (not in f16, whose top is 65504)
+                low = loop.cmp(x, loop.const(value=-limit, dtype=f32), predicate="ge")
+                high = loop.cmp(x, loop.const(value=limit, dtype=f32), predicate="lt")
+                flags[id(op.results[0])] = loop.and_(low, high)
+            elif not any(f is not None for f in flagged):
+                continue
+            elif op.name == "loop.select":
+                true = loop.const(value=True, dtype=i1)
+                condition, a, b = flagged
+                picked = loop.select(op.operands[0], a if a is not None else true, b if b is not None else true)
+                flags[id(op.results[0])] = picked if condition is None else loop.and_(condition, picked)
+            elif op.name not in _EFFECTS and len(op.results) == 1 and not op.regions:
+                flags[id(op.results[0])] = _conjunction([f for f in flagged if f is not None])
+            else:
+                loop.check(_conjunction([f for f in flagged if f is not None]), message=message, loc=op.loc)
+
+
+def _conjunction(flags: list[Value]) -> Value:
+    result = flags[0]
+    for flag in flags[1:]:
+        result = loop.and_(result, flag)
+    return result
 
 
 def _integer_types(kernel: Operation) -> Iterable[Type]:

@@ -36,8 +36,8 @@ from ..ir.types import BufferType, FloatType, IndexType, IntegerType
 from ..targets import Target
 from .plan import plan_of
 from .webgpu_int64 import check_int64_ranges, storage_bytes
-from .webgpu_private import fit_function_storage, global_allocs
-from .webgpu_schedule import trip_count
+from .webgpu_private import fit_function_storage
+from .webgpu_schedule import storage_bindings, trip_count
 
 INDEX_LIMIT = 1 << 31
 """Indices are WGSL ``i32``: every element number must stay below this."""
@@ -50,9 +50,7 @@ def check_storage_buffers(lowered: Operation, target: Target) -> None:
     for kernel in functions(lowered):
         if concat_pieces(kernel) is not None:
             continue  # buffer copies: no shader runs
-        args = func_body(kernel).args
-        used = {id(op.operands[1 if op.name == "loop.store" else 0]) for op in kernel.walk() if op.name in _TOUCH}
-        count = sum(id(a) in used for a in args) + global_allocs(kernel)
+        count = storage_bindings(kernel)
         if count > limit:
             raise CompileError(
                 f"kernel @{func_name(kernel)} binds {count} storage buffers, over the limit "
@@ -157,8 +155,6 @@ def check_index_width(lowered: Operation, target: Target) -> None:
                         f"kernel @{func_name(kernel)}: index constant {value} does not fit WebGPU's 32-bit indices"
                     )
 
-
-_TOUCH = ("loop.load", "loop.store", "loop.dim", "loop.load_packed")
 
 LIMIT_PASSES: tuple[Callable[[Operation, Target], None], ...] = (
     fit_function_storage,

@@ -145,12 +145,3 @@ def _to_slices(members: list[tuple[Operation, list[Operation]]]) -> None:
 
 def _c(value: int) -> Value:
     return loop.const(value=value, dtype=index)  # type: ignore[no-any-return]
-
-
-def global_allocs(kernel: Operation) -> int:
-    """The number of ``global`` scratch buffers ``kernel`` allocates (each one more storage binding)."""
-    return sum(
-        1
-        for op in kernel.walk()
-        if op.name == "loop.alloc" and isinstance(op.attr("type"), BufferType) and op.attr("type").space == "global"
-    )

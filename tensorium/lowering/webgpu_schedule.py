@@ -39,7 +39,7 @@ from ..ir.builder import InsertionPoint, current_insertion_point
 from ..ir.core import Block, Operation, Value
 from ..ir.dialects import loop
 from ..ir.dialects.builtin import func_body, func_name
-from ..ir.types import index
+from ..ir.types import BufferType, index
 from ..targets import Target
 from .gpu_schedule import kernel_threads
 from .schedule import _independent, fuse, loop_name, loops_of
@@ -342,3 +342,28 @@ def gpu_configs(
         changes = {k: next(v for v in wanted if v in names[k]) for k, wanted in GPU_KNOBS.items() if k in names}
         configs[kernel.key] = kernel.space.check(kernel.default.replace(**changes)) if changes else kernel.default
     return configs
+
+
+def global_allocs(kernel: Operation) -> int:
+    """The number of ``global`` scratch buffers ``kernel`` allocates (each one more storage binding)."""
+    return sum(
+        1
+        for op in kernel.walk()
+        if op.name == "loop.alloc" and isinstance(op.attr("type"), BufferType) and op.attr("type").space == "global"
+    )
+
+
+BUFFER_USES = ("loop.load", "loop.store", "loop.dim", "loop.load_packed")
+"""The ops that make a kernel bind an argument buffer (an unused argument is not bound)."""
+
+
+def bound_arguments(kernel: Operation) -> set[int]:
+    """The argument buffers ``kernel`` binds (by value id): those a :data:`BUFFER_USES` op uses."""
+    return {id(op.operands[1 if op.name == "loop.store" else 0]) for op in kernel.walk() if op.name in BUFFER_USES}
+
+
+def storage_bindings(kernel: Operation) -> int:
+    """The storage buffers ``kernel`` binds: its used arguments and its ``global`` scratch buffers (a status
+    buffer for run-time checks, where it has any, comes on top)."""
+    used = bound_arguments(kernel)
+    return sum(id(a) in used for a in func_body(kernel).args) + global_allocs(kernel)

@@ -25,16 +25,33 @@ from ..ir.dialects.builtin import func_body, lookup_func
 from ..ir.dialects.graph.fusion import fused, yield_
 from ..ir.rewrite import is_trivially_dead
 from ..ir.shapes import normalize_axes, normalize_axis
-from ..ir.types import TensorType
+from ..ir.types import FloatType, TensorType
 from ..targets import Target
+from .webgpu_int64 import held_in_i32
 from .webgpu_limits import storage_bytes
 
 __all__ = ["band_axis", "bindings_of", "split_for_binding_size", "split_for_storage_buffers", "static_bytes"]
 
 
 def bindings_of(op: Operation) -> int:
-    """Storage buffers the kernel of graph op ``op`` binds: one per operand and result."""
-    return len(op.operands) + len(op.results)
+    """Storage buffers the kernel of graph op ``op`` binds: one per operand and result, and one more for the
+    status buffer of a kernel that casts floats to i64 (whose range it may check at run time:
+    :func:`~tensorium.lowering.webgpu_int64.guard_float_casts`)."""
+    return len(op.operands) + len(op.results) + _status_bindings([op])
+
+
+def _status_bindings(ops: list[Operation]) -> int:
+    """1 where one of ``ops`` (or of the groups among them) casts a float to i64, which may need a status buffer
+    for its run-time check; else 0."""
+    for op in ops:
+        for inner in op.walk():
+            if inner.name != "graph.cast":
+                continue
+            source, result = inner.operands[0].type, inner.results[0].type
+            if isinstance(source, TensorType) and isinstance(result, TensorType):
+                if isinstance(source.element, FloatType) and held_in_i32(result.element):
+                    return 1
+    return 0
 
 
 def split_for_storage_buffers(module: Operation, target: Target, func: str = "main") -> Operation:
@@ -476,7 +493,7 @@ def _split_fused(op: Operation, limit: int) -> None:
             end = start
             for stop in range(start + 1, len(ops)):
                 segment = ops[start : stop + 1]
-                if len(_inputs(segment)) + 1 > limit:
+                if len(_inputs(segment)) + 1 + _status_bindings(segment) > limit:
                     break
                 if _closed(segment, terminator):
                     end = stop

@@ -3,9 +3,10 @@ compiled with dynamic batch and sequence (one compile, a first call of size 1) a
 cache objects in the outputs included.
 
 GPT-2 and BERT compile for the CPU target (BERT's separate q, k and v projections check that fuse-siblings stacks
-them with symbolic dims), GPT-2 for WebGPU too (its i64 ids held in i32); the other families run the same import
-on the interpreter, which keeps the suite fast on a small machine (each CPU compile with a symbolic sequence costs
-seconds of LLVM code generation; benchmarks/models.py compiles the families for the CPU)."""
+them with symbolic dims), GPT-2 and T5 for WebGPU too (i64 ids held in i32, T5's float buckets checked at run
+time); the other families run the same import on the interpreter, which keeps the suite fast on a small machine
+(each CPU compile with a symbolic sequence costs seconds of LLVM code generation; benchmarks/models.py compiles the
+families for the CPU)."""
 
 from __future__ import annotations
 
@@ -154,9 +155,9 @@ def test_trained_minilm_sentence_embeddings_match_eager() -> None:
     assert compiled.cache_info().compiles == 1
 
 
-def test_gpt2_runs_on_webgpu_with_any_batch_and_length() -> None:
-    """Token ids and position ids are i64, held in i32 on WebGPU (tensorium/lowering/webgpu_int64.py): the mask
-    counts transformers computes from them are sums over named dims, bounded by the binding size."""
+@pytest.fixture
+def webgpu() -> None:
+    """Skip unless wgpu-py and a WebGPU adapter (Mesa's lavapipe on a CPU machine) are here."""
     pytest.importorskip("wgpu", reason="wgpu-py is not installed (pip install 'tensorium[webgpu]')")
     from tensorium.backends.webgpu.device import WebGPUUnavailable, device_for
     from tensorium.targets import parse_target
@@ -165,6 +166,25 @@ def test_gpt2_runs_on_webgpu_with_any_batch_and_length() -> None:
         device_for(parse_target("webgpu"))
     except WebGPUUnavailable as e:
         pytest.skip(f"no WebGPU adapter: {e} (install mesa-vulkan-drivers)")
+
+
+@pytest.mark.usefixtures("webgpu")
+def test_gpt2_runs_on_webgpu_with_any_batch_and_length() -> None:
+    """Token ids and position ids are i64, held in i32 on WebGPU (tensorium/lowering/webgpu_int64.py): the mask
+    counts transformers computes from them are sums over named dims, bounded by the binding size."""
     config = transformers.GPT2Config(n_layer=1, n_embd=32, n_head=2, vocab_size=96, n_positions=32, use_cache=False)
     model = tiny(transformers.GPT2Model(config))
     check_dynamic(model, TEXT, [{"input_ids": ids(1, 1)}, {"input_ids": ids(2, 7, seed=1)}], target="webgpu")
+
+
+@pytest.mark.usefixtures("webgpu")
+def test_t5_runs_on_webgpu_with_its_relative_position_buckets_checked_at_run_time() -> None:
+    """T5's buckets cast a float logarithm to i64 (log(0) = -inf for the near positions, discarded by a where):
+    the cast is checked at run time where its value is stored, within 2**30 (webgpu_int64.guard_float_casts)."""
+    config = transformers.T5Config(d_model=32, d_ff=64, num_layers=1, num_heads=2, d_kv=16, vocab_size=96)
+    dynamic = {"input_ids": {0: "batch", 1: "source"}, "decoder_input_ids": {0: "batch", 1: "target"}}
+    calls = [
+        {"input_ids": ids(1, 1), "decoder_input_ids": ids(1, 1, seed=1)},
+        {"input_ids": ids(2, 40), "decoder_input_ids": ids(2, 3, seed=1)},
+    ]
+    check_dynamic(tiny(transformers.T5Model(config)), dynamic, calls, target="webgpu")

@@ -119,9 +119,10 @@ module {{
         (
             "%x: tensor<4xf32>",
             "    %0 = graph.cast %x {dtype = i64} : (tensor<4xf32>) -> tensor<4xi64>\n"
-            "    func.return %0 : tensor<4xi64>",
+            "    %1 = graph.mul %0, %0 : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>\n"
+            "    func.return %1 : tensor<4xi64>",
             "tensor<4xi64>",
-            r"'loop.store' uses i64 values of any size \(from 'loop.cast' of f32\)",
+            r"kernel @mul_1: 'loop.store' uses i64 values in \[-4611686016279904256, 4611686018427387904\] \(from",
         ),
         (
             "%x: tensor<4xu32>",
@@ -139,7 +140,7 @@ module {{
             r"holds 8589934592, outside the 32-bit range WebGPU holds i64 in",
         ),
     ],
-    ids=["neg", "mul", "sum", "product", "cast-from-float", "cast-from-u32", "constant"],
+    ids=["neg", "mul", "sum", "product", "square-of-a-cast-from-float", "cast-from-u32", "constant"],
 )
 def test_i64_values_that_may_leave_32_bits_are_refused_by_name(args: str, body: str, result: str, message: str) -> None:
     with pytest.raises(CompileError, match=message):
@@ -251,3 +252,144 @@ def test_counts_over_named_dims_are_bounded_by_the_binding_size() -> None:
     small = WebGPUExecutable.build(m, target=parse_target("webgpu:max_storage_buffer_binding_size=64"))
     with pytest.raises(InterpreterError, match=r"dim n = 100 \(axis 1\) is over 16, the most that fits the binding"):
         small.run([np.zeros((0, 100), bool)])
+
+
+BUCKETS = """
+module {
+  func.func @main(%r16: tensor<[n]xi16>) -> tensor<[n]xi64> {
+    %r = graph.cast %r16 {dtype = i64} : (tensor<[n]xi16>) -> tensor<[n]xi64>
+    %eight = graph.constant {value = dense<8> : tensor<i64>} : () -> tensor<i64>
+    %fifteen = graph.constant {value = dense<15> : tensor<i64>} : () -> tensor<i64>
+    %eightf = graph.constant {value = dense<8.0> : tensor<f32>} : () -> tensor<f32>
+    %scale = graph.constant {value = dense<2.8853900817779268> : tensor<f32>} : () -> tensor<f32>
+    %abs = graph.abs %r : (tensor<[n]xi64>) -> tensor<[n]xi64>
+    %small = graph.lt %abs, %eight : (tensor<[n]xi64>, tensor<i64>) -> tensor<[n]xi1>
+    %f = graph.cast %abs {dtype = f32} : (tensor<[n]xi64>) -> tensor<[n]xf32>
+    %d = graph.div %f, %eightf : (tensor<[n]xf32>, tensor<f32>) -> tensor<[n]xf32>
+    %l = graph.log %d : (tensor<[n]xf32>) -> tensor<[n]xf32>
+    %s = graph.mul %l, %scale : (tensor<[n]xf32>, tensor<f32>) -> tensor<[n]xf32>
+    %c = graph.cast %s {dtype = i64} : (tensor<[n]xf32>) -> tensor<[n]xi64>
+    %a = graph.add %c, %eight : (tensor<[n]xi64>, tensor<i64>) -> tensor<[n]xi64>
+    %m = graph.min %a, %fifteen : (tensor<[n]xi64>, tensor<i64>) -> tensor<[n]xi64>
+    %w = graph.where %small, %abs, %m : (tensor<[n]xi1>, tensor<[n]xi64>, tensor<[n]xi64>) -> tensor<[n]xi64>
+    func.return %w : tensor<[n]xi64>
+  }
+}"""
+"""T5's relative-position buckets: a float logarithm cast to i64, which no interval bounds (log(0) is -inf, whose
+cast leaves 32 bits), in lanes that a ``where`` discards for the near positions. (T5's positions are differences of
+aranges over named dims; 16-bit ones here keep ``abs`` within 32 bits.)"""
+
+
+CAST = _refusal(
+    "    %0 = graph.cast %x {dtype = i64} : (tensor<3xf32>) -> tensor<3xi64>\n    func.return %0 : tensor<3xi64>",
+    "%x: tensor<3xf32>",
+    "tensor<3xi64>",
+)
+
+
+def _fused(text: str) -> object:
+    """``text`` parsed and through WebGPU's pass pipeline (its elementwise ops one kernel, as in a model)."""
+    from tensorium.passes.pipeline import parse_pipeline
+
+    m = parse_module(text)
+    for p in parse_pipeline("fuse"):
+        p.run(m)
+    return m
+
+
+def _lowered(m: object, **build: object) -> object:
+    seen: dict[str, object] = {}
+    WebGPUExecutable.build(m, after_stage=lambda stage, state: seen.setdefault(stage, state.lowered), **build)
+    return seen["emit"]
+
+
+def test_a_float_cast_to_i64_is_checked_at_run_time_where_it_has_an_effect() -> None:
+    """The bucket kernel is proven with its cast guarded at 2**30 (2**31 leaves no room for the ``+ 8``); the
+    check sits before the store, after the ``where`` that discards log(0)'s lane, so near positions pass. Run as
+    WebGPU runs it (i64 held in i32) on the loop interpreter, it matches the graph interpreter."""
+    from tensorium.backends.loop_interp import i64_held_in_i32
+    from tensorium.backends.plan_runner import run_plan
+
+    m = _fused(BUCKETS)
+    lowered = _lowered(m)
+    (kernel,) = [k for k in lowered.walk() if k.name == "func.func" and ranges.float_casts(k)]
+    (check,) = [op for op in kernel.walk() if op.name == "loop.check"]
+    assert "outside [-2**30, 2**30)" in check.attr("message")
+    assert check.parent.ops[check.parent.index_of(check) + 1].name == "loop.store"
+    r = np.array([0, 1, -3, 7, 8, -9, 20, 100, -1000, 32767, -32768], np.int16)
+    (want,) = reference(m, [r])
+    with i64_held_in_i32():
+        (got,) = run_plan(lowered, [r])
+    np.testing.assert_array_equal(got, want)
+    assert want.tolist() == [0, 1, 3, 7, 8, 8, 10, 15, 15, 15, 15]
+
+
+def test_without_its_check_a_guarded_cast_would_be_narrowed_silently(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guard is what makes the proof sound: with the proof kept and the checks left out, a float beyond 32
+    bits cast to i64 is stored wrong where WebGPU holds i64 in i32; with them the run fails naming the kernel."""
+    from tensorium.backends.loop_interp import i64_held_in_i32
+    from tensorium.backends.plan_runner import run_plan
+
+    m = parse_module(CAST)
+    x = np.array([1.5, -7.0, 2.0**40], np.float32)
+    (want,) = reference(m, [x])
+    checked = _lowered(m)
+    with i64_held_in_i32(), pytest.raises(InterpreterError, match=r"a float converted to i64 is outside \[-2\*\*31"):
+        run_plan(checked, [x])
+    monkeypatch.setattr(ranges, "guard_float_casts", lambda kernel, bits: None)
+    unchecked = _lowered(m)
+    with i64_held_in_i32():
+        (got,) = run_plan(unchecked, [x])
+    assert got[:2].tolist() == want[:2].tolist() == [1, -7] and got[2] != want[2] == 2**40
+
+
+@pytest.mark.usefixtures("gpu")
+def test_guarded_casts_run_on_webgpu_and_fail_the_run_by_name_out_of_range() -> None:
+    m = _fused(BUCKETS)
+    executable = WebGPUExecutable.build(m)
+    r = np.array([0, 3, -8, 9, 55, -300, 32767], np.int16)
+    (got,) = executable.run([r])
+    np.testing.assert_array_equal(got, reference(m, [r])[0])
+    shaders = [s for s in executable.shaders.values() if s.checks]
+    assert any("a float converted to i64 is outside [-2**30, 2**30)" in c for s in shaders for c in s.checks)
+    cast = WebGPUExecutable.build(parse_module(CAST))
+    (fine,) = cast.run([np.array([2.0**31 - 128, -(2.0**31), -0.5], np.float32)])
+    assert fine.tolist() == [2**31 - 128, -(2**31), 0]
+    for bad in (2.0**31, np.nan, -np.inf):
+        with pytest.raises(InterpreterError, match=r"kernel @cast_0 failed: .*a float converted to i64 is outside"):
+            cast.run([np.array([1.0, bad, 2.0], np.float32)])
+
+
+def test_a_kernel_with_no_binding_to_spare_for_the_check_is_refused() -> None:
+    """Fused groups that cast floats to i64 keep a storage binding free for the check's status buffer; where
+    even one op binds the limit, the proof's refusal says so."""
+    m = parse_module(CAST)
+    from tensorium.lowering.webgpu_split import bindings_of
+
+    (cast,) = [op for op in m.walk() if op.name == "graph.cast"]
+    assert bindings_of(cast) == 3
+    tight = parse_target("webgpu:max_storage_buffers_per_shader_stage=2")
+    with pytest.raises(CompileError, match=r"within \[-2\*\*31, 2\*\*31\) would prove it, but the kernel binds 2 "):
+        WebGPUExecutable.build(m, target=tight)
+
+
+@pytest.mark.usefixtures("gpu")
+def test_a_float_cast_to_i64_then_wrapped_to_i32_keeps_the_low_32_bits() -> None:
+    """Regression: the shader converted a float to an i64 held in i32 with WGSL's ``i32(x)``, which saturates at
+    32 bits, so a cast on to i32 (which only wraps, no check) gave 2147483520 for 2**40 where the loop dialect's
+    cast (saturate to i64, then wrap) gives 0. It now keeps the low 32 bits of the dialect's cast, for floats
+    past 2**31, past 2**63 (saturated: -1 and 0), infinities and NaN alike."""
+    m = _fused("""
+module {
+  func.func @main(%x: tensor<16xf32>) -> tensor<16xi32> {
+    %0 = graph.cast %x {dtype = i64} : (tensor<16xf32>) -> tensor<16xi64>
+    %1 = graph.cast %0 {dtype = i32} : (tensor<16xi64>) -> tensor<16xi32>
+    func.return %1 : tensor<16xi32>
+  }
+}""")
+    edges = [1.5, -5.5, -0.5, 2**31 - 128, -(2**31), 2**31, -(2**31) - 256, 2**40, -(2**40) - 2**20, 3e10, -3e10]
+    x = np.array([*edges, 1e30, -1e30, np.inf, -np.inf, np.nan], np.float32)
+    (got,) = WebGPUExecutable.build(m).run([x])
+    (want,) = reference(m, [x])
+    assert want[7] == 0 and want[11] == -1
+    np.testing.assert_array_equal(got, want)

@@ -51,8 +51,13 @@ from ...ir.evaluate import op_location
 from ...ir.types import BufferType, FloatType, IndexType, IntegerType, QuantizedType, ScalarType, Type
 from ...lowering.webgpu_int64 import held_in_i32
 from ...lowering.webgpu_limits import concat_pieces
-from ...lowering.webgpu_private import global_allocs
-from ...lowering.webgpu_schedule import constant_index, dispatch_expression, trip_count
+from ...lowering.webgpu_schedule import (
+    bound_arguments,
+    constant_index,
+    dispatch_expression,
+    storage_bindings,
+    trip_count,
+)
 from ...targets import Target
 from ..emitter import KernelEmitter, op_error
 
@@ -126,7 +131,10 @@ PACKED_HELPERS = {
         "fn float_low_bits(x: f32, m: f32) -> u32 {\n"
         "  if ((bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u) { return 0u; }\n"
         "  let t = trunc(x);\n"
-        "  if (t >= 9223372036854775808.0) { return u32(m - 1.0); }\n"
+        "  if (t >= 9223372036854775808.0) {\n"
+        "    let w = (bitcast<u32>(m) >> 23u) - 127u;\n"
+        "    return select(0xffffffffu, (1u << w) - 1u, w < 32u);\n"
+        "  }\n"
         "  if (t < -9223372036854775808.0) { return 0u; }\n"
         "  return u32(t - m * floor(t / m));\n}"
     ),
@@ -134,7 +142,8 @@ PACKED_HELPERS = {
 """Helpers of the types held packed (:func:`packed_bits`): an f16's bits to f32 and back (exact; the value is
 already an f16), an f32 rounded to the nearest f16 (ties to even, overflow to inf, as the interpreter's f16
 arithmetic), and a float's truncation wrapped to ``m = 2**width`` (the loop dialect's cast: saturate to the
-i64 range, NaN 0, then wrap), by the name the emitter calls."""
+i64 range, NaN 0, then wrap; the saturated top ``m - 1`` from ``m``'s exponent, as ``u32(m - 1.0)`` is not exact
+for ``m = 2**32``), by the name the emitter calls."""
 _EXACT_HALF = frozenset({"loop.load", "loop.select", "loop.max", "loop.min", "loop.neg", "loop.abs"})
 """Ops whose f16 result is one of their operands (or its negation) exactly: not rounded again."""
 _WRAPPING = frozenset(
@@ -317,7 +326,7 @@ class WGSLEmitter(KernelEmitter):
         self.env, self.buffers, self.scratch, self.dims, self.positions = {}, {}, [], {}, {}
         self.scratch_sizes, self.alloc_dims, self.packed = [], {}, {}
         args = func_body(func).args
-        used = {id(op.operands[1 if op.name == "loop.store" else 0]) for op in func.walk() if _touches(op)}
+        used = bound_arguments(func)
         stored = {id(op.operands[1]) for op in func.walk() if op.name == "loop.store"}
         bindings: list[int] = []
         written: set[int] = set()
@@ -347,7 +356,7 @@ class WGSLEmitter(KernelEmitter):
         self.dims_read = False
         self.checks = []
         limit = self.target.limit("max_storage_buffers_per_shader_stage")
-        self.check_room = self.bound + global_allocs(func) < limit
+        self.check_room = storage_bindings(func) < limit
         self.emit_block(func_body(func))
         if not self.dims_read:
             self.dims = {}  # none read (a compress's result rows): an unused uniform would leave the auto layout
@@ -738,7 +747,8 @@ class WGSLEmitter(KernelEmitter):
 
     def emit_cast(self, op: Operation) -> str:
         """A conversion as ``graph.cast``: to ``bool`` is ``!= 0``, from ``bool`` 0 or 1, float to integer
-        truncates (NaN gives 0; WGSL saturates to the 32-bit range)."""
+        truncates (NaN gives 0; WGSL saturates to the 32-bit range, except for an i64 held in i32, which keeps
+        the low 32 bits of the loop dialect's cast)."""
         (a,) = self.operands(op)
         source, result = op.operands[0].type, op.results[0].type
         src, dst = self.type_of(source, op), self.type_of(result, op)
@@ -758,6 +768,11 @@ class WGSLEmitter(KernelEmitter):
             return self.let(op, f"{a} != {zero}")
         if src == "bool":
             return self.let(op, f"select({_zero(dst)}, {_one(dst)}, {a})")
+        if held_in_i32(result) and src in ("f32", "f16"):
+            # an i64 held in i32 keeps the low 32 bits of the loop dialect's cast (saturate to i64, NaN 0), so
+            # uses that wrap are exact; float_low_bits is exact for |t| >= 2**31, where the float's ulp is 2**8
+            low = f"bitcast<i32>(float_low_bits(f32({a}), 4294967296.0))"
+            return self.let(op, f"select({low}, i32({a}), abs(f32({a})) < 2147483648.0)")
         if dst in ("i32", "u32") and src in ("f32", "f16"):
             return self.let(op, f"select({dst}({a}), {_zero(dst)}, {a} != {a})")
         return self.let(op, f"{dst}({a})")
@@ -785,10 +800,6 @@ class WGSLEmitter(KernelEmitter):
             value = int(amount.attr("value"))
             return self.let(op, f"{a} {symbol} {value}u" if 0 <= value < 32 else fill)
         return self.let(op, f"select({fill}, {a} {symbol} u32({b}), u32({b}) < 32u)")
-
-
-def _touches(op: Operation) -> bool:
-    return op.name in ("loop.load", "loop.store", "loop.dim", "loop.load_packed")
 
 
 def _is_bool(t: Type) -> bool:

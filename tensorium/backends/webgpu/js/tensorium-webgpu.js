@@ -398,7 +398,8 @@ export class Executable {
       layout: pipeline.getBindGroupLayout(0),
       entries: bound.map((buffer, binding) => ({ binding, resource: { buffer } })),
     });
-    return { pipeline, group, grid: this.gridOf(step, kernel), copies, step, kernel, uniform, status };
+    const runTimeDims = this.usesRunTimeDims(step); // decided once per allocation, not per launch per run
+    return { pipeline, group, grid: this.gridOf(step, kernel), copies, step, kernel, uniform, status, runTimeDims };
   }
 
   /** The `dims` uniform of `kernel` for `step` at the current shapes (whole vec4s). */
@@ -558,7 +559,7 @@ export class Executable {
     for (const launch of this.launches) {
       const { pipeline, group, copies, pieces } = launch;
       let grid = launch.grid;
-      if (sizes.size && launch.step && this.usesRunTimeDims(launch.step)) {
+      if (sizes.size && launch.runTimeDims) {
         grid = this.gridOf(launch.step, launch.kernel);
         if (launch.uniform) device.queue.writeBuffer(launch.uniform, 0, this.dimValues(launch.step, launch.kernel));
       }
