@@ -13,12 +13,14 @@ pass proves, kernel by kernel, that doing so changes no result: every i64 value 
   within the binding size (:func:`dim_bound`, which the runtimes check at each run);
 - arithmetic, casts, selects, minima and maxima follow interval arithmetic; bitwise ops of 32-bit values stay
   32-bit values; a cast from a float, or from ``u32``/``u64``, is the target type's whole range;
-- a cast from a float that no interval bounds (a logarithm's, T5's relative-position buckets) may instead be
-  *guarded*: the kernel checks at run time that the float lies in ``[-2**b, 2**b)``, for the largest ``b`` of
-  :data:`GUARD_BITS` under which the rest of the kernel's proof holds (:func:`guard_float_casts`). The check is
-  made where a value computed from the cast has an effect (a store, a load's position, a loop's bounds), not at
-  the cast, so a lane whose out-of-range cast a ``select`` discards (T5's ``log(0)`` for the near positions)
-  passes. A failed check fails the run with a message, through the kernel's status buffer;
+- where that proof fails, a kernel may be proven under a *guard* that it checks at run time
+  (:func:`guard_i64`): a cast from a float that no interval bounds (a logarithm's: T5's relative-position
+  buckets) is checked to lie in ``[-2**b, 2**b)``, for the largest ``b`` of :data:`GUARD_BITS` under which
+  the rest of the proof holds; failing that, i64 sums, differences and products whose intervals leave 32 bits
+  (of two inputs, say) are also checked not to overflow their i32 registers. The checks are made where a value
+  computed from them has an effect (a store, a load's position, a loop's bounds), not where they arise, so a
+  lane whose out-of-range cast a ``select`` discards (T5's ``log(0)`` for the near positions) passes. A failed
+  check fails the run with a message, through the kernel's status buffer;
 - a kernel's own ``local``/``shared`` buffers hold the union of what is stored into them (zero before the
   first store, as WGSL initializes them), found by iterating to a fixed point; a buffer whose range still
   grows after a few rounds is an accumulator bounded by the trip counts of the loops around its ``+=``, or
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from ..errors import CompileError
 from ..ir.builder import InsertionPoint
@@ -53,6 +56,7 @@ from ..ir.types import (
     Type,
     f32,
     i1,
+    i64,
     storage_dtype,
 )
 from ..targets import Target
@@ -65,7 +69,8 @@ __all__ = [
     "check_int64_ranges",
     "dim_bound",
     "dims_within_binding",
-    "guard_float_casts",
+    "Guard",
+    "guard_i64",
     "held_in_i32",
     "storage_bytes",
     "storage_itemsize",
@@ -78,7 +83,7 @@ I32_RANGE: Range = (-(1 << 31), (1 << 31) - 1)
 
 GUARD_BITS = (31, 30, 24, 16)
 """The bounds ``2**b`` tried, widest first, for the run-time check of a float cast to i64 (see
-:func:`guard_float_casts`): the widest under which the kernel's proof holds is kept."""
+:func:`guard_i64`): the widest under which the kernel's proof holds is kept."""
 
 _ROUNDS = 4
 """Fixed-point rounds over a kernel before the buffers whose ranges still grow are taken for accumulators (and
@@ -231,11 +236,12 @@ def _fits(r: Range | None) -> bool:
 class _KernelRanges:
     """The interval of every integer value of one kernel (see the module docstring)."""
 
-    def __init__(self, kernel: Operation, args: dict[int, Range], binding: int, guard: Range | None = None) -> None:
+    def __init__(self, kernel: Operation, args: dict[int, Range], binding: int, guard: Guard | None = None) -> None:
         self.kernel = kernel
         self.guard = guard
-        """The range a float cast to i64 is checked at run time to land in (:func:`guard_float_casts`); None
-        where casts from floats are unguarded (any i64)."""
+        """What is checked at run time (:func:`guard_i64`); None: nothing (a float cast to i64 is any i64)."""
+        self.overflowing: set[int] = set()
+        """The ops (by id) whose overflow ``guard`` checks: i64 arithmetic whose interval leaves 32 bits."""
         self.binding = binding
         """The binding size: a named dim of a buffer is at most what keeps it within (checked at each run)."""
         self.args = args
@@ -348,6 +354,10 @@ class _KernelRanges:
             t = _type_range(result.type)
             if r is None or (t is not None and not (t[0] <= r[0] and r[1] <= t[1])):
                 r = t  # unknown, or a wrapping op leaving its type's range: anything of the type
+            if self.guard is not None and self.guard.overflow and op.name in _OVERFLOWING and held_in_i32(result.type):
+                if not _fits(r):
+                    self.overflowing.add(id(op))
+                    r = I32_RANGE  # checked at run time not to overflow its i32 register
             if isinstance(result.type, IndexType) and r is not None:
                 r = (max(r[0], I32_RANGE[0]), min(r[1], I32_RANGE[1]))  # indices never wrap (check_index_width)
             if r is not None:
@@ -418,7 +428,7 @@ class _KernelRanges:
         if name == "loop.cast":
             source = op.operands[0].type
             if isinstance(source, FloatType):
-                return self.guard
+                return self.guard.cast_range if self.guard is not None else None
             if ranges[0] is None:
                 return None
             return ranges[0]
@@ -478,7 +488,7 @@ def check_int64_ranges(lowered: Operation, target: Target) -> None:
             buffers[number] = (low, high)
     views = {view.buffer: view.source for view in plan.views}
     kernels = {func_name(kernel): kernel for kernel in functions(lowered)}
-    guards: dict[str, Range] = {}
+    guards: dict[str, Guard] = {}
     storage_bindings_limit = target.limit("max_storage_buffers_per_shader_stage")
     for step in plan.steps:
         kernel = kernels[step.kernel]
@@ -496,25 +506,45 @@ def check_int64_ranges(lowered: Operation, target: Target) -> None:
                 buffers[b] = _hull([buffers.get(b, analysis.written[id(arg)]), analysis.written[id(arg)]])
 
 
+@dataclass(frozen=True)
+class Guard:
+    """How a kernel's i64 values that no interval bounds are checked at run time (:func:`guard_i64`)."""
+
+    bits: int
+    """Floats cast to i64 are checked to lie within ``[-2**bits, 2**bits)``."""
+    overflow: bool = False
+    """i64 ``add``, ``sub``, ``mul`` and ``neg`` whose intervals leave 32 bits are checked not to overflow their
+    i32 registers."""
+
+    @property
+    def cast_range(self) -> Range:
+        return (-(1 << self.bits), (1 << self.bits) - 1)
+
+
+_OVERFLOWING = frozenset({"loop.add", "loop.sub", "loop.mul", "loop.neg"})
+"""The i64 ops a :class:`Guard` with ``overflow`` checks for 32-bit overflow at run time."""
+
+
 def _prove(
-    kernel: Operation, args: dict[int, Range], binding: int, guards: dict[str, Range], storage_limit: int
+    kernel: Operation, args: dict[int, Range], binding: int, guards: dict[str, Guard], storage_limit: int
 ) -> _KernelRanges:
-    """The ranges of ``kernel``'s values, proven; where the proof fails and the kernel casts floats to i64, the
-    proof with the casts guarded (:func:`guard_float_casts`) at the widest bound of :data:`GUARD_BITS` under
-    which it holds, the kernel rewritten so and its guard recorded in ``guards`` (by kernel name; a kernel
-    launched again is proven under the same guard). CompileError (the unguarded proof's) when none holds, or
-    when the kernel has no storage binding to spare for the status buffer its checks need."""
+    """The ranges of ``kernel``'s values, proven. Where the proof fails, the proof under the first :class:`Guard`
+    that makes it hold: the kernel's float casts to i64 checked within each bound of :data:`GUARD_BITS` in turn,
+    then also its i64 arithmetic checked for overflow; the kernel is rewritten so (:func:`guard_i64`) and its
+    guard recorded in ``guards`` (by kernel name: a kernel launched again is proven under the same guard).
+    CompileError (the unguarded proof's) when none holds, or when the kernel has no storage binding to spare
+    for the status buffer its checks need."""
     name = func_name(kernel)
     analysis = _KernelRanges(kernel, args, binding, guards.get(name))
     try:
         analysis.run()
         return analysis
     except CompileError as unproven:
-        casts = float_casts(kernel)
-        if name in guards or not casts:
+        if name in guards:
             raise
-        for bits in GUARD_BITS:
-            guard = (-(1 << bits), (1 << bits) - 1)
+        casts = [op for op in kernel.walk() if _is_float_cast(op)]
+        attempts = [Guard(bits) for bits in GUARD_BITS if casts] + [Guard(GUARD_BITS[0], overflow=True)]
+        for guard in attempts:
             analysis = _KernelRanges(kernel, args, binding, guard)
             try:
                 analysis.run()
@@ -522,68 +552,113 @@ def _prove(
                 continue
             if storage_bindings(kernel) >= storage_limit:
                 raise CompileError(
-                    f"{unproven}; a run-time check that its floats converted to i64 lie within [-2**{bits}, "
-                    f"2**{bits}) would prove it, but the kernel binds {storage_bindings(kernel)} storage buffers, "
-                    "none to spare for the check's status buffer"
+                    f"{unproven}; a run-time check ({_check_message(guard, casts, analysis.overflowing)}) would "
+                    f"prove it, but the kernel binds {storage_bindings(kernel)} storage buffers, none to spare for "
+                    "the check's status buffer"
                 ) from None
-            guard_float_casts(kernel, bits)
+            guard_i64(kernel, guard, analysis.overflowing)
             guards[name] = guard
             return analysis
         raise
-
-
-def float_casts(kernel: Operation) -> list[Operation]:
-    """The ``loop.cast`` ops of ``kernel`` from a float to i64 (held in i32)."""
-    return [op for op in kernel.walk() if _is_float_cast(op)]
 
 
 def _is_float_cast(op: Operation) -> bool:
     return op.name == "loop.cast" and isinstance(op.operands[0].type, FloatType) and held_in_i32(op.results[0].type)
 
 
+def _check_message(guard: Guard, casts: Sequence[Operation], overflowing: set[int]) -> str:
+    problems = []
+    if casts:
+        problems.append(f"a float converted to i64 is outside [-2**{guard.bits}, 2**{guard.bits})")
+    if overflowing:
+        problems.append("an i64 sum, difference or product overflows 32 bits")
+    return " or ".join(problems)
+
+
 _EFFECTS = frozenset(
     {"loop.load", "loop.load_packed", "loop.lookup_bytes", "loop.shuffle", "loop.alloc", "loop.mma", "loop.prefetch"}
 )
 """Ops with a result that read memory or other lanes: a flagged operand of theirs is checked (as at every op
-without a result or with regions); through the others, pure computations, the flags of guarded casts flow."""
+without a result or with regions); through the others, pure computations, the flags flow."""
 
 
-def guard_float_casts(kernel: Operation, bits: int) -> None:
-    """Check at run time that every float ``kernel`` casts to i64 lies within ``[-2**bits, 2**bits)``, where it
-    matters: each cast gets a flag (``-2**bits <= x < 2**bits``, false for NaN), a value computed from flagged
-    values the conjunction of their flags (a ``select`` the flag of the operand it picks), and each op with an
-    effect (a store, a load, a loop, an ``if``, a shuffle...) whose operand is flagged a ``loop.check`` of its
-    flag first. So a lane whose out-of-range cast is discarded by a ``select`` passes (T5's ``log(0)``
-    bucket), and a kernel that stores, indexes or branches on a wrong value fails the run instead."""
-    flags: dict[int, Value] = {}
-    limit = float(1 << bits)
+def guard_i64(kernel: Operation, guard: Guard, overflowing: set[int]) -> None:
+    """Check at run time what the kernel's proof under ``guard`` assumed, where it matters. Each float cast to
+    i64 gets a flag (``-2**bits <= x < 2**bits``, false for NaN), and each op of ``overflowing`` (by id) one
+    that its i32 register did not overflow (from the signs of operands and result; for a product, that dividing
+    it by one operand gives the other); a value computed from flagged values gets the conjunction of their
+    flags (a ``select`` the flag of the operand it picks; a cast that only wraps an i64 to 32 or fewer bits
+    none, its low bits being right either way), and each op with an effect (a store, a load, a loop, an
+    ``if``, a shuffle...) whose operand is flagged a ``loop.check`` of its flag first. So a lane whose
+    out-of-range cast a ``select`` discards passes (T5's ``log(0)`` bucket), and a kernel that stores, indexes
+    or branches on a wrong value fails the run instead (its status buffer, read by the runtimes)."""
+    casts = [op for op in kernel.walk() if _is_float_cast(op)]
     message = (
-        f"a float converted to i64 is outside [-2**{bits}, 2**{bits}), the range within which the kernel's i64 "
-        "values were proven to fit the 32 bits WebGPU holds i64 in"
+        f"{_check_message(guard, casts, overflowing)}, beyond what the kernel's i64 values were proven with to fit "
+        "the 32 bits WebGPU holds i64 in"
     )
+    flags: dict[int, Value] = {}
     for op in list(kernel.walk()):
         if op is kernel or op.parent is None:
             continue
         with InsertionPoint.before_op(op):
             flagged = [flags.get(id(v)) for v in op.operands]
             if _is_float_cast(op):
-                x = op.operands[0]
-                if x.type != f32:
-                    x = loop.cast(x, dtype=f32)  # 2**bits is exact in f32 (not in f16, whose top is 65504)
-                low = loop.cmp(x, loop.const(value=-limit, dtype=f32), predicate="ge")
-                high = loop.cmp(x, loop.const(value=limit, dtype=f32), predicate="lt")
-                flags[id(op.results[0])] = loop.and_(low, high)
-            elif not any(f is not None for f in flagged):
-                continue
-            elif op.name == "loop.select":
+                flagged = [_cast_flag(op.operands[0], guard.bits)]
+            if op.name == "loop.select" and any(f is not None for f in flagged):
                 true = loop.const(value=True, dtype=i1)
                 condition, a, b = flagged
                 picked = loop.select(op.operands[0], a if a is not None else true, b if b is not None else true)
                 flags[id(op.results[0])] = picked if condition is None else loop.and_(condition, picked)
-            elif op.name not in _EFFECTS and len(op.results) == 1 and not op.regions:
-                flags[id(op.results[0])] = _conjunction([f for f in flagged if f is not None])
-            else:
-                loop.check(_conjunction([f for f in flagged if f is not None]), message=message, loc=op.loc)
+                continue
+            pure = op.name not in _EFFECTS and len(op.results) == 1 and not op.regions
+            if pure:
+                result = op.results[0]
+                wrapped = [
+                    held_in_i32(v.type) and not held_in_i32(result.type) and not _observes(op, position)
+                    for position, v in enumerate(op.operands)
+                ]  # an i64 cast to 32 or fewer bits: its low bits are right either way
+                flagged = [f for f, w in zip(flagged, wrapped) if not w]
+            present = [f for f in flagged if f is not None]
+            if not pure and present:
+                loop.check(_conjunction(present), message=message, loc=op.loc)
+                continue
+        checked = pure and id(op) in overflowing
+        if checked or (pure and present):
+            with InsertionPoint.after_op(op):  # one insertion point: the flags follow the op in order
+                flags[id(op.results[0])] = _conjunction([*present, *([_overflow_flag(op)] if checked else [])])
+
+
+def _cast_flag(x: Value, bits: int) -> Value:
+    """``-2**bits <= x < 2**bits`` for a float ``x`` (false for NaN), compared in f32 (where ``2**bits`` is exact;
+    f16's top is 65504)."""
+    if x.type != f32:
+        x = loop.cast(x, dtype=f32)
+    limit = float(1 << bits)
+    low = loop.cmp(x, loop.const(value=-limit, dtype=f32), predicate="ge")
+    return loop.and_(low, loop.cmp(x, loop.const(value=limit, dtype=f32), predicate="lt"))  # type: ignore[no-any-return]
+
+
+def _overflow_flag(op: Operation) -> Value:
+    """Whether the i64 ``add``/``sub``/``mul``/``neg`` ``op``, computed in an i32 register, did not overflow it
+    (true where i64 is not held in i32: the interpreters' plain runs)."""
+    r = op.results[0]
+    zero = loop.const(value=0, dtype=i64)
+    if op.name == "loop.neg":
+        return loop.cmp(op.operands[0], loop.const(value=I32_RANGE[0], dtype=i64), predicate="ne")  # type: ignore[no-any-return]
+    a, b = op.operands
+    if op.name == "loop.mul":
+        exact = loop.cmp(loop.div(r, a), b, predicate="eq")
+        minus_one = loop.cmp(a, loop.const(value=-1, dtype=i64), predicate="eq")
+        lowest = loop.cmp(b, loop.const(value=I32_RANGE[0], dtype=i64), predicate="eq")
+        wraps = loop.and_(minus_one, lowest)  # -1 * -2**31: the quotient is -2**31 again
+        no_wrap = loop.xor(wraps, loop.const(value=True, dtype=i1))
+        return loop.or_(loop.cmp(a, zero, predicate="eq"), loop.and_(exact, no_wrap))  # type: ignore[no-any-return]
+    if op.name == "loop.add":
+        signs = loop.and_(loop.xor(a, r), loop.xor(b, r))  # negative when a and b agree in sign and r does not
+    else:
+        signs = loop.and_(loop.xor(a, b), loop.xor(a, r))  # negative when a and b differ and r is b's sign
+    return loop.cmp(signs, zero, predicate="ge")  # type: ignore[no-any-return]
 
 
 def _conjunction(flags: list[Value]) -> Value:

@@ -36,7 +36,7 @@ __all__ = ["band_axis", "bindings_of", "split_for_binding_size", "split_for_stor
 def bindings_of(op: Operation) -> int:
     """Storage buffers the kernel of graph op ``op`` binds: one per operand and result, and one more for the
     status buffer of a kernel that casts floats to i64 (whose range it may check at run time:
-    :func:`~tensorium.lowering.webgpu_int64.guard_float_casts`)."""
+    :func:`~tensorium.lowering.webgpu_int64.guard_i64`)."""
     return len(op.operands) + len(op.results) + _status_bindings([op])
 
 

@@ -180,7 +180,7 @@ def test_gpt2_runs_on_webgpu_with_any_batch_and_length() -> None:
 @pytest.mark.usefixtures("webgpu")
 def test_t5_runs_on_webgpu_with_its_relative_position_buckets_checked_at_run_time() -> None:
     """T5's buckets cast a float logarithm to i64 (log(0) = -inf for the near positions, discarded by a where):
-    the cast is checked at run time where its value is stored, within 2**30 (webgpu_int64.guard_float_casts)."""
+    the cast is checked at run time where its value is stored, within 2**30 (webgpu_int64.guard_i64)."""
     config = transformers.T5Config(d_model=32, d_ff=64, num_layers=1, num_heads=2, d_kv=16, vocab_size=96)
     dynamic = {"input_ids": {0: "batch", 1: "source"}, "decoder_input_ids": {0: "batch", 1: "target"}}
     calls = [

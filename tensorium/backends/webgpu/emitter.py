@@ -657,6 +657,8 @@ class WGSLEmitter(KernelEmitter):
             return f"{number % (1 << 32)}u"
         if not -(1 << 31) <= number < 1 << 31:
             raise op_error(op, f"constant {number} does not fit the 32-bit integers of WebGPU")
+        if number == -(1 << 31):
+            return "(-2147483647i - 1i)"  # WGSL reads -2147483648i as -(2147483648i), which is out of range
         return f"{number}i" if number >= 0 else f"({number}i)"
 
     def emit_infix(self, op: Operation) -> str:
