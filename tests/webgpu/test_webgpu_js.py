@@ -16,6 +16,7 @@ from tensorium.backends.webgpu.site import write_site
 from tensorium.cli import main
 from tensorium.errors import TensoriumError
 from tensorium.ir.parser import parse_module
+from tensorium.passes.pipeline import parse_pipeline
 from tensorium.targets import parse_target
 
 from .js_harness import chromium_outputs, node_outputs, require_chromium, require_dawn, run_node
@@ -173,6 +174,37 @@ module {
     done = run_node(tmp_path / "exe", [table, ids], tmp_path / "bad")
     assert done.returncode == 1
     assert "kernel @embedding_0 failed: <input>:4:10: 'graph.embedding': an index is out of range" in done.stderr
+
+
+def test_node_dawn_runs_i64_guards_checked_at_run_time(tmp_path: Path) -> None:
+    """A float cast to i64 (kept to its low 32 bits where it only wraps) and an i64 product of two inputs,
+    checked at run time (webgpu_int64.guard_i64): Dawn's validator takes their WGSL, results match, and an
+    overflow fails the run by name."""
+    require_dawn()
+    m = parse_module("""
+module {
+  func.func @main(%x: tensor<4xf32>, %a: tensor<4xi64>, %b: tensor<4xi64>) -> (tensor<4xi32>, tensor<4xi64>) {
+    %0 = graph.cast %x {dtype = i64} : (tensor<4xf32>) -> tensor<4xi64>
+    %1 = graph.cast %0 {dtype = i32} : (tensor<4xi64>) -> tensor<4xi32>
+    %2 = graph.mul %a, %b : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    func.return %1, %2 : tensor<4xi32>, tensor<4xi64>
+  }
+}""")
+    for p in parse_pipeline("fuse"):
+        p.run(m)  # the casts in one kernel, as in a model: the i64 between them is never stored
+    inputs = [
+        np.array([2.0**40, -5.5, np.inf, 3e9], np.float32),
+        np.array([3, -(2**15), -1, -(2**31)], np.int64),
+        np.array([-5, 2**16, -(2**31) + 1, 1], np.int64),
+    ]
+    WebGPUExecutable.build(m).to_files(tmp_path / "exe")
+    for g, w in zip(node_outputs(tmp_path / "exe", inputs, tmp_path / "ok"), reference(m, inputs), strict=True):
+        np.testing.assert_array_equal(g, w)
+    inputs[1][0] = 2**20
+    inputs[2][0] = 2**12
+    done = run_node(tmp_path / "exe", inputs, tmp_path / "bad")
+    assert done.returncode == 1
+    assert "kernel @mul_" in done.stderr and "an i64 sum, difference or product overflows 32 bits" in done.stderr
 
 
 def test_node_dawn_runs_an_artifact_with_bound_constants(tmp_path: Path) -> None:
