@@ -11,7 +11,8 @@ A backend is named as a target is (:func:`~tensorium.targets.parse_target`), plu
   loop IR run on the loop interpreter (GPU loops in lockstep) against the graph interpreter.
 - ``webgpu``: the WGSL shaders checked by a validator (naga, through wgpu-py's ``create_shader_module`` where
   wgpu-py finds an adapter; else Dawn's Tint under Node through the npm ``webgpu`` package where
-  ``tensorium/backends/webgpu/js/node_modules`` has it), and the loop IR on the loop interpreter.
+  ``tensorium/backends/webgpu/js/node_modules`` has it), the loop IR on the loop interpreter, and, where
+  wgpu-py finds an adapter, the shaders run on it.
 
 Each execution draws which kinds run (:func:`backends_for_execution`: the CPU in ``cpu_fraction`` of them,
 CUDA in ``gpu_fraction``, WebGPU in ``webgpu_fraction``), and a ``schedule_seed`` set on a case builds every
@@ -131,6 +132,8 @@ def backend_notes(backends: Sequence[str]) -> list[str]:
             notes.append(
                 f"{name}: no WGSL validator here (wgpu-py with an adapter, or Dawn under Node): WGSL unchecked"
             )
+        elif kind == "webgpu" and not naga_available():
+            notes.append(f"{name}: no WebGPU adapter for wgpu-py here, so the shaders are validated, not run")
     return notes
 
 
@@ -138,8 +141,9 @@ def backend_notes(backends: Sequence[str]) -> list[str]:
 class BackendRun:
     """What a backend check gets from the oracle: the program after the pipeline, the inputs, and how to judge.
 
-    ``guarded(stage, action)`` turns errors into verdicts as the oracle does; ``judge(stage, outputs, looser)``
-    compares with the interpreter on the original (at ``looser``'s tolerance where it is given);
+    ``guarded(stage, action)`` turns errors into verdicts as the oracle does; ``judge(stage, outputs, looser,
+    nonfinite_free=False)`` compares with the interpreter on the original (at ``looser``'s tolerance where it is
+    given; with ``nonfinite_free``, not where the interpreter gives a NaN or an infinity);
     ``fail(kind, stage, summary, detail)`` reports a failure."""
 
     name: str
@@ -149,7 +153,7 @@ class BackendRun:
     opt_level: int
     schedule_seed: int | None
     guarded: Callable[[str, Callable[[], Any]], Any]
-    judge: Callable[[str, Sequence[np.ndarray], FloatType | None], None]
+    judge: Callable[..., None]
     fail: Callable[[str, str, str, str], None]
     loop_work: Callable[[Operation], int]
     original: Operation | None = None
@@ -354,6 +358,39 @@ def check_webgpu(run: BackendRun) -> None:
                 summary = f"{name} rejects the WGSL of '{kernel}': {headline(problem)}"
                 run.fail("validator", f"wgsl ({name})", summary, f"{problem}\n\n{shader.wgsl}")
     _run_loops(run, loops, work, i64_in_i32=True)
+    _run_shaders(run, executable, work)
+
+
+def _run_shaders(run: BackendRun, executable: Any, work: int) -> None:
+    """The shaders themselves on this machine's WebGPU adapter (Mesa's lavapipe on a CPU machine) against the
+    graph interpreter, for small programs that built: what the emitter means by the loop IR, which neither the
+    validator nor the loop interpreter sees (a conversion that saturates where the dialect wraps, say). WGSL
+    leaves NaN, infinities, subnormals and large arguments of its math open (implementations may assume no NaN
+    or infinity, flush subnormals, bound ``sin``'s error on [-pi, pi] only), so the shaders run on
+    :func:`_plain_for_wgsl` inputs only and elements the interpreter makes NaN or infinite are not compared. Nothing
+    where wgpu-py finds no adapter (:func:`backend_notes` says so)."""
+    if executable is None or work > GPU_LOOP_WORK or not naga_available():
+        return
+    if any(_outside_i32(a) for a in run.inputs) or not all(_plain_for_wgsl(a) for a in run.inputs):
+        return  # the runtime refuses out-of-range i64 by name; WGSL leaves special floats' math open
+    stage = f"{run.name} shaders on the adapter"
+    run.judge(stage, run.guarded(stage, lambda: executable.run(list(run.inputs))), None, nonfinite_free=True)
+
+
+WGSL_MAGNITUDE = 1e4
+"""The largest float input the shaders run on: WGSL bounds the error of ``sin`` and ``cos`` on [-pi, pi] only, and
+of ``exp`` and friends only where the result is finite."""
+
+
+def _plain_for_wgsl(array: Any) -> bool:
+    """Whether ``array`` holds no float that WGSL leaves open: every one finite, at most
+    :data:`WGSL_MAGNITUDE`, and zero or normal (implementations may flush subnormals to zero)."""
+    a = np.asarray(array)
+    if a.dtype.kind != "f" or a.size == 0:
+        return True
+    magnitude = np.abs(a.astype(np.float64))
+    normal = (magnitude == 0) | (magnitude >= np.finfo(a.dtype).tiny)
+    return bool(np.all(np.isfinite(magnitude) & (magnitude <= WGSL_MAGNITUDE) & normal))
 
 
 LOW_LIMITS_SHARE = 0.5

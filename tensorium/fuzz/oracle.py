@@ -486,8 +486,11 @@ def _check(case: FuzzCase, module: Operation | None, determinism: bool, watch: W
     if problem is not None:
         raise _Stop(Verdict("failure", Failure("mismatch", "quant layouts", str(problem), str(problem))))
 
-    def judge(stage: str, got: Sequence[np.ndarray], looser: FloatType | None) -> None:
-        _judge(stage, expected, got, types, looser or precision, text, original, inputs)  # type: ignore[arg-type]
+    def judge(stage: str, got: Sequence[np.ndarray], looser: FloatType | None, nonfinite_free: bool = False) -> None:
+        free = [~np.isfinite(e) if e.dtype.kind == "f" else np.zeros(e.shape, bool) for e in expected]
+        _judge(
+            stage, expected, got, types, looser or precision, text, original, inputs, free if nonfinite_free else None
+        )  # type: ignore[arg-type]
 
     def fail(kind: str, stage: str, summary: str, detail: str) -> None:
         raise _Stop(Verdict("failure", Failure(kind, stage, summary, detail)))  # type: ignore[arg-type]
@@ -637,15 +640,22 @@ def _judge(
     ir: str,
     original: Operation,
     inputs: Sequence[np.ndarray],
+    indeterminate: Sequence[np.ndarray] | None = None,
 ) -> None:
-    problem = compare(expected, got, types, precision=precision)
+    """Compare ``got`` with ``expected``; raise the verdict of a difference that is neither order-dependent, nor
+    a signed zero or infinity the IEEE rules leave free, nor where the reference is ill-conditioned, nor in
+    ``indeterminate`` (one mask per output: elements the backend's semantics leave open)."""
+    problem = compare(expected, got, types, indeterminate, precision=precision)
     if problem is None:
         return
     free = freedoms(original, inputs)
-    problem = compare(expected, got, types, free.order_dependent, precision, free.sign_free)
+    forgiven = list(free.order_dependent)
+    if indeterminate is not None:
+        forgiven = [a | b for a, b in zip(forgiven, indeterminate)]
+    problem = compare(expected, got, types, forgiven, precision, free.sign_free)
     if problem is None:
         return
-    unstable = list(free.order_dependent)
+    unstable = forgiven
     for seed in range(ILL_CONDITIONED_ROUNDS):
         moves = ill_conditioned(original, inputs, expected, looser=precision, seed=seed)
         unstable = [a | b for a, b in zip(moves, unstable)]

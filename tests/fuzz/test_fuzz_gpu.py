@@ -193,3 +193,30 @@ def test_a_binding_size_split_bug_is_found_at_low_limits(monkeypatch: pytest.Mon
     monkeypatch.setattr(webgpu_split, "_rows", shifted)
     report = short_run(20, seed=0, backends=("interp", "webgpu"), schedule_fraction=1.0)
     assert signatures(report) == ["mismatch:webgpu loop interpreter"], report.summary()
+
+
+SUB_AND_LOG = """
+module {
+  func.func @main(%a: tensor<6xf32>, %b: tensor<6xf32>) -> tensor<6xf32> {
+    %0 = graph.sub %a, %b : (tensor<6xf32>, tensor<6xf32>) -> tensor<6xf32>
+    %1 = graph.log %0 : (tensor<6xf32>) -> tensor<6xf32>
+    func.return %1 : tensor<6xf32>
+  }
+}
+"""
+
+
+def test_a_wgsl_semantics_bug_is_found_by_running_the_shaders(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Valid WGSL that means something else than its loop IR passes the validator and the loop interpreter;
+    the shaders run on the adapter find it. The program's NaNs (log of a negative difference) are forgiven,
+    which WGSL leaves open: the real code passes."""
+    if not naga_available():
+        pytest.skip(f"no WebGPU adapter here: {NEEDS['naga']}")
+    from tensorium.backends.webgpu import emitter
+
+    case = FuzzCase(SUB_AND_LOG, "", seed=3, backends=("interp", "webgpu"))
+    assert check(case).status == "ok"
+    monkeypatch.setitem(emitter._INFIX, "loop.sub", "+")  # the bug: a difference emitted as a sum
+    verdict = check(case)
+    assert verdict.status == "failure" and verdict.failure is not None, verdict
+    assert (verdict.failure.kind, verdict.failure.stage) == ("mismatch", "webgpu shaders on the adapter")
