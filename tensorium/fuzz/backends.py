@@ -367,7 +367,8 @@ def _run_shaders(run: BackendRun, executable: Any, work: int) -> None:
     validator nor the loop interpreter sees (a conversion that saturates where the dialect wraps, say). WGSL
     leaves NaN, infinities, subnormals and large arguments of its math open (implementations may assume no NaN
     or infinity, flush subnormals, bound ``sin``'s error on [-pi, pi] only), so the shaders run on
-    :func:`_plain_for_wgsl` inputs only and elements the interpreter makes NaN or infinite are not compared. Nothing
+    :func:`_plain_for_wgsl` inputs only, elements the interpreter makes NaN or infinite are not compared and the
+    sign of a zero is free (drivers may ignore it: lavapipe folds ``x * 0.0`` to +0). Nothing
     where wgpu-py finds no adapter (:func:`backend_notes` says so)."""
     if executable is None or work > GPU_LOOP_WORK or not naga_available():
         return

@@ -487,10 +487,10 @@ def _check(case: FuzzCase, module: Operation | None, determinism: bool, watch: W
         raise _Stop(Verdict("failure", Failure("mismatch", "quant layouts", str(problem), str(problem))))
 
     def judge(stage: str, got: Sequence[np.ndarray], looser: FloatType | None, nonfinite_free: bool = False) -> None:
-        free = [~np.isfinite(e) if e.dtype.kind == "f" else np.zeros(e.shape, bool) for e in expected]
-        _judge(
-            stage, expected, got, types, looser or precision, text, original, inputs, free if nonfinite_free else None
-        )  # type: ignore[arg-type]
+        """Compare a backend's outputs with the interpreter's (``nonfinite_free``: not where the interpreter gives a
+        NaN or an infinity, nor the sign of a zero, which WGSL leaves open: :func:`_open_in_wgsl`)."""
+        indeterminate = [_open_in_wgsl(e, g) for e, g in zip(expected, got)] if nonfinite_free else None
+        _judge(stage, expected, got, types, looser or precision, text, original, inputs, indeterminate)  # type: ignore[arg-type]
 
     def fail(kind: str, stage: str, summary: str, detail: str) -> None:
         raise _Stop(Verdict("failure", Failure(kind, stage, summary, detail)))  # type: ignore[arg-type]
@@ -629,6 +629,16 @@ def _result_types(module: Operation) -> list[object]:
     func = lookup_func(module, "main")
     assert func is not None
     return list(func_type(func).results)
+
+
+def _open_in_wgsl(expected: np.ndarray, got: np.ndarray) -> np.ndarray:
+    """The elements whose value WGSL leaves open: the interpreter's NaNs and infinities (implementations may assume
+    there are none) and zeros of either sign where both are zero (Vulkan drivers may ignore the sign of zero)."""
+    got = np.asarray(got)
+    if expected.dtype.kind != "f" or got.shape != expected.shape:
+        return np.zeros(expected.shape, bool)
+    with np.errstate(invalid="ignore"):
+        return ~np.isfinite(expected) | ((expected == 0) & (got == 0))  # type: ignore[no-any-return]
 
 
 def _judge(

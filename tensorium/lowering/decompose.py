@@ -9,6 +9,11 @@ its own (the model is tinygrad's ``transcendental.py``):
   Cephes' ``expf``/``logf`` (range reduction by powers of two through ``loop.bitcast``), tanh from its
   series and from exp, erf as Eigen's rational function. Within 2 ulp for exp and log, 1e-6 relative for
   tanh, 5e-7 absolute for erf; exp flushes results below 2**-126 to 0. f64 ops are left as they are.
+- ``loop.sin``, ``loop.cos``, ``loop.atan``, ``loop.asin``, ``loop.acos`` of f32 (f16, bf16 through f32): Cody and
+  Waite's argument reduction by pi/2 in five parts (a few ulp for |x| below 8e5) and Cephes' polynomials for sin
+  and cos; Cephes' ``atanf``, ``asinf`` and ``acosf`` (range reductions by tan(pi/8), tan(3 pi/8) and
+  sqrt((1 - |x|) / 2)). Targets without these instructions (GPUs) get them here; WGSL's builtins are bounded
+  loosely or on [-pi, pi] only.
 - ``loop.div`` and ``loop.rem`` of integers (float division is basic): the interpreter's semantics, where
   a zero divisor gives 0 and ``MIN / -1`` wraps to ``MIN``, from a division by a divisor that is never 0
   or -1, which every target's integer division computes without trapping. Constant divisors other than
@@ -38,18 +43,22 @@ from ..ir.opdef import lookup
 from ..ir.storage import round_to_bf16
 from ..ir.types import FloatType, IntegerType, ScalarType, bf16, f32, i32, index
 
-DECOMPOSABLE = frozenset(
-    {"loop.exp", "loop.log", "loop.tanh", "loop.erf", "loop.div", "loop.rem", "loop.align_offset", "bf16"}
+TRIGONOMETRY = frozenset({"loop.sin", "loop.cos", "loop.atan", "loop.asin", "loop.acos"})
+"""The trigonometric ops :func:`decompose` can rewrite (the CPU calls the C library's instead)."""
+DECOMPOSABLE = (
+    frozenset({"loop.exp", "loop.log", "loop.tanh", "loop.erf", "loop.div", "loop.rem", "loop.align_offset", "bf16"})
+    | TRIGONOMETRY
 )
 """What :func:`decompose` can rewrite: ops by name (``loop.div`` and ``loop.rem`` stand for their integer
 forms) and ``bf16``, the rounding of bf16 results."""
 
 BASIC = frozenset(
     {"loop.const", "loop.add", "loop.sub", "loop.mul", "loop.div", "loop.rem", "loop.neg", "loop.abs"}
-    | {"loop.floor", "loop.cmp", "loop.select", "loop.cast", "loop.bitcast", "loop.and", "loop.or"}
+    | {"loop.floor", "loop.sqrt", "loop.cmp", "loop.select", "loop.cast", "loop.bitcast", "loop.and", "loop.or"}
 )
 """The ops decompositions are built from: every backend emits these (integer ``div``/``rem`` only by a
-divisor that is neither 0 nor -1)."""
+divisor that is neither 0 nor -1; ``sqrt``, which asin and acos take, is an instruction or builtin on every
+target)."""
 
 # Cephes expf: e**r = 1 + r + r**2 p(r) on |r| <= ln(2) / 2.
 EXP_POLY = [5.0000001201e-1, 1.6666665459e-1, 4.1665795894e-2, 8.3334519073e-3, 1.3981999507e-3, 1.9875691500e-4]
@@ -62,10 +71,34 @@ ERF_P = [-1.60960333262415e-02, -2.95459980854025e-03, -7.34990630326855e-04, -5
 ERF_P += [-2.10102402082508e-06, 2.77068142495902e-08, -2.72614225801306e-10]
 ERF_Q = [-1.42647390514189e-02, -7.37332916720468e-03, -1.68282697438203e-03, -2.13374055278905e-04]
 ERF_Q += [-1.45660718464996e-05]
+# Cephes sinf/cosf on |r| <= pi/4: sin r = r + r**3 p(r**2), cos r = 1 - r**2 / 2 + r**4 q(r**2).
+SIN_POLY = [-1.6666654611e-1, 8.3321608736e-3, -1.9515295891e-4]
+COS_POLY = [4.166664568298827e-2, -1.388731625493765e-3, 2.443315711809948e-5]
+# Cephes atanf on |x| <= tan(pi/8): atan x = x + x**3 p(x**2).
+ATAN_POLY = [-3.33329491539e-1, 1.99777106478e-1, -1.38776856032e-1, 8.05374449538e-2]
+# Cephes asinf on |x| <= 1/2: asin x = x + x**3 p(x**2).
+ASIN_POLY = [1.6666752422e-1, 7.4953002686e-2, 4.5470025998e-2, 2.4181311049e-2, 4.2163199048e-2]
 _LN2_HI, _LN2_LO = 0.693359375, -2.12194440e-4
 _EXP_LOW, _EXP_HIGH = math.log(2.0**-150), math.log(float(np.finfo(np.float32).max))  # beyond: 0 and inf
 _EXP_NORMAL_LOW = math.log(2.0**-126)  # exp without subnormal results: 0 below it
 _FLOAT_MIN = 2.0**-126
+
+
+def _cody_waite(value: float, bits: int, parts: int) -> list[float]:
+    """``value`` as a sum of ``parts`` f32 numbers, each but the last of at most ``bits`` significant bits, so that
+    ``n * part`` is exact in f32 for every integral ``n`` below ``2**(24 - bits)``."""
+    out, rest = [], value
+    for _ in range(parts - 1):
+        scale = 2.0 ** (math.floor(math.log2(abs(rest))) - bits + 1)
+        head = math.trunc(rest / scale) * scale
+        out.append(head)
+        rest -= head
+    return [*out, float(np.float32(rest))]
+
+
+_PI_2_PARTS = _cody_waite(math.pi / 2, 5, 5)
+"""pi/2 in five parts for the argument reduction of sin and cos: exact products for quadrants below 2**19, so the
+reduction keeps about 44 bits of pi/2 for |x| below 8e5."""
 _U32 = IntegerType(32, signed=False)
 
 Operand = Value | float | int
@@ -190,6 +223,80 @@ def erf_f32(b: _Builder, x: Value) -> Value:
     rational = b.div(b.mul(clamped, b.horner(square, ERF_P)), b.horner(square, ERF_Q))
     tiny = b.cmp("lt", b.op("abs", x), 1e-4)
     return b.select(tiny, b.mul(x, 2.0 / math.sqrt(math.pi)), rational)
+
+
+def _sin_cos_f32(b: _Builder, x: Value, cosine: bool) -> Value:
+    """sin(x) or cos(x): x = n pi/2 + r with |r| <= pi/4 (pi/2 in the parts of :data:`_PI_2_PARTS`, Cody and
+    Waite's reduction), then sin r or cos r by Cephes' polynomials, chosen and signed by n mod 4. Within a few ulp
+    for |x| below 8e5; beyond, the reduction loses bits (WGSL's own ``sin`` is bounded on [-pi, pi] only).
+    Infinities and NaN give NaN."""
+    n = b.op("floor", b.add(b.mul(x, 2 / math.pi), 0.5))
+    r = x
+    for part in _PI_2_PARTS:
+        r = b.sub(r, b.mul(n, part))
+    z = b.mul(r, r)
+    sin_r = b.add(r, b.mul(b.mul(z, r), b.horner(z, SIN_POLY)))
+    cos_r = b.add(b.sub(1.0, b.mul(z, 0.5)), b.mul(b.mul(z, z), b.horner(z, COS_POLY)))
+    quadrant = b.sub(n, b.mul(b.op("floor", b.mul(n, 0.25)), 4.0))  # n mod 4, in 0..3
+    if cosine:
+        quadrant = b.sub(b.add(quadrant, 1.0), b.mul(b.op("floor", b.mul(b.add(quadrant, 1.0), 0.25)), 4.0))
+    odd = b.cmp("eq", b.sub(quadrant, b.mul(b.op("floor", b.mul(quadrant, 0.5)), 2.0)), 1.0)
+    value = b.select(odd, cos_r, sin_r)
+    return b.select(b.cmp("ge", quadrant, 2.0), b.op("neg", value), value)
+
+
+def sin_f32(b: _Builder, x: Value) -> Value:
+    """sin(x) (:func:`_sin_cos_f32`); sin(-0) is -0."""
+    return b.select(b.cmp("eq", x, 0.0), x, _sin_cos_f32(b, x, cosine=False))
+
+
+def cos_f32(b: _Builder, x: Value) -> Value:
+    """cos(x) (:func:`_sin_cos_f32`, a quadrant on)."""
+    return _sin_cos_f32(b, x, cosine=True)
+
+
+def atan_f32(b: _Builder, x: Value) -> Value:
+    """atan(x) (Cephes' atanf): |x| above tan(3 pi/8) as pi/2 + atan(-1/|x|), above tan(pi/8) as
+    pi/4 + atan((|x| - 1) / (|x| + 1)), then the polynomial; the sign restored (atan(-0) is -0, of +-inf +-pi/2)."""
+    ax = b.op("abs", x)
+    big = b.cmp("gt", ax, 2.414213562373095)
+    middle = b.cmp("gt", ax, 0.4142135623730950)
+    base = b.select(big, math.pi / 2, b.select(middle, math.pi / 4, 0.0))
+    y = b.select(big, b.div(-1.0, ax), b.select(middle, b.div(b.sub(ax, 1.0), b.add(ax, 1.0)), ax))
+    z = b.mul(y, y)
+    out = b.add(base, b.add(y, b.mul(b.mul(z, y), b.horner(z, ATAN_POLY))))
+    out = b.select(b.cmp("lt", x, 0.0), b.op("neg", out), out)
+    return b.select(b.cmp("eq", x, 0.0), x, b.select(b.cmp("ne", x, x), x, out))
+
+
+def _asin_magnitude(b: _Builder, ax: Value) -> Value:
+    """asin(|x|) for ``ax`` = |x| in [0, 1] (Cephes' asinf): above 1/2 as pi/2 - 2 asin(sqrt((1 - |x|) / 2))."""
+    high = b.cmp("gt", ax, 0.5)
+    z = b.select(high, b.mul(b.sub(1.0, ax), 0.5), b.mul(ax, ax))
+    y = b.select(high, b.op("sqrt", z), ax)
+    p = b.add(y, b.mul(b.mul(z, y), b.horner(z, ASIN_POLY)))
+    return b.select(high, b.sub(math.pi / 2, b.add(p, p)), p)
+
+
+def asin_f32(b: _Builder, x: Value) -> Value:
+    """asin(x): :func:`_asin_magnitude` of |x|, signed; NaN outside [-1, 1]; asin(-0) is -0."""
+    ax = b.op("abs", x)
+    out = _asin_magnitude(b, ax)
+    out = b.select(b.cmp("lt", x, 0.0), b.op("neg", out), b.select(b.cmp("eq", x, 0.0), x, out))
+    return b.select(b.cmp("gt", ax, 1.0), math.nan, out)
+
+
+def acos_f32(b: _Builder, x: Value) -> Value:
+    """acos(x) (Cephes' acosf): 2 asin(sqrt((1 - x) / 2)) above 1/2, pi - 2 asin(sqrt((1 + x) / 2)) below -1/2,
+    else pi/2 - asin(x), so that acos near 1 keeps its relative accuracy; NaN outside [-1, 1]."""
+    ax = b.op("abs", x)
+    far = b.cmp("gt", ax, 0.5)
+    half = b.op("sqrt", b.mul(b.sub(1.0, ax), 0.5))
+    edge = b.mul(_asin_magnitude(b, half), 2.0)  # acos(|x|) for |x| > 1/2
+    inner = _asin_magnitude(b, ax)  # asin(|x|), used for |x| <= 1/2
+    near = b.sub(math.pi / 2, b.select(b.cmp("lt", x, 0.0), b.op("neg", inner), inner))
+    out = b.select(far, b.select(b.cmp("lt", x, 0.0), b.sub(math.pi, edge), edge), near)
+    return b.select(b.cmp("gt", ax, 1.0), math.nan, b.select(b.cmp("ne", x, x), x, out))
 
 
 def _float_rule(fn: Callable[[_Builder, Value], Value]) -> Rule:
@@ -327,6 +434,11 @@ RULES: dict[str, Rule] = {
     "loop.log": _float_rule(log_f32),
     "loop.tanh": _float_rule(tanh_f32),
     "loop.erf": _float_rule(erf_f32),
+    "loop.sin": _float_rule(sin_f32),
+    "loop.cos": _float_rule(cos_f32),
+    "loop.atan": _float_rule(atan_f32),
+    "loop.asin": _float_rule(asin_f32),
+    "loop.acos": _float_rule(acos_f32),
     "loop.div": _integer_division,
     "loop.rem": _integer_division,
     "loop.align_offset": lambda op: _Builder(op).const(0, index),

@@ -131,6 +131,67 @@ def test_signed_zeros_and_specials_are_exact(name: str) -> None:
     np.testing.assert_array_equal(np.signbit(got[1][:2]), np.signbit(np.array(want[:2])))
 
 
+TRIG_INPUTS = {
+    "sin": np.concatenate([RNG.uniform(-10, 10, 3000), RNG.uniform(-8e5, 8e5, 3000), np.arange(-40, 41) * np.pi / 4]),
+    "cos": np.concatenate([RNG.uniform(-10, 10, 3000), RNG.uniform(-8e5, 8e5, 3000), np.arange(-40, 41) * np.pi / 4]),
+    "atan": np.concatenate([RNG.uniform(-5, 5, 3000), np.exp(RNG.uniform(-80, 80, 3000)), [0.4142135, 2.4142137]]),
+    "asin": np.concatenate([RNG.uniform(-1, 1, 3000), 1 - np.exp(RNG.uniform(-16, 0, 1000)), [0.5, -0.5, 1e-30]]),
+    "acos": np.concatenate([RNG.uniform(-1, 1, 3000), 1 - np.exp(RNG.uniform(-16, 0, 1000)), [0.5, -0.5, -1.0]]),
+}
+"""Where each trigonometric decomposition promises accuracy (sin and cos: |x| below 8e5), edges included."""
+TRIG_ULPS = {"sin": 4, "cos": 4, "atan": 3, "asin": 3, "acos": 3}
+
+
+@pytest.mark.parametrize("name", list(TRIG_INPUTS))
+def test_trigonometry_is_within_a_few_ulp_of_the_correctly_rounded_result(name: str) -> None:
+    """Against numpy in f64 rounded once to f32 (correctly rounded), in ulp of the result, except where the
+    result is near zero relative to its argument (sin and cos at multiples of pi/2), which counts in ulp of 1."""
+    x = TRIG_INPUTS[name].astype(np.float32)
+    x = np.concatenate([x, -x]) if name in ("atan", "asin", "acos") else x
+    module = unary_kernel(name, f32)
+    assert decompose(module) == 1
+    assert scalar_ops(module) <= BASIC
+    got = [x, np.zeros_like(x)]
+    loop_interp.run(module, got)
+    want = getattr(np, name)(x.astype(np.float64))
+    scale = np.maximum(np.abs(want), 1.0 if name in ("sin", "cos") else 0.0)
+    ulps = np.abs(got[1].astype(np.float64) - want) / np.spacing(scale.astype(np.float32)).astype(np.float64)
+    worst = int(np.argmax(ulps))
+    assert ulps.max() <= TRIG_ULPS[name], (x[worst], got[1][worst], want[worst], ulps.max())
+
+
+@pytest.mark.parametrize("t", [f16, bf16], ids=str)
+@pytest.mark.parametrize("name", list(TRIG_INPUTS))
+def test_trigonometry_of_narrow_floats_goes_through_f32(name: str, t: FloatType) -> None:
+    module = unary_kernel(name, t)
+    x = coerce(TRIG_INPUTS[name][:500] / (1e4 if name in ("sin", "cos") else 1.0), t)
+    want = [x, np.zeros_like(x)]
+    loop_interp.run(module, want)
+    decompose(module)
+    got = [x, np.zeros_like(x)]
+    loop_interp.run(module, got)
+    assert_close(got[1], want[1], 0.0, t)
+
+
+def test_trigonometry_keeps_signed_zeros_and_specials() -> None:
+    x = np.array([0.0, -0.0, math.inf, -math.inf, math.nan, 1.5, -1.5], np.float32)
+    want = {
+        "sin": [0.0, -0.0, math.nan, math.nan, math.nan, math.sin(1.5), -math.sin(1.5)],
+        "cos": [1.0, 1.0, math.nan, math.nan, math.nan, math.cos(1.5), math.cos(1.5)],
+        "atan": [0.0, -0.0, math.pi / 2, -math.pi / 2, math.nan, math.atan(1.5), -math.atan(1.5)],
+        "asin": [0.0, -0.0, math.nan, math.nan, math.nan, math.nan, math.nan],
+        "acos": [math.pi / 2, math.pi / 2, math.nan, math.nan, math.nan, math.nan, math.nan],
+    }
+    for name, values in want.items():
+        module = unary_kernel(name, f32)
+        decompose(module)
+        got = [x, np.zeros_like(x)]
+        loop_interp.run(module, got)
+        expected = np.array(values, np.float32)
+        np.testing.assert_allclose(got[1], expected, rtol=3e-7, err_msg=name)
+        np.testing.assert_array_equal(np.signbit(got[1][:2]), np.signbit(expected[:2]), err_msg=name)
+
+
 @pytest.mark.parametrize("t", INTS, ids=str)
 @pytest.mark.parametrize("name", ["div", "rem"])
 def test_integer_division_keeps_the_interpreters_semantics(name: str, t: ScalarType) -> None:

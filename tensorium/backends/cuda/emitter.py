@@ -52,8 +52,8 @@ GLOBAL, SHARED = 1, 3
 GLOBAL_PTR = ir.PointerType(addrspace=GLOBAL)
 AXES = "xyz"
 _SREG = {"gpu_block": "ctaid", "gpu_thread": "tid"}
-_UNSUPPORTED_MATH = frozenset({"loop.sin", "loop.cos", "loop.asin", "loop.acos", "loop.atan"})
-"""Float math NVPTX has no instruction for and no shared decomposition yet builds."""
+_TRIGONOMETRY = frozenset({"loop.sin", "loop.cos", "loop.asin", "loop.acos", "loop.atan"})
+"""Float math NVPTX has no instruction for: f32 (and narrower) is decomposed before emission, f64 is refused."""
 
 
 @dataclass(frozen=True)
@@ -450,7 +450,7 @@ class NVPTXEmitter(LLVMEmitter):
         """Float math without a GPU instruction is a CompileError naming the op; the rest as on the CPU."""
         if op.name not in _KEEP_FRAGMENTS:
             self.fragments.clear()
-        unsupported = op.name in _UNSUPPORTED_MATH or (op.name in _F64_LIBM and self._is_f64(op))
+        unsupported = op.name in _TRIGONOMETRY or (op.name in _F64_LIBM and self._is_f64(op))
         if unsupported or (op.name in _NO_FLOAT_INSTRUCTION and self._is_float(op)):
             raise op_error(op, f"on {op.operands[0].type} is not supported by the {self.NAME} backend")
         super().emit_op(op)

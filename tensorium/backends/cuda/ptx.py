@@ -24,14 +24,15 @@ from llvmlite import binding as llvm
 
 from ...errors import CompileError
 from ...ir.core import Operation
-from ...lowering.decompose import DECOMPOSABLE
+from ...lowering.decompose import DECOMPOSABLE, TRIGONOMETRY
 from ...targets import Target, TargetError
 from ..llvm.emitter import KernelInfo
 from ..llvm.jit import optimize
 from .emitter import Launch, NVPTXEmitter
 
-NATIVE = DECOMPOSABLE - {"loop.exp", "loop.log", "loop.tanh", "loop.erf"}
-"""The decomposable ops the NVPTX emitter has natively (integer division and bf16 rounding, as on the CPU)."""
+NATIVE = DECOMPOSABLE - {"loop.exp", "loop.log", "loop.tanh", "loop.erf"} - TRIGONOMETRY
+"""The decomposable ops the NVPTX emitter has natively (integer division and bf16 rounding, as on the CPU; the
+f32 math, trigonometry included, which NVPTX has no instruction for, is decomposed)."""
 PTXAS_ENV = "TENSORIUM_PTXAS"
 
 

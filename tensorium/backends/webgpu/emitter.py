@@ -70,12 +70,7 @@ _MATH = {
     "loop.log": "log",
     "loop.sqrt": "sqrt",
     "loop.rsqrt": "inverseSqrt",
-    "loop.sin": "sin",
-    "loop.cos": "cos",
     "loop.floor": "floor",
-    "loop.asin": "asin",
-    "loop.acos": "acos",
-    "loop.atan": "atan",
     "loop.abs": "abs",
 }
 _INFIX = {"loop.add": "+", "loop.sub": "-", "loop.mul": "*", "loop.div": "/", "loop.rem": "%"}
@@ -252,8 +247,9 @@ class WGSLEmitter(KernelEmitter):
 
     NAME: ClassVar[str] = "WebGPU"
     NATIVE: ClassVar[frozenset[str]] = frozenset({"loop.exp", "loop.log"})
-    """exp and log are WGSL builtins; tanh (inaccurate in WGSL for large inputs), erf, integer div/rem (WGSL's
-    give ``a`` for ``a / 0``) and bf16 rounding come from the shared decompositions."""
+    """exp and log are WGSL builtins; tanh (inaccurate in WGSL for large inputs), erf, sin, cos, atan, asin and
+    acos (WGSL bounds sin's error on [-pi, pi] only, asin's loosely: lavapipe's is off by 4e-4), integer div/rem
+    (WGSL's give ``a`` for ``a / 0``) and bf16 rounding come from the shared decompositions."""
     LOOP_KINDS: ClassVar[dict[str, str]] = {
         "serial": "emit_serial",
         "unroll": "emit_unroll",
