@@ -37,6 +37,7 @@ import numpy as np
 
 from ..errors import TensoriumError, VerifyError
 from ..ir.core import Operation
+from ..ir.dialects.graph.canonical import constant_array
 from ..ir.types import FloatType, bf16
 from ..lowering.space import Config
 from ..lowering.webgpu_split import static_bytes
@@ -367,13 +368,16 @@ def _run_shaders(run: BackendRun, executable: Any, work: int) -> None:
     validator nor the loop interpreter sees (a conversion that saturates where the dialect wraps, say). WGSL
     leaves NaN, infinities, subnormals and large arguments of its math open (implementations may assume no NaN
     or infinity, flush subnormals, bound ``sin``'s error on [-pi, pi] only), so the shaders run on
-    :func:`_plain_for_wgsl` inputs only, elements the interpreter makes NaN or infinite are not compared and the
-    sign of a zero is free (drivers may ignore it: lavapipe folds ``x * 0.0`` to +0). Nothing
+    :func:`_plain_for_wgsl` inputs and constants only, elements the interpreter makes NaN or infinite are not
+    compared and the sign of a zero is free (drivers may ignore it: lavapipe folds ``x * 0.0`` to +0). Nothing
     where wgpu-py finds no adapter (:func:`backend_notes` says so)."""
     if executable is None or work > GPU_LOOP_WORK or not naga_available():
         return
     if any(_outside_i32(a) for a in run.inputs) or not all(_plain_for_wgsl(a) for a in run.inputs):
         return  # the runtime refuses out-of-range i64 by name; WGSL leaves special floats' math open
+    constants = [constant_array(op.result) for op in run.optimized.walk() if op.name == "graph.constant"]
+    if not all(_plain_for_wgsl(c) for c in constants):
+        return  # a subnormal weight (which the driver may flush), say
     stage = f"{run.name} shaders on the adapter"
     run.judge(stage, run.guarded(stage, lambda: executable.run(list(run.inputs))), None, nonfinite_free=True)
 

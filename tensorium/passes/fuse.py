@@ -46,7 +46,7 @@ from ..ir.builder import InsertionPoint
 from ..ir.core import Block, Operation, Region, Value
 from ..ir.dialects.builtin import func_body, functions
 from ..ir.dialects.graph.fusion import fused, yield_
-from ..ir.dialects.graph.shape import is_unit_reshape, view_offset
+from ..ir.dialects.graph.shape import is_unit_reshape, static_reshape_attrs, view_offset
 from ..ir.rewrite import PatternRewriter
 from ..ir.shapes import dims_equal
 from ..ir.types import Sym, TensorType
@@ -287,10 +287,12 @@ def _sink_reshapes(block: Block) -> None:
         values = []
         for v, new in zip(op.operands, operands):
             if isinstance(new, tuple):
-                new = rewriter.create_before(op, "graph.reshape", [v], {"shape": new}).result
+                new = rewriter.create_before(op, "graph.reshape", [v], static_reshape_attrs(new)).result
             values.append(new)
         inner = rewriter.create_before(op, op.name, values, dict(op.attributes))
-        outer = rewriter.create_before(op, "graph.reshape", [inner.result], {"shape": _static_shape(op.result)})
+        shape = _static_shape(op.result)
+        assert shape is not None  # _sunk_operands takes static shapes only
+        outer = rewriter.create_before(op, "graph.reshape", [inner.result], static_reshape_attrs(shape))
         producers = [v.defining_op() for v in op.operands]
         rewriter.replace_op(op, outer.results)
         for old in producers:

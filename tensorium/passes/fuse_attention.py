@@ -21,7 +21,7 @@ import numpy as np
 
 from ..ir.core import Operation, Value
 from ..ir.dialects.graph.canonical import constant_array, splat_value
-from ..ir.dialects.graph.shape import is_unit_reshape
+from ..ir.dialects.graph.shape import is_unit_reshape, static_reshape_attrs
 from ..ir.opdef import InferError, lookup
 from ..ir.rewrite import PatternRewriter, RewritePattern, apply_patterns_greedily
 from ..ir.shapes import normalize_axis
@@ -131,7 +131,7 @@ def _attention(m2: Operation, rewriter: PatternRewriter) -> bool:
     if result != m2.result.type:
         return False
     if reshape_keys is not None:
-        keys = rewriter.create_before(m2, "graph.reshape", [keys], {"shape": reshape_keys}).result
+        keys = rewriter.create_before(m2, "graph.reshape", [keys], static_reshape_attrs(reshape_keys)).result
     operands = [q, keys, v] + ([mask] if mask is not None else [])
     attention = rewriter.create_before(m2, "graph.attention", operands, attrs)
     rewriter.replace_op(m2, attention.results)

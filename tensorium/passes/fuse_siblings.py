@@ -33,6 +33,7 @@ from ..ir.attributes import DenseAttr
 from ..ir.core import Operation, Value
 from ..ir.dialects.builtin import func_body, functions
 from ..ir.dialects.graph.canonical import constant_array
+from ..ir.dialects.graph.shape import static_reshape_attrs
 from ..ir.rewrite import PatternRewriter
 from ..ir.types import ScalarType, TensorType
 from .base import Pass, register_pass
@@ -147,7 +148,8 @@ def _stacked_on_a_new_axis(
     parts = []
     for g in range(len(siblings)):
         part = rewriter.create_before(first, "graph.slice", [y], {"starts": (g,), "ends": (g + 1,), "axes": (0,)})
-        parts.append(rewriter.create_before(first, "graph.reshape", [part.result], {"shape": out_type.static_shape}))
+        attrs = static_reshape_attrs(out_type.static_shape)
+        parts.append(rewriter.create_before(first, "graph.reshape", [part.result], attrs))
     return [p.result for p in parts]
 
 

@@ -60,6 +60,13 @@ def _reshape_reference(x: np.ndarray, *, shape: tuple[int, ...], allowzero: bool
     return np.reshape(x, target)
 
 
+def static_reshape_attrs(shape: tuple[int, ...]) -> dict[str, object]:
+    """The attributes of a ``graph.reshape`` to the static ``shape``: with ``allowzero`` where ``shape`` holds a 0,
+    which would otherwise copy the input's dim at that position (ONNX's rule) instead of meaning size 0."""
+    shape = tuple(int(d) for d in shape)
+    return {"shape": shape, "allowzero": True} if 0 in shape else {"shape": shape}
+
+
 reshape = define(
     "graph.reshape",
     operands=("x",),
