@@ -181,7 +181,9 @@ def _norm(
     count = k.const(float(block.cols), f32)
     centered = element
     if op.name == "graph.layer_norm":
-        mean = loop.div(block.reduce("add", 0.0, element), count)
+        rough = loop.div(block.reduce("add", 0.0, element), count)
+        correction = block.reduce("add", 0.0, lambda c: loop.sub(element(c), rough))
+        mean = loop.add(rough, loop.div(correction, count))  # exact for a row of equal values (see lower_norm)
 
         def centered(c: Value) -> Value:
             return loop.sub(element(c), mean)  # type: ignore[no-any-return]

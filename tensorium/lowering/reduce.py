@@ -279,7 +279,8 @@ def emit_softmax(k: Kernel, x: Value, out: Value, axis: int, log: bool = False, 
 
 @lowering("graph.layer_norm", "graph.rms_norm")
 def lower_norm(op: Operation, k: Kernel) -> None:
-    """Normalize over dims ``axis..rank-1``: mean (layer_norm) and mean square passes, then scale and shift."""
+    """Normalize over dims ``axis..rank-1``: mean (layer_norm: a sum, then the sum of the residuals that corrects
+    its rounding) and mean square passes, then scale and shift."""
     grouped = op.opdef.group_operands(k.inputs)
     x, weight = grouped[0], grouped[1]
     bias = grouped[2] if op.name == "graph.layer_norm" else None
@@ -300,10 +301,20 @@ def lower_norm(op: Operation, k: Kernel) -> None:
 
         mean = zero
         if op.name == "graph.layer_norm":
-            mean = loop.div(
+            rough = loop.div(
                 accumulate(k, acc_t, zero, inner_sizes, [f"mean_r{n}" for n in range(inner)], load, loop.add, lanes),
                 count,
             )
+
+            def residual(ivs: list[Value]) -> Value:
+                return loop.sub(load(ivs), rough)  # type: ignore[no-any-return]
+
+            # The rounding of the first sum corrected by the sum of what is left: a row of equal values has its
+            # value as mean exactly (and normalizes to 0), whatever order the sum took.
+            correction = accumulate(
+                k, acc_t, zero, inner_sizes, [f"fix_r{n}" for n in range(inner)], residual, loop.add, lanes
+            )
+            mean = loop.add(rough, loop.div(correction, count))
 
         def square(ivs: list[Value]) -> Value:
             centered = loop.sub(load(ivs), mean)
