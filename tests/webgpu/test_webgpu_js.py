@@ -320,3 +320,18 @@ def test_nonfinite_constants_are_not_constant_expressions() -> None:
     wgsl = "\n".join(s.wgsl for s in shaders.values())
     assert "f32_from_bits(4286578688u)" in wgsl  # -inf, the start of the max reductions
     assert "bitcast<f32>(4286578688u)" not in wgsl and "bitcast<f32>(2139095040u)" not in wgsl
+
+
+def test_node_dawn_runs_the_trigonometric_decompositions(tmp_path: Path) -> None:
+    """sin, cos, atan, asin and acos come from the shared decompositions on WebGPU; Dawn's validator takes their
+    WGSL and they match the interpreter there too."""
+    require_dawn()
+    from .test_webgpu_math import TRIG
+
+    m = parse_module(TRIG)
+    WebGPUExecutable.build(m).to_files(tmp_path / "exe")
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.uniform(-4096, 4096, 2048), rng.uniform(-4, 4, 2048)]).astype(np.float32)
+    u = rng.uniform(-1, 1, 4096).astype(np.float32)
+    for got, want in zip(node_outputs(tmp_path / "exe", [x, u], tmp_path), reference(m, [x, u]), strict=True):
+        np.testing.assert_allclose(got, want, rtol=0, atol=2e-6)
