@@ -109,16 +109,39 @@ def accumulate(
     starting from ``init``, so ``init`` must be an identity of ``combine`` or absorbed by it (max of a
     first element); every caller's is.
     """
-    acc = loop.alloc(type=BufferType((), t, "local"))
-    loop.store(init, acc)
+    (value,) = accumulate_together(k, t, [init], bounds, names, lambda ivs: [term(ivs)], [combine], lanes)
+    return value
+
+
+def accumulate_together(
+    k: Kernel,
+    t: ScalarType,
+    inits: Sequence[Value],
+    bounds: Sequence[Value],
+    names: Sequence[str],
+    terms: Callable[[list[Value]], Sequence[Value]],
+    combines: Sequence[Combine],
+    lanes: int = 0,
+) -> list[Value]:
+    """:func:`accumulate` of several terms in one pass over the nest: ``terms(ivs)`` gives one value per
+    accumulator, each folded by its ``combines`` entry from its ``inits`` entry; their final values."""
+    accs = [loop.alloc(type=BufferType((), t, "local")) for _ in inits]
+    for acc, init in zip(accs, inits):
+        loop.store(init, acc)
+
+    def fold(targets: Sequence[Value], indices: list[Value], values: Sequence[Value]) -> None:
+        for target, combine, value in zip(targets, combines, values):
+            loop.store(combine(loop.load(target, indices), value), target, indices)
+
     if lanes > 1 and t == f32 and bounds:
         *outer_bounds, last = bounds
-        partial = loop.alloc(type=BufferType((lanes,), t, "local"))
+        partials = [loop.alloc(type=BufferType((lanes,), t, "local")) for _ in inits]
         base = names[-1]
         with loop.for_(
             k.index(0), k.index(lanes), k.index(1), kind="vectorize", factor=lanes, name=f"{base}_init"
         ) as lane:
-            loop.store(init, partial, [lane])
+            for partial, init in zip(partials, inits):
+                loop.store(init, partial, [lane])
         with k.prologue():
             blocked = loop.mul(loop.div(last, k.index(lanes)), k.index(lanes))
         with k.loops(outer_bounds, names[:-1]) as ivs:
@@ -126,26 +149,25 @@ def accumulate(
                 with loop.for_(
                     k.index(0), k.index(lanes), k.index(1), kind="vectorize", factor=lanes, name=f"{base}_v"
                 ) as lane:
-                    loop.store(
-                        combine(loop.load(partial, [lane]), term([*ivs, loop.add(block, lane)])), partial, [lane]
-                    )
+                    fold(partials, [lane], terms([*ivs, loop.add(block, lane)]))
             with loop.for_(blocked, last, k.index(1), name=f"{base}_t") as tail:
-                loop.store(combine(loop.load(acc), term([*ivs, tail])), acc)
+                fold(accs, [], terms([*ivs, tail]))
         # The lanes combine as a tree (lanes / 2 pairs, then half of those...): log2(lanes) dependent steps
         # instead of lanes, which for short rows (attention's 128 keys: 8 vectors) was a third of the time.
-        width = lanes // 2
-        while width >= 1 and lanes & (lanes - 1) == 0:
-            for n in range(width):
-                pair = [loop.load(partial, [k.index(n)]), loop.load(partial, [k.index(n + width)])]
-                loop.store(combine(*pair), partial, [k.index(n)])
-            width //= 2
+        for partial, combine in zip(partials, combines):
+            width = lanes // 2
+            while width >= 1 and lanes & (lanes - 1) == 0:
+                for n in range(width):
+                    pair = [loop.load(partial, [k.index(n)]), loop.load(partial, [k.index(n + width)])]
+                    loop.store(combine(*pair), partial, [k.index(n)])
+                width //= 2
         count = 1 if lanes & (lanes - 1) == 0 else lanes
         with loop.for_(k.index(0), k.index(count), k.index(1), kind="unroll", name=f"{base}_lanes") as lane:
-            loop.store(combine(loop.load(acc), loop.load(partial, [lane])), acc)
-        return loop.load(acc)  # type: ignore[no-any-return]
+            fold(accs, [], [loop.load(partial, [lane]) for partial in partials])
+        return [loop.load(acc) for acc in accs]
     with k.loops(bounds, names) as ivs:
-        loop.store(combine(loop.load(acc), term(ivs)), acc)
-    return loop.load(acc)  # type: ignore[no-any-return]
+        fold(accs, [], terms(ivs))
+    return [loop.load(acc) for acc in accs]
 
 
 @contextmanager
@@ -279,8 +301,9 @@ def emit_softmax(k: Kernel, x: Value, out: Value, axis: int, log: bool = False, 
 
 @lowering("graph.layer_norm", "graph.rms_norm")
 def lower_norm(op: Operation, k: Kernel) -> None:
-    """Normalize over dims ``axis..rank-1``: mean (layer_norm: a sum, then the sum of the residuals that corrects
-    its rounding) and mean square passes, then scale and shift."""
+    """Normalize over dims ``axis..rank-1``: a mean pass (layer_norm), a pass summing the residuals around it and
+    their squares (which correct the mean's rounding and give the variance; rms_norm: the mean square), then
+    scale and shift."""
     grouped = op.opdef.group_operands(k.inputs)
     x, weight = grouped[0], grouped[1]
     bias = grouped[2] if op.name == "graph.layer_norm" else None
@@ -299,31 +322,35 @@ def lower_norm(op: Operation, k: Kernel) -> None:
         def load(ivs: list[Value]) -> Value:
             return convert(loop.load(x, outer + ivs), acc_t)
 
-        mean = zero
+        var_names = [f"var_r{n}" for n in range(inner)]
         if op.name == "graph.layer_norm":
             rough = loop.div(
                 accumulate(k, acc_t, zero, inner_sizes, [f"mean_r{n}" for n in range(inner)], load, loop.add, lanes),
                 count,
             )
 
-            def residual(ivs: list[Value]) -> Value:
-                return loop.sub(load(ivs), rough)  # type: ignore[no-any-return]
+            def residuals(ivs: list[Value]) -> list[Value]:
+                d = loop.sub(load(ivs), rough)
+                return [d, loop.mul(d, d)]
 
-            # The rounding of the first sum corrected by the sum of what is left: a row of equal values has its
-            # value as mean exactly (and normalizes to 0), whatever order the sum took.
-            correction = accumulate(
-                k, acc_t, zero, inner_sizes, [f"fix_r{n}" for n in range(inner)], residual, loop.add, lanes
+            # One pass sums the residuals around the first mean and their squares: the first corrects the mean's
+            # rounding (a row of equal values has its value as mean exactly, and normalizes to 0, whatever order
+            # the sum took), and the variance is the mean square less the correction's square (kept >= 0).
+            fix, squares = accumulate_together(
+                k, acc_t, [zero, zero], inner_sizes, var_names, residuals, [loop.add, loop.add], lanes
             )
-            mean = loop.add(rough, loop.div(correction, count))
+            shift = loop.div(fix, count)
+            mean = loop.add(rough, shift)
+            var = loop.sub(loop.div(squares, count), loop.mul(shift, shift))
+            var = loop.select(loop.cmp(var, zero, predicate="lt"), zero, var)
+        else:
+            mean = zero
 
-        def square(ivs: list[Value]) -> Value:
-            centered = loop.sub(load(ivs), mean)
-            return loop.mul(centered, centered)  # type: ignore[no-any-return]
+            def square(ivs: list[Value]) -> Value:
+                x = load(ivs)
+                return loop.mul(x, x)  # type: ignore[no-any-return]
 
-        var = loop.div(
-            accumulate(k, acc_t, zero, inner_sizes, [f"var_r{n}" for n in range(inner)], square, loop.add, lanes),
-            count,
-        )
+            var = loop.div(accumulate(k, acc_t, zero, inner_sizes, var_names, square, loop.add, lanes), count)
         scale = loop.sqrt(loop.add(var, k.const(attrs["eps"], acc_t)))
         with k.loops(inner_sizes[:-1], [f"out_r{n}" for n in range(inner - 1)]) as ivs_outer:
             with vector_loop(k, inner_sizes[-1], f"out_r{inner - 1}", lanes) as last:
