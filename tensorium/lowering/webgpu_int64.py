@@ -603,8 +603,6 @@ def guard_i64(kernel: Operation, guard: Guard, overflowing: set[int]) -> None:
             continue
         with InsertionPoint.before_op(op):
             flagged = [flags.get(id(v)) for v in op.operands]
-            if _is_float_cast(op):
-                flagged = [_cast_flag(op.operands[0], guard.bits)]
             if op.name == "loop.select" and any(f is not None for f in flagged):
                 true = loop.const(value=True, dtype=i1)
                 condition, a, b = flagged
@@ -619,6 +617,8 @@ def guard_i64(kernel: Operation, guard: Guard, overflowing: set[int]) -> None:
                     for position, v in enumerate(op.operands)
                 ]  # an i64 cast to 32 or fewer bits: its low bits are right either way
                 flagged = [f for f, w in zip(flagged, wrapped) if not w]
+            if _is_float_cast(op):  # its own flag, beside any its float operand inherited
+                flagged.append(_cast_flag(op.operands[0], guard.bits))
             present = [f for f in flagged if f is not None]
             if not pure and present:
                 loop.check(_conjunction(present), message=message, loc=op.loc)

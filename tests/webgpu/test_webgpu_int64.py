@@ -432,3 +432,28 @@ module {
     (want,) = reference(m, [x])
     assert want[7] == 0 and want[11] == -1
     np.testing.assert_array_equal(got, want)
+
+
+def test_a_float_cast_keeps_the_flag_its_operand_inherited() -> None:
+    """Regression: the guard gave a float cast to i64 its own range flag in place of the flag its float operand
+    carried, so an overflowed product converted to f32 and back was stored wrapped, unchecked."""
+    from tensorium.backends.loop_interp import i64_held_in_i32
+    from tensorium.backends.plan_runner import run_plan
+
+    m = _fused(
+        _refusal(
+            "    %0 = graph.mul %a, %b : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>\n"
+            "    %1 = graph.cast %0 {dtype = f32} : (tensor<2xi64>) -> tensor<2xf32>\n"
+            "    %2 = graph.cast %1 {dtype = i64} : (tensor<2xf32>) -> tensor<2xi64>\n"
+            "    func.return %2 : tensor<2xi64>",
+            "%a: tensor<2xi64>, %b: tensor<2xi64>",
+            "tensor<2xi64>",
+        )
+    )
+    lowered = _lowered(m)
+    fits = [np.array([3, -4], np.int64), np.array([5, 6], np.int64)]
+    with i64_held_in_i32():
+        (got,) = run_plan(lowered, fits)
+    np.testing.assert_array_equal(got, reference(m, fits)[0])
+    with i64_held_in_i32(), pytest.raises(InterpreterError, match=r"overflows 32 bits"):
+        run_plan(lowered, [np.array([1 << 20, 1], np.int64), np.array([1 << 20, 1], np.int64)])
