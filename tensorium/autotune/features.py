@@ -23,7 +23,7 @@ import numpy as np
 
 from ..ir.core import Block, Operation, Value
 from ..ir.dialects.builtin import func_body, functions
-from ..ir.types import BufferType, FloatType, Sym, storage_dtype
+from ..ir.types import BufferType, FloatType, dim_size, storage_dtype
 from ..lowering.space import Config
 
 UNKNOWN_TRIP = 16
@@ -119,7 +119,17 @@ def _shape(walk: _Walk, buffer: Value) -> tuple[int, ...]:
         return known
     t = buffer.type
     assert isinstance(t, BufferType)
-    return tuple(SYMBOLIC_SIZE if isinstance(d, Sym) or d is None else int(d) for d in t.shape)
+    return sample_shape(t)
+
+
+def sample_shape(t: BufferType) -> tuple[int, ...]:
+    """A shape for ``t`` with every named dim :data:`SYMBOLIC_SIZE` (a product of them their product, so that
+    buffers of one kernel agree) and every anonymous one :data:`SYMBOLIC_SIZE`."""
+    sizes: defaultdict[str, int] = defaultdict(lambda: SYMBOLIC_SIZE)
+    return tuple(
+        int(d) if isinstance(d, int) else SYMBOLIC_SIZE if d is None or d.name is None else dim_size(d, sizes)
+        for d in t.shape
+    )
 
 
 def _scalar(walk: _Walk, op: Operation) -> None:

@@ -28,13 +28,11 @@ from ..errors import TensoriumError
 from ..ir.core import Operation
 from ..ir.dialects.builtin import func_body, functions, make_func, make_module, set_results
 from ..ir.printer import print_module
-from ..ir.types import BufferType, Sym, storage_dtype
+from ..ir.types import BufferType, storage_dtype
 from ..lowering.codegen import Codegen, run_codegen
 from ..lowering.space import Config, kernel_key
 from ..targets import Target
-
-SYMBOLIC_SIZE = 64
-"""The size a named (dynamic) dim gets when a kernel is measured alone."""
+from .features import sample_shape
 
 
 @dataclass(frozen=True)
@@ -128,7 +126,7 @@ def random_arguments(func: Operation, rng: np.random.Generator) -> list[Any]:
         t = arg.type
         if not isinstance(t, BufferType):
             raise TensoriumError(f"cannot measure a kernel with a scalar argument of type {t}")
-        shape = tuple(SYMBOLIC_SIZE if isinstance(d, Sym) or d is None else int(d) for d in t.shape)
+        shape = sample_shape(t)
         dtype = storage_dtype(t.element)
         if np.issubdtype(dtype, np.floating):
             args.append(rng.standard_normal(shape).astype(dtype))

@@ -35,7 +35,7 @@ from ..ir.core import Operation
 from ..ir.parser import parse_type_text
 from ..ir.printer import print_module
 from ..ir.storage import aligned, aligned_buffer, aligned_empty
-from ..ir.types import BufferType, Sym, TensorType, Type, storage_dtype
+from ..ir.types import BufferType, Sym, TensorType, Type, dim_known, dim_size, storage_dtype
 from ..lowering import Step, View, plan_of
 from ..lowering.codegen import AfterStage, Codegen, run_codegen
 from ..lowering.plan import LaunchPlan, RuntimeDim, run_steps
@@ -300,7 +300,7 @@ class CpuExecutable(Executable):
 
     def _allocate(self, buffer: int, arenas: list[np.ndarray], bindings: Mapping[str, int]) -> np.ndarray:
         t = self.buffers[buffer]
-        shape = tuple(d if isinstance(d, int) else bindings[d.name] for d in t.shape)  # type: ignore[index]
+        shape = tuple(dim_size(d, bindings) for d in t.shape)
         dtype = storage_dtype(t.element)
         slot = self.memory.slots[buffer]
         if slot is None:
@@ -527,7 +527,7 @@ def _words(args: Sequence[int], types: Sequence[Type], shapes: Mapping[int, tupl
 def _shape(t: TensorType, bindings: Mapping[str, int]) -> tuple[int, ...]:
     """The shape of a tensor type with its named dims bound (-1 for a dim ``bindings`` lacks: no buffer a launch
     allocates or passes has one, see :func:`_check_sizable`)."""
-    return tuple(d if isinstance(d, int) else bindings.get(d.name or "", -1) for d in t.shape)
+    return tuple(dim_size(d, bindings) if dim_known(d, bindings) else -1 for d in t.shape)
 
 
 def _shapes(arrays: Sequence[Any]) -> tuple[Any, ...]:
@@ -571,7 +571,7 @@ def _check_sizable(
     made += [(f"the view of buffer #{v.source} is", v.buffer) for v in views]
     for what, b in made:
         t = buffers[b]
-        bad = [d for d in t.shape if isinstance(d, Sym) and (d.name is None or d.name not in named)]
+        bad = [d for d in t.shape if not dim_known(d, named)]
         if bad:
             raise CompileError(
                 f"{what} buffer #{b} of type {t}: the host cannot size dimension {bad[0]} before running "

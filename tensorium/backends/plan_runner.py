@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import InterpreterError
 from ..ir.core import Operation
-from ..ir.types import Sym, TensorType, storage_dtype
+from ..ir.types import Sym, TensorType, dim_known, dim_size, storage_dtype
 from ..lowering.plan import Step, plan_of, run_steps, view_of
 from .interp import check_value
 from .loop_interp import run
@@ -27,9 +27,9 @@ def _allocate(t: TensorType, bindings: Mapping[str, int], what: str) -> np.ndarr
     shape: list[int] = []
     for d in t.shape:
         if isinstance(d, Sym):
-            if d.name is None or d.name not in bindings:
+            if not dim_known(d, bindings):
                 raise InterpreterError(f"{what} has type {t}: the host cannot size dimension {d} before running")
-            shape.append(bindings[d.name])
+            shape.append(dim_size(d, bindings))
         else:
             shape.append(d)
     dtype = storage_dtype(t.element)

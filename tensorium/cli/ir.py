@@ -21,7 +21,7 @@ from ..ir.core import BlockArgument, Operation
 from ..ir.dialects.builtin import func_body, func_name, func_type, pick_function
 from ..ir.opdef import registered_ops
 from ..ir.reference import signature
-from ..ir.types import Dim, Sym, TensorType, Type, storage_dtype
+from ..ir.types import Dim, Sym, TensorType, Type, dim_known, dim_size, storage_dtype
 
 __all__ = ["CommandError", "add_ir_commands", "add_ops_command", "cmd_ops", "cmd_opt", "cmd_run_ir"]
 
@@ -126,9 +126,10 @@ def _random_input(arg: BlockArgument, label: str, dims: dict[str, int], rng: np.
         if isinstance(d, Sym):
             if d.name is None:
                 raise CommandError(f"input {label} ({t}) has a '?' dimension (axis {axis}); give it with --input")
-            if d.name not in dims:
-                raise CommandError(f"input {label} ({t}) needs the size of [{d.name}]: pass --dim {d.name}=SIZE")
-            shape.append(dims[d.name])
+            if not dim_known(d, dims):
+                missing = next((n for n in d.factors[1] if n not in dims), d.name)
+                raise CommandError(f"input {label} ({t}) needs the size of {d}: pass --dim {missing}=SIZE")
+            shape.append(dim_size(d, dims))
         else:
             shape.append(d)
     static = TensorType(tuple(shape), t.element)

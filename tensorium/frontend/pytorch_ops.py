@@ -212,7 +212,8 @@ class Context:
         return tuple(self.dim(s) for s in self.meta(index).shape)
 
     def dim(self, size: Any) -> Dim:
-        """An int for a static size, a named Sym for a plain shape symbol, else an anonymous one."""
+        """An int for a static size, a named Sym for a plain shape symbol or a product of them and an integer
+        (``8*s0*s1``, what flattening gives), else an anonymous one."""
         if isinstance(size, int):
             return size
         expr = size.node.expr
@@ -221,6 +222,17 @@ class Context:
         if expr.is_Symbol:
             name = str(expr)
             return Sym(self.sym_names.get(name, name))
+        if expr.is_Mul:
+            coefficient, names = 1, []
+            for factor in expr.as_ordered_factors():
+                base, power = factor.as_base_exp()
+                if factor.is_Integer and int(factor) > 0:
+                    coefficient *= int(factor)
+                elif base.is_Symbol and power.is_Integer and int(power) > 0:
+                    names += [self.sym_names.get(str(base), str(base))] * int(power)
+                else:
+                    return DYN
+            return Sym.product(coefficient, names)
         return DYN
 
     # values ------------------------------------------------------------------------------------
@@ -275,8 +287,10 @@ def static_dim(t: TensorType, axis: int, what: str) -> int:
     return d
 
 
-def reshape_to(x: Value, target: Sequence[Dim]) -> Value:
-    """``x`` reshaped to ``target``: symbolic dims copy the same input dim or become the single -1."""
+def reshape_to(x: Value, target: Sequence[Dim], sources: Mapping[str, tuple[Value, int]] | None = None) -> Value:
+    """``x`` reshaped to ``target``: symbolic dims copy the same input dim or become the single -1; where more
+    than one is left, named dims of ``sources`` (:attr:`Context.dim_sources`) give their sizes
+    (``graph.reshape_dims``: ``[batch*seq]x8`` to ``[batch]x[seq]x8``)."""
     t = ttype(x)
     if tuple(t.shape) == tuple(target):
         return x
@@ -289,10 +303,26 @@ def reshape_to(x: Value, target: Sequence[Dim]) -> Value:
             spec.append(0)
         else:
             spec.append(-1)
-    if spec.count(-1) > 1:
+    if spec.count(-1) <= 1:
+        return graph.reshape(x, shape=spec, allowzero=allowzero)
+    sources = sources or {}
+    # each free dim comes from an input that has its name; a copied dim (0) from x itself, since 0 is a size here
+    taken: dict[int, tuple[Value, int]] = {}
+    for i, (s, d) in enumerate(zip(spec, target)):
+        if s == 0:
+            taken[i] = (x, i)
+        elif s == -1 and isinstance(d, Sym) and d.name is not None and d.name in sources:
+            taken[i] = sources[d.name]
+    if spec.count(-1) - sum(1 for i in taken if spec[i] == -1) > 1:
         shown = "x".join(map(str, target))
-        raise ConversionError(f"cannot express a reshape of {t} to {shown} with one inferred dim")
-    return graph.reshape(x, shape=spec, allowzero=allowzero)
+        raise ConversionError(f"cannot express a reshape of {t} to {shown}: its dims are not named by an input")
+    return graph.reshape_dims(
+        x,
+        *[v for v, _ in taken.values()],
+        shape=[-1 if i in taken else s for i, s in enumerate(spec)],
+        positions=list(taken),
+        axes=[a for _, a in taken.values()],
+    )
 
 
 def broadcast_to(x: Value, target: Sequence[Dim], sources: Mapping[str, tuple[Value, int]] | None = None) -> Value:
@@ -687,7 +717,7 @@ def _tril(cx: Context, x: Value, diagonal: int = 0) -> Value:
     "aten.unflatten.int",
 )
 def _view(cx: Context, x: Value, *args: Any) -> Value:
-    return reshape_to(x, cx.out_dims())
+    return reshape_to(x, cx.out_dims(), cx.dim_sources)
 
 
 @converts("aten.permute.default", "aten.permute_copy.default")
@@ -808,11 +838,35 @@ def _unbind(cx: Context, x: Value, dim: int = 0) -> tuple[Value, ...]:
 
 
 @converts("aten.repeat.default")
-def _repeat(cx: Context, x: Value, repeats: Sequence[int]) -> Value:
+def _repeat(cx: Context, x: Value, repeats: Sequence[Dim]) -> Value:
+    """torch's repeat: a tile by the static counts; a run-time count (``alibi.repeat(batch, 1, 1)``) inserts an
+    axis broadcast to that named dim and merges it into the repeated one (``[batch*heads]``: a dim expression)."""
     rank = ttype(x).rank
     if len(repeats) > rank:
         x = graph.unsqueeze(x, axes=list(range(len(repeats) - rank)))
-    return graph.tile(x, repeats=list(repeats))
+    counts = [r if isinstance(r, int) else 1 for r in repeats]
+    if all(isinstance(r, int) for r in repeats) or any(c != 1 for c in counts):
+        x = graph.tile(x, repeats=counts)
+    for axis, r in enumerate(repeats):
+        if isinstance(r, int):
+            continue
+        if r.name is None or r.name not in cx.dim_sources:
+            raise ConversionError(f"cannot repeat by {r}: only by a named dim of an input")
+        shape = ttype(x).shape
+        d = shape[axis]
+        merged = DYN if isinstance(d, Sym) and d.name is None else Sym.product(*_dim_times(r, d))
+        grown = broadcast_to(graph.unsqueeze(x, axes=[axis]), [*shape[:axis], r, *shape[axis:]], cx.dim_sources)
+        x = reshape_to(grown, [*shape[:axis], merged, *shape[axis + 1 :]], cx.dim_sources)
+    return x
+
+
+def _dim_times(a: Sym, b: Dim) -> tuple[int, list[str]]:
+    """The factor and names of the product of named dim ``a`` and dim ``b`` (static or named)."""
+    coefficient, names = a.factors
+    if isinstance(b, int):
+        return coefficient * b, list(names)
+    other, more = b.factors
+    return coefficient * other, [*names, *more]
 
 
 @converts("aten.constant_pad_nd.default")

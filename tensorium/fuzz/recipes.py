@@ -516,6 +516,9 @@ class Recipes(ProgramBuilder):
         for _ in range(self.randint(1, 2)):
             s = _shape(x)
             target = self.factor(math.prod(s))
+            if self.flip(0.2):
+                x = self.reshape_by_dims(x, target)
+                continue
             allowzero = self.flip(0.1)
             if not allowzero:
                 copies = [i for i, d in enumerate(target) if i < len(s) and s[i] == d]
@@ -525,6 +528,26 @@ class Recipes(ProgramBuilder):
                 if free and self.flip(0.4):
                     target[self.choice(free)] = -1
             x = self.emit("reshape", x, shape=target, allowzero=allowzero)
+
+    def reshape_by_dims(self, x: Value, target: list[int]) -> Value:
+        """``graph.reshape_dims`` of ``x`` to ``target``, up to two of its dims taken from other values that have
+        them (with the dynamic-dims mutator, run-time sizes), now and then one more left to infer."""
+        positions: list[int] = []
+        sources: list[tuple[Value, int]] = []
+        for i in self.rng.permutation(len(target))[:2]:
+            size = target[i]
+            source = self.pick(lambda t: size in t.static_shape)  # noqa: B023 (pick calls it at once)
+            if source is not None:
+                axes = [a for a, d in enumerate(_shape(source)) if d == size]
+                positions.append(int(i))
+                sources.append((source, self.choice(axes)))
+        shape = [-1 if i in positions else d for i, d in enumerate(target)]
+        rest = [i for i in range(len(shape)) if i not in positions]
+        if rest and self.flip(0.4):
+            shape[self.choice(rest)] = -1
+        return self.emit(
+            "reshape_dims", x, *[v for v, _ in sources], shape=shape, positions=positions, axes=[a for _, a in sources]
+        )
 
     def factor(self, total: int) -> list[int]:
         """Random dims (at most four) whose product is ``total``."""

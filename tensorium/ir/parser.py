@@ -204,7 +204,7 @@ class _Source:
 
 
 # --- types -----------------------------------------------------------------------------------
-_DIM = re.compile(r"(\d+|\?|\[[A-Za-z_][A-Za-z0-9_]*\])x")
+_DIM = re.compile(r"(\d+|\?|\[(?:\d+\*)*[A-Za-z_]\w*(?:\*(?:[A-Za-z_]\w*|\d+))*\])x", re.ASCII)
 _TYPE_DIALECT = re.compile(r"!([a-z_][a-z0-9_]*)<")
 
 

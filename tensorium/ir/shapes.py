@@ -89,45 +89,53 @@ def check_dims_match(a: Dim, b: Dim, what: str) -> Dim:
     return b
 
 
-def dim_product(dims: Sequence[Dim]) -> tuple[int, Counter[Sym]]:
-    """The product of dims as (static factor, multiset of named symbols); DYN poisons it."""
+def dim_product(dims: Sequence[Dim]) -> tuple[int, Counter[str], int]:
+    """The product of dims as (static factor, multiset of the names it multiplies, count of anonymous dims);
+    a product dim (``[8*batch]``) adds its factor and names."""
     static = 1
-    syms: Counter[Sym] = Counter()
+    names: Counter[str] = Counter()
+    anonymous = 0
     for d in dims:
         if isinstance(d, int):
             static *= d
+        elif d.name is None:
+            anonymous += 1
         else:
-            syms[d] += 1
-    return static, syms
+            coefficient, factors = d.factors
+            static *= coefficient
+            names.update(factors)
+    return static, names, anonymous
 
 
 def solve_reshape(in_shape: Sequence[Dim], target: Sequence[int]) -> tuple[Dim, ...]:
     """The result shape of reshaping ``in_shape`` to ``target`` (numpy rules: one -1 inferred).
 
-    With symbolic inputs the -1 dim becomes the leftover symbol when the static sizes divide out.
+    With named symbolic inputs the -1 dim is what the static sizes leave over: a named dim, or a product of
+    named dims and a static factor (``[batch]x[seq]x8`` to ``[-1, 8]`` gives ``[batch*seq]x8``); ``?`` when an
+    input dim is anonymous or the static sizes do not divide.
     """
     if sum(1 for t in target if t == -1) > 1:
         raise InferError("reshape target has more than one -1")
     if any(t < -1 for t in target):
         raise InferError(f"reshape target {list(target)} has a negative size")
-    in_static, in_syms = dim_product(in_shape)
+    in_static, in_names, anonymous = dim_product(in_shape)
     out_static = 1
     for t in target:
         if t != -1:
             out_static *= t
+    symbolic = bool(in_names) or anonymous > 0
     if -1 not in target:
-        if not in_syms and in_static != out_static:
+        if not symbolic and in_static != out_static:
             raise InferError(f"cannot reshape {_shape_str(in_shape)} ({in_static} elements) to {list(target)}")
         return tuple(target)
-    dyn_count = in_syms.get(DYN, 0)
-    if not in_syms:
+    if not symbolic:
         if out_static == 0 or in_static % out_static:
             if out_static == 0 and in_static == 0:
                 raise InferError("cannot infer -1 in a reshape of zero elements")
             raise InferError(f"cannot reshape {_shape_str(in_shape)} ({in_static} elements) to {list(target)}")
         fill: Dim = in_static // out_static
-    elif dyn_count == 0 and sum(in_syms.values()) == 1 and out_static and in_static == out_static:
-        fill = next(iter(in_syms))
+    elif anonymous == 0 and out_static and in_static % out_static == 0:
+        fill = Sym.product(in_static // out_static, in_names.elements())
     else:
         fill = DYN
     return tuple(fill if t == -1 else t for t in target)

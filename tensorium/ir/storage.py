@@ -12,7 +12,19 @@ from typing import Any
 import numpy as np
 
 from ..errors import InterpreterError, TensoriumError
-from .types import FloatType, IntegerType, QuantizedType, ScalarType, ShapedType, Sym, TensorType, Type, storage_dtype
+from .types import (
+    FloatType,
+    IntegerType,
+    QuantizedType,
+    ScalarType,
+    ShapedType,
+    Sym,
+    TensorType,
+    Type,
+    dim_known,
+    dim_size,
+    storage_dtype,
+)
 
 __all__ = [
     "CACHE_LINE",
@@ -115,7 +127,8 @@ def check_array(value: Any, t: ShapedType, what: str, bindings: dict[str, int], 
         if isinstance(dim, int) and dim != size:
             raise InterpreterError(f"{what}: expected shape {t}, got {list(value.shape)} (axis {axis})")
         if isinstance(dim, Sym) and dim.name is not None:
-            bound = bindings.setdefault(dim.name, int(size))
+            known = dim_known(dim, bindings)
+            bound = dim_size(dim, bindings) if known else bindings.setdefault(dim.name, int(size))
             if bound != size:
                 raise InterpreterError(
                     f"{what}: dimension [{dim.name}] is {size} here but {bound} elsewhere (axis {axis})"
@@ -130,10 +143,11 @@ def random_array(t: Type, label: str, dims: dict[str, int], rng: np.random.Gener
     shape = []
     for axis, d in enumerate(t.shape):
         if isinstance(d, Sym):
-            if d.name is None or d.name not in dims:
-                need = f"[{d.name}]: pass --dim {d.name}=SIZE" if d.name else f"axis {axis}: give it with --input"
+            if not dim_known(d, dims):
+                missing = next((n for n in d.factors[1] if n not in dims), d.name) if d.name else None
+                need = f"{d}: pass --dim {missing}=SIZE" if missing else f"axis {axis}: give it with --input"
                 raise TensoriumError(f"input {label} ({t}) needs the size of {need}")
-            shape.append(dims[d.name])
+            shape.append(dim_size(d, dims))
         else:
             shape.append(d)
     data: np.ndarray

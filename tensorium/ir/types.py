@@ -10,7 +10,7 @@ dimensions are ints or :class:`Sym` (``?`` when anonymous, ``[name]`` when named
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias, Union
 
@@ -142,22 +142,92 @@ class QuantizedType(ScalarType):
 
 @dataclass(frozen=True)
 class Sym:
-    """A dimension not known at compile time: anonymous (``?``) or named (``[batch]``).
+    """A dimension not known at compile time: anonymous (``?``), named (``[batch]``), or a product of named
+    dims and a static factor (``[batch*seq]``, ``[8*batch]``: a dim expression, what flattening named dims gives).
 
-    Two dims with the same name are equal at run time; anonymous dims are never assumed equal.
+    Two dims with the same name are equal at run time; anonymous dims are never assumed equal. A product's name
+    is kept canonical (the factor first, then the names sorted), so equal products compare equal; its size is
+    known wherever its factors' are (:func:`dim_size`).
     """
 
     name: str | None = None
 
     def __post_init__(self) -> None:
-        if self.name is not None and not _SYM_NAME.fullmatch(self.name):
+        if self.name is None:
+            return
+        if not _SYM_EXPR.fullmatch(self.name):
             raise ValueError(f"bad symbolic dimension name '{self.name}'")
+        if "*" in self.name:
+            coefficient, names = _factors(self.name)
+            object.__setattr__(self, "name", _product_name(coefficient, names))
+
+    @staticmethod
+    def product(coefficient: int, names: Iterable[str]) -> Dim:
+        """The dim ``coefficient * prod(names)``: an int without names, a named dim for one name and factor 1."""
+        names = sorted(names)
+        if not names or coefficient == 0:
+            return coefficient
+        return Sym(_product_name(coefficient, names))
+
+    @property
+    def factors(self) -> tuple[int, tuple[str, ...]]:
+        """A named dim as (static factor, the sorted names it multiplies): ``[8*batch*seq]`` -> (8, (batch, seq))."""
+        if self.name is None:
+            raise ValueError("an anonymous dim has no factors")
+        return _factors(self.name)
+
+    @property
+    def is_product(self) -> bool:
+        """True for a dim expression (``[batch*seq]``) rather than a plain name."""
+        return self.name is not None and "*" in self.name
 
     def __str__(self) -> str:
         return "?" if self.name is None else f"[{self.name}]"
 
 
+def _factors(name: str) -> tuple[int, tuple[str, ...]]:
+    coefficient, names = 1, []
+    for part in name.split("*"):
+        if part.isdigit():
+            coefficient *= int(part)
+        else:
+            names.append(part)
+    return coefficient, tuple(sorted(names))
+
+
+def _product_name(coefficient: int, names: Sequence[str]) -> str:
+    parts = ([str(coefficient)] if coefficient != 1 or not names else []) + sorted(names)
+    return "*".join(parts)
+
+
+def dim_size(d: Dim, bindings: Mapping[str, int]) -> int:
+    """The size of ``d`` given the sizes of named dims (a product's factors are looked up and multiplied);
+    KeyError names the first unbound one, ValueError an anonymous dim."""
+    if isinstance(d, int):
+        return d
+    if d.name is None:
+        raise ValueError("an anonymous dim has no size before run time")
+    if d.name in bindings or not d.is_product:
+        return bindings[d.name]
+    coefficient, names = d.factors
+    size = coefficient
+    for n in names:
+        size *= bindings[n]
+    return size
+
+
+def dim_known(d: Dim, names: Container[str]) -> bool:
+    """True when the size of ``d`` follows from the sizes of ``names``: static, named among them, or a product of
+    names among them."""
+    if isinstance(d, int):
+        return True
+    if d.name is None:
+        return False
+    return d.name in names or (d.is_product and all(n in names for n in d.factors[1]))
+
+
 _SYM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SYM_EXPR = re.compile(r"(?:\d+\*)*[A-Za-z_][A-Za-z0-9_]*(?:\*(?:[A-Za-z_][A-Za-z0-9_]*|\d+))*")
 DYN = Sym()
 Dim: TypeAlias = Union[int, Sym]
 

@@ -31,7 +31,7 @@ from ..ir.core import Operation, Value
 from ..ir.dialects.builtin import func_body, func_return, lookup_func, make_module
 from ..ir.dialects.graph.dynamic import runtime_dim
 from ..ir.dialects.graph.shape import view_offset
-from ..ir.types import Sym, TensorType
+from ..ir.types import Sym, TensorType, dim_size
 from ..targets import Target, host_target
 from .kernel import LOWERINGS, lower_op, lowering_error
 from .space import Config, kernel_key
@@ -189,7 +189,7 @@ def run_steps(
 
 def view_of(source: np.ndarray, offset: int, t: TensorType, bindings: Mapping[str, int]) -> np.ndarray:
     """The elements of ``source`` (row-major) from ``offset`` on, shaped as ``t`` with the named dims ``bindings``."""
-    shape = [d if isinstance(d, int) else bindings[d.name] for d in t.shape]  # type: ignore[index]
+    shape = [dim_size(d, bindings) for d in t.shape]
     size = int(np.prod(shape, dtype=np.int64))
     return source.reshape(-1)[offset : offset + size].reshape(shape)
 

@@ -27,7 +27,7 @@ def lower_transpose(op: Operation, k: Kernel) -> None:
         loop.store(loop.load(x, source), out, ivs)
 
 
-@lowering("graph.reshape", "graph.squeeze", "graph.unsqueeze")
+@lowering("graph.reshape", "graph.reshape_dims", "graph.squeeze", "graph.unsqueeze")
 def lower_reshape(op: Operation, k: Kernel) -> None:
     """Copy through the row-major linear position of each result element."""
     x, out = k.inputs[0], k.outputs[0]

@@ -38,7 +38,7 @@ from ..ir.dialects.builtin import func_body, func_type, lookup_func
 from ..ir.parser import parse_module, parse_type_text
 from ..ir.printer import DENSE_HEX_THRESHOLD, print_module
 from ..ir.storage import aligned
-from ..ir.types import FunctionType, Sym, TensorType, Type, storage_dtype
+from ..ir.types import FunctionType, Sym, TensorType, Type, dim_known, dim_size, storage_dtype
 from ..lowering.space import Config
 from ..targets import Target, parse_target
 from ..version import __version__
@@ -332,7 +332,8 @@ def _complete(bindings: dict[str, int], types: Any) -> dict[str, int]:
     for t in types:
         for d in getattr(t, "shape", ()):
             if isinstance(d, Sym) and d.name is not None:
-                out.setdefault(d.name, 1)
+                for name in d.factors[1]:
+                    out.setdefault(name, 1)
     return out
 
 
@@ -361,7 +362,7 @@ def _peak_live_bytes(body: Any, bindings: dict[str, int]) -> int:
 def _bytes_of(t: TensorType, bindings: dict[str, int]) -> int:
     size = storage_dtype(t.element).itemsize
     for d in t.shape:
-        size *= d if isinstance(d, int) else bindings.get(d.name or "", 1)  # type: ignore[union-attr]
+        size *= dim_size(d, bindings) if dim_known(d, bindings) else 1
     return size
 
 

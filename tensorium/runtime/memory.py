@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..ir.types import Sym, TensorType, storage_dtype
+from ..ir.types import Sym, TensorType, dim_size, storage_dtype
 from ..lowering.plan import Step, View
 
 __all__ = ["MemoryPlan", "nbytes"]
@@ -23,7 +23,7 @@ def nbytes(t: TensorType, bindings: Mapping[str, int]) -> int:
     """The bytes of a buffer of type ``t`` with its named dims bound by ``bindings``."""
     size = storage_dtype(t.element).itemsize
     for d in t.shape:
-        size *= d if isinstance(d, int) else bindings[d.name]  # type: ignore[index]
+        size *= dim_size(d, bindings)
     return size
 
 

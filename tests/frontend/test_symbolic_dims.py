@@ -101,3 +101,56 @@ def test_diff_with_a_prepended_value_along_a_symbolic_dim() -> None:
         ids = torch.randint(0, 5, (2, length))
         for got, want in zip(compiled(ids), model(ids)):
             np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+class FlattenAndBack(nn.Module):
+    """Rows flattened across batch and sequence for a per-row op, then split back into heads: torch gives the
+    flat dim as ``s0*s1``, which only a dim expression names, and the way back needs both sizes."""
+
+    def forward(self, x: Any) -> Any:
+        batch, length, width = x.shape
+        rows = torch.softmax(x.reshape(batch * length, width), -1) * 2  # [batch*length]x8
+        heads = rows.reshape(batch, length, 2, width // 2).transpose(1, 2)  # graph.reshape_dims
+        return heads.reshape(batch, 2, length * (width // 2)).relu()  # [batch]x2x[4*length]
+
+
+def test_flattened_named_dims_are_dim_expressions_and_split_back() -> None:
+    import tensorium
+
+    model = FlattenAndBack().eval()
+    dims = {0: torch.export.Dim("batch"), 1: torch.export.Dim("length", max=32)}
+    imported = import_module(model, (torch.randn(2, 5, 8),), dynamic_shapes={"x": dims})
+    text = print_module(imported.module)
+    assert "?" not in text and "[batch*length]x8xf32" in text and "[batch]x2x[4*length]xf32" in text
+    assert "graph.reshape_dims" in text
+    compiled = tensorium.compile(model, dynamic={"x": {0: "batch", 1: "length"}}, target="cpu")
+    for shape in [(2, 5, 8), (3, 1, 8), (1, 9, 8)]:
+        x = torch.randn(*shape)
+        np.testing.assert_allclose(compiled(x).numpy(), model(x).numpy(), rtol=1e-6, atol=1e-7)
+
+
+class RepeatByBatch(nn.Module):
+    """Bloom's ``alibi.repeat(batch_size, 1, 1)``: a repeat count that is a named dim gives ``[batch*heads]``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("slopes", torch.tensor([0.5, 0.25, 0.125]))
+
+    def forward(self, x: Any) -> Any:
+        batch = x.shape[0]
+        alibi = self.slopes[:, None, None] * x.sum(0)[None, None, :]  # [3, 1, seq]
+        repeated = alibi.repeat(batch, 2, 1)  # [batch*3, 2, seq]
+        return repeated.reshape(batch, 3, 2, -1) + x[:, None, None, :]
+
+
+def test_a_repeat_by_a_named_dim_compiles_for_any_size() -> None:
+    import tensorium
+
+    model = RepeatByBatch().eval()
+    dims = {0: torch.export.Dim("batch"), 1: torch.export.Dim("seq")}
+    imported = import_module(model, (torch.randn(2, 5),), dynamic_shapes={"x": dims})
+    assert "?" not in print_module(imported.module) and "[3*batch]x2x[seq]" in print_module(imported.module)
+    compiled = tensorium.compile(model, dynamic={"x": {0: "batch", 1: "seq"}}, target="cpu")
+    for shape in [(2, 5), (4, 3), (1, 8)]:
+        x = torch.randn(*shape)
+        np.testing.assert_allclose(compiled(x).numpy(), model(x).numpy(), rtol=1e-6, atol=1e-6)

@@ -88,6 +88,12 @@ def test_llama_default_config_with_grouped_query_attention() -> None:
     check_dynamic(tiny(transformers.LlamaModel(config)), TEXT, [{"input_ids": ids(1, 1)}, {"input_ids": ids(2, 6)}])
 
 
+def test_bloom_repeats_its_alibi_bias_by_the_run_time_batch() -> None:
+    # alibi.repeat(batch_size, 1, 1): a repeat by a named dim, [batch*heads] rows (a dim expression)
+    config = transformers.BloomConfig(hidden_size=32, n_layer=1, n_head=2, vocab_size=96)
+    check_dynamic(tiny(transformers.BloomModel(config)), TEXT, [{"input_ids": ids(1, 1)}, {"input_ids": ids(3, 5)}])
+
+
 def test_bert_with_a_padding_mask() -> None:
     config = transformers.BertConfig(
         hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2, vocab_size=96

@@ -28,7 +28,7 @@ from ...errors import CompileError, InterpreterError
 from ...ir.core import Operation
 from ...ir.parser import parse_type_text
 from ...ir.printer import print_module
-from ...ir.types import Sym, TensorType, storage_dtype
+from ...ir.types import Sym, TensorType, dim_size, storage_dtype
 from ...lowering import Step, View, plan_of
 from ...lowering.codegen import AfterStage, Codegen, run_codegen
 from ...lowering.space import Config
@@ -336,7 +336,7 @@ def _arch_number(arch: str) -> int:
 
 
 def _shape(t: TensorType, bindings: dict[str, int]) -> tuple[int, ...]:
-    return tuple(d if isinstance(d, int) else bindings[d.name] for d in t.shape)  # type: ignore[index]
+    return tuple(dim_size(d, bindings) for d in t.shape)
 
 
 def _host_array(t: TensorType, bindings: dict[str, int]) -> np.ndarray:

@@ -35,7 +35,7 @@ from ...ir.core import Operation
 from ...ir.dialects.builtin import functions
 from ...ir.parser import parse_type_text
 from ...ir.rewrite import is_trivially_dead
-from ...ir.types import IntegerType, Sym, TensorType, storage_dtype
+from ...ir.types import IntegerType, Sym, TensorType, dim_size, storage_dtype
 from ...lowering import Step, View, plan_of
 from ...lowering.codegen import AfterStage, Codegen, run_codegen
 from ...lowering.plan import RuntimeDim
@@ -241,7 +241,7 @@ class WebGPUExecutable(Executable):
     # --- running ----------------------------------------------------------------------------------
     def shapes(self, bindings: Mapping[str, int]) -> list[tuple[int, ...]]:
         """The shape of every buffer with the named dims ``bindings`` gives (the static ones as they are)."""
-        return [tuple(d if isinstance(d, int) else bindings[d.name] for d in t.shape) for t in self.buffers]  # type: ignore[index]
+        return [tuple(dim_size(d, bindings) for d in t.shape) for t in self.buffers]
 
     def _bounded(self, bindings: Mapping[str, int]) -> dict[str, int]:
         """``bindings`` with each dim computed at run time at its bound (what its tensors are allocated with)."""
@@ -254,7 +254,9 @@ class WebGPUExecutable(Executable):
         """Whether the shapes of ``step``'s buffers hold a dim computed at run time."""
         names = {d.name for d in self.dims}
         return any(
-            isinstance(d, Sym) and d.name in names for b in (*step.inputs, *step.outputs) for d in self.buffers[b].shape
+            isinstance(d, Sym) and d.name is not None and bool(names & {d.name, *d.factors[1]})
+            for b in (*step.inputs, *step.outputs)
+            for d in self.buffers[b].shape
         )
 
     def _check_sizes(self, shapes: list[tuple[int, ...]]) -> None:

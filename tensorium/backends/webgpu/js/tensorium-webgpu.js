@@ -62,6 +62,14 @@ function product(shape) {
   return shape.reduce((a, b) => a * b, 1);
 }
 
+/** The size of dim `d` (a number, a named dim, or a product of them such as "8*batch*seq") given `bindings`. */
+function dimSize(d, bindings) {
+  if (typeof d === "number") return d;
+  if (d in bindings) return bindings[d];
+  if (!d.includes("*")) return undefined;
+  return product(d.split("*").map((part) => (/^[0-9]+$/.test(part) ? Number(part) : bindings[part])));
+}
+
 function ceil4(n) {
   return Math.ceil(n / 4) * 4;
 }
@@ -268,7 +276,7 @@ export class Executable {
 
   /** Every plan buffer's shape with the named dims `bindings` gives. */
   shapes(bindings) {
-    return this.plan.buffers.map((b) => b.shape.map((d) => (typeof d === "number" ? d : bindings[d])));
+    return this.plan.buffers.map((b) => b.shape.map((d) => dimSize(d, bindings)));
   }
 
   /**
@@ -799,7 +807,7 @@ export function randomInputs(model, seed = 1, dims = {}) {
   };
   const normal = () => Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform());
   return model.inputs.map((input) => {
-    const shape = input.shape.map((d) => (typeof d === "number" ? d : (dims[d] ?? 1)));
+    const shape = input.shape.map((d) => dimSize(d, dims) ?? 1);
     const data = randomArray(input, product(shape));
     return input.shape.every((d) => typeof d === "number") ? data : { data, shape };
   });

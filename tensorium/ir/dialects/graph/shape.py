@@ -15,7 +15,7 @@ import numpy as np
 from ...attributes import BoolAttr, FloatAttr, IntAttr, IntsAttr, ScalarTypeAttr, StrAttr
 from ...core import Operation
 from ...opdef import InferError, define
-from ...shapes import check_dims_match, normalize_axes, normalize_axis, solve_reshape
+from ...shapes import check_dims_match, dim_product, normalize_axes, normalize_axis, solve_reshape
 from ...types import DYN, Dim, FloatType, IntegerType, ScalarType, Sym, TensorType, Type, storage_dtype
 from .common import check_dtype, same_element, tensors
 
@@ -75,6 +75,69 @@ reshape = define(
     reference=_reshape_reference,
     traits=("pure",),
     doc="Reshape (ONNX): one -1 is inferred; 0 copies the input dim at that position unless `allowzero`.",
+)
+
+
+# reshape_dims -----------------------------------------------------------------------------------
+def _reshape_dims_infer(
+    x: Type, sources: list[Type], *, shape: tuple[int, ...], positions: tuple[int, ...], axes: tuple[int, ...]
+) -> Type:
+    t, *given = tensors(x, *sources)
+    if not len(positions) == len(axes) == len(given):
+        raise InferError(
+            f"reshape_dims has {len(given)} source(s) but {len(positions)} position(s) and {len(axes)} axis(es)"
+        )
+    if any(s < -1 for s in shape):
+        raise InferError(f"reshape shape {list(shape)} has a negative size")
+    if len(set(positions)) != len(positions) or any(not 0 <= p < len(shape) or shape[p] != -1 for p in positions):
+        raise InferError(f"positions {list(positions)} must be distinct positions of a -1 in shape {list(shape)}")
+    target: list[Dim] = list(shape)
+    for k, (p, a, src) in enumerate(zip(positions, axes, given)):
+        target[p] = src.shape[normalize_axis(a, src.rank, f"axis of source #{k}")]
+    inferred = [i for i, d in enumerate(target) if d == -1]
+    if len(inferred) > 1:
+        raise InferError(f"reshape shape {list(shape)} leaves more than one -1 to infer")
+    in_static, in_names, in_anonymous = dim_product(t.shape)
+    out_static, out_names, out_anonymous = dim_product([d for d in target if d != -1])
+    if in_anonymous or out_anonymous or not out_names <= in_names:
+        fill: Dim = DYN
+    elif not inferred:
+        if in_names == out_names and in_static != out_static:
+            raise InferError(f"cannot reshape {t} to {'x'.join(map(str, target))}")
+        fill = DYN
+    elif out_static == 0 or in_static % out_static:
+        if not in_names and not out_names:
+            raise InferError(f"cannot reshape {t} to shape {list(shape)} with the sources' dims")
+        fill = DYN
+    else:
+        fill = Sym.product(in_static // out_static, (in_names - out_names).elements())
+    return t.with_shape(tuple(fill if d == -1 else d for d in target))
+
+
+def _reshape_dims_reference(
+    x: np.ndarray,
+    sources: list[np.ndarray],
+    *,
+    shape: tuple[int, ...],
+    positions: tuple[int, ...],
+    axes: tuple[int, ...],
+) -> np.ndarray:
+    target = list(shape)
+    for p, a, src in zip(positions, axes, sources):
+        target[p] = src.shape[a]
+    return np.reshape(x, target)
+
+
+reshape_dims = define(
+    "graph.reshape_dims",
+    operands=("x", "*sources"),
+    attrs={"shape": IntsAttr(), "positions": IntsAttr(), "axes": IntsAttr()},
+    infer=_reshape_dims_infer,
+    reference=_reshape_dims_reference,
+    traits=("pure",),
+    doc="Reshape to `shape` (a 0 is size 0, one free -1 is inferred) where the -1 at `positions[k]` is dim "
+    "`axes[k]` of source `k`: a reshape to run-time sizes that other tensors carry ([batch*seq]x8 to "
+    "[batch]x[seq]x8). Only the sources' shapes are read.",
 )
 
 
@@ -471,10 +534,14 @@ tril = define(
 )
 
 
+VIEW_RESHAPES = frozenset({"graph.reshape", "graph.reshape_dims", "graph.squeeze", "graph.unsqueeze"})
+"""Ops that reinterpret their first operand's row-major elements with a new shape."""
+
+
 def is_unit_reshape(op: Operation) -> bool:
     """True for a reshape, squeeze or unsqueeze that only adds or drops size-1 dims (statically), so the
     elements keep their order and each index maps to an index of the other shape."""
-    if op.name not in ("graph.reshape", "graph.squeeze", "graph.unsqueeze"):
+    if op.name not in VIEW_RESHAPES:
         return False
     source, result = op.operands[0].type, op.results[0].type
     if not (isinstance(source, TensorType) and isinstance(result, TensorType)):
@@ -487,7 +554,7 @@ def view_offset(op: Operation) -> int | None:
     a view: reshape, squeeze and unsqueeze always are (offset 0); a slice is when the elements it keeps are
     one contiguous run (the axes before the last cut one kept at one index, that one cut to a range with
     step 1, the rest whole), with static shapes."""
-    if op.name in ("graph.reshape", "graph.squeeze", "graph.unsqueeze"):
+    if op.name in VIEW_RESHAPES:
         return 0
     if op.name != "graph.slice":
         return None
