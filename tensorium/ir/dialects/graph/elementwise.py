@@ -7,6 +7,9 @@ truncates toward zero and ``mod`` takes the sign of the divisor (numpy's ``mod``
 
 from __future__ import annotations
 
+import builtins
+import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -152,10 +155,24 @@ def _clamp_infer(x: Type, *, min: float | None, max: float | None) -> Type:
 def _clamp_reference(x: np.ndarray, *, min: float | None, max: float | None) -> np.ndarray:
     y = x
     if min is not None:
-        y = np.maximum(y, np.asarray(min).astype(x.dtype) if x.dtype.kind == "f" else np.ceil(min))
+        y = np.maximum(y, _bound(min, x.dtype, math.ceil))
     if max is not None:
-        y = np.minimum(y, np.asarray(max).astype(x.dtype) if x.dtype.kind == "f" else np.floor(max))
+        y = np.minimum(y, _bound(max, x.dtype, math.floor))
     return y.astype(x.dtype)
+
+
+def _bound(value: float, dtype: np.dtype, rounded: Callable[[float], int]) -> np.ndarray:
+    """A clamp bound in ``dtype``: itself for floats; for integers the nearest integer inside it (``rounded``),
+    within the dtype's range, so that the comparison stays in integers (through float64, integers past 2**53
+    would round)."""
+    if dtype.kind == "f":
+        return np.asarray(value).astype(dtype)
+    if math.isnan(value):
+        return np.asarray(value)
+    info = np.iinfo(dtype)
+    if math.isinf(value):
+        return np.asarray(info.min if value < 0 else info.max, dtype)
+    return np.asarray(builtins.min(builtins.max(rounded(value), int(info.min)), int(info.max)), dtype)
 
 
 clamp = define(
