@@ -354,7 +354,7 @@ class _KernelRanges:
             t = _type_range(result.type)
             if r is None or (t is not None and not (t[0] <= r[0] and r[1] <= t[1])):
                 r = t  # unknown, or a wrapping op leaving its type's range: anything of the type
-            if self.guard is not None and self.guard.overflow and op.name in _OVERFLOWING and held_in_i32(result.type):
+            if self.guard is not None and self.guard.overflow and _may_overflow(op) and held_in_i32(result.type):
                 if not _fits(r):
                     self.overflowing.add(id(op))
                     r = I32_RANGE  # checked at run time not to overflow its i32 register
@@ -513,16 +513,26 @@ class Guard:
     bits: int
     """Floats cast to i64 are checked to lie within ``[-2**bits, 2**bits)``."""
     overflow: bool = False
-    """i64 ``add``, ``sub``, ``mul`` and ``neg`` whose intervals leave 32 bits are checked not to overflow their
-    i32 registers."""
+    """i64 ``add``, ``sub``, ``mul``, ``neg`` and ``div`` whose intervals leave 32 bits are checked not to overflow
+    their i32 registers."""
 
     @property
     def cast_range(self) -> Range:
         return (-(1 << self.bits), (1 << self.bits) - 1)
 
 
-_OVERFLOWING = frozenset({"loop.add", "loop.sub", "loop.mul", "loop.neg"})
-"""The i64 ops a :class:`Guard` with ``overflow`` checks for 32-bit overflow at run time."""
+_OVERFLOWING = frozenset({"loop.add", "loop.sub", "loop.mul", "loop.neg", "loop.div"})
+"""The i64 ops a :class:`Guard` with ``overflow`` checks for 32-bit overflow at run time (and casts from ``u32``:
+:func:`_may_overflow`)."""
+
+
+def _may_overflow(op: Operation) -> bool:
+    """Whether a :class:`Guard` with ``overflow`` checks ``op``: an op of :data:`_OVERFLOWING`, or a cast from
+    ``u32`` (whose values from 2**31 on wrap negative in the i32 register)."""
+    if op.name in _OVERFLOWING:
+        return True
+    source = op.operands[0].type if op.name == "loop.cast" and op.operands else None
+    return isinstance(source, IntegerType) and not source.signed and source.width == 32
 
 
 def _prove(
@@ -571,7 +581,7 @@ def _check_message(guard: Guard, casts: Sequence[Operation], overflowing: set[in
     if casts:
         problems.append(f"a float converted to i64 is outside [-2**{guard.bits}, 2**{guard.bits})")
     if overflowing:
-        problems.append("an i64 sum, difference or product overflows 32 bits")
+        problems.append("an i64 sum, difference, product, quotient or u32 conversion overflows 32 bits")
     return " or ".join(problems)
 
 
@@ -640,13 +650,20 @@ def _cast_flag(x: Value, bits: int) -> Value:
 
 
 def _overflow_flag(op: Operation) -> Value:
-    """Whether the i64 ``add``/``sub``/``mul``/``neg`` ``op``, computed in an i32 register, did not overflow it
+    """Whether the i64 ``add``/``sub``/``mul``/``neg``/``div`` ``op``, computed in an i32 register, did not overflow it
     (true where i64 is not held in i32: the interpreters' plain runs)."""
     r = op.results[0]
     zero = loop.const(value=0, dtype=i64)
     if op.name == "loop.neg":
         return loop.cmp(op.operands[0], loop.const(value=I32_RANGE[0], dtype=i64), predicate="ne")  # type: ignore[no-any-return]
+    if op.name == "loop.cast":  # from u32: below 2**31, where the i32 register holds it as it is
+        x = op.operands[0]
+        return loop.cmp(x, loop.const(value=1 << 31, dtype=x.type), predicate="lt")  # type: ignore[no-any-return]
     a, b = op.operands
+    if op.name == "loop.div":  # only -2**31 / -1 leaves i32 (WGSL gives -2**31 back)
+        lowest = loop.cmp(a, loop.const(value=I32_RANGE[0], dtype=i64), predicate="eq")
+        minus_one = loop.cmp(b, loop.const(value=-1, dtype=i64), predicate="eq")
+        return loop.xor(loop.and_(lowest, minus_one), loop.const(value=True, dtype=i1))  # type: ignore[no-any-return]
     if op.name == "loop.mul":
         exact = loop.cmp(loop.div(r, a), b, predicate="eq")
         minus_one = loop.cmp(a, loop.const(value=-1, dtype=i64), predicate="eq")

@@ -25,7 +25,7 @@ from ..ir.dialects.builtin import func_body, lookup_func
 from ..ir.dialects.graph.fusion import fused, yield_
 from ..ir.rewrite import is_trivially_dead
 from ..ir.shapes import normalize_axes, normalize_axis
-from ..ir.types import FloatType, TensorType
+from ..ir.types import FloatType, IntegerType, TensorType
 from ..targets import Target
 from .webgpu_int64 import held_in_i32
 from .webgpu_limits import storage_bytes
@@ -35,22 +35,36 @@ __all__ = ["band_axis", "bindings_of", "split_for_binding_size", "split_for_stor
 
 def bindings_of(op: Operation) -> int:
     """Storage buffers the kernel of graph op ``op`` binds: one per operand and result, and one more for the
-    status buffer of a kernel that casts floats to i64 (whose range it may check at run time:
-    :func:`~tensorium.lowering.webgpu_int64.guard_i64`)."""
+    status buffer of a kernel whose i64 values it may check at run time (:func:`_status_bindings`)."""
     return len(op.operands) + len(op.results) + _status_bindings([op])
 
 
+_I64_ARITHMETIC = frozenset(
+    {"graph.add", "graph.sub", "graph.mul", "graph.neg", "graph.div", "graph.reduce_sum", "graph.reduce_prod"}
+)
+"""Graph ops whose i64 results the proof may leave to run-time overflow checks."""
+
+
 def _status_bindings(ops: list[Operation]) -> int:
-    """1 where one of ``ops`` (or of the groups among them) casts a float to i64, which may need a status buffer
-    for its run-time check; else 0."""
+    """1 where one of ``ops`` (or of the groups among them) may check its i64 values at run time, which needs a
+    status buffer (:func:`~tensorium.lowering.webgpu_int64.guard_i64`): a cast to i64 from a float or a u32, or
+    i64 arithmetic (:data:`_I64_ARITHMETIC`); else 0. Conservative: the proof decides later whether it checks."""
     for op in ops:
         for inner in op.walk():
-            if inner.name != "graph.cast":
+            if not inner.results or not isinstance(result := inner.results[0].type, TensorType):
                 continue
-            source, result = inner.operands[0].type, inner.results[0].type
-            if isinstance(source, TensorType) and isinstance(result, TensorType):
-                if isinstance(source.element, FloatType) and held_in_i32(result.element):
-                    return 1
+            if not held_in_i32(result.element):
+                continue
+            if inner.name in _I64_ARITHMETIC:
+                return 1
+            source = inner.operands[0].type if inner.name == "graph.cast" else None
+            if isinstance(source, TensorType) and (
+                isinstance(source.element, FloatType)
+                or (
+                    isinstance(source.element, IntegerType) and not source.element.signed and source.element.width == 32
+                )
+            ):
+                return 1
     return 0
 
 

@@ -204,7 +204,7 @@ module {
     inputs[2][0] = 2**12
     done = run_node(tmp_path / "exe", inputs, tmp_path / "bad")
     assert done.returncode == 1
-    assert "kernel @mul_" in done.stderr and "an i64 sum, difference or product overflows 32 bits" in done.stderr
+    assert "kernel @mul_" in done.stderr and "an i64 sum, difference, product, quotient or u32 conversion overflows 32 bits" in done.stderr
 
 
 def test_node_dawn_runs_an_artifact_with_bound_constants(tmp_path: Path) -> None:
@@ -335,3 +335,24 @@ def test_node_dawn_runs_the_trigonometric_decompositions(tmp_path: Path) -> None
     u = rng.uniform(-1, 1, 4096).astype(np.float32)
     for got, want in zip(node_outputs(tmp_path / "exe", [x, u], tmp_path), reference(m, [x, u]), strict=True):
         np.testing.assert_allclose(got, want, rtol=0, atol=2e-6)
+
+
+def test_node_dawn_sizes_dim_expressions(tmp_path: Path) -> None:
+    """A flattened ``[b*s]`` tensor and a ``[4*s]`` output: the JS runtime sizes them from the input's dims."""
+    require_dawn()
+    m = parse_module("""
+module {
+  func.func @main(%x: tensor<[b]x[s]x4xf32>) -> (tensor<[b*s]x4xf32>, tensor<[b]x[4*s]xf32>) {
+    %0 = graph.reshape %x {shape = [-1, 4]} : (tensor<[b]x[s]x4xf32>) -> tensor<[b*s]x4xf32>
+    %1 = graph.relu %0 : (tensor<[b*s]x4xf32>) -> tensor<[b*s]x4xf32>
+    %2 = graph.reshape_dims %1, %x {shape = [-1, -1], positions = [0], axes = [0]}
+         : (tensor<[b*s]x4xf32>, tensor<[b]x[s]x4xf32>) -> tensor<[b]x[4*s]xf32>
+    %3 = graph.neg %2 : (tensor<[b]x[4*s]xf32>) -> tensor<[b]x[4*s]xf32>
+    func.return %1, %3 : tensor<[b*s]x4xf32>, tensor<[b]x[4*s]xf32>
+  }
+}""")
+    WebGPUExecutable.build(m).to_files(tmp_path / "exe")
+    x = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
+    flat, back = node_outputs(tmp_path / "exe", [x], tmp_path / "run")
+    np.testing.assert_array_equal(flat, np.maximum(x, 0).reshape(6, 4))
+    np.testing.assert_array_equal(back, -np.maximum(x, 0).reshape(2, 12))
