@@ -395,7 +395,7 @@ for _names, _op, _compare in (
 
 
 @converts("aten.rsub.Scalar", "aten.rsub.Tensor")
-def _rsub(cx: Context, a: Any, b: Any, *, alpha: Any = 1) -> Value:
+def _rsub(cx: Context, a: Any, b: Any, alpha: Any = 1) -> Value:
     return _binary(graph.sub)(cx, b, a, alpha=1) if alpha == 1 else _binary(graph.sub)(cx, b, _times(cx, a, alpha))
 
 

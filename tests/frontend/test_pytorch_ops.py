@@ -47,6 +47,8 @@ def test_elementwise_with_scalars_and_type_promotion() -> None:
             i / 2,  # true division of integers gives float
             i + x,  # int + float tensors
             torch.sub(x, x * 2, alpha=3),
+            torch.rsub(x, x * 2, alpha=3),  # 2x - 3x: alpha scales the operand rsub subtracts
+            torch.rsub(x, 5, alpha=2),
             i // 3,
             torch.remainder(i, 3),
             torch.div(x, 0.7, rounding_mode="trunc"),
