@@ -18,7 +18,9 @@ from ..ir.core import Operation, Value
 from ..ir.dialects import loop
 from ..ir.opdef import lookup
 from ..ir.types import FloatType, IntegerType, ScalarType
+from ..targets import Target
 from .kernel import Kernel, element_of, lowering, lowering_error, shape_of
+from .space import GPU_SPACE_KINDS, Config, Family, Space, register_family
 
 Scalar = Callable[[Kernel, list[Value], dict[str, Any], ScalarType], Value]
 """Builds one result element from the operands' elements, the op's attributes and the operand type."""
@@ -204,3 +206,20 @@ def lower_constant(op: Operation, k: Kernel) -> None:
         raise lowering_error(op, f"a constant of {array.size} elements belongs in a host buffer, not in code")
     for position in np.ndindex(array.shape):
         loop.store(k.const(array[position].item(), t), out, [k.index(i) for i in position])
+
+
+def _elementwise_space(op: Operation, target: Target) -> Space | None:
+    """No knobs of its own; on GPU targets the ``threads`` knob (invocations per workgroup) is added to it
+    (:func:`~tensorium.lowering.space.kernel_space`); on the CPU no space at all."""
+    return Space("elementwise", ()) if target.kind in GPU_SPACE_KINDS else None
+
+
+register_family(
+    Family(
+        "elementwise",
+        tuple(sorted(SCALAR)),
+        _elementwise_space,
+        lambda op, target, space: Config("elementwise", ()),
+        fallback=True,
+    )
+)

@@ -171,6 +171,9 @@ class Family:
     epilogues: bool = False
     """Whether a target family's lowering also builds fused groups whose anchor reads the group's inputs directly
     and whose other ops come after it (its stores of C become the epilogue's: :mod:`.fused`)."""
+    fallback: bool = False
+    """Whether a fused group takes this family only when none of its ops has another (elementwise ops: a group of
+    a GEMM and its epilogue is a GEMM kernel)."""
 
 
 FAMILIES: dict[str, Family] = {}
@@ -198,13 +201,17 @@ def register_family(family: Family) -> Family:
 
 def anchor_of(op: Operation) -> Operation | None:
     """The op whose family gives a kernel its space: ``op`` itself, or for a fused group the first op of its
-    region that has a family (the GEMM, convolution or reduction the others are fused into)."""
+    region that has a family (the GEMM, convolution or reduction the others are fused into); the first op of a
+    group whose ops are all of :attr:`Family.fallback` families (elementwise ones)."""
     if op.name in FAMILIES:
         return op
     if op.name == "graph.fused":
-        for inner in op.regions[0].block.ops:
-            if inner.name in FAMILIES:
-                return inner
+        body = [inner for inner in op.regions[0].block.ops if not inner.has_trait("terminator")]
+        found = [inner for inner in body if inner.name in FAMILIES]
+        anchor = next((inner for inner in found if not FAMILIES[inner.name].fallback), None)
+        if anchor is None and found and len(found) == len(body):  # a group of fallback ops only
+            anchor = found[0]
+        return anchor
     return None
 
 

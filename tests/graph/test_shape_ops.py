@@ -65,10 +65,11 @@ def test_reshape_allowzero_and_empty() -> None:
     ("shape_in", "target", "expected"),
     [
         ((Sym("b"), Sym("s"), 64), [0, 0, 4, 16], (Sym("b"), Sym("s"), 4, 16)),
-        ((Sym("b"), Sym("s"), 64), [0, -1], (Sym("b"), DYN)),
+        ((Sym("b"), Sym("s"), 64), [0, -1], (Sym("b"), Sym("64*s"))),  # a dim expression
         ((Sym("b"), 4, 4), [0, 16], (Sym("b"), 16)),
         ((Sym("b"), 64), [-1, 8, 8], (Sym("b"), 8, 8)),
-        ((Sym("b"), 4), [-1], (DYN,)),
+        ((Sym("b"), 4), [-1], (Sym("4*b"),)),
+        ((Sym("b"), 4), [-1, 8], (DYN, 8)),  # 4*b/8: not a product of names
         ((N, 6), [0, 2, 3], (N, 2, 3)),
         ((DYN, 6), [0, 3, -1], (DYN, 3, 2)),
     ],

@@ -321,3 +321,52 @@ def test_tiles_that_divide_the_product_copy_and_store_without_bounds_checks() ->
     ragged = WebGPUExecutable.build(_module(), target=target)
     (shader,) = [s.wgsl for name, s in ragged.shaders.items() if name.startswith("matmul")]
     assert shader.count("if (") >= 1 + 2 * 2 + 1, "the A and B copies (of both stages) and C's stores stay guarded"
+
+
+ELEMENTWISE = """
+func.func @main(%x: tensor<300xf32>, %y: tensor<300xf32>) -> tensor<300xf32> {
+  %0 = graph.mul %x, %y : (tensor<300xf32>, tensor<300xf32>) -> tensor<300xf32>
+  %1 = graph.tanh %0 : (tensor<300xf32>) -> tensor<300xf32>
+  func.return %1 : tensor<300xf32>
+}
+"""
+
+
+def test_elementwise_kernels_have_the_workgroup_knob_on_gpu_targets_only() -> None:
+    """A fused elementwise group is an ``elementwise`` kernel whose only knob is the GPU ``threads`` one (the
+    workgroup size), so the tuners search it; the CPU has no space for it, and a group with a GEMM stays a GEMM
+    kernel (elementwise is the fallback family)."""
+    m = parse_module(ELEMENTWISE)
+    PassManager.parse("fuse").run(m)
+    assert tunable_kernels(m, parse_target("cpu")) == []
+    (cuda,) = tunable_kernels(m, parse_target("cuda:sm_90"))
+    assert cuda.space.family == "elementwise" and [k.name for k in cuda.space.knobs] == ["threads"]
+    target = parse_target("webgpu")
+    (kernel,) = tunable_kernels(m, target)
+    assert kernel.default["threads"] == 256 and kernel.space.size() == 4
+    for size in (32, 128):
+        executable = WebGPUExecutable.build(
+            m, target=target, configs={kernel.key: kernel.default.replace(threads=size)}
+        )
+        (shader,) = executable.shaders.values()
+        assert shader.workgroup == (size, 1, 1) and shader.grid == (-(-300 // size), 1, 1)
+    gemm = parse_module("""
+func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %0 = graph.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %1 = graph.relu %0 : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return %1 : tensor<4x8xf32>
+}""")
+    PassManager.parse("fuse").run(gemm)
+    assert [k.space.family for k in tunable_kernels(gemm, target)] == ["gemm"]
+
+
+@pytest.mark.usefixtures("gpu")
+def test_elementwise_kernels_match_the_interpreter_at_every_workgroup_size() -> None:
+    m = parse_module(ELEMENTWISE)
+    PassManager.parse("fuse").run(m)
+    target = parse_target("webgpu")
+    (kernel,) = tunable_kernels(m, target)
+    inputs = random_inputs(m)
+    for point in kernel.space.points():
+        (got,) = WebGPUExecutable.build(m, target=target, configs={kernel.key: point}).run(inputs)
+        np.testing.assert_allclose(got, reference(m, inputs)[0], rtol=1e-6, atol=1e-6)
