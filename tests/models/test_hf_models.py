@@ -161,20 +161,7 @@ def test_trained_minilm_sentence_embeddings_match_eager() -> None:
     assert compiled.cache_info().compiles == 1
 
 
-@pytest.fixture
-def webgpu() -> None:
-    """Skip unless wgpu-py and a WebGPU adapter (Mesa's lavapipe on a CPU machine) are here."""
-    pytest.importorskip("wgpu", reason="wgpu-py is not installed (pip install 'tensorium[webgpu]')")
-    from tensorium.backends.webgpu.device import WebGPUUnavailable, device_for
-    from tensorium.targets import parse_target
-
-    try:
-        device_for(parse_target("webgpu"))
-    except WebGPUUnavailable as e:
-        pytest.skip(f"no WebGPU adapter: {e} (install mesa-vulkan-drivers)")
-
-
-@pytest.mark.usefixtures("webgpu")
+@pytest.mark.usefixtures("gpu")
 def test_gpt2_runs_on_webgpu_with_any_batch_and_length() -> None:
     """Token ids and position ids are i64, held in i32 on WebGPU (tensorium/lowering/webgpu_int64.py): the mask
     counts transformers computes from them are sums over named dims, bounded by the binding size."""
@@ -183,7 +170,7 @@ def test_gpt2_runs_on_webgpu_with_any_batch_and_length() -> None:
     check_dynamic(model, TEXT, [{"input_ids": ids(1, 1)}, {"input_ids": ids(2, 7, seed=1)}], target="webgpu")
 
 
-@pytest.mark.usefixtures("webgpu")
+@pytest.mark.usefixtures("gpu")
 def test_t5_runs_on_webgpu_with_its_relative_position_buckets_checked_at_run_time() -> None:
     """T5's buckets cast a float logarithm to i64 (log(0) = -inf for the near positions, discarded by a where):
     the cast is checked at run time where its value is stored, within 2**30 (webgpu_int64.guard_i64)."""
