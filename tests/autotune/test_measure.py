@@ -84,3 +84,24 @@ def test_the_cpu_clock_measures_and_a_bad_clock_is_a_clear_error(
     with Measurer(clock="sundial") as measurer:
         bad = measurer.measure(job)
     assert not bad.ok and bad.error is not None and "clock must be one of wall, cpu" in bad.error
+
+
+def test_measured_arguments_give_dim_expressions_the_product_of_their_names() -> None:
+    """A kernel reading ``[b*s]x8`` and writing ``[b]x[s]x8`` (a reshape back to named dims) is measured with
+    buffers that agree: each name at the sample size, a product at the product (a flat 64 for every symbolic
+    dim would make the copy read 64*64*8 elements of a 64x8 buffer)."""
+    import numpy as np
+
+    from tensorium.autotune.features import SYMBOLIC_SIZE
+    from tensorium.autotune.measure import random_arguments
+    from tensorium.ir.parser import parse_module
+
+    text = """module {
+  func.func @k(%x: buffer<[b*s]x8xf32, global>, %y: buffer<[b]x[s]x8xf32, global>, %z: buffer<?x[4*b]xf32, global>) {
+    func.return
+  }
+}"""
+    kernel = parse_module(text).regions[0].block.ops[0]
+    shapes = [a.shape for a in random_arguments(kernel, np.random.default_rng(0))]
+    n = SYMBOLIC_SIZE
+    assert shapes == [(n * n, 8), (n, n, 8), (n, 4 * n)]
