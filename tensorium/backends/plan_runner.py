@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import InterpreterError
 from ..ir.core import Operation
-from ..ir.types import Sym, TensorType, dim_known, dim_size, storage_dtype
+from ..ir.types import TensorType, dim_known, dim_size, storage_dtype
 from ..lowering.plan import Step, plan_of, run_steps, view_of
 from .interp import check_value
 from .loop_interp import run
@@ -24,14 +24,10 @@ __all__ = ["run_plan", "view_of"]
 
 
 def _allocate(t: TensorType, bindings: Mapping[str, int], what: str) -> np.ndarray:
-    shape: list[int] = []
-    for d in t.shape:
-        if isinstance(d, Sym):
-            if not dim_known(d, bindings):
-                raise InterpreterError(f"{what} has type {t}: the host cannot size dimension {d} before running")
-            shape.append(dim_size(d, bindings))
-        else:
-            shape.append(d)
+    unknown = [d for d in t.shape if not dim_known(d, bindings)]
+    if unknown:
+        raise InterpreterError(f"{what} has type {t}: the host cannot size dimension {unknown[0]} before running")
+    shape = [dim_size(d, bindings) for d in t.shape]
     dtype = storage_dtype(t.element)
     return np.full(shape, np.nan, dtype) if dtype.kind == "f" else np.zeros(shape, dtype)
 

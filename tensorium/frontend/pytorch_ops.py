@@ -21,6 +21,7 @@ from ..ir.attributes import DenseAttr
 from ..ir.core import Operation, Value
 from ..ir.dialects import graph
 from ..ir.dialects.builtin import func_body, func_type
+from ..ir.shapes import dim_product
 from ..ir.types import (
     DYN,
     Dim,
@@ -853,20 +854,11 @@ def _repeat(cx: Context, x: Value, repeats: Sequence[Dim]) -> Value:
         if r.name is None or r.name not in cx.dim_sources:
             raise ConversionError(f"cannot repeat by {r}: only by a named dim of an input")
         shape = ttype(x).shape
-        d = shape[axis]
-        merged = DYN if isinstance(d, Sym) and d.name is None else Sym.product(*_dim_times(r, d))
+        static, names, anonymous = dim_product([r, shape[axis]])
+        merged = DYN if anonymous else Sym.product(static, names.elements())
         grown = broadcast_to(graph.unsqueeze(x, axes=[axis]), [*shape[:axis], r, *shape[axis:]], cx.dim_sources)
         x = reshape_to(grown, [*shape[:axis], merged, *shape[axis + 1 :]], cx.dim_sources)
     return x
-
-
-def _dim_times(a: Sym, b: Dim) -> tuple[int, list[str]]:
-    """The factor and names of the product of named dim ``a`` and dim ``b`` (static or named)."""
-    coefficient, names = a.factors
-    if isinstance(b, int):
-        return coefficient * b, list(names)
-    other, more = b.factors
-    return coefficient * other, [*names, *more]
 
 
 @converts("aten.constant_pad_nd.default")

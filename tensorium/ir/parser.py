@@ -25,6 +25,7 @@ from .opdef import lookup, suggest_op
 from .types import (
     DYN,
     MEMORY_SPACES,
+    SYM_PATTERN,
     BufferType,
     Dim,
     FunctionType,
@@ -204,7 +205,7 @@ class _Source:
 
 
 # --- types -----------------------------------------------------------------------------------
-_DIM = re.compile(r"(\d+|\?|\[(?:\d+\*)*[A-Za-z_]\w*(?:\*(?:[A-Za-z_]\w*|\d+))*\])x", re.ASCII)
+_DIM = re.compile(rf"(\d+|\?|\[{SYM_PATTERN}\])x", re.ASCII)
 _TYPE_DIALECT = re.compile(r"!([a-z_][a-z0-9_]*)<")
 
 

@@ -107,6 +107,17 @@ def dim_product(dims: Sequence[Dim]) -> tuple[int, Counter[str], int]:
     return static, names, anonymous
 
 
+def leftover_dim(in_shape: Sequence[Dim], known: Sequence[Dim]) -> Dim:
+    """The dim that, with the dims ``known``, holds as many elements as ``in_shape``: a static size, a named dim or
+    a product of names and a static factor; ``?`` when a dim is anonymous, ``known`` multiplies a name that
+    ``in_shape`` lacks, or the static sizes do not divide."""
+    in_static, in_names, in_anonymous = dim_product(in_shape)
+    out_static, out_names, out_anonymous = dim_product(known)
+    if in_anonymous or out_anonymous or not out_names <= in_names or out_static == 0 or in_static % out_static:
+        return DYN
+    return Sym.product(in_static // out_static, (in_names - out_names).elements())
+
+
 def solve_reshape(in_shape: Sequence[Dim], target: Sequence[int]) -> tuple[Dim, ...]:
     """The result shape of reshaping ``in_shape`` to ``target`` (numpy rules: one -1 inferred).
 
@@ -134,8 +145,6 @@ def solve_reshape(in_shape: Sequence[Dim], target: Sequence[int]) -> tuple[Dim, 
                 raise InferError("cannot infer -1 in a reshape of zero elements")
             raise InferError(f"cannot reshape {_shape_str(in_shape)} ({in_static} elements) to {list(target)}")
         fill: Dim = in_static // out_static
-    elif anonymous == 0 and out_static and in_static % out_static == 0:
-        fill = Sym.product(in_static // out_static, in_names.elements())
     else:
-        fill = DYN
+        fill = leftover_dim(in_shape, [t for t in target if t != -1])
     return tuple(fill if t == -1 else t for t in target)

@@ -226,8 +226,9 @@ def dim_known(d: Dim, names: Container[str]) -> bool:
     return d.name in names or (d.is_product and all(n in names for n in d.factors[1]))
 
 
-_SYM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SYM_EXPR = re.compile(r"(?:\d+\*)*[A-Za-z_][A-Za-z0-9_]*(?:\*(?:[A-Za-z_][A-Za-z0-9_]*|\d+))*")
+SYM_PATTERN = r"(?:\d+\*)*[A-Za-z_][A-Za-z0-9_]*(?:\*(?:[A-Za-z_][A-Za-z0-9_]*|\d+))*"
+"""The text of a named dim or a product (``batch``, ``8*batch*seq``): the parser's grammar and :class:`Sym`'s check."""
+_SYM_EXPR = re.compile(SYM_PATTERN)
 DYN = Sym()
 Dim: TypeAlias = Union[int, Sym]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..ir.core import Operation, Value
 from ..ir.dialects import loop
-from ..ir.dialects.graph.shape import is_full_range, slice_plan
+from ..ir.dialects.graph.shape import VIEW_RESHAPES, is_full_range, slice_plan
 from ..ir.shapes import normalize_axis
 from .kernel import Kernel, delinearize, linearize, lowering, lowering_error, shape_of
 
@@ -27,7 +27,7 @@ def lower_transpose(op: Operation, k: Kernel) -> None:
         loop.store(loop.load(x, source), out, ivs)
 
 
-@lowering("graph.reshape", "graph.reshape_dims", "graph.squeeze", "graph.unsqueeze")
+@lowering(*sorted(VIEW_RESHAPES))
 def lower_reshape(op: Operation, k: Kernel) -> None:
     """Copy through the row-major linear position of each result element."""
     x, out = k.inputs[0], k.outputs[0]

@@ -15,7 +15,7 @@ import numpy as np
 from ...attributes import BoolAttr, FloatAttr, IntAttr, IntsAttr, ScalarTypeAttr, StrAttr
 from ...core import Operation
 from ...opdef import InferError, define
-from ...shapes import check_dims_match, dim_product, normalize_axes, normalize_axis, solve_reshape
+from ...shapes import check_dims_match, dim_product, leftover_dim, normalize_axes, normalize_axis, solve_reshape
 from ...types import DYN, Dim, FloatType, IntegerType, ScalarType, Sym, TensorType, Type, storage_dtype
 from .common import check_dtype, same_element, tensors
 
@@ -97,20 +97,16 @@ def _reshape_dims_infer(
     inferred = [i for i, d in enumerate(target) if d == -1]
     if len(inferred) > 1:
         raise InferError(f"reshape shape {list(shape)} leaves more than one -1 to infer")
-    in_static, in_names, in_anonymous = dim_product(t.shape)
-    out_static, out_names, out_anonymous = dim_product([d for d in target if d != -1])
-    if in_anonymous or out_anonymous or not out_names <= in_names:
-        fill: Dim = DYN
-    elif not inferred:
-        if in_names == out_names and in_static != out_static:
+    known = [d for d in target if d != -1]
+    if not inferred:
+        in_static, in_names, in_anonymous = dim_product(t.shape)
+        out_static, out_names, out_anonymous = dim_product(known)
+        if not (in_anonymous or out_anonymous) and in_names == out_names and in_static != out_static:
             raise InferError(f"cannot reshape {t} to {'x'.join(map(str, target))}")
-        fill = DYN
-    elif out_static == 0 or in_static % out_static:
-        if not in_names and not out_names:
-            raise InferError(f"cannot reshape {t} to shape {list(shape)} with the sources' dims")
-        fill = DYN
-    else:
-        fill = Sym.product(in_static // out_static, (in_names - out_names).elements())
+        return t.with_shape(tuple(known))
+    fill = leftover_dim(t.shape, known)
+    if fill == DYN and all(isinstance(d, int) for d in [*t.shape, *known]):
+        raise InferError(f"cannot reshape {t} to shape {list(shape)} with the sources' dims")
     return t.with_shape(tuple(fill if d == -1 else d for d in target))
 
 
